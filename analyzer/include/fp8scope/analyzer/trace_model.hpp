@@ -1,0 +1,190 @@
+// The analyzer's in-memory model of one trace: columnar tables (struct of arrays), one per activity kind, with
+// strings in one table. The loader fills it from an fp8scope trace or an Nsight Systems export; everything
+// downstream (analyses, CLI, GUI) reads only this model.
+//
+// Invariants the loader guarantees (a trace that breaks one is refused, never half-loaded):
+// - every time is ns relative to the session start and every end >= its start;
+// - every StringRef indexes `strings`;
+// - rows of each activity table are sorted by start (stable for equal starts).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fp8scope::analyzer {
+
+// Index into TraceModel::strings. Dense from 0, unlike the file's StringIds ids, which can be anything.
+struct StringRef {
+    uint32_t index = 0;
+    friend bool operator==(StringRef, StringRef) = default;
+};
+
+enum class TraceSource { Fp8scope, Nsight };
+
+struct StringTable {
+    std::vector<std::string> values;
+    std::string_view operator[](StringRef ref) const { return values[ref.index]; }
+    size_t size() const { return values.size(); }
+};
+
+struct KernelTable {
+    std::vector<int64_t> start_ns, end_ns;
+    std::vector<uint32_t> device_id, stream_id, correlation_id;
+    std::vector<StringRef> name; // demangled
+    std::vector<StringRef> short_name;
+    std::vector<int64_t> graph_id; // 0: not launched from a graph
+    size_t size() const { return start_ns.size(); }
+};
+
+struct ApiTable {
+    std::vector<int64_t> start_ns, end_ns;
+    std::vector<int64_t> global_tid;
+    std::vector<uint32_t> correlation_id;
+    std::vector<StringRef> name;
+    std::vector<uint8_t> is_driver; // eventClass CUDA_DRIVER
+    std::vector<int32_t> return_value;
+    size_t size() const { return start_ns.size(); }
+};
+
+struct SyncTable {
+    static constexpr uint32_t kNoStream = UINT32_MAX;
+    std::vector<int64_t> start_ns, end_ns;
+    std::vector<uint32_t> device_id, stream_id /* kNoStream when not a stream sync */, correlation_id;
+    std::vector<int32_t> sync_type; // schema::SyncType
+    size_t size() const { return start_ns.size(); }
+};
+
+struct MemcpyTable {
+    std::vector<int64_t> start_ns, end_ns;
+    std::vector<uint32_t> device_id, stream_id, correlation_id;
+    std::vector<uint64_t> bytes;
+    std::vector<int32_t> copy_kind, src_kind, dst_kind; // schema::MemcpyKind, schema::MemoryKind (nsys numbering)
+    size_t size() const { return start_ns.size(); }
+};
+
+struct MemsetTable {
+    std::vector<int64_t> start_ns, end_ns;
+    std::vector<uint32_t> device_id, stream_id, correlation_id;
+    std::vector<uint64_t> bytes;
+    std::vector<int32_t> mem_kind;
+    size_t size() const { return start_ns.size(); }
+};
+
+struct NvtxTable {
+    static constexpr int64_t kNoEnd = INT64_MIN; // marks and ranges never closed
+    std::vector<int64_t> start_ns, end_ns;
+    std::vector<int32_t> event_type; // schema::NvtxEventType
+    std::vector<StringRef> text;
+    std::vector<int64_t> global_tid;
+    size_t size() const { return start_ns.size(); }
+};
+
+struct GpuInfo {
+    int32_t id = 0;
+    std::string name, bus_location, uuid, chip_name;
+    int64_t total_memory_bytes = 0;
+    int64_t memory_bandwidth_bytes_per_s = 0;
+    int64_t clock_rate_hz = 0;
+    int32_t sm_count = 0;
+    int32_t compute_major = 0, compute_minor = 0;
+};
+
+struct TensorSite {
+    int64_t id = 0;
+    StringRef name;
+    std::optional<StringRef> nvtx_path;
+    int32_t ordinal = 0;
+    int64_t rows = 0, cols = 0, batch = 1;
+    int32_t dtype = 0, role = 0, source = 0;
+};
+
+// Row-wise: tensor samples are few (sampled), and each carries a histogram.
+struct TensorStats {
+    int64_t site_id = 0;
+    std::optional<int64_t> step;
+    int64_t timestamp_ns = 0;
+    uint32_t device_id = 0, stream_id = 0;
+    std::optional<uint32_t> correlation_id;
+    int32_t dtype = 0, target_format = 0;
+    int64_t numel = 0;
+    std::optional<double> scale, scale_inv;
+    double amax = 0;
+    std::optional<double> min_nonzero_abs;
+    int64_t zeros = 0, nans = 0, infs = 0, overflows = 0, underflows = 0, subnormals = 0, saturated = 0;
+    double sum = 0, sum_squares = 0, sum_cubes = 0, sum_fourth = 0;
+    int32_t hist_first_exponent = 0;
+    std::vector<uint64_t> exponent_histogram;
+};
+
+struct Scalar {
+    int64_t timestamp_ns = 0;
+    std::optional<int64_t> step;
+    StringRef name;
+    double value = 0;
+    int64_t global_tid = 0;
+};
+
+struct StepMarker {
+    int64_t timestamp_ns = 0;
+    int64_t step = 0;
+    int64_t global_tid = 0;
+};
+
+struct Overhead {
+    int64_t start_ns = 0, end_ns = 0;
+    int32_t kind = 0;
+};
+
+struct Dropped {
+    int64_t timestamp_ns = 0;
+    int32_t source = 0;
+    int64_t count = 0;
+};
+
+// What the file says about itself. For an Nsight export, fields nsys does not record stay empty / -1.
+struct TraceMeta {
+    TraceSource source = TraceSource::Fp8scope;
+    int schema_major = 0, schema_minor = 0; // ours; for nsys, parsed from EXPORT_SCHEMA_VERSION when present
+    std::string producer; // "fp8scope 0.1.0 (collector)" or "Nsight Systems export (schema 3.28.1)"
+    std::string command_line, host;
+    int64_t pid = -1;
+    int32_t rank = -1, world_size = -1;
+    int32_t cuda_runtime_version = 0, cuda_driver_version = 0, cupti_version = 0;
+    int64_t session_start_utc_ns = 0;
+    bool finished = false; // nsys exports are always complete: true
+    std::string finish_reason;
+    // Every FP8SCOPE_META key and value as text, for display (`fp8scope info --format json` prints it).
+    std::map<std::string, std::string> raw;
+};
+
+struct TraceModel {
+    std::string path;
+    TraceMeta meta;
+    StringTable strings;
+    std::vector<GpuInfo> gpus;
+    KernelTable kernels;
+    ApiTable api_calls;
+    SyncTable syncs;
+    MemcpyTable memcpys;
+    MemsetTable memsets;
+    NvtxTable nvtx;
+    std::vector<TensorSite> tensor_sites;
+    std::vector<TensorStats> tensor_stats;
+    std::vector<Scalar> scalars;
+    std::vector<StepMarker> step_markers;
+    std::vector<Overhead> overheads;
+    std::vector<Dropped> dropped;
+    // Rows per table as found in the file, by table name (the tables the loader read, plus FP8SCOPE_KERNEL_LATENCY).
+    std::map<std::string, int64_t> row_counts;
+
+    int64_t dropped_records() const;
+    // Earliest start and latest end over every activity (kernels, API calls, syncs, copies, NVTX ranges);
+    // nullopt for a trace with no activity.
+    std::optional<std::pair<int64_t, int64_t>> time_span_ns() const;
+};
+
+} // namespace fp8scope::analyzer

@@ -1,0 +1,135 @@
+// Scenario builder: writes small synthetic traces with values the test chooses, so that each analyzer rule can
+// be tested on a trace with a known answer (Perfetto's "tiny trace, query, expected table" pattern).
+//
+// A Scenario is an in-memory list of rows. write_fp8scope() writes it through the real writer (TraceDb), so the
+// file is exactly what the collector would produce; write_nsight() writes the same rows in Nsight Systems'
+// export layout (the tables and columns of `nsys export --type sqlite`), so the nsys import path is tested.
+//
+//   Scenario s;
+//   auto host = s.thread(1234, 1234);
+//   s.launch(host, {.api_start_ns = 100, .api_end_ns = 105}, {.start_ns = 110, .end_ns = 150, .name = "gemm"});
+//   s.sync(host, 160, 400, schema::SyncType::StreamSynchronize, /*stream*/ 7);
+//   REQUIRE(s.write_fp8scope(path));
+#pragma once
+
+#include "fp8scope/format/error.hpp"
+#include "fp8scope/format/rows.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fp8scope::testing {
+
+struct HostThread {
+    int64_t global_tid = 0;
+};
+
+struct KernelSpec {
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    std::string name = "kernel"; // mangled or plain; plain names are stored as their own demangled form
+    uint32_t device_id = 0;
+    uint32_t stream_id = 7;
+    std::array<int32_t, 3> grid { 1, 1, 1 };
+    std::array<int32_t, 3> block { 128, 1, 1 };
+    int64_t graph_id = 0;
+};
+
+struct ApiSpec {
+    int64_t api_start_ns = 0;
+    int64_t api_end_ns = 0;
+    std::string name = "cudaLaunchKernel_v7000";
+    schema::EventClass event_class = schema::EventClass::CudaRuntime;
+};
+
+struct CopySpec {
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    uint64_t bytes = 0;
+    schema::MemcpyKind kind = schema::MemcpyKind::HtoD;
+    schema::MemoryKind src_kind = schema::MemoryKind::Pinned;
+    schema::MemoryKind dst_kind = schema::MemoryKind::Device;
+    uint32_t device_id = 0;
+    uint32_t stream_id = 7;
+};
+
+struct MemsetSpec {
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    uint64_t bytes = 0;
+    uint32_t value = 0;
+    uint32_t device_id = 0;
+    uint32_t stream_id = 7;
+};
+
+class Scenario {
+public:
+    Scenario(); // one H100 (device 0), pid 4242, session start 2026-11-21T00:00:00Z, producer "scenario builder"
+
+    SessionInfo& session() { return session_; }
+    void add_gpu(GpuInfoRow gpu); // replaces the default GPU with the same id
+    HostThread thread(int64_t pid, int64_t tid, std::string name = {});
+
+    // An API call on `thread` and the GPU work it launched, joined by a fresh correlation id, which is returned.
+    uint32_t launch(HostThread thread, const ApiSpec& api, const KernelSpec& kernel);
+    uint32_t memcpy(HostThread thread, const ApiSpec& api, const CopySpec& copy);
+    uint32_t memset(HostThread thread, const ApiSpec& api, const MemsetSpec& set);
+    // A kernel with no API call (correlation id 0, as CUPTI reports when it cannot correlate).
+    void orphan_kernel(const KernelSpec& kernel);
+    // A host-blocking sync: the API call (named after the sync type unless `api_name` is given) and its
+    // CUPTI_ACTIVITY_KIND_SYNCHRONIZATION row share [start, end).
+    uint32_t sync(HostThread thread, int64_t start_ns, int64_t end_ns, schema::SyncType type,
+        std::optional<uint32_t> stream_id = std::nullopt, uint32_t device_id = 0, std::string api_name = {});
+    // Any other API call with no GPU work (cudaEventRecord, cudaMalloc, ...).
+    uint32_t api_call(HostThread thread, const ApiSpec& api);
+    void nvtx_range(HostThread thread, int64_t start_ns, int64_t end_ns, std::string text);
+    void nvtx_mark(HostThread thread, int64_t at_ns, std::string text);
+    void step_marker(HostThread thread, int64_t at_ns, int64_t step);
+    void scalar(HostThread thread, int64_t at_ns, std::string name, double value, std::optional<int64_t> step = {});
+    // Registers a tensor site and returns its id; stats rows then reference it.
+    int64_t tensor_site(std::string name, schema::TensorRole role, schema::Dtype dtype, int64_t rows, int64_t cols,
+        schema::StatsSource source = schema::StatsSource::ExplicitProbe, std::string nvtx_path = {});
+    void tensor_stats(TensorStatsRow row); // row.site_id must come from tensor_site()
+    void overhead(const OverheadRow& row);
+    void dropped(const DroppedRow& row);
+
+    // Writes the scenario. `finished = false` leaves the trace as a crashed collector would (meta finished=0).
+    Expected<void> write_fp8scope(const std::string& path, bool finished = true) const;
+    Expected<void> write_nsight(const std::string& path) const;
+
+private:
+    // Plain data with strings still as text; the writers intern them.
+    struct Kernel { KernelSpec spec; uint32_t correlation_id; };
+    struct Api { ApiSpec spec; int64_t global_tid; uint32_t correlation_id; };
+    struct Copy { CopySpec spec; uint32_t correlation_id; };
+    struct Set { MemsetSpec spec; uint32_t correlation_id; };
+    struct Sync { int64_t start_ns, end_ns; schema::SyncType type; std::optional<uint32_t> stream_id;
+        uint32_t device_id; uint32_t correlation_id; };
+    struct Nvtx { int64_t start_ns; std::optional<int64_t> end_ns; std::string text; int64_t global_tid; };
+    struct Thread { int64_t global_tid; std::string name; };
+    struct Site { TensorSiteRow row; std::string name; std::string nvtx_path; };
+    struct Scalar { int64_t at_ns; std::optional<int64_t> step; std::string name; double value; int64_t global_tid; };
+
+    SessionInfo session_;
+    std::vector<GpuInfoRow> gpus_;
+    std::vector<Thread> threads_;
+    std::vector<Kernel> kernels_;
+    std::vector<Api> apis_;
+    std::vector<Copy> copies_;
+    std::vector<Set> sets_;
+    std::vector<Sync> syncs_;
+    std::vector<Nvtx> nvtx_;
+    std::vector<StepMarkerRow> steps_;
+    std::vector<Scalar> scalars_;
+    std::vector<Site> sites_;
+    std::vector<TensorStatsRow> stats_;
+    std::vector<OverheadRow> overheads_;
+    std::vector<DroppedRow> dropped_;
+    uint32_t next_correlation_id_ = 1;
+
+    friend class ScenarioWriters;
+};
+
+} // namespace fp8scope::testing
