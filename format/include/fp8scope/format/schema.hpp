@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace fp8scope::schema {
@@ -388,6 +389,13 @@ inline constexpr Index kIndexes[] = {
 
 const Table* find_table(std::string_view name);
 
+// SQL type a column is declared with in the file: sql_type, except ANY, which is declared without a type (BLOB
+// affinity, values kept as given). PRAGMA table_info reports this, not sql_type.
+std::string_view declared_type(const Column& column);
+// CREATE TABLE or CREATE VIEW text for a table of kTables, generated from its constant column list: quoted
+// names, declared_type(), NOT NULL for required columns, then `extra`.
+std::string create_sql(const Table& table);
+
 // Enums. Values are those of the CUPTI headers (CUDA 13.0) or of the nsys export where the two differ; each
 // enum is stored in its ENUM_* table with (id, name, label).
 struct EnumValue {
@@ -434,6 +442,8 @@ enum class DropSource : int32_t { CuptiNoBuffer = 0, BufferPoolExhausted = 1, Wr
 std::span<const Enum> enums();
 // The name of an enum value ("CONTEXT_SYNCHRONIZE"), or an empty view if the id is not in the enum.
 std::string_view enum_name(std::string_view enum_table, int32_t id);
+// CREATE TABLE text for an ENUM_* table: detail::kEnum's columns with PRIMARY KEY (id).
+std::string create_enum_sql(const Enum& e);
 
 // FP8SCOPE_META keys. Integers are stored as INTEGER, everything else as TEXT.
 namespace meta {

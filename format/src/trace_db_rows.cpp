@@ -1,0 +1,366 @@
+// TraceDb::add_*: one prepared INSERT per row, columns bound in schema.hpp order. Kernels go to the compact
+// FP8SCOPE_KERNEL table plus one FP8SCOPE_KERNEL_CONFIG row per distinct launch configuration.
+#include "trace_db_impl.hpp"
+
+#include <bit>
+
+namespace fp8scope {
+
+using writer_detail::Binder;
+using writer_detail::Insert;
+
+namespace writer_detail {
+
+size_t KernelConfigHash::operator()(const KernelConfig& c) const noexcept
+{
+    // FNV-1a style mixing over the fields (not over the struct's bytes: padding is unspecified).
+    uint64_t h = 1469598103934665603ull;
+    const auto mix = [&h](int64_t value) {
+        h ^= static_cast<uint64_t>(value);
+        h *= 1099511628211ull;
+        h ^= h >> 29;
+    };
+    mix(c.mangled_name.value);
+    for (int i = 0; i < 3; ++i) {
+        mix(c.grid[i]);
+        mix(c.block[i]);
+        mix(c.cluster[i]);
+    }
+    mix(c.registers_per_thread);
+    mix(c.static_shared_bytes);
+    mix(c.dynamic_shared_bytes);
+    mix(c.local_per_thread_bytes);
+    mix(c.local_total_bytes);
+    mix(c.shared_executed_bytes);
+    mix(static_cast<int64_t>(c.launch_type));
+    return static_cast<size_t>(h);
+}
+
+} // namespace writer_detail
+
+Expected<void> TraceDb::Impl::insert_config(int64_t id, const writer_detail::StoredConfig& stored)
+{
+    const KernelConfig& c = stored.config;
+    Binder(statement(Insert::KernelConfig))
+        .integer(id)
+        .integer(c.mangled_name.value)
+        .integer(stored.demangled_name)
+        .integer(stored.short_name)
+        .integer(c.grid[0])
+        .integer(c.grid[1])
+        .integer(c.grid[2])
+        .integer(c.block[0])
+        .integer(c.block[1])
+        .integer(c.block[2])
+        .integer(c.cluster[0])
+        .integer(c.cluster[1])
+        .integer(c.cluster[2])
+        .integer(c.registers_per_thread)
+        .integer(c.static_shared_bytes)
+        .integer(c.dynamic_shared_bytes)
+        .integer(c.local_per_thread_bytes)
+        .integer(c.local_total_bytes)
+        .integer(c.shared_executed_bytes)
+        .integer(static_cast<int64_t>(c.launch_type));
+    return insert(Insert::KernelConfig, "cannot insert into FP8SCOPE_KERNEL_CONFIG");
+}
+
+Expected<int64_t> TraceDb::Impl::config_id(const KernelConfig& config)
+{
+    if (const auto it = configs.find(config); it != configs.end())
+        return it->second;
+    // First launch of this config. Names are derived once per mangled name, not once per config.
+    writer_detail::DerivedNames names;
+    if (const auto it = derived_names.find(config.mangled_name.value); it != derived_names.end()) {
+        names = it->second;
+    } else {
+        const auto index = static_cast<size_t>(config.mangled_name.value - 1);
+        // An id this TraceDb did not hand out has no text; its derived names are the id itself.
+        if (config.mangled_name.value >= 1 && index < strings_by_id.size()) {
+            // Copies: interning below may add strings, and the text is needed only here.
+            const std::string mangled = *strings_by_id[index];
+            const std::string demangled = demangle_kernel_name(mangled);
+            const std::string short_name = kernel_short_name(demangled);
+            names.demangled = intern(demangled);
+            names.short_name = intern(short_name);
+        } else {
+            names.demangled = names.short_name = config.mangled_name.value;
+        }
+        derived_names.emplace(config.mangled_name.value, names);
+    }
+    const auto id = static_cast<int64_t>(configs_by_id.size()) + 1;
+    configs_by_id.push_back({ config, names.demangled, names.short_name });
+    configs.emplace(config, id);
+    if (auto ok = insert_config(id, configs_by_id.back()); !ok)
+        return std::unexpected(std::move(ok.error()));
+    return id;
+}
+
+Expected<void> TraceDb::add_kernel(const KernelRow& row)
+{
+    Impl& impl = *impl_;
+    if (impl.closed)
+        return impl.finished_error();
+    const auto config = impl.config_id(row.config);
+    if (!config)
+        return std::unexpected(config.error());
+    const int64_t kernel_id = impl.next_kernel_id;
+    Binder(impl.statement(Insert::Kernel))
+        .integer(kernel_id)
+        .integer(row.start_ns)
+        .integer(row.end_ns - row.start_ns)
+        .integer(row.device_id)
+        .integer(row.context_id)
+        .integer(row.stream_id)
+        .integer(row.correlation_id)
+        .integer(*config)
+        .integer(row.graph_id)
+        .integer(row.graph_node_id);
+    if (auto ok = impl.insert(Insert::Kernel, "cannot insert into FP8SCOPE_KERNEL"); !ok)
+        return ok;
+    ++impl.next_kernel_id;
+    ++impl.pending_kernels;
+    if (row.queued_ns != 0 || row.submitted_ns != 0) {
+        Binder(impl.statement(Insert::KernelLatency))
+            .integer(kernel_id)
+            .integer(row.queued_ns)
+            .integer(row.submitted_ns);
+        return impl.insert(Insert::KernelLatency, "cannot insert into FP8SCOPE_KERNEL_LATENCY");
+    }
+    return {};
+}
+
+Expected<void> TraceDb::add_api(const ApiRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::Runtime))
+        .integer(row.start_ns)
+        .integer(row.end_ns)
+        .integer(static_cast<int64_t>(row.event_class))
+        .integer(row.global_tid)
+        .integer(row.correlation_id)
+        .integer(row.name.value)
+        .integer(row.return_value);
+    return impl_->insert(Insert::Runtime, "cannot insert into CUPTI_ACTIVITY_KIND_RUNTIME");
+}
+
+Expected<void> TraceDb::add_sync(const SyncRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::Synchronization))
+        .integer(row.start_ns)
+        .integer(row.end_ns)
+        .integer(row.device_id)
+        .integer(row.context_id)
+        .integer(row.stream_id)
+        .integer(row.correlation_id)
+        .integer(impl_->global_pid)
+        .integer(static_cast<int64_t>(row.sync_type))
+        .integer(row.event_id)
+        .integer(row.event_sync_id);
+    auto ok = impl_->insert(Insert::Synchronization, "cannot insert into CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
+    if (ok)
+        ++impl_->pending_syncs;
+    return ok;
+}
+
+Expected<void> TraceDb::add_memcpy(const MemcpyRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::Memcpy))
+        .integer(row.start_ns)
+        .integer(row.end_ns)
+        .integer(row.device_id)
+        .integer(row.context_id)
+        .integer(row.stream_id)
+        .integer(row.correlation_id)
+        .integer(impl_->global_pid)
+        .integer(static_cast<int64_t>(row.bytes))
+        .integer(static_cast<int64_t>(row.copy_kind))
+        .integer(static_cast<int64_t>(row.src_kind))
+        .integer(static_cast<int64_t>(row.dst_kind))
+        .integer(row.src_device_id)
+        .integer(row.dst_device_id)
+        .integer(row.graph_node_id);
+    return impl_->insert(Insert::Memcpy, "cannot insert into CUPTI_ACTIVITY_KIND_MEMCPY");
+}
+
+Expected<void> TraceDb::add_memset(const MemsetRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::Memset))
+        .integer(row.start_ns)
+        .integer(row.end_ns)
+        .integer(row.device_id)
+        .integer(row.context_id)
+        .integer(row.stream_id)
+        .integer(row.correlation_id)
+        .integer(impl_->global_pid)
+        .integer(row.value)
+        .integer(static_cast<int64_t>(row.bytes))
+        .integer(static_cast<int64_t>(row.mem_kind))
+        .integer(row.graph_node_id);
+    return impl_->insert(Insert::Memset, "cannot insert into CUPTI_ACTIVITY_KIND_MEMSET");
+}
+
+Expected<void> TraceDb::add_nvtx(const NvtxRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    // Text always travels interned, so `text` stays NULL and textId holds it (StringId 0: no text).
+    Binder binder(impl_->statement(Insert::Nvtx));
+    binder.integer(row.start_ns)
+        .integer(row.end_ns)
+        .integer(static_cast<int64_t>(row.event_type))
+        .integer(row.range_id)
+        .integer(row.category)
+        .integer(row.color)
+        .null()
+        .integer(row.global_tid)
+        .integer(row.end_global_tid);
+    if (row.text.value != 0)
+        binder.integer(row.text.value);
+    else
+        binder.null();
+    binder.integer(row.domain_id);
+    return impl_->insert(Insert::Nvtx, "cannot insert into NVTX_EVENTS");
+}
+
+Expected<void> TraceDb::add_thread_name(const ThreadNameRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::ThreadNames)).integer(row.name.value).integer(row.priority).integer(row.global_tid);
+    return impl_->insert(Insert::ThreadNames, "cannot insert into ThreadNames");
+}
+
+Expected<void> TraceDb::add_gpu(const GpuInfoRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::Gpu))
+        .integer(row.id)
+        .text(row.name)
+        .text(row.bus_location)
+        .integer(row.total_memory_bytes)
+        .integer(row.memory_bandwidth_bytes_per_s)
+        .integer(row.clock_rate_hz)
+        .integer(row.sm_count)
+        .text(row.uuid)
+        .text(row.chip_name)
+        .integer(row.compute_major)
+        .integer(row.compute_minor);
+    return impl_->insert(Insert::Gpu, "cannot insert into TARGET_INFO_GPU");
+}
+
+Expected<void> TraceDb::add_tensor_site(const TensorSiteRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder binder(impl_->statement(Insert::TensorSite));
+    binder.integer(row.id).integer(row.name.value);
+    if (row.nvtx_path)
+        binder.integer(row.nvtx_path->value);
+    else
+        binder.null();
+    binder.integer(row.ordinal)
+        .integer(row.rows)
+        .integer(row.cols)
+        .integer(row.batch)
+        .integer(static_cast<int64_t>(row.dtype))
+        .integer(static_cast<int64_t>(row.role))
+        .integer(static_cast<int64_t>(row.source));
+    return impl_->insert(Insert::TensorSite, "cannot insert into FP8SCOPE_TENSOR_SITE");
+}
+
+Expected<void> TraceDb::add_tensor_stats(const TensorStatsRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    // The histogram is stored as little-endian uint64 counts (docs/trace-format.md); x86-64 and aarch64 Linux
+    // are little-endian, so the vector's bytes are that layout.
+    static_assert(std::endian::native == std::endian::little);
+    Binder(impl_->statement(Insert::TensorStats))
+        .null() // id: SQLite assigns the next rowid
+        .integer(row.site_id)
+        .integer(row.step)
+        .integer(row.timestamp_ns)
+        .integer(row.device_id)
+        .integer(row.stream_id)
+        .integer(row.correlation_id)
+        .integer(static_cast<int64_t>(row.dtype))
+        .integer(static_cast<int64_t>(row.target_format))
+        .integer(row.numel)
+        .real(row.scale)
+        .real(row.scale_inv)
+        .real(row.amax)
+        .real(row.min_nonzero_abs)
+        .integer(row.zeros)
+        .integer(row.nans)
+        .integer(row.infs)
+        .integer(row.overflows)
+        .integer(row.underflows)
+        .integer(row.subnormals)
+        .integer(row.saturated)
+        .real(row.sum)
+        .real(row.sum_squares)
+        .real(row.sum_cubes)
+        .real(row.sum_fourth)
+        .integer(row.hist_first_exponent)
+        .blob(row.exponent_histogram.data(), row.exponent_histogram.size() * sizeof(uint64_t));
+    return impl_->insert(Insert::TensorStats, "cannot insert into FP8SCOPE_TENSOR_STATS");
+}
+
+Expected<void> TraceDb::add_scalar(const ScalarRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::Scalar))
+        .integer(row.timestamp_ns)
+        .integer(row.step)
+        .integer(row.name.value)
+        .real(row.value)
+        .integer(row.global_tid);
+    return impl_->insert(Insert::Scalar, "cannot insert into FP8SCOPE_SCALAR");
+}
+
+Expected<void> TraceDb::add_step_marker(const StepMarkerRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::StepMarker)).integer(row.timestamp_ns).integer(row.step).integer(row.global_tid);
+    return impl_->insert(Insert::StepMarker, "cannot insert into FP8SCOPE_STEP_MARKER");
+}
+
+Expected<void> TraceDb::add_overhead(const OverheadRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::Overhead))
+        .integer(row.start_ns)
+        .integer(row.end_ns)
+        .integer(static_cast<int64_t>(row.kind))
+        .integer(row.global_tid)
+        .integer(row.device_id);
+    return impl_->insert(Insert::Overhead, "cannot insert into FP8SCOPE_OVERHEAD");
+}
+
+Expected<void> TraceDb::add_dropped(const DroppedRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    // Counted even if the row cannot be written: the total lands in meta dropped_records at finish().
+    impl_->counters.dropped_records += row.count;
+    Binder(impl_->statement(Insert::Dropped))
+        .integer(row.timestamp_ns)
+        .integer(static_cast<int64_t>(row.source))
+        .integer(row.count)
+        .integer(row.device_id);
+    return impl_->insert(Insert::Dropped, "cannot insert into FP8SCOPE_DROPPED");
+}
+
+} // namespace fp8scope
