@@ -36,36 +36,47 @@ struct BackgroundWriter::Impl {
         published = counters;
     }
 
+    // Commits if due and publishes the counters when that made a commit.
+    void commit_if_due()
+    {
+        const int64_t commits_before = db->counters().commits;
+        // An error is a disk problem that the next commit retries; the TraceDb stays usable.
+        (void)db->commit_if_due();
+        if (db->counters().commits != commits_before)
+            publish(db->counters());
+    }
+
     void run()
     {
-        std::deque<Task> batch;
         for (;;) {
+            Task task;
             bool stop = false;
             FinishInfo info;
             {
                 std::unique_lock lock(mutex);
                 wake.wait_for(lock, options.wake_interval, [&] { return !queue.empty() || stopping; });
-                batch.swap(queue);
-                stop = stopping;
-                info = finish_info;
+                // One task at a time, so the queue's bound is exact and a commit can follow every task.
+                if (!queue.empty()) {
+                    task = std::move(queue.front());
+                    queue.pop_front();
+                } else {
+                    stop = stopping;
+                    info = finish_info;
+                }
             }
-            for (Task& task : batch) {
+            if (task) {
                 // The collector must never take the job down: a task that throws (bad_alloc) loses its rows.
                 try {
                     task(*db);
                 } catch (...) {
                 }
             }
-            batch.clear();
-            const int64_t commits_before = db->counters().commits;
-            // An error here is a disk problem the next commit retries; rows lost with it are the collector's to
-            // count, from the TraceDb's counters.
-            (void)db->commit_if_due();
-            if (db->counters().commits != commits_before)
-                publish(db->counters());
+            // After every task and on every idle wake-up: rows must not wait for their commit longer than the
+            // commit interval, whether tasks keep coming or not.
+            commit_if_due();
             if (stop) {
-                // finish() set `stopping` under the mutex, so every task posted before it was in `queue` then
-                // and has run above; post() refuses everything after.
+                // finish() set `stopping` under the mutex, and the queue was empty when we saw it: every task
+                // posted before finish() has run, and post() refuses everything after.
                 finish_result = db->finish(info);
                 publish(db->counters());
                 return;

@@ -26,6 +26,9 @@ constexpr int kPageSizeBytes = 4096;
 // interval of rows at 1 M rows/s, so a transaction rarely spills to the WAL before its commit.
 constexpr const char* kCacheSizePragma = "PRAGMA cache_size = -32768";
 
+// How long finish() waits for other connections to let go of the file before giving up on leaving WAL mode.
+constexpr int kFinishBusyTimeoutMs = 2000;
+
 struct TableStatement {
     Insert which;
     std::string_view table;
@@ -421,7 +424,9 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
             stmt = nullptr;
         }
         // One self-contained file: move the WAL into the database, then leave WAL mode so that no -wal or
-        // -shm file is needed (or created) by readers.
+        // -shm file is needed (or created) by readers. Both need the other connections gone; a reader that
+        // looks at the trace briefly (fp8scope info during the run) is waited for, up to a limit.
+        sqlite3_busy_timeout(impl.db, kFinishBusyTimeoutMs);
         if (auto ok = impl.exec("PRAGMA wal_checkpoint(TRUNCATE)", "cannot checkpoint the WAL"); !ok)
             return ok;
         return impl.exec("PRAGMA journal_mode = DELETE", "cannot leave WAL mode");
