@@ -1,1 +1,388 @@
-// placeholder
+#include "sqlite_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace fp8scope::analyzer::detail {
+
+namespace {
+
+// The longest string or blob the loader accepts. Real values are names of a few KiB and histograms of a few
+// hundred bytes; the cap keeps a hostile file from making SQLite allocate gigabytes for one value.
+constexpr int kMaxValueBytes = 64 * 1024 * 1024;
+
+// How long to wait for a collector that holds a lock while it commits (rollback-journal files only; WAL
+// readers never wait).
+constexpr int kBusyTimeoutMs = 5000;
+
+std::string quoted(std::string_view identifier)
+{
+    std::string out = "\"";
+    for (char c : identifier) {
+        if (c == '"')
+            out += '"';
+        out += c;
+    }
+    out += '"';
+    return out;
+}
+
+std::string_view type_name(int type)
+{
+    switch (type) {
+    case SQLITE_INTEGER:
+        return "an integer";
+    case SQLITE_FLOAT:
+        return "a real";
+    case SQLITE_TEXT:
+        return "text";
+    case SQLITE_BLOB:
+        return "a blob";
+    default:
+        return "NULL";
+    }
+}
+
+} // namespace
+
+std::string one_line(std::string_view text)
+{
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\r')
+            out += "\\r";
+        else if (c == '\t')
+            out += "\\t";
+        else if (byte < 0x20 || byte == 0x7f)
+            out += fmt::format("\\x{:02x}", byte);
+        else
+            out += c;
+    }
+    return out;
+}
+
+TraceFile::TraceFile(sqlite3* db, std::string path)
+    : db_(db)
+    , path_(std::move(path))
+{
+}
+
+TraceFile::TraceFile(TraceFile&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr))
+    , path_(std::move(other.path_))
+    , catalog_(std::move(other.catalog_))
+{
+}
+
+TraceFile::~TraceFile()
+{
+    if (db_)
+        sqlite3_close_v2(db_);
+}
+
+Expected<TraceFile> TraceFile::open(const std::string& path)
+{
+    // This SQLite is built with SQLITE_USE_URI=1, so a name starting with "file:" would be parsed as a URI whose
+    // query could switch options (mode=rwc, vfs=...); "./file:x" is the same file, taken literally.
+    const std::string open_name = path.starts_with("file:") ? "./" + path : path;
+    sqlite3* db = nullptr;
+    const int rc = sqlite3_open_v2(open_name.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_EXRESCODE, nullptr);
+    TraceFile file(db, path);
+    if (rc != SQLITE_OK)
+        return std::unexpected(file.sqlite_error(rc, "opening"));
+
+    // Hardening for untrusted files (sqlite.org/security.html, "Untrusted SQLite Database Files"): defensive
+    // mode, no trust in schema-defined functions, no extensions, no triggers or views (the loader reads tables
+    // only), and a cap on value sizes.
+    int ignored = 0;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &ignored);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, &ignored);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &ignored);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, &ignored);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
+    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    for (const char* pragma : { "PRAGMA trusted_schema = OFF", "PRAGMA query_only = ON" }) {
+        if (const int pragma_rc = sqlite3_exec(db, pragma, nullptr, nullptr, nullptr); pragma_rc != SQLITE_OK)
+            return std::unexpected(file.sqlite_error(pragma_rc, "opening"));
+    }
+    return file;
+}
+
+Error TraceFile::invalid(std::string_view detail) const
+{
+    return Error { ErrorCode::InvalidTrace, one_line(fmt::format("trace '{}': {}", path_, detail)) };
+}
+
+Error TraceFile::sqlite_error(int rc, std::string_view doing) const
+{
+    const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    std::string text;
+    ErrorCode code = ErrorCode::InvalidTrace;
+    switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+        text = fmt::format("'{}' is not an fp8scope trace or Nsight Systems export: not an SQLite database", path_);
+        break;
+    case SQLITE_CORRUPT:
+        text = fmt::format("trace '{}' is corrupt or truncated: {} (while {})", path_, message, doing);
+        break;
+    case SQLITE_TOOBIG:
+        text
+            = fmt::format("trace '{}' holds a value larger than {} MiB (while {})", path_, kMaxValueBytes >> 20, doing);
+        break;
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_PERM:
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_NOMEM:
+    case SQLITE_FULL:
+        code = ErrorCode::Io;
+        text = fmt::format("cannot read trace '{}': {} (while {})", path_, message, doing);
+        break;
+    default:
+        text = fmt::format("cannot read trace '{}': {} (while {})", path_, message, doing);
+        break;
+    }
+    return Error { code, one_line(text) };
+}
+
+Expected<Statement> TraceFile::prepare(std::string_view sql, std::string_view doing) const
+{
+    sqlite3_stmt* stmt = nullptr;
+    const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(stmt);
+        return std::unexpected(sqlite_error(rc, doing));
+    }
+    return Statement(*this, stmt, std::string(doing));
+}
+
+Expected<void> TraceFile::load_catalog()
+{
+    // Reading sqlite_schema is the first access to the file's content, so this is where "not a database" and a
+    // corrupt first page surface.
+    auto statement = prepare("SELECT name, type FROM sqlite_schema", "reading the schema");
+    if (!statement)
+        return std::unexpected(statement.error());
+    for (;;) {
+        auto has_row = statement->step();
+        if (!has_row)
+            return std::unexpected(has_row.error());
+        if (!*has_row)
+            return {};
+        const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(statement->get(), 0));
+        const auto* type = reinterpret_cast<const char*>(sqlite3_column_text(statement->get(), 1));
+        if (name && type)
+            catalog_.emplace(name, type);
+    }
+}
+
+bool TraceFile::has_table(std::string_view name) const
+{
+    const auto it = catalog_.find(std::string(name));
+    return it != catalog_.end() && it->second == "table";
+}
+
+bool TraceFile::has_object(std::string_view name) const
+{
+    return catalog_.contains(std::string(name));
+}
+
+bool TraceFile::has_table_with_prefix(std::string_view prefix) const
+{
+    return std::ranges::any_of(
+        catalog_, [&](const auto& entry) { return entry.second == "table" && entry.first.starts_with(prefix); });
+}
+
+Expected<std::vector<std::string>> TraceFile::columns_of(std::string_view table) const
+{
+    auto statement = prepare("SELECT name FROM pragma_table_info(?)", "reading the columns of " + std::string(table));
+    if (!statement)
+        return std::unexpected(statement.error());
+    statement->bind_text(1, table);
+    std::vector<std::string> names;
+    for (;;) {
+        auto has_row = statement->step();
+        if (!has_row)
+            return std::unexpected(has_row.error());
+        if (!*has_row)
+            return names;
+        const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(statement->get(), 0));
+        if (name)
+            names.emplace_back(name);
+    }
+}
+
+Expected<int64_t> TraceFile::count_rows(std::string_view table) const
+{
+    auto statement = prepare("SELECT count(*) FROM " + quoted(table), "counting " + std::string(table));
+    if (!statement)
+        return std::unexpected(statement.error());
+    auto has_row = statement->step();
+    if (!has_row)
+        return std::unexpected(has_row.error());
+    return *has_row ? sqlite3_column_int64(statement->get(), 0) : 0;
+}
+
+Statement::Statement(const TraceFile& file, sqlite3_stmt* stmt, std::string doing)
+    : file_(&file)
+    , stmt_(stmt)
+    , doing_(std::move(doing))
+{
+}
+
+Statement::Statement(Statement&& other) noexcept
+    : file_(other.file_)
+    , stmt_(std::exchange(other.stmt_, nullptr))
+    , doing_(std::move(other.doing_))
+{
+}
+
+Statement::~Statement()
+{
+    sqlite3_finalize(stmt_);
+}
+
+Expected<bool> Statement::step()
+{
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) [[likely]]
+        return true;
+    if (rc == SQLITE_DONE)
+        return false;
+    return std::unexpected(file_->sqlite_error(rc, doing_));
+}
+
+void Statement::bind_text(int index, std::string_view text)
+{
+    sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+}
+
+std::string_view Columns::name(int index) const
+{
+    return index >= 0 && static_cast<size_t>(index) < names_.size() ? names_[static_cast<size_t>(index)] : "?";
+}
+
+void Columns::fail(int index, std::string_view what)
+{
+    if (problem_.empty())
+        problem_ = fmt::format("{} in {}.{} (row {})", what, table_, name(index), row_);
+}
+
+void Columns::fail_row(std::string_view what)
+{
+    if (problem_.empty())
+        problem_ = fmt::format("{} in {} row {}", what, table_, row_);
+}
+
+void Columns::bad_type(int index, std::string_view wanted)
+{
+    const int type = sqlite3_column_type(stmt_, index);
+    if (type == SQLITE_NULL)
+        fail(index, "NULL");
+    else
+        fail(index, fmt::format("{} where {} belongs", type_name(type), wanted));
+}
+
+void Columns::out_of_range(int index, int64_t value)
+{
+    fail(index, fmt::format("value {} out of range", value));
+}
+
+double Columns::real(int index)
+{
+    const int type = sqlite3_column_type(stmt_, index);
+    if (type == SQLITE_FLOAT || type == SQLITE_INTEGER)
+        return sqlite3_column_double(stmt_, index);
+    bad_type(index, "a number");
+    return 0;
+}
+
+std::string_view Columns::text(int index)
+{
+    if (sqlite3_column_type(stmt_, index) != SQLITE_TEXT) {
+        bad_type(index, "text");
+        return {};
+    }
+    const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
+    const int bytes = sqlite3_column_bytes(stmt_, index);
+    return data ? std::string_view(data, static_cast<size_t>(bytes)) : std::string_view {};
+}
+
+std::string_view Columns::as_text(int index)
+{
+    if (index < 0)
+        return {};
+    const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
+    const int bytes = sqlite3_column_bytes(stmt_, index);
+    return data ? std::string_view(data, static_cast<size_t>(bytes)) : std::string_view {};
+}
+
+std::span<const std::byte> Columns::blob(int index)
+{
+    if (sqlite3_column_type(stmt_, index) != SQLITE_BLOB) {
+        bad_type(index, "a blob");
+        return {};
+    }
+    const auto* data = static_cast<const std::byte*>(sqlite3_column_blob(stmt_, index));
+    const int bytes = sqlite3_column_bytes(stmt_, index);
+    return data ? std::span<const std::byte>(data, static_cast<size_t>(bytes)) : std::span<const std::byte> {};
+}
+
+std::string select_sql(std::string_view table, std::span<const std::string_view> columns)
+{
+    std::string sql = "SELECT ";
+    for (size_t i = 0; i < columns.size(); ++i) {
+        if (i > 0)
+            sql += ", ";
+        sql += quoted(columns[i]);
+    }
+    sql += " FROM ";
+    sql += quoted(table);
+    return sql;
+}
+
+Expected<void> require_columns(
+    const TraceFile& file, std::string_view table, std::span<const std::string_view> required)
+{
+    auto present = file.columns_of(table);
+    if (!present)
+        return std::unexpected(present.error());
+    for (std::string_view column : required) {
+        if (std::ranges::find(*present, column) == present->end())
+            return std::unexpected(file.invalid(fmt::format("{} lacks column {}", table, column)));
+    }
+    return {};
+}
+
+Expected<ColumnPlan> plan_columns(const TraceFile& file, std::string_view table,
+    std::span<const std::string_view> wanted, std::span<const std::string_view> required)
+{
+    auto present = file.columns_of(table);
+    if (!present)
+        return std::unexpected(present.error());
+    for (std::string_view column : required) {
+        if (std::ranges::find(*present, column) == present->end())
+            return std::unexpected(file.invalid(fmt::format("{} lacks column {}", table, column)));
+    }
+    ColumnPlan plan;
+    for (std::string_view column : wanted) {
+        if (std::ranges::find(*present, column) == present->end()) {
+            plan.index.push_back(-1);
+        } else {
+            plan.index.push_back(static_cast<int>(plan.select.size()));
+            plan.select.push_back(column);
+        }
+    }
+    return plan;
+}
+
+} // namespace fp8scope::analyzer::detail

@@ -1,1 +1,80 @@
-// placeholder
+// load_trace(): checks the path, opens the file defensively, tells an fp8scope trace from an nsys export, and
+// hands it to the matching reader.
+#include "fp8scope/analyzer/trace_loader.hpp"
+#include "fp8scope/format/schema.hpp"
+#include "readers.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fp8scope::analyzer {
+
+namespace {
+
+Error io_error(const std::string& path, std::string_view reason)
+{
+    return Error { ErrorCode::Io, detail::one_line(fmt::format("cannot open trace '{}': {}", path, reason)) };
+}
+
+// Checks what SQLite would not: a missing path, a directory, a device or FIFO, an empty file (which SQLite
+// would take for an empty database), and read permission, with the system's words for each.
+Expected<void> check_path(const std::string& path)
+{
+    struct stat info { };
+    if (::stat(path.c_str(), &info) != 0)
+        return std::unexpected(io_error(path, std::strerror(errno)));
+    if (S_ISDIR(info.st_mode))
+        return std::unexpected(io_error(path, std::strerror(EISDIR)));
+    if (!S_ISREG(info.st_mode))
+        return std::unexpected(io_error(path, "not a regular file"));
+    if (info.st_size == 0)
+        return std::unexpected(
+            Error { ErrorCode::InvalidTrace, detail::one_line(fmt::format("trace '{}' is empty", path)) });
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return std::unexpected(io_error(path, std::strerror(errno)));
+    ::close(fd);
+    return {};
+}
+
+bool looks_like_nsight(const detail::TraceFile& file)
+{
+    return file.has_table("META_DATA_EXPORT") || file.has_table(schema::table::kStringIds)
+        || file.has_table(schema::table::kNvtxEvents) || file.has_table_with_prefix("CUPTI_ACTIVITY_KIND_");
+}
+
+} // namespace
+
+Expected<TraceModel> load_trace(const std::string& path)
+{
+    if (auto ok = check_path(path); !ok)
+        return std::unexpected(ok.error());
+    auto file = detail::TraceFile::open(path);
+    if (!file)
+        return std::unexpected(file.error());
+    if (auto ok = file->load_catalog(); !ok)
+        return std::unexpected(ok.error());
+
+    TraceModel model;
+    model.path = path;
+    Expected<void> read;
+    if (file->has_table(schema::table::kMeta))
+        read = detail::read_fp8scope(*file, model);
+    else if (looks_like_nsight(*file))
+        read = detail::read_nsight(*file, model);
+    else
+        return std::unexpected(Error { ErrorCode::InvalidTrace,
+            detail::one_line(
+                fmt::format("'{}' is not an fp8scope trace or Nsight Systems export (no known tables)", path)) });
+    if (!read)
+        return std::unexpected(read.error());
+    detail::sort_by_time(model);
+    return model;
+}
+
+} // namespace fp8scope::analyzer

@@ -4,7 +4,7 @@
 //
 // Invariants the loader guarantees (a trace that breaks one is refused, never half-loaded):
 // - every time is ns relative to the session start and every end >= its start;
-// - every StringRef indexes `strings`;
+// - every StringRef indexes `strings`, and every string is valid UTF-8 (bad sequences become U+FFFD);
 // - rows of each activity table are sorted by start (stable for equal starts).
 #pragma once
 
@@ -134,6 +134,12 @@ struct StepMarker {
     int64_t global_tid = 0;
 };
 
+// ThreadNames: names of host threads, for timeline tracks.
+struct ThreadName {
+    int64_t global_tid = 0;
+    StringRef name;
+};
+
 struct Overhead {
     int64_t start_ns = 0, end_ns = 0;
     int32_t kind = 0;
@@ -172,6 +178,7 @@ struct TraceModel {
     MemcpyTable memcpys;
     MemsetTable memsets;
     NvtxTable nvtx;
+    std::vector<ThreadName> thread_names;
     std::vector<TensorSite> tensor_sites;
     std::vector<TensorStats> tensor_stats;
     std::vector<Scalar> scalars;

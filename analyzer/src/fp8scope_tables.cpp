@@ -1,0 +1,187 @@
+// The FP8SCOPE_* tables that have no nsys counterpart: tensor sites and statistics, scalars, step markers,
+// collector overhead, dropped records, and the kernel latency timestamps (counted, not loaded).
+#include "fp8scope/format/schema.hpp"
+#include "id_index.hpp"
+#include "readers.hpp"
+
+#include <fmt/format.h>
+
+namespace fp8scope::analyzer::detail {
+
+namespace {
+
+Expected<void> record_count(ReadContext& context, std::string_view table, const Expected<int64_t>& rows)
+{
+    if (!rows)
+        return std::unexpected(rows.error());
+    context.model.row_counts[std::string(table)] = *rows;
+    return {};
+}
+
+std::optional<StringRef> optional_string_ref(Columns& row, int index, const StringIdMap& strings)
+{
+    if (row.is_null(index))
+        return std::nullopt;
+    return string_ref(row, index, strings);
+}
+
+// FP8SCOPE_TENSOR_STATS.exponentHistogram: little-endian uint64 counts (schema.hpp).
+std::vector<uint64_t> decode_histogram(Columns& row, int index)
+{
+    const auto bytes = row.blob(index);
+    if (bytes.size() % sizeof(uint64_t) != 0) {
+        row.fail(index, fmt::format("a blob of {} bytes, not a whole number of uint64 counts,", bytes.size()));
+        return {};
+    }
+    std::vector<uint64_t> counts(bytes.size() / sizeof(uint64_t));
+    for (size_t i = 0; i < counts.size(); ++i) {
+        uint64_t value = 0;
+        for (size_t b = 0; b < sizeof(uint64_t); ++b)
+            value |= static_cast<uint64_t>(bytes[i * sizeof(uint64_t) + b]) << (8 * b);
+        counts[i] = value;
+    }
+    return counts;
+}
+
+Expected<void> read_tensor_sites(ReadContext& context, IdIndex& site_index)
+{
+    constexpr std::string_view kTable = schema::table::kTensorSite;
+    constexpr std::string_view kColumns[]
+        = { "id", "nameId", "nvtxPathId", "ordinal", "rows", "cols", "batch", "dtype", "role", "source" };
+    auto& sites = context.model.tensor_sites;
+    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+        TensorSite site;
+        site.id = row.integer(0);
+        site.name = string_ref(row, 1, context.strings);
+        site.nvtx_path = optional_string_ref(row, 2, context.strings);
+        site.ordinal = row.int32(3);
+        site.rows = row.count(4);
+        site.cols = row.count(5);
+        site.batch = row.count(6);
+        site.dtype = row.int32(7);
+        site.role = row.int32(8);
+        site.source = row.int32(9);
+        sites.push_back(site);
+    });
+    if (!rows)
+        return std::unexpected(rows.error());
+    std::vector<int64_t> ids;
+    ids.reserve(sites.size());
+    for (const TensorSite& site : sites)
+        ids.push_back(site.id);
+    if (const auto duplicate = site_index.build(ids))
+        return std::unexpected(context.file.invalid(fmt::format("duplicate id {} in {}", *duplicate, kTable)));
+    return record_count(context, kTable, rows);
+}
+
+Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index)
+{
+    constexpr std::string_view kTable = schema::table::kTensorStats;
+    constexpr std::string_view kColumns[] = { "siteId", "step", "timestamp", "deviceId", "streamId", "correlationId",
+        "dtype", "targetFormat", "numel", "scale", "scaleInv", "amax", "minNonzeroAbs", "zeros", "nans", "infs",
+        "overflows", "underflows", "subnormals", "saturated", "sum", "sumSquares", "sumCubes", "sumFourth",
+        "histFirstExponent", "exponentHistogram" };
+    auto& stats = context.model.tensor_stats;
+    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+        TensorStats s;
+        s.site_id = row.integer(0);
+        if (!site_index.find(s.site_id))
+            row.fail(0, fmt::format("dangling site id {}", s.site_id));
+        s.step = row.optional_integer(1);
+        s.timestamp_ns = row.integer(2);
+        s.device_id = row.id32(3);
+        s.stream_id = row.id32(4);
+        s.correlation_id = row.optional_id32(5);
+        s.dtype = row.int32(6);
+        s.target_format = row.int32(7);
+        s.numel = row.count(8);
+        s.scale = row.optional_real(9);
+        s.scale_inv = row.optional_real(10);
+        s.amax = row.real(11);
+        s.min_nonzero_abs = row.optional_real(12);
+        s.zeros = row.count(13);
+        s.nans = row.count(14);
+        s.infs = row.count(15);
+        s.overflows = row.count(16);
+        s.underflows = row.count(17);
+        s.subnormals = row.count(18);
+        s.saturated = row.count(19);
+        s.sum = row.real(20);
+        s.sum_squares = row.real(21);
+        s.sum_cubes = row.real(22);
+        s.sum_fourth = row.real(23);
+        s.hist_first_exponent = row.int32(24);
+        s.exponent_histogram = decode_histogram(row, 25);
+        stats.push_back(std::move(s));
+    });
+    return record_count(context, kTable, rows);
+}
+
+Expected<void> read_scalars(ReadContext& context)
+{
+    constexpr std::string_view kTable = schema::table::kScalar;
+    constexpr std::string_view kColumns[] = { "timestamp", "step", "nameId", "value", "globalTid" };
+    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+        Scalar scalar;
+        scalar.timestamp_ns = row.integer(0);
+        scalar.step = row.optional_integer(1);
+        scalar.name = string_ref(row, 2, context.strings);
+        scalar.value = row.real(3);
+        scalar.global_tid = row.integer(4);
+        context.model.scalars.push_back(scalar);
+    });
+    return record_count(context, kTable, rows);
+}
+
+Expected<void> read_step_markers(ReadContext& context)
+{
+    constexpr std::string_view kTable = schema::table::kStepMarker;
+    constexpr std::string_view kColumns[] = { "timestamp", "step", "globalTid" };
+    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+        context.model.step_markers.push_back(StepMarker { row.integer(0), row.integer(1), row.integer(2) });
+    });
+    return record_count(context, kTable, rows);
+}
+
+Expected<void> read_overheads(ReadContext& context)
+{
+    constexpr std::string_view kTable = schema::table::kOverhead;
+    constexpr std::string_view kColumns[] = { "start", "end", "kind" };
+    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+        Overhead overhead { row.integer(0), row.integer(1), row.int32(2) };
+        if (overhead.end_ns < overhead.start_ns)
+            row.fail_row("negative duration");
+        context.model.overheads.push_back(overhead);
+    });
+    return record_count(context, kTable, rows);
+}
+
+Expected<void> read_dropped(ReadContext& context)
+{
+    constexpr std::string_view kTable = schema::table::kDropped;
+    constexpr std::string_view kColumns[] = { "timestamp", "source", "count" };
+    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+        context.model.dropped.push_back(Dropped { row.integer(0), row.int32(1), row.count(2) });
+    });
+    return record_count(context, kTable, rows);
+}
+
+} // namespace
+
+Expected<void> read_fp8scope_tables(ReadContext& context)
+{
+    IdIndex site_index;
+    if (auto ok = read_tensor_sites(context, site_index); !ok)
+        return ok;
+    if (auto ok = read_tensor_stats(context, site_index); !ok)
+        return ok;
+    for (auto read : { read_scalars, read_step_markers, read_overheads, read_dropped }) {
+        if (auto ok = read(context); !ok)
+            return ok;
+    }
+    // Latency timestamps are not in the model yet; the count tells `fp8scope info` whether they were recorded.
+    auto latency_rows = context.file.count_rows(schema::table::kKernelLatency);
+    return record_count(context, schema::table::kKernelLatency, latency_rows);
+}
+
+} // namespace fp8scope::analyzer::detail

@@ -1,0 +1,73 @@
+// Puts every table of a loaded model in time order (the model's invariant). Files are usually written in order
+// already, so each table is first checked, which costs one pass.
+#include "readers.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace fp8scope::analyzer::detail {
+
+namespace {
+
+template <class T, class Index> void permute(std::vector<T>& column, const std::vector<Index>& order)
+{
+    std::vector<T> sorted;
+    sorted.reserve(column.size());
+    for (const Index i : order)
+        sorted.push_back(std::move(column[i]));
+    column.swap(sorted);
+}
+
+template <class Index, class... Columns> void sort_columns_by(std::vector<int64_t>& start_ns, Columns&... columns)
+{
+    std::vector<Index> order(start_ns.size());
+    std::iota(order.begin(), order.end(), Index { 0 });
+    std::ranges::stable_sort(order, [&](Index a, Index b) { return start_ns[a] < start_ns[b]; });
+    permute(start_ns, order);
+    (permute(columns, order), ...);
+}
+
+// A struct-of-arrays table, sorted by its start column with every other column moved alike.
+template <class... Columns> void sort_columns(std::vector<int64_t>& start_ns, Columns&... columns)
+{
+    if (std::ranges::is_sorted(start_ns))
+        return;
+    // 32-bit positions halve the permutation's memory on the tables that matter (10 M rows: 40 MB).
+    if (start_ns.size() <= UINT32_MAX)
+        sort_columns_by<uint32_t>(start_ns, columns...);
+    else
+        sort_columns_by<size_t>(start_ns, columns...);
+}
+
+template <class Row, class Key> void sort_rows(std::vector<Row>& rows, Key key)
+{
+    if (!std::ranges::is_sorted(rows, {}, key))
+        std::ranges::stable_sort(rows, {}, key);
+}
+
+} // namespace
+
+void sort_by_time(TraceModel& model)
+{
+    auto& k = model.kernels;
+    sort_columns(k.start_ns, k.end_ns, k.device_id, k.stream_id, k.correlation_id, k.name, k.short_name, k.graph_id);
+    auto& a = model.api_calls;
+    sort_columns(a.start_ns, a.end_ns, a.global_tid, a.correlation_id, a.name, a.is_driver, a.return_value);
+    auto& s = model.syncs;
+    sort_columns(s.start_ns, s.end_ns, s.device_id, s.stream_id, s.correlation_id, s.sync_type);
+    auto& c = model.memcpys;
+    sort_columns(
+        c.start_ns, c.end_ns, c.device_id, c.stream_id, c.correlation_id, c.bytes, c.copy_kind, c.src_kind, c.dst_kind);
+    auto& m = model.memsets;
+    sort_columns(m.start_ns, m.end_ns, m.device_id, m.stream_id, m.correlation_id, m.bytes, m.mem_kind);
+    auto& n = model.nvtx;
+    sort_columns(n.start_ns, n.end_ns, n.event_type, n.text, n.global_tid);
+
+    sort_rows(model.tensor_stats, &TensorStats::timestamp_ns);
+    sort_rows(model.scalars, &Scalar::timestamp_ns);
+    sort_rows(model.step_markers, &StepMarker::timestamp_ns);
+    sort_rows(model.overheads, &Overhead::start_ns);
+    sort_rows(model.dropped, &Dropped::timestamp_ns);
+}
+
+} // namespace fp8scope::analyzer::detail

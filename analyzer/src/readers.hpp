@@ -1,0 +1,51 @@
+// The two readers behind load_trace(), and the activity tables whose layout an fp8scope trace shares with an
+// Nsight Systems export.
+#pragma once
+
+#include "fp8scope/analyzer/trace_model.hpp"
+#include "sqlite_reader.hpp"
+#include "string_map.hpp"
+
+namespace fp8scope::analyzer::detail {
+
+// How a shared table reads. Our traces declare NOT NULL wherever schema.hpp says required, so a NULL there is
+// an error. nsys 3.28.1 declares many of the same columns nullable (correlationId, globalPid, globalTid,
+// srcKind, ...) and creates tables only when they have rows; there NULL means "not recorded" and a missing
+// table means empty.
+enum class Dialect { Fp8scope, Nsight };
+
+struct ReadContext {
+    const TraceFile& file;
+    TraceModel& model;
+    StringIdMap& strings;
+    Dialect dialect;
+    bool nsight() const { return dialect == Dialect::Nsight; }
+};
+
+Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model);
+Expected<void> read_nsight(const TraceFile& file, TraceModel& model);
+
+// Shared tables. Each records its row count in model.row_counts and does nothing when the file lacks the
+// table (only possible for nsys: read_fp8scope checks that every table exists first).
+Expected<void> read_api_calls(ReadContext& context);
+Expected<void> read_syncs(ReadContext& context);
+Expected<void> read_memcpys(ReadContext& context);
+Expected<void> read_memsets(ReadContext& context);
+Expected<void> read_nvtx(ReadContext& context);
+Expected<void> read_thread_names(ReadContext& context);
+Expected<void> read_gpus(ReadContext& context);
+
+// Reads a table's row count and reserves that many rows in each column vector.
+template <class... Vectors>
+Expected<int64_t> reserve_rows(const TraceFile& file, std::string_view table, Vectors&... vectors)
+{
+    auto rows = file.count_rows(table);
+    if (rows)
+        (vectors.reserve(static_cast<size_t>(*rows)), ...);
+    return rows;
+}
+
+// Sorts every activity table by start, stably, and the row-wise tables by timestamp. Cheap when already sorted.
+void sort_by_time(TraceModel& model);
+
+} // namespace fp8scope::analyzer::detail
