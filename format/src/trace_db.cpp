@@ -56,26 +56,6 @@ constexpr TableStatement kTableStatements[] = {
 };
 static_assert(std::size(kTableStatements) == static_cast<size_t>(Insert::Count));
 
-// INSERT text from the constant column list; every column is bound, in schema order. Meta keys are
-// written again when the trace finishes, hence OR REPLACE.
-std::string insert_sql(const schema::Table& table)
-{
-    std::string sql = table.name == schema::table::kMeta ? "INSERT OR REPLACE INTO \"" : "INSERT INTO \"";
-    sql += table.name;
-    sql += "\" (";
-    std::string values;
-    for (size_t i = 0; i < table.columns.size(); ++i) {
-        sql += i == 0 ? "\"" : ", \"";
-        sql += table.columns[i].name;
-        sql += '"';
-        values += i == 0 ? "?" : ", ?";
-    }
-    sql += ") VALUES (";
-    sql += values;
-    sql += ')';
-    return sql;
-}
-
 // "2026-11-21T10:20:30.123456789Z" or, local, "...+01:00" (ISO 8601).
 std::string iso8601(int64_t epoch_ns, bool local)
 {
@@ -119,15 +99,24 @@ TraceDb::Impl::~Impl()
 
 void TraceDb::Impl::close_connection()
 {
-    for (auto& stmt : inserts) {
-        sqlite3_finalize(stmt);
-        stmt = nullptr;
-    }
+    close_statements();
     if (db) {
         sqlite3_close_v2(db);
         db = nullptr;
     }
     closed = true;
+}
+
+void TraceDb::Impl::close_statements()
+{
+    for (auto& stmt : inserts) {
+        sqlite3_finalize(stmt);
+        stmt = nullptr;
+    }
+    for (auto* batch : { &kernel_batch, &api_batch }) {
+        sqlite3_finalize(batch->multi);
+        batch->multi = nullptr;
+    }
 }
 
 Error TraceDb::Impl::sqlite_error(std::string_view what) const
@@ -154,11 +143,16 @@ Expected<void> TraceDb::Impl::insert(Insert which, std::string_view what)
     sqlite3_reset(stmt);
     if (rc != SQLITE_DONE)
         return std::unexpected(sqlite_error(what));
+    count_pending_row();
+    return {};
+}
+
+void TraceDb::Impl::count_pending_row()
+{
     if (pending_rows == 0)
         first_pending_time = std::chrono::steady_clock::now();
     ++pending_rows;
     ++counters.rows_written;
-    return {};
 }
 
 Expected<void> TraceDb::Impl::begin()
@@ -173,6 +167,8 @@ Expected<void> TraceDb::Impl::commit_and_begin(bool begin_again)
 {
     if (closed)
         return make_error(ErrorCode::Usage, path + ": the trace is already finished");
+    // Buffered rows first. If that fails, those rows are lost (and reported), but the others still commit.
+    Expected<void> flushed = flush_batches();
     Expected<void> result;
     if (in_transaction) {
         result = exec("COMMIT", "cannot commit");
@@ -199,7 +195,7 @@ Expected<void> TraceDb::Impl::commit_and_begin(bool begin_again)
         if (auto ok = reinsert_uncommitted(); !ok)
             return ok;
     }
-    return result;
+    return result ? flushed : result;
 }
 
 Expected<void> TraceDb::Impl::reinsert_uncommitted()
@@ -260,12 +256,16 @@ Expected<void> TraceDb::Impl::write_schema(const SessionInfo& session)
         sqlite3_finalize(enum_insert);
     }
     for (const auto& [which, table_name] : kTableStatements) {
-        const std::string sql = insert_sql(*schema::find_table(table_name));
+        const std::string sql = writer_detail::insert_sql(*schema::find_table(table_name));
         if (sqlite3_prepare_v3(
                 db, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &inserts[static_cast<size_t>(which)], nullptr)
             != SQLITE_OK)
             return std::unexpected(sqlite_error("cannot prepare an insert into " + std::string(table_name)));
     }
+    if (auto ok = prepare_batch(kernel_batch, Insert::Kernel, true); !ok)
+        return ok;
+    if (auto ok = prepare_batch(api_batch, Insert::Runtime, false); !ok)
+        return ok;
 
     const auto meta_text = [&](std::string_view key, std::string_view value) {
         Binder(statement(Insert::Meta)).text(key).text(value);
@@ -419,10 +419,7 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
         }
         if (auto ok = impl.commit_and_begin(false); !ok)
             return ok;
-        for (auto& stmt : impl.inserts) {
-            sqlite3_finalize(stmt);
-            stmt = nullptr;
-        }
+        impl.close_statements();
         // One self-contained file: move the WAL into the database, then leave WAL mode so that no -wal or
         // -shm file is needed (or created) by readers. Both need the other connections gone; a reader that
         // looks at the trace briefly (fp8scope info during the run) is waited for, up to a limit.

@@ -87,6 +87,27 @@ private:
     int index_ = 0;
 };
 
+// Rows of an all-INTEGER table, buffered and inserted kRowsPerStatement at a time by one multi-row
+// INSERT ... VALUES (...), (...). SQLite's per-statement work (opening a cursor, seeking to the table's end,
+// halting, resetting) is then paid once per batch instead of once per row; that was about 40% of a kernel
+// insert (callgrind, docs/benchmarks.md). Used for the two tables written once per launch.
+struct IntegerRowBatch {
+    static constexpr int kRowsPerStatement = 64;
+    static constexpr int kMaxColumns = 10;
+    Insert which = Insert::Count; // its single-row statement, used for a partial batch
+    sqlite3_stmt* multi = nullptr; // kRowsPerStatement rows
+    int columns = 0;
+    int rows = 0;
+    bool kernels = false; // rows count as kernels in WriterCounters
+    std::array<int64_t, kRowsPerStatement * kMaxColumns> values {};
+
+    int64_t* next_row() { return values.data() + static_cast<size_t>(rows) * static_cast<size_t>(columns); }
+};
+
+// INSERT text for `rows` rows from the constant column list; every column is bound, in schema order. Meta
+// keys are written again when the trace finishes, hence OR REPLACE there.
+std::string insert_sql(const schema::Table& table, int rows = 1);
+
 // Heterogeneous lookup: intern(string_view) finds an existing string without allocating.
 struct StringHash {
     using is_transparent = void;
@@ -128,6 +149,8 @@ struct TraceDb::Impl {
     std::chrono::steady_clock::time_point first_pending_time;
 
     std::array<sqlite3_stmt*, static_cast<size_t>(writer_detail::Insert::Count)> inserts {};
+    writer_detail::IntegerRowBatch kernel_batch;
+    writer_detail::IntegerRowBatch api_batch;
 
     // Interned strings: id i is strings_by_id[i - 1], pointing at the key in `strings` (node keys never move).
     std::unordered_map<std::string, int64_t, writer_detail::StringHash, std::equal_to<>> strings;
@@ -148,6 +171,14 @@ struct TraceDb::Impl {
     Expected<void> exec(const char* sql, std::string_view what);
     // Steps and resets an INSERT, counting the row as pending.
     Expected<void> insert(writer_detail::Insert which, std::string_view what);
+    // Counts a row as written and pending (the transaction's age starts with its first row).
+    void count_pending_row();
+    Expected<void> prepare_batch(writer_detail::IntegerRowBatch& batch, writer_detail::Insert which, bool kernels);
+    // Call after filling batch.next_row(): queues the row and inserts the batch when it is full.
+    Expected<void> push_batched(writer_detail::IntegerRowBatch& batch);
+    Expected<void> flush_batch(writer_detail::IntegerRowBatch& batch);
+    Expected<void> flush_batches();
+    void close_statements();
     Expected<void> begin();
     Expected<void> commit_and_begin(bool begin_again);
     Expected<void> reinsert_uncommitted();

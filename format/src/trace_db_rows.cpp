@@ -104,22 +104,20 @@ Expected<void> TraceDb::add_kernel(const KernelRow& row)
     const auto config = impl.config_id(row.config);
     if (!config)
         return std::unexpected(config.error());
-    const int64_t kernel_id = impl.next_kernel_id;
-    Binder(impl.statement(Insert::Kernel))
-        .integer(kernel_id)
-        .integer(row.start_ns)
-        .integer(row.end_ns - row.start_ns)
-        .integer(row.device_id)
-        .integer(row.context_id)
-        .integer(row.stream_id)
-        .integer(row.correlation_id)
-        .integer(*config)
-        .integer(row.graph_id)
-        .integer(row.graph_node_id);
-    if (auto ok = impl.insert(Insert::Kernel, "cannot insert into FP8SCOPE_KERNEL"); !ok)
+    const int64_t kernel_id = impl.next_kernel_id++;
+    int64_t* values = impl.kernel_batch.next_row(); // in schema column order
+    values[0] = kernel_id;
+    values[1] = row.start_ns;
+    values[2] = row.end_ns - row.start_ns;
+    values[3] = row.device_id;
+    values[4] = row.context_id;
+    values[5] = row.stream_id;
+    values[6] = row.correlation_id;
+    values[7] = *config;
+    values[8] = row.graph_id;
+    values[9] = row.graph_node_id;
+    if (auto ok = impl.push_batched(impl.kernel_batch); !ok)
         return ok;
-    ++impl.next_kernel_id;
-    ++impl.pending_kernels;
     if (row.queued_ns != 0 || row.submitted_ns != 0) {
         Binder(impl.statement(Insert::KernelLatency))
             .integer(kernel_id)
@@ -134,15 +132,15 @@ Expected<void> TraceDb::add_api(const ApiRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::Runtime))
-        .integer(row.start_ns)
-        .integer(row.end_ns)
-        .integer(static_cast<int64_t>(row.event_class))
-        .integer(row.global_tid)
-        .integer(row.correlation_id)
-        .integer(row.name.value)
-        .integer(row.return_value);
-    return impl_->insert(Insert::Runtime, "cannot insert into CUPTI_ACTIVITY_KIND_RUNTIME");
+    int64_t* values = impl_->api_batch.next_row(); // in schema column order
+    values[0] = row.start_ns;
+    values[1] = row.end_ns;
+    values[2] = static_cast<int64_t>(row.event_class);
+    values[3] = row.global_tid;
+    values[4] = row.correlation_id;
+    values[5] = row.name.value;
+    values[6] = row.return_value;
+    return impl_->push_batched(impl_->api_batch);
 }
 
 Expected<void> TraceDb::add_sync(const SyncRow& row)

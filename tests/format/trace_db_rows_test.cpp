@@ -408,3 +408,49 @@ TEST_CASE("meta holds the session fields with integers as INTEGER and the sessio
     REQUIRE(local.size() == std::string("2026-11-21T00:00:00.123456789+00:00").size());
     CHECK(local.substr(19, 10) == ".123456789");
 }
+
+TEST_CASE("kernel ids stay sequential across batched inserts and latency rows point at their kernels")
+{
+    // 1000 kernels and API rows: many full multi-row batches, then a partial one flushed by the commit.
+    auto t = open_trace("rows_batches.sqlite");
+    const StringId name = t.db->intern("k");
+    const StringId api_name = t.db->intern("cudaLaunchKernel_v7000");
+    for (int i = 1; i <= 1000; ++i) {
+        KernelRow k;
+        k.config.mangled_name = name;
+        k.start_ns = i * 1000;
+        k.end_ns = k.start_ns + i;
+        k.correlation_id = static_cast<uint32_t>(i);
+        if (i % 7 == 0) {
+            k.queued_ns = k.start_ns - 300;
+            k.submitted_ns = k.start_ns - 200;
+        }
+        REQUIRE(t.db->add_api({ .start_ns = k.start_ns - 500,
+                                  .end_ns = k.start_ns - 400,
+                                  .event_class = schema::EventClass::CudaRuntime,
+                                  .global_tid = 5,
+                                  .correlation_id = k.correlation_id,
+                                  .name = api_name,
+                                  .return_value = 0 })
+                    .has_value());
+        REQUIRE(t.db->add_kernel(k).has_value());
+    }
+    CHECK(t.db->counters().kernels_committed == 0);
+    REQUIRE(t.db->commit().has_value());
+    CHECK(t.db->counters().kernels_committed == 1000);
+    finish(t);
+    SqliteFile file(t.path);
+    // id i has start i*1000, duration i and correlation id i: no row moved, none lost.
+    CHECK(file.integer("SELECT count(*) FROM FP8SCOPE_KERNEL WHERE start = id * 1000 AND duration = id "
+                       "AND correlationId = id")
+        == 1000);
+    CHECK(file.rows("SELECT min(id), max(id) FROM FP8SCOPE_KERNEL") == std::vector<Row> { { "1", "1000" } });
+    CHECK(file.integer("SELECT count(*) FROM FP8SCOPE_KERNEL_LATENCY AS l JOIN FP8SCOPE_KERNEL AS k "
+                       "ON k.id = l.kernelId WHERE l.queued = k.start - 300 AND l.submitted = k.start - 200 "
+                       "AND k.id % 7 = 0")
+        == 142);
+    CHECK(file.integer("SELECT count(*) FROM FP8SCOPE_KERNEL_LATENCY") == 142);
+    CHECK(file.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN FP8SCOPE_KERNEL AS k "
+                       "ON k.correlationId = r.correlationId WHERE r.start = k.start - 500")
+        == 1000);
+}
