@@ -1,16 +1,6 @@
-// TraceDb lifecycle: creating the file and its schema, the long write transaction and its commits, string
-// interning, and finishing into one self-contained file. The add_* inserts are in trace_db_rows.cpp.
+// TraceDb lifecycle: the long write transaction and its commits, string interning, and finishing into one
+// self-contained file. Creation is in trace_db_create.cpp, the add_* inserts in trace_db_rows.cpp.
 #include "trace_db_impl.hpp"
-
-#include <cerrno>
-#include <cstring>
-#include <ctime>
-#include <fcntl.h>
-#include <unistd.h>
-
-#ifndef FP8SCOPE_VERSION
-#define FP8SCOPE_VERSION "unknown"
-#endif
 
 namespace fp8scope {
 
@@ -19,74 +9,8 @@ using writer_detail::Insert;
 
 namespace {
 
-// 4096 and 65536 give the same bytes per kernel row within 1% and 65536 is not faster (docs/benchmarks.md);
-// 4096 is SQLite's default and keeps each commit's partly filled last page small.
-constexpr int kPageSizeBytes = 4096;
-// Negative cache_size is in KiB (sqlite.org/pragma.html#pragma_cache_size): 32 MiB holds a whole commit
-// interval of rows at 1 M rows/s, so a transaction rarely spills to the WAL before its commit.
-constexpr const char* kCacheSizePragma = "PRAGMA cache_size = -32768";
-
 // How long finish() waits for other connections to let go of the file before giving up on leaving WAL mode.
 constexpr int kFinishBusyTimeoutMs = 2000;
-
-struct TableStatement {
-    Insert which;
-    std::string_view table;
-};
-constexpr TableStatement kTableStatements[] = {
-    { Insert::StringIds, schema::table::kStringIds },
-    { Insert::Meta, schema::table::kMeta },
-    { Insert::SessionStart, schema::table::kSessionStart },
-    { Insert::Gpu, schema::table::kTargetInfoGpu },
-    { Insert::ThreadNames, schema::table::kThreadNames },
-    { Insert::KernelConfig, schema::table::kKernelConfig },
-    { Insert::Kernel, schema::table::kFp8Kernel },
-    { Insert::KernelLatency, schema::table::kKernelLatency },
-    { Insert::Runtime, schema::table::kRuntime },
-    { Insert::Synchronization, schema::table::kSynchronization },
-    { Insert::Memcpy, schema::table::kMemcpy },
-    { Insert::Memset, schema::table::kMemset },
-    { Insert::Nvtx, schema::table::kNvtxEvents },
-    { Insert::TensorSite, schema::table::kTensorSite },
-    { Insert::TensorStats, schema::table::kTensorStats },
-    { Insert::Scalar, schema::table::kScalar },
-    { Insert::StepMarker, schema::table::kStepMarker },
-    { Insert::Overhead, schema::table::kOverhead },
-    { Insert::Dropped, schema::table::kDropped },
-};
-static_assert(std::size(kTableStatements) == static_cast<size_t>(Insert::Count));
-
-// "2026-11-21T10:20:30.123456789Z" or, local, "...+01:00" (ISO 8601).
-std::string iso8601(int64_t epoch_ns, bool local)
-{
-    const time_t seconds = static_cast<time_t>(epoch_ns / 1'000'000'000);
-    const long nanoseconds = static_cast<long>(epoch_ns % 1'000'000'000);
-    std::tm tm {};
-    if ((local ? localtime_r(&seconds, &tm) : gmtime_r(&seconds, &tm)) == nullptr)
-        return {};
-    char text[80];
-    const size_t length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
-    std::string out(text, length);
-    std::snprintf(text, sizeof text, ".%09ld", nanoseconds < 0 ? 0 : nanoseconds);
-    out += text;
-    if (!local) {
-        out += 'Z';
-    } else {
-        const long offset_min = tm.tm_gmtoff / 60;
-        std::snprintf(text, sizeof text, "%c%02ld:%02ld", offset_min < 0 ? '-' : '+', std::labs(offset_min) / 60,
-            std::labs(offset_min) % 60);
-        out += text;
-    }
-    return out;
-}
-
-void remove_trace_files(const std::string& path)
-{
-    ::unlink(path.c_str());
-    ::unlink((path + "-wal").c_str());
-    ::unlink((path + "-shm").c_str());
-    ::unlink((path + "-journal").c_str());
-}
 
 } // namespace
 
@@ -217,124 +141,6 @@ Expected<void> TraceDb::Impl::insert_string(int64_t id, std::string_view text)
 {
     Binder(statement(Insert::StringIds)).integer(id).text(text);
     return insert(Insert::StringIds, "cannot insert into StringIds");
-}
-
-// --- create -------------------------------------------------------------------------------------------------
-
-Expected<void> TraceDb::Impl::write_schema(const SessionInfo& session)
-{
-    const std::string pragmas = "PRAGMA page_size = " + std::to_string(kPageSizeBytes)
-        + "; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; " + kCacheSizePragma
-        + "; PRAGMA user_version = "
-        + std::to_string(schema::encode_user_version(schema::kMajorVersion, schema::kMinorVersion));
-    if (auto ok = exec(pragmas.c_str(), "cannot set up the database"); !ok)
-        return ok;
-    if (auto ok = begin(); !ok)
-        return ok;
-    for (const schema::Table& table : schema::kTables) {
-        if (auto ok = exec(schema::create_sql(table).c_str(), "cannot create " + std::string(table.name)); !ok)
-            return ok;
-    }
-    sqlite3_stmt* enum_insert = nullptr;
-    for (const schema::Enum& e : schema::enums()) {
-        const std::string what = "cannot fill " + std::string(e.table);
-        if (auto ok = exec(schema::create_enum_sql(e).c_str(), what); !ok)
-            return ok;
-        const std::string sql = "INSERT INTO \"" + std::string(e.table) + "\" (id, name, label) VALUES (?, ?, ?)";
-        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &enum_insert, nullptr) != SQLITE_OK)
-            return std::unexpected(sqlite_error(what));
-        for (const schema::EnumValue& value : e.values) {
-            Binder(enum_insert).integer(value.id).text(value.name).text(value.label);
-            const int rc = sqlite3_step(enum_insert);
-            sqlite3_reset(enum_insert);
-            if (rc != SQLITE_DONE) {
-                auto error = sqlite_error(what);
-                sqlite3_finalize(enum_insert);
-                return std::unexpected(std::move(error));
-            }
-        }
-        sqlite3_finalize(enum_insert);
-    }
-    for (const auto& [which, table_name] : kTableStatements) {
-        const std::string sql = writer_detail::insert_sql(*schema::find_table(table_name));
-        if (sqlite3_prepare_v3(
-                db, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &inserts[static_cast<size_t>(which)], nullptr)
-            != SQLITE_OK)
-            return std::unexpected(sqlite_error("cannot prepare an insert into " + std::string(table_name)));
-    }
-    if (auto ok = prepare_batch(kernel_batch, Insert::Kernel, true); !ok)
-        return ok;
-    if (auto ok = prepare_batch(api_batch, Insert::Runtime, false); !ok)
-        return ok;
-
-    const auto meta_text = [&](std::string_view key, std::string_view value) {
-        Binder(statement(Insert::Meta)).text(key).text(value);
-        return insert(Insert::Meta, "cannot write FP8SCOPE_META");
-    };
-    const auto meta_integer = [&](std::string_view key, int64_t value) {
-        Binder(statement(Insert::Meta)).text(key).integer(value);
-        return insert(Insert::Meta, "cannot write FP8SCOPE_META");
-    };
-    const std::string schema_version
-        = std::to_string(schema::kMajorVersion) + "." + std::to_string(schema::kMinorVersion);
-    for (auto ok : {
-             meta_text(schema::meta::kSchemaVersion, schema_version),
-             meta_text(schema::meta::kProducer, session.producer),
-             meta_text(schema::meta::kToolVersion, FP8SCOPE_VERSION),
-             meta_text(schema::meta::kCommandLine, session.command_line),
-             meta_text(schema::meta::kHost, session.host),
-             meta_integer(schema::meta::kPid, session.pid),
-             meta_integer(schema::meta::kGlobalPid, schema::global_pid(session.pid)),
-             meta_integer(schema::meta::kRank, session.rank),
-             meta_integer(schema::meta::kWorldSize, session.world_size),
-             meta_integer(schema::meta::kCudaRuntimeVersion, session.cuda_runtime_version),
-             meta_integer(schema::meta::kCudaDriverVersion, session.cuda_driver_version),
-             meta_integer(schema::meta::kCuptiVersion, session.cupti_version),
-             meta_integer(schema::meta::kSessionStartUtcNs, session.utc_epoch_ns),
-             meta_integer(schema::meta::kFinished, 0),
-         }) {
-        if (!ok)
-            return ok;
-    }
-    const std::string utc = iso8601(session.utc_epoch_ns, false);
-    const std::string local = iso8601(session.utc_epoch_ns, true);
-    Binder(statement(Insert::SessionStart)).integer(session.utc_epoch_ns).text(utc).text(local);
-    if (auto ok = insert(Insert::SessionStart, "cannot write TARGET_INFO_SESSION_START_TIME"); !ok)
-        return ok;
-    // Commit the schema and meta at once: from here on the file is a valid, unfinished trace.
-    return commit_and_begin(true);
-}
-
-Expected<std::unique_ptr<TraceDb>> TraceDb::create(
-    const std::string& path, const SessionInfo& session, const TraceDbOptions& options)
-{
-    // O_EXCL|O_NOFOLLOW: an existing file or a symlink at `path` fails here instead of being replaced or
-    // followed (spec "Reliability and security"). SQLite then opens the empty file we own, with NOFOLLOW too.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return make_error(ErrorCode::Io, path + ": cannot create the trace: " + std::strerror(errno));
-    ::close(fd);
-
-    auto impl = std::make_unique<Impl>();
-    impl->path = path;
-    impl->options = options;
-    impl->global_pid = schema::global_pid(session.pid);
-    // NOMUTEX: the connection is used by one thread only (TraceDb's contract), so SQLite's per-call mutex
-    // would be pure cost.
-    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr) != SQLITE_OK) {
-        Error error = impl->sqlite_error("cannot open the trace");
-        impl->close_connection();
-        remove_trace_files(path);
-        return std::unexpected(std::move(error));
-    }
-    sqlite3_extended_result_codes(impl->db, 1);
-    if (auto ok = impl->write_schema(session); !ok) {
-        impl->close_connection();
-        remove_trace_files(path); // ours: O_EXCL guaranteed nobody else's file was there
-        return std::unexpected(std::move(ok.error()));
-    }
-    return std::unique_ptr<TraceDb>(new TraceDb(std::move(impl)));
 }
 
 TraceDb::TraceDb(std::unique_ptr<Impl> impl)

@@ -1,4 +1,5 @@
-// TraceDb's state, shared by trace_db.cpp (lifecycle, transactions, interning) and trace_db_rows.cpp (add_*).
+// TraceDb's state, shared by its implementation files: trace_db.cpp (transactions, interning, finish),
+// trace_db_create.cpp (file and schema), trace_db_rows.cpp (add_*) and trace_db_batches.cpp (multi-row inserts).
 #pragma once
 
 #include "fp8scope/format/trace_db.hpp"
