@@ -1,1 +1,74 @@
-int main() { return 0; }
+// fp8scope: the command-line tool. A thin layer over the analyzer: it parses arguments (CLI11), calls the
+// analyzer, and formats what comes back. Exit codes follow the spec's "CLI conventions" (exit_codes.hpp).
+#include "exit_codes.hpp"
+#include "info_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+namespace {
+
+constexpr const char* kMainExamples = R"(Examples:
+  fp8scope info samples/traces/scenario-demo.sqlite
+  fp8scope info run.sqlite --format json
+  fp8scope info --help
+
+Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace, 70 internal error (a bug: please report it).
+Reference: docs/cli.md; trace format: docs/trace-format.md.
+)";
+
+int run(int argc, char** argv)
+{
+    using namespace fp8scope::cli;
+
+    CLI::App app { "fp8scope: profiling and diagnosis of FP8 training on NVIDIA GPUs", "fp8scope" };
+    app.set_version_flag("--version", "fp8scope " FP8SCOPE_VERSION);
+    // At most one subcommand; "none" is reported below with our own message, and an unknown word then reaches
+    // CLI11 as an unexpected argument, which names it.
+    app.require_subcommand(0, 1);
+    app.footer(kMainExamples);
+
+    InfoOptions info_options;
+    CLI::App* info = add_info_command(app, info_options);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+        // --help and --version: CLI11 prints them to stdout.
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        const bool in_info = info->parsed();
+        // CLI11 reports a mistyped subcommand as unexpected arguments, listed in reverse; name it plainly.
+        if (!in_info && argc > 1 && argv[1][0] != '-')
+            fmt::print(stderr, "fp8scope: usage error: unknown subcommand '{}' (available: info)\n", argv[1]);
+        else
+            fmt::print(stderr, "fp8scope: usage error: {}\n", e.what());
+        fmt::print(stderr, "Run '{} --help' for usage and examples.\n", in_info ? "fp8scope info" : "fp8scope");
+        return kExitUsage;
+    }
+
+    if (info->parsed())
+        return run_info(info_options);
+    fmt::print(stderr, "fp8scope: usage error: a subcommand is required (available: info)\n");
+    fmt::print(stderr, "Run 'fp8scope --help' for usage and examples.\n");
+    return kExitUsage;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    // Last resort: every expected failure is an error value with its own exit code. Whatever reaches here is a
+    // bug in fp8scope, reported as such (70, EX_SOFTWARE) instead of std::terminate's abort.
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "fp8scope: internal error: %s\n", e.what());
+    } catch (...) {
+        std::fprintf(stderr, "fp8scope: internal error: unknown exception\n");
+    }
+    return fp8scope::cli::kExitInternal;
+}

@@ -1,0 +1,70 @@
+#include "human_units.hpp"
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+namespace fp8scope::cli {
+
+std::string format_duration_ns(int64_t ns)
+{
+    // Work on the magnitude as a double: INT64_MIN has no positive int64 counterpart.
+    const double magnitude = ns < 0 ? -static_cast<double>(ns) : static_cast<double>(ns);
+    const char* sign = ns < 0 ? "-" : "";
+    if (magnitude < 1e3)
+        return fmt::format("{}{} ns", sign, static_cast<int64_t>(magnitude));
+    if (magnitude < 1e6)
+        return fmt::format("{}{:.3f} us", sign, magnitude / 1e3);
+    if (magnitude < 1e9)
+        return fmt::format("{}{:.3f} ms", sign, magnitude / 1e6);
+    return fmt::format("{}{:.3f} s", sign, magnitude / 1e9);
+}
+
+std::string format_bytes(int64_t bytes)
+{
+    if (bytes < 0)
+        return fmt::format("{} B", bytes);
+    constexpr const char* kUnits[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    if (bytes < 1024)
+        return fmt::format("{} B", bytes);
+    double value = static_cast<double>(bytes) / 1024.0;
+    size_t unit = 0;
+    while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+        value /= 1024.0;
+        ++unit;
+    }
+    return fmt::format("{:.1f} {}", value, kUnits[unit]);
+}
+
+std::optional<std::string> format_utc_iso(int64_t utc_epoch_ns)
+{
+    // Floor division, so that times before 1970 keep a fraction in [0, 1e9).
+    int64_t seconds = utc_epoch_ns / 1'000'000'000;
+    int64_t fraction_ns = utc_epoch_ns % 1'000'000'000;
+    if (fraction_ns < 0) {
+        fraction_ns += 1'000'000'000;
+        --seconds;
+    }
+    const auto time = static_cast<std::time_t>(seconds);
+    std::tm tm {};
+    if (gmtime_r(&time, &tm) == nullptr)
+        return std::nullopt;
+    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+        tm.tm_hour, tm.tm_min, tm.tm_sec, fraction_ns);
+}
+
+std::string printable(std::string_view text)
+{
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20 || byte == 0x7f)
+            out += fmt::format("\\x{:02x}", byte);
+        else
+            out += c;
+    }
+    return out;
+}
+
+} // namespace fp8scope::cli

@@ -1,0 +1,22 @@
+// Formatting of numbers for people: durations, byte sizes, UTC times, and untrusted text made printable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fp8scope::cli {
+
+// "850 ns", "12.500 us", "3.250 ms", "1.500 s" (the largest unit that keeps the integer part >= 1).
+std::string format_duration_ns(int64_t ns);
+// "512 B", "1.5 KiB", "80.0 GiB" (binary units, as nvidia-smi reports memory in MiB).
+std::string format_bytes(int64_t bytes);
+// ns since the Unix epoch as ISO 8601 UTC with ns, "2026-11-21T00:00:00.000000000Z"; nullopt when out of the
+// range gmtime can represent.
+std::optional<std::string> format_utc_iso(int64_t utc_epoch_ns);
+// Trace text is untrusted: control characters (a newline in a host name would break the one-item-per-line
+// layout, an escape sequence would reach the terminal) are shown as \xNN.
+std::string printable(std::string_view text);
+
+} // namespace fp8scope::cli

@@ -1,0 +1,23 @@
+// `fp8scope info TRACE [--format text|json]`: what a trace is, where it came from and what it holds.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace fp8scope::cli {
+
+struct InfoOptions {
+    std::string trace_path;
+    std::string format = "text";
+};
+
+// Adds the `info` subcommand to `app`; its parsed arguments land in `options`, which must outlive parsing.
+CLI::App* add_info_command(CLI::App& app, InfoOptions& options);
+
+// Loads the trace and prints it. Returns an ExitCode. Bad traces print one line on stderr and nothing on stdout.
+int run_info(const InfoOptions& options);
+
+} // namespace fp8scope::cli

@@ -1,0 +1,145 @@
+// `fp8scope info` on good traces: the figures a user reads must be those of the scenario that was written.
+#include "cli_test_support.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+using namespace fp8scope;
+using namespace fp8scope::cli_test;
+using Facts = SmallScenarioFacts;
+
+namespace {
+
+bool has_line(const std::string& text, const std::string& pattern)
+{
+    return std::regex_search(text, std::regex(pattern, std::regex::multiline));
+}
+
+nlohmann::json parse_json(const testing::ProcessResult& result)
+{
+    INFO("stdout:\n" << result.out << "\nstderr:\n" << result.err);
+    REQUIRE(result.exit_code == 0);
+    REQUIRE(result.err.empty());
+    REQUIRE(nlohmann::json::accept(result.out));
+    return nlohmann::json::parse(result.out);
+}
+
+} // namespace
+
+TEST_CASE("info prints a finished trace's origin, process, GPU, time span and rows as text", "[cli][info]")
+{
+    const auto path = scratch_dir("info_text") + "/good.sqlite";
+    write_small_trace(path);
+
+    const auto result = run_fp8scope({ "info", path });
+    INFO("stdout:\n" << result.out << "\nstderr:\n" << result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(result.err.empty());
+    // Not a terminal: no escape sequences.
+    CHECK(result.out.find('\x1b') == std::string::npos);
+    CHECK(has_line(result.out, "^  format +fp8scope trace, schema 1\\.0$"));
+    CHECK(has_line(result.out, "^  producer +.*scenario builder"));
+    CHECK(has_line(result.out, "^  status +finished"));
+    CHECK(result.out.find("unfinished") == std::string::npos);
+    CHECK(has_line(result.out, "^  command line +python train\\.py --fp8$"));
+    CHECK(has_line(result.out, "^  host +gpu-node-7$"));
+    CHECK(has_line(result.out, "^  rank +0 of 1$"));
+    CHECK(has_line(result.out, "^  \\[0\\] NVIDIA H100 80GB HBM3  132 SMs  79\\.6 GiB  compute 9\\.0$"));
+    CHECK(has_line(result.out, "^  session start +2026-11-21T00:00:00\\.000000000Z$"));
+    CHECK(has_line(result.out, "^  first activity +1\\.000 us after session start$"));
+    CHECK(has_line(result.out, "^  last activity +71\\.000 us after session start$"));
+    CHECK(has_line(result.out, "^  duration +70\\.000 us$"));
+    CHECK(has_line(result.out, "^  FP8SCOPE_KERNEL +3$"));
+    CHECK(has_line(result.out, "^  CUPTI_ACTIVITY_KIND_RUNTIME +4$"));
+    CHECK(has_line(result.out, "^  CUPTI_ACTIVITY_KIND_SYNCHRONIZATION +1$"));
+    CHECK(has_line(result.out, "^  dropped records +0$"));
+}
+
+TEST_CASE("info --format json prints the documented, versioned object", "[cli][info]")
+{
+    const auto path = scratch_dir("info_json") + "/good.sqlite";
+    write_small_trace(path);
+
+    const auto json = parse_json(run_fp8scope({ "info", path, "--format", "json" }));
+    CHECK(json.at("fp8scope_info_version") == 1);
+    CHECK(json.at("path") == path);
+    CHECK(json.at("source") == "fp8scope");
+    CHECK(json.at("schema").at("major") == 1);
+    CHECK(json.at("schema").at("minor") == 0);
+    CHECK(json.at("producer").get<std::string>().find("scenario builder") != std::string::npos);
+    CHECK(json.at("finished") == true);
+    CHECK(json.at("process").at("command_line") == Facts::kCommandLine);
+    CHECK(json.at("process").at("host") == Facts::kHost);
+    CHECK(json.at("process").at("pid") == 4242);
+    CHECK(json.at("process").at("rank") == 0);
+    CHECK(json.at("process").at("world_size") == 1);
+    CHECK(json.at("session_start").at("utc") == "2026-11-21T00:00:00.000000000Z");
+    CHECK(json.at("meta").at("host") == Facts::kHost);
+    CHECK(json.at("meta").at("finished") == "1");
+
+    REQUIRE(json.at("gpus").size() == 1);
+    const auto& gpu = json.at("gpus").at(0);
+    CHECK(gpu.at("id") == 0);
+    CHECK(gpu.at("name") == Facts::kGpuName);
+    CHECK(gpu.at("sm_count") == Facts::kSmCount);
+    CHECK(gpu.at("total_memory_bytes") == Facts::kTotalMemoryBytes);
+    CHECK(gpu.at("compute_capability").at("major") == 9);
+    CHECK(gpu.at("compute_capability").at("minor") == 0);
+
+    CHECK(json.at("time_span_ns").at("first") == Facts::kFirstNs);
+    CHECK(json.at("time_span_ns").at("last") == Facts::kLastNs);
+    CHECK(json.at("time_span_ns").at("duration") == Facts::kLastNs - Facts::kFirstNs);
+    CHECK(json.at("row_counts").at("FP8SCOPE_KERNEL") == Facts::kKernels);
+    CHECK(json.at("row_counts").at("CUPTI_ACTIVITY_KIND_RUNTIME") == Facts::kApiCalls);
+    CHECK(json.at("row_counts").at("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") == Facts::kSyncs);
+    CHECK(json.at("row_counts").at("CUPTI_ACTIVITY_KIND_MEMCPY") == 0);
+    CHECK(json.at("dropped_records") == 0);
+}
+
+TEST_CASE("info says a trace is unfinished when its recording process never closed it", "[cli][info]")
+{
+    const auto path = scratch_dir("info_unfinished") + "/crashed.sqlite";
+    write_small_trace(path, /*finished=*/false);
+
+    const auto text = run_fp8scope({ "info", path });
+    INFO("stdout:\n" << text.out << "\nstderr:\n" << text.err);
+    REQUIRE(text.exit_code == 0);
+    CHECK(has_line(text.out,
+        "^  status +unfinished: the recording process did not close the trace \\(crash or SIGKILL\\); data up to "
+        "the last commit is present$"));
+    // Data up to the last commit is still shown.
+    CHECK(has_line(text.out, "^  FP8SCOPE_KERNEL +3$"));
+
+    const auto json = parse_json(run_fp8scope({ "info", path, "--format", "json" }));
+    CHECK(json.at("finished") == false);
+    CHECK(json.at("row_counts").at("FP8SCOPE_KERNEL") == Facts::kKernels);
+}
+
+TEST_CASE("info reads an Nsight Systems SQLite export", "[cli][info][nsight]")
+{
+    const auto path = scratch_dir("info_nsight") + "/report.sqlite";
+    const auto written = small_scenario().write_nsight(path);
+    INFO((written ? std::string() : written.error().message));
+    REQUIRE(written);
+
+    const auto text = run_fp8scope({ "info", path });
+    INFO("stdout:\n" << text.out << "\nstderr:\n" << text.err);
+    REQUIRE(text.exit_code == 0);
+    CHECK(text.err.empty());
+    CHECK(has_line(text.out, "^  format +Nsight Systems SQLite export"));
+    CHECK(has_line(text.out, "^  status +finished"));
+    CHECK(has_line(text.out, "^  CUPTI_ACTIVITY_KIND_KERNEL +3$"));
+    CHECK(text.out.find(Facts::kGpuName) != std::string::npos);
+
+    const auto json = parse_json(run_fp8scope({ "info", path, "--format", "json" }));
+    CHECK(json.at("source") == "nsight");
+    CHECK(json.at("finished") == true);
+    CHECK(json.at("row_counts").at("CUPTI_ACTIVITY_KIND_KERNEL") == Facts::kKernels);
+    CHECK(json.at("row_counts").at("CUPTI_ACTIVITY_KIND_RUNTIME") == Facts::kApiCalls);
+    REQUIRE(json.at("gpus").size() == 1);
+    CHECK(json.at("gpus").at(0).at("name") == Facts::kGpuName);
+    CHECK(json.at("time_span_ns").at("first") == Facts::kFirstNs);
+    CHECK(json.at("time_span_ns").at("last") == Facts::kLastNs);
+}
