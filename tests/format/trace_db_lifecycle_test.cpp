@@ -253,3 +253,25 @@ TEST_CASE("an SQLite error comes back as one Io line naming the file and the Tra
     SqliteFile file(path);
     CHECK(file.rows("SELECT id FROM FP8SCOPE_TENSOR_SITE ORDER BY id") == std::vector<Row> { { "1" }, { "2" } });
 }
+
+TEST_CASE("finish while another connection holds the file keeps the finished trace and reports the WAL left behind")
+{
+    const std::string path = scratch_path("lifecycle_finish_busy.sqlite");
+    auto db = TraceDb::create(path, test_session());
+    REQUIRE(db.has_value());
+    REQUIRE((*db)->add_kernel(kernel_row((*db)->intern("k"), 0, 1)).has_value());
+    {
+        SqliteFile reader(path); // e.g. `fp8scope info` run on the trace while it is being recorded
+        REQUIRE(reader.is_open());
+        REQUIRE(reader.value("SELECT value FROM FP8SCOPE_META WHERE key = 'finished'") == "0");
+        auto finished = (*db)->finish({ .reason = "exit", .session_end_ns = 5 });
+        REQUIRE_FALSE(finished.has_value());
+        CHECK(finished.error().code == ErrorCode::Io);
+        CHECK(finished.error().message.starts_with(path + ": cannot leave WAL mode: "));
+    }
+    SqliteFile file(path);
+    CHECK(file.value("SELECT value FROM FP8SCOPE_META WHERE key = 'finished'") == "1");
+    CHECK(file.integer("SELECT count(*) FROM FP8SCOPE_KERNEL") == 1);
+    CHECK(file.integer("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'FP8SCOPE_IDX_%'")
+        == static_cast<int64_t>(std::size(schema::kIndexes)));
+}
