@@ -17,7 +17,7 @@ namespace fp8scope::cli {
 
 namespace {
 
-    constexpr const char* kInfoExamples = R"(Examples:
+constexpr const char* kInfoExamples = R"(Examples:
   fp8scope info samples/traces/scenario-demo.sqlite
   fp8scope info run.sqlite --format json
   fp8scope info report.sqlite     (an Nsight Systems export: nsys export --type sqlite)
@@ -26,40 +26,40 @@ Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stde
 The JSON object is documented in docs/cli.md.
 )";
 
-    // Bold headings only for a person at a terminal: never in pipes, files or CI logs, and never with NO_COLOR
-    // set (no-color.org) or on a dumb terminal.
-    bool use_bold_headings()
-    {
-        if (isatty(STDOUT_FILENO) == 0 || std::getenv("NO_COLOR") != nullptr)
-            return false;
-        const char* term = std::getenv("TERM");
-        return term != nullptr && std::strcmp(term, "dumb") != 0;
-    }
+// Bold headings only for a person at a terminal: never in pipes, files or CI logs, and never with NO_COLOR
+// set (no-color.org) or on a dumb terminal.
+bool use_bold_headings()
+{
+    if (isatty(STDOUT_FILENO) == 0 || std::getenv("NO_COLOR") != nullptr)
+        return false;
+    const char* term = std::getenv("TERM");
+    return term != nullptr && std::strcmp(term, "dumb") != 0;
+}
 
-    // Error messages from the loader are one line already; this keeps the promise even if one is not.
-    std::string one_line(std::string text)
-    {
-        for (char& c : text) {
-            if (c == '\n' || c == '\r')
-                c = ' ';
-        }
-        return text;
+// Error messages from the loader are one line already; this keeps the promise even if one is not.
+std::string one_line(std::string text)
+{
+    for (char& c : text) {
+        if (c == '\n' || c == '\r')
+            c = ' ';
     }
+    return text;
+}
 
-    int fail_bad_trace(const std::string& message)
-    {
-        fmt::print(stderr, "fp8scope: error: {}\n", one_line(message));
-        return kExitBadTrace;
-    }
+int fail_bad_trace(const std::string& message)
+{
+    fmt::print(stderr, "fp8scope: error: {}\n", one_line(message));
+    return kExitBadTrace;
+}
 
-    int write_stdout(const std::string& text)
-    {
-        if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
-            fmt::print(stderr, "fp8scope: error: cannot write to stdout: {}\n", std::strerror(errno));
-            return kExitOutput;
-        }
-        return kExitOk;
+int write_stdout(const std::string& text)
+{
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+        fmt::print(stderr, "fp8scope: error: cannot write to stdout: {}\n", std::strerror(errno));
+        return kExitOutput;
     }
+    return kExitOk;
+}
 
 } // namespace
 

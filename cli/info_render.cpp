@@ -10,97 +10,116 @@ namespace fp8scope::cli {
 
 namespace {
 
-    using analyzer::TraceModel;
-    using analyzer::TraceSource;
-    using Json = nlohmann::ordered_json;
+using analyzer::TraceModel;
+using analyzer::TraceSource;
+using Json = nlohmann::ordered_json;
 
-    constexpr int kLabelWidth = 16;
+constexpr int kLabelWidth = 16;
 
-    std::string source_name(TraceSource source) { return source == TraceSource::Nsight ? "nsight" : "fp8scope"; }
+std::string source_name(TraceSource source)
+{
+    return source == TraceSource::Nsight ? "nsight" : "fp8scope";
+}
 
-    std::string or_unknown(const std::string& text) { return text.empty() ? "unknown" : printable(text); }
+std::string or_unknown(const std::string& text)
+{
+    return text.empty() ? "unknown" : printable(text);
+}
 
-    // CUDA encodes runtime and driver versions as 1000 * major + 10 * minor (cudaRuntimeGetVersion docs).
-    std::string cuda_version(int32_t version) { return fmt::format("{}.{}", version / 1000, (version % 1000) / 10); }
+// CUDA encodes runtime and driver versions as 1000 * major + 10 * minor (cudaRuntimeGetVersion docs).
+std::string cuda_version(int32_t version)
+{
+    return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
+}
 
-    std::string rank_text(const analyzer::TraceMeta& meta)
+std::string rank_text(const analyzer::TraceMeta& meta)
+{
+    // fp8scope writes -1 for a job without a rank; an Nsight export does not record ranks at all.
+    if (meta.rank < 0)
+        return meta.source == TraceSource::Nsight ? "unknown" : "none";
+    if (meta.world_size < 0)
+        return fmt::format("{} (world size unknown)", meta.rank);
+    return fmt::format("{} of {}", meta.rank, meta.world_size);
+}
+
+std::string status_text(const analyzer::TraceMeta& meta)
+{
+    if (!meta.finished)
+        return std::string(kUnfinishedText);
+    if (meta.finish_reason.empty())
+        return "finished";
+    return fmt::format("finished ({})", printable(meta.finish_reason));
+}
+
+class TextWriter {
+public:
+    explicit TextWriter(TextStyle style)
+        : style_(style)
     {
-        if (meta.rank < 0)
-            return "none";
-        if (meta.world_size < 0)
-            return fmt::format("{} (world size unknown)", meta.rank);
-        return fmt::format("{} of {}", meta.rank, meta.world_size);
     }
-
-    std::string status_text(const analyzer::TraceMeta& meta)
+    void heading(std::string_view title)
     {
-        if (!meta.finished)
-            return std::string(kUnfinishedText);
-        if (meta.finish_reason.empty())
-            return "finished";
-        return fmt::format("finished ({})", printable(meta.finish_reason));
+        if (!out_.empty())
+            out_ += '\n';
+        if (style_.bold_headings)
+            out_ += fmt::format("\x1b[1m{}\x1b[0m\n", title);
+        else
+            out_ += fmt::format("{}\n", title);
     }
-
-    class TextWriter {
-    public:
-        explicit TextWriter(TextStyle style)
-            : style_(style)
-        {
-        }
-        void heading(std::string_view title)
-        {
-            if (!out_.empty())
-                out_ += '\n';
-            if (style_.bold_headings)
-                out_ += fmt::format("\x1b[1m{}\x1b[0m\n", title);
-            else
-                out_ += fmt::format("{}\n", title);
-        }
-        void field(std::string_view label, std::string_view value)
-        {
-            out_ += fmt::format("  {:<{}}{}\n", label, kLabelWidth, value);
-        }
-        void line(std::string_view text) { out_ += fmt::format("  {}\n", text); }
-        std::string take() { return std::move(out_); }
-
-    private:
-        TextStyle style_;
-        std::string out_;
-    };
-
-    void write_gpus(TextWriter& text, const TraceModel& model)
+    void field(std::string_view label, std::string_view value)
     {
-        text.heading("GPUs");
-        if (model.gpus.empty()) {
-            text.line("none recorded");
-            return;
-        }
-        size_t name_width = 0;
-        for (const auto& gpu : model.gpus)
-            name_width = std::max(name_width, printable(gpu.name).size());
-        for (const auto& gpu : model.gpus) {
-            text.line(fmt::format("[{}] {:<{}}  {} SMs  {}  compute {}.{}", gpu.id, printable(gpu.name), name_width,
-                gpu.sm_count, format_bytes(gpu.total_memory_bytes), gpu.compute_major, gpu.compute_minor));
-        }
+        out_ += fmt::format("  {:<{}}{}\n", label, kLabelWidth, value);
     }
+    void line(std::string_view text) { out_ += fmt::format("  {}\n", text); }
+    std::string take() { return std::move(out_); }
 
-    void write_rows(TextWriter& text, const TraceModel& model)
-    {
-        text.heading("Rows");
-        size_t name_width = std::string_view("dropped records").size();
-        size_t count_width = 1;
-        for (const auto& [table, rows] : model.row_counts) {
-            name_width = std::max(name_width, table.size());
-            count_width = std::max(count_width, fmt::formatted_size("{}", rows));
-        }
-        for (const auto& [table, rows] : model.row_counts)
-            text.line(fmt::format("{:<{}}  {:>{}}", printable(table), name_width, rows, count_width));
-        text.line(fmt::format("{:<{}}  {:>{}}", "dropped records", name_width, model.dropped_records(), count_width));
+private:
+    TextStyle style_;
+    std::string out_;
+};
+
+void write_gpus(TextWriter& text, const TraceModel& model)
+{
+    text.heading("GPUs");
+    if (model.gpus.empty()) {
+        text.line("none recorded");
+        return;
     }
+    size_t name_width = 0;
+    for (const auto& gpu : model.gpus)
+        name_width = std::max(name_width, printable(gpu.name).size());
+    for (const auto& gpu : model.gpus) {
+        text.line(fmt::format("[{}] {:<{}}  {} SMs  {}  compute {}.{}", gpu.id, printable(gpu.name), name_width,
+            gpu.sm_count, format_bytes(gpu.total_memory_bytes), gpu.compute_major, gpu.compute_minor));
+    }
+}
 
-    Json id_or_null(int64_t value) { return value < 0 ? Json(nullptr) : Json(value); }
-    Json version_or_null(int32_t value) { return value == 0 ? Json(nullptr) : Json(value); }
-    Json text_or_null(const std::string& value) { return value.empty() ? Json(nullptr) : Json(value); }
+void write_rows(TextWriter& text, const TraceModel& model)
+{
+    text.heading("Rows");
+    size_t name_width = std::string_view("dropped records").size();
+    size_t count_width = 1;
+    for (const auto& [table, rows] : model.row_counts) {
+        name_width = std::max(name_width, table.size());
+        count_width = std::max(count_width, fmt::formatted_size("{}", rows));
+    }
+    for (const auto& [table, rows] : model.row_counts)
+        text.line(fmt::format("{:<{}}  {:>{}}", printable(table), name_width, rows, count_width));
+    text.line(fmt::format("{:<{}}  {:>{}}", "dropped records", name_width, model.dropped_records(), count_width));
+}
+
+Json id_or_null(int64_t value)
+{
+    return value < 0 ? Json(nullptr) : Json(value);
+}
+Json version_or_null(int32_t value)
+{
+    return value == 0 ? Json(nullptr) : Json(value);
+}
+Json text_or_null(const std::string& value)
+{
+    return value.empty() ? Json(nullptr) : Json(value);
+}
 
 } // namespace
 
@@ -112,8 +131,8 @@ std::string render_info_text(const TraceModel& model, TextStyle style)
     text.heading("Trace");
     text.field("path", printable(model.path));
     if (meta.source == TraceSource::Nsight)
-        text.field("format", fmt::format("Nsight Systems SQLite export, schema {}.{}", meta.schema_major,
-                                  meta.schema_minor));
+        text.field(
+            "format", fmt::format("Nsight Systems SQLite export, schema {}.{}", meta.schema_major, meta.schema_minor));
     else
         text.field("format", fmt::format("fp8scope trace, schema {}.{}", meta.schema_major, meta.schema_minor));
     text.field("producer", or_unknown(meta.producer));

@@ -106,8 +106,10 @@ TEST_CASE("bad input: a truncated trace", "[cli][bad-input]")
 TEST_CASE("bad input: a newer schema version names both versions", "[cli][bad-input]")
 {
     const auto path = good_trace("bad_newer_version");
-    exec_sql(path, "PRAGMA user_version = " + std::to_string(schema::encode_user_version(2, 0)) + ";"
-                   "UPDATE FP8SCOPE_META SET value = '2.0' WHERE key = 'schema_version';");
+    exec_sql(path,
+        "PRAGMA user_version = " + std::to_string(schema::encode_user_version(2, 0))
+            + ";"
+              "UPDATE FP8SCOPE_META SET value = '2.0' WHERE key = 'schema_version';");
     check_bad_in_both_formats(path, "2.0");
     CHECK(info(path, "text").err.find("1.0") != std::string::npos);
 }

@@ -52,8 +52,8 @@ void drop_not_null(const std::string& path, const std::string& table)
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
     sqlite3_stmt* statement = nullptr;
-    REQUIRE(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1", -1, &statement,
-                nullptr)
+    REQUIRE(sqlite3_prepare_v2(
+                db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1", -1, &statement, nullptr)
         == SQLITE_OK);
     sqlite3_bind_text(statement, 1, table.c_str(), -1, SQLITE_TRANSIENT);
     REQUIRE(sqlite3_step(statement) == SQLITE_ROW);

@@ -108,8 +108,8 @@ TensorStatsRow stats_row(int64_t site, int64_t step, int64_t at_ns, schema::Dtyp
     row.sum_cubes = 0.0;
     row.sum_fourth = static_cast<double>(row.numel) * amax * amax * amax * amax / 1024.0;
     row.hist_first_exponent = -20;
-    row.exponent_histogram = { 16, 64, 256, 1'024, 4'096, 16'384, 65'536, 262'144, 1'048'576, 4'194'304,
-        8'388'608, 2'097'152, 524'288, 131'072, 32'768, 8'192, 2'048, 512, 128, 32, 8 };
+    row.exponent_histogram = { 16, 64, 256, 1'024, 4'096, 16'384, 65'536, 262'144, 1'048'576, 4'194'304, 8'388'608,
+        2'097'152, 524'288, 131'072, 32'768, 8'192, 2'048, 512, 128, 32, 8 };
     return row;
 }
 

@@ -18,17 +18,17 @@ namespace fp8scope::testing {
 
 namespace {
 
-    struct Pipe {
-        int read_fd = -1;
-        int write_fd = -1;
-    };
+struct Pipe {
+    int read_fd = -1;
+    int write_fd = -1;
+};
 
-    Pipe make_pipe()
-    {
-        int fds[2];
-        REQUIRE(pipe2(fds, O_CLOEXEC) == 0);
-        return Pipe { fds[0], fds[1] };
-    }
+Pipe make_pipe()
+{
+    int fds[2];
+    REQUIRE(pipe2(fds, O_CLOEXEC) == 0);
+    return Pipe { fds[0], fds[1] };
+}
 
 } // namespace
 
@@ -99,6 +99,9 @@ ProcessResult run_process(const std::vector<std::string>& argv)
     return result;
 }
 
-size_t line_count(const std::string& text) { return static_cast<size_t>(std::ranges::count(text, '\n')); }
+size_t line_count(const std::string& text)
+{
+    return static_cast<size_t>(std::ranges::count(text, '\n'));
+}
 
 } // namespace fp8scope::testing

@@ -20,7 +20,10 @@ void check_usage_error(const testing::ProcessResult& result, const std::string& 
 
 } // namespace
 
-TEST_CASE("usage error: no arguments", "[cli][usage]") { check_usage_error(run_fp8scope({}), "fp8scope"); }
+TEST_CASE("usage error: no arguments", "[cli][usage]")
+{
+    check_usage_error(run_fp8scope({}), "fp8scope");
+}
 
 TEST_CASE("usage error: an unknown subcommand", "[cli][usage]")
 {

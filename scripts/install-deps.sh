@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian packages fp8scope builds with, only those that are missing. Idempotent: a second run
+# installs nothing. Prints one line saying what it did.
+set -euo pipefail
+
+packages=(
+    build-essential
+    cmake
+    pkg-config
+    libsqlite3-dev
+    catch2
+    libcli11-dev
+    nlohmann-json3-dev
+    libfmt-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+    # dpkg -s also succeeds for packages removed with their config files left; only "install ok installed" counts.
+    if ! dpkg -s "$package" 2>/dev/null | grep -q '^Status: install ok installed'; then
+        missing+=("$package")
+    fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages already installed"
+    exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+        echo "install-deps: missing packages (${missing[*]}) and not root, and sudo is not available" >&2
+        exit 1
+    fi
+    sudo=(sudo)
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq >/dev/null
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: installed ${missing[*]}"

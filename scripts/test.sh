@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# README command 2: install what is missing, then build and run every test in two configurations:
+#   build/test  everything this machine can build (CMake detects CUDA; without it the CUDA stages are off);
+#   build/asan  the same tests under AddressSanitizer and UBSan (FP8SCOPE_SANITIZE=ON), without the CUDA stages,
+#               so that the bad-input tests also prove there is no memory error.
+# Exits non-zero if a build or a test fails in either. Idempotent: re-running reuses both build directories.
+# Set FP8SCOPE_JOBS to change build parallelism (default: the number of cores).
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+jobs="${FP8SCOPE_JOBS:-$(nproc)}"
+color=()
+if [ "${CI:-}" = "true" ]; then
+    color=(-DCMAKE_COLOR_MAKEFILE=OFF) # plain CI logs
+fi
+
+scripts/install-deps.sh || exit 1
+
+failed=()
+
+run_config() {
+    local name=$1
+    shift
+    local dir="build/$name"
+    echo "== $name: configure and build ($dir)"
+    if ! cmake -S . -B "$dir" -DFP8SCOPE_BUILD_TESTS=ON "${color[@]}" "$@"; then
+        failed+=("$name (configure)")
+        return
+    fi
+    if ! cmake --build "$dir" -j "$jobs"; then
+        failed+=("$name (build)")
+        return
+    fi
+    echo "== $name: ctest"
+    if ! (cd "$dir" && ctest --output-on-failure -j2); then
+        failed+=("$name (tests)")
+    fi
+}
+
+run_config test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_config asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFP8SCOPE_SANITIZE=ON -DFP8SCOPE_BUILD_COLLECTOR=OFF \
+    -DFP8SCOPE_BUILD_PROBES=OFF -DFP8SCOPE_BUILD_SAMPLES=OFF -DFP8SCOPE_BUILD_BENCH=OFF
+
+if [ "${#failed[@]}" -ne 0 ]; then
+    echo "test.sh: FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "test.sh: all tests passed in build/test and build/asan"
