@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <pthread.h>
+#include <system_error>
 #include <thread>
 #include <utility>
 
