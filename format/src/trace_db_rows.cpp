@@ -77,8 +77,8 @@ Expected<int64_t> TraceDb::Impl::config_id(const KernelConfig& config)
         const auto index = static_cast<size_t>(config.mangled_name.value - 1);
         // An id this TraceDb did not hand out has no text; its derived names are the id itself.
         if (config.mangled_name.value >= 1 && index < strings_by_id.size()) {
-            // Copies: interning below may add strings, and the text is needed only here.
-            const std::string mangled = *strings_by_id[index];
+            // A reference into the map's node, which stays put when interning below adds strings or rehashes.
+            const std::string& mangled = *strings_by_id[index];
             const std::string demangled = demangle_kernel_name(mangled);
             const std::string short_name = kernel_short_name(demangled);
             names.demangled = intern(demangled);
@@ -90,9 +90,12 @@ Expected<int64_t> TraceDb::Impl::config_id(const KernelConfig& config)
     }
     const auto id = static_cast<int64_t>(configs_by_id.size()) + 1;
     configs_by_id.push_back({ config, names.demangled, names.short_name });
-    configs.emplace(config, id);
-    if (auto ok = insert_config(id, configs_by_id.back()); !ok)
+    if (auto ok = insert_config(id, configs_by_id.back()); !ok) {
+        // Not remembered, so the next launch of this config tries again instead of pointing at a missing row.
+        configs_by_id.pop_back();
         return std::unexpected(std::move(ok.error()));
+    }
+    configs.emplace(config, id);
     return id;
 }
 
