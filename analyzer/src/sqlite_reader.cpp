@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <sys/stat.h>
 #include <utility>
 
 namespace fp8scope::analyzer::detail {
@@ -27,6 +30,41 @@ std::string quoted(std::string_view identifier)
     }
     out += '"';
     return out;
+}
+
+// A WAL-mode file (header byte 18 = 2, sqlite.org/fileformat2.html §1.3) with no -wal file next to it: its
+// writer closed it cleanly or never got far, and nobody is writing it now (a live WAL writer always has a -wal
+// file). SQLite would create -wal and -shm files to read it, which leaves litter next to the trace and fails in
+// a read-only directory; opened as immutable, it needs neither.
+bool closed_wal_file(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    char header[20] = {};
+    if (!in.read(header, sizeof header))
+        return false;
+    constexpr std::string_view kMagic("SQLite format 3\0", 16);
+    if (std::string_view(header, kMagic.size()) != kMagic || header[18] != 2)
+        return false;
+    struct stat info { };
+    return ::stat((path + "-wal").c_str(), &info) != 0 && errno == ENOENT;
+}
+
+// "file:" URI for `path` with ?immutable=1 (sqlite.org/uri.html): every byte but unreserved ones and '/'
+// percent-encoded, and a leading "//" kept from reading as an authority.
+std::string immutable_uri(const std::string& path)
+{
+    std::string encoded;
+    for (const char c : path) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/'
+            || c == '.' || c == '_' || c == '-' || c == '~';
+        if (plain)
+            encoded += c;
+        else
+            encoded += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    }
+    if (encoded.starts_with("//"))
+        encoded.replace(0, 1, "%2F");
+    return "file:" + encoded + "?immutable=1";
 }
 
 std::string_view type_name(int type)
@@ -90,9 +128,14 @@ Expected<TraceFile> TraceFile::open(const std::string& path)
 {
     // This SQLite is built with SQLITE_USE_URI=1, so a name starting with "file:" would be parsed as a URI whose
     // query could switch options (mode=rwc, vfs=...); "./file:x" is the same file, taken literally.
-    const std::string open_name = path.starts_with("file:") ? "./" + path : path;
+    std::string open_name = path.starts_with("file:") ? "./" + path : path;
+    int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_EXRESCODE;
+    if (closed_wal_file(path)) {
+        open_name = immutable_uri(path);
+        flags |= SQLITE_OPEN_URI;
+    }
     sqlite3* db = nullptr;
-    const int rc = sqlite3_open_v2(open_name.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_EXRESCODE, nullptr);
+    const int rc = sqlite3_open_v2(open_name.c_str(), &db, flags, nullptr);
     TraceFile file(db, path);
     if (rc != SQLITE_OK)
         return std::unexpected(file.sqlite_error(rc, "opening"));

@@ -1,0 +1,213 @@
+// Every table through the real writer (TraceDb, via the scenario builder) and back through the loader, with
+// every loaded field compared to what was written.
+#include "fp8scope/analyzer/trace_loader.hpp"
+#include "loader_test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace fp8scope;
+using namespace fp8scope::analyzer;
+using namespace fp8scope::testing;
+
+namespace {
+
+void check_stats(const TensorStats& loaded, const TensorStatsRow& written)
+{
+    CHECK(loaded.site_id == written.site_id);
+    CHECK(loaded.step == written.step);
+    CHECK(loaded.timestamp_ns == written.timestamp_ns);
+    CHECK(loaded.device_id == written.device_id);
+    CHECK(loaded.stream_id == written.stream_id);
+    CHECK(loaded.correlation_id == written.correlation_id);
+    CHECK(loaded.dtype == static_cast<int32_t>(written.dtype));
+    CHECK(loaded.target_format == static_cast<int32_t>(written.target_format));
+    CHECK(loaded.numel == written.numel);
+    CHECK(loaded.scale == written.scale);
+    CHECK(loaded.scale_inv == written.scale_inv);
+    CHECK(loaded.amax == written.amax);
+    CHECK(loaded.min_nonzero_abs == written.min_nonzero_abs);
+    CHECK(loaded.zeros == written.zeros);
+    CHECK(loaded.nans == written.nans);
+    CHECK(loaded.infs == written.infs);
+    CHECK(loaded.overflows == written.overflows);
+    CHECK(loaded.underflows == written.underflows);
+    CHECK(loaded.subnormals == written.subnormals);
+    CHECK(loaded.saturated == written.saturated);
+    CHECK(loaded.sum == written.sum);
+    CHECK(loaded.sum_squares == written.sum_squares);
+    CHECK(loaded.sum_cubes == written.sum_cubes);
+    CHECK(loaded.sum_fourth == written.sum_fourth);
+    CHECK(loaded.hist_first_exponent == written.hist_first_exponent);
+    CHECK(loaded.exponent_histogram == written.exponent_histogram);
+}
+
+} // namespace
+
+TEST_CASE("every table round-trips through the writer and the loader", "[loader]")
+{
+    const std::string path = scratch_dir("roundtrip") + "/full.sqlite";
+    const Scenario scenario = full_scenario();
+    REQUIRE(scenario.write_fp8scope(path));
+
+    auto loaded = load_trace(path);
+    INFO((loaded ? std::string() : loaded.error().message));
+    REQUIRE(loaded);
+    const TraceModel& model = *loaded;
+    CHECK(model.path == path);
+    check_common_content(model);
+
+    SECTION("meta")
+    {
+        const TraceMeta& meta = model.meta;
+        CHECK(meta.source == TraceSource::Fp8scope);
+        CHECK(meta.schema_major == schema::kMajorVersion);
+        CHECK(meta.schema_minor == schema::kMinorVersion);
+        CHECK(meta.producer == "scenario builder");
+        CHECK(meta.command_line == "scenario");
+        CHECK(meta.host == "scenario-host");
+        CHECK(meta.pid == 4242);
+        CHECK(meta.rank == -1);
+        CHECK(meta.world_size == -1);
+        CHECK(meta.cuda_runtime_version == 13000);
+        CHECK(meta.cuda_driver_version == 13000);
+        CHECK(meta.cupti_version == 130001);
+        CHECK(meta.session_start_utc_ns == 1'795'219'200'000'000'000);
+        CHECK(meta.finished);
+        CHECK(meta.finish_reason == "exit");
+        CHECK(meta.raw.at("schema_version") == "1.0");
+        CHECK(meta.raw.at("pid") == "4242");
+        CHECK(meta.raw.at("global_pid") == std::to_string(schema::global_pid(4242)));
+        CHECK(meta.raw.at("finished") == "1");
+        CHECK(meta.raw.at("session_end_ns") == "3000");
+        CHECK(meta.raw.at("dropped_records") == "12");
+    }
+
+    SECTION("row counts")
+    {
+        const auto& counts = model.row_counts;
+        CHECK(counts.at("FP8SCOPE_KERNEL") == 4);
+        CHECK(counts.at("FP8SCOPE_KERNEL_CONFIG") == 4);
+        CHECK(counts.at("FP8SCOPE_KERNEL_LATENCY") == 0);
+        CHECK(counts.at("CUPTI_ACTIVITY_KIND_RUNTIME") == 13);
+        CHECK(counts.at("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") == 5);
+        CHECK(counts.at("CUPTI_ACTIVITY_KIND_MEMCPY") == 3);
+        CHECK(counts.at("CUPTI_ACTIVITY_KIND_MEMSET") == 1);
+        CHECK(counts.at("NVTX_EVENTS") == 3);
+        CHECK(counts.at("ThreadNames") == 2);
+        CHECK(counts.at("TARGET_INFO_GPU") == 2);
+        CHECK(counts.at("FP8SCOPE_TENSOR_SITE") == 2);
+        CHECK(counts.at("FP8SCOPE_TENSOR_STATS") == 2);
+        CHECK(counts.at("FP8SCOPE_SCALAR") == 2);
+        CHECK(counts.at("FP8SCOPE_STEP_MARKER") == 2);
+        CHECK(counts.at("FP8SCOPE_OVERHEAD") == 2);
+        CHECK(counts.at("FP8SCOPE_DROPPED") == 2);
+        CHECK(counts.at("StringIds") == static_cast<int64_t>(model.strings.size()));
+    }
+
+    SECTION("tensor sites and statistics")
+    {
+        REQUIRE(model.tensor_sites.size() == 2);
+        const TensorSite& weight = model.tensor_sites[0];
+        CHECK(weight.id == 1);
+        CHECK(model.strings[weight.name] == "layer0.fc1.weight");
+        REQUIRE(weight.nvtx_path);
+        CHECK(model.strings[*weight.nvtx_path] == "step 1/layer0");
+        CHECK(weight.ordinal == 0);
+        CHECK(weight.rows == 4096);
+        CHECK(weight.cols == 1024);
+        CHECK(weight.batch == 1);
+        CHECK(weight.dtype == static_cast<int32_t>(schema::Dtype::BFloat16));
+        CHECK(weight.role == static_cast<int32_t>(schema::TensorRole::Weight));
+        CHECK(weight.source == static_cast<int32_t>(schema::StatsSource::GemmInterception));
+        const TensorSite& input = model.tensor_sites[1];
+        CHECK(input.id == 2);
+        CHECK(model.strings[input.name] == "layer0.fc1.input");
+        CHECK_FALSE(input.nvtx_path);
+        CHECK(input.rows == 8);
+        CHECK(input.cols == 4096);
+        CHECK(input.role == static_cast<int32_t>(schema::TensorRole::Input));
+        CHECK(input.source == static_cast<int32_t>(schema::StatsSource::ExplicitProbe));
+
+        REQUIRE(model.tensor_stats.size() == 2);
+        // Sorted by timestamp: the second row written (1300 ns) comes first.
+        check_stats(model.tensor_stats[0], full_scenario_stats(1));
+        check_stats(model.tensor_stats[1], full_scenario_stats(0));
+    }
+
+    SECTION("scalars, step markers, overhead, dropped records")
+    {
+        const int64_t main_tid = schema::global_tid(4242, 4242);
+        REQUIRE(model.scalars.size() == 2);
+        CHECK(model.scalars[0].timestamp_ns == 2990);
+        CHECK(model.scalars[0].step == 1);
+        CHECK(model.strings[model.scalars[0].name] == "loss");
+        CHECK(model.scalars[0].value == 2.5);
+        CHECK(model.scalars[0].global_tid == main_tid);
+        CHECK(model.scalars[1].timestamp_ns == 2995);
+        CHECK_FALSE(model.scalars[1].step);
+        CHECK(model.strings[model.scalars[1].name] == "lr");
+        CHECK(model.scalars[1].value == 1e-4);
+
+        REQUIRE(model.step_markers.size() == 2);
+        CHECK(model.step_markers[0].timestamp_ns == 500);
+        CHECK(model.step_markers[0].step == 1);
+        CHECK(model.step_markers[0].global_tid == main_tid);
+        CHECK(model.step_markers[1].timestamp_ns == 3000);
+        CHECK(model.step_markers[1].step == 2);
+
+        REQUIRE(model.overheads.size() == 2);
+        CHECK(model.overheads[0].start_ns == 50);
+        CHECK(model.overheads[0].end_ns == 60);
+        CHECK(model.overheads[0].kind == static_cast<int32_t>(schema::OverheadKind::WriterCommit));
+        CHECK(model.overheads[1].start_ns == 100);
+        CHECK(model.overheads[1].end_ns == 150);
+        CHECK(model.overheads[1].kind == static_cast<int32_t>(schema::OverheadKind::CuptiBufferFlush));
+
+        REQUIRE(model.dropped.size() == 2);
+        CHECK(model.dropped[0].timestamp_ns == 2500);
+        CHECK(model.dropped[0].source == static_cast<int32_t>(schema::DropSource::CuptiNoBuffer));
+        CHECK(model.dropped[0].count == 7);
+        CHECK(model.dropped[1].timestamp_ns == 2600);
+        CHECK(model.dropped[1].source == static_cast<int32_t>(schema::DropSource::WriterQueueFull));
+        CHECK(model.dropped[1].count == 5);
+        CHECK(model.dropped_records() == 12);
+    }
+}
+
+TEST_CASE("an unfinished trace loads and says it is unfinished", "[loader]")
+{
+    // A trace closed without finish() stays in WAL mode with no -wal file; the loader must read it without
+    // creating -wal or -shm files next to it, whatever characters its name holds.
+    const std::string dir = scratch_dir("unfinished");
+    for (const std::string name : { "unfinished.sqlite", "odd name %41?x=1#frag.sqlite" }) {
+        const std::string path = dir + "/" + name;
+        INFO(path);
+        REQUIRE(full_scenario().write_fp8scope(path, false));
+        REQUIRE_FALSE(std::filesystem::exists(path + "-wal"));
+        auto loaded = load_trace(path);
+        INFO((loaded ? std::string() : loaded.error().message));
+        REQUIRE(loaded);
+        CHECK_FALSE(loaded->meta.finished);
+        CHECK(loaded->meta.raw.at("finished") == "0");
+        CHECK(loaded->meta.finish_reason.empty());
+        check_common_content(*loaded);
+        CHECK_FALSE(std::filesystem::exists(path + "-wal"));
+        CHECK_FALSE(std::filesystem::exists(path + "-shm"));
+    }
+}
+
+TEST_CASE("an empty trace loads with no activity", "[loader]")
+{
+    const std::string path = scratch_dir("empty_trace") + "/empty.sqlite";
+    REQUIRE(Scenario().write_fp8scope(path));
+    auto loaded = load_trace(path);
+    REQUIRE(loaded);
+    CHECK(loaded->kernels.size() == 0);
+    CHECK(loaded->api_calls.size() == 0);
+    CHECK_FALSE(loaded->time_span_ns());
+    CHECK(loaded->dropped_records() == 0);
+    REQUIRE(loaded->gpus.size() == 1);
+    CHECK(loaded->gpus[0].name == "NVIDIA H100 80GB HBM3");
+}
