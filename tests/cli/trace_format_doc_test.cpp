@@ -7,9 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -57,10 +57,16 @@ Doc read_doc()
             Heading heading { doc.lines.size(), 0, {} };
             while (heading.level < static_cast<int>(line.size()) && line[heading.level] == '#')
                 ++heading.level;
-            static const std::regex identifier("[A-Za-z0-9_]+");
-            for (auto it = std::sregex_iterator(line.begin(), line.end(), identifier); it != std::sregex_iterator();
-                 ++it)
-                heading.words.push_back(it->str());
+            // Identifiers: runs of letters, digits and underscores.
+            std::string word;
+            for (const char c : line + ' ') {
+                if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+                    word += c;
+                } else if (!word.empty()) {
+                    heading.words.push_back(std::move(word));
+                    word.clear();
+                }
+            }
             doc.headings.push_back(std::move(heading));
         }
         doc.lines.push_back(std::move(line));

@@ -52,7 +52,7 @@ TEST_CASE("usage error: info --format xml", "[cli][usage]")
     CHECK(result.err.find("xml") != std::string::npos);
 }
 
-TEST_CASE("--version prints the project version", "[cli][usage]")
+TEST_CASE("fp8scope --version prints the project version", "[cli][usage]")
 {
     const auto result = run_fp8scope({ "--version" });
     CHECK(result.exit_code == 0);
@@ -60,7 +60,7 @@ TEST_CASE("--version prints the project version", "[cli][usage]")
     CHECK(result.err.empty());
 }
 
-TEST_CASE("--help lists the info subcommand with examples and exit codes", "[cli][usage]")
+TEST_CASE("fp8scope --help lists the info subcommand with examples and exit codes", "[cli][usage]")
 {
     const auto result = run_fp8scope({ "--help" });
     INFO(result.out);
