@@ -252,8 +252,10 @@ Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model)
     if (auto ok = strings.load(file, model.strings); !ok)
         return ok;
     model.row_counts[std::string(schema::table::kStringIds)] = static_cast<int64_t>(model.strings.size());
-    for (auto read : { read_kernels, read_api_calls, read_syncs, read_memcpys, read_memsets, read_nvtx,
-             read_thread_names, read_gpus, read_fp8scope_tables }) {
+    if (auto ok = read_kernels_alongside(context, read_kernels, read_api_calls); !ok)
+        return ok;
+    for (auto read :
+        { read_syncs, read_memcpys, read_memsets, read_nvtx, read_thread_names, read_gpus, read_fp8scope_tables }) {
         if (auto ok = read(context); !ok)
             return ok;
     }

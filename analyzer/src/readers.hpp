@@ -35,6 +35,12 @@ Expected<void> read_nvtx(ReadContext& context);
 Expected<void> read_thread_names(ReadContext& context);
 Expected<void> read_gpus(ReadContext& context);
 
+using TableReader = Expected<void> (*)(ReadContext&);
+
+// Runs read_kernels on a second connection in a worker thread while read_here runs on this one. The kernel
+// reader may fill only model.kernels and row_counts, which are moved into context.model afterwards.
+Expected<void> read_kernels_alongside(ReadContext& context, TableReader read_kernels, TableReader read_here);
+
 // Reads a table's row count and reserves that many rows in each column vector.
 template <class... Vectors>
 Expected<int64_t> reserve_rows(const TraceFile& file, std::string_view table, Vectors&... vectors)
