@@ -145,6 +145,15 @@ TEST_CASE("a trace missing a table is refused", "[loader][bad]")
     CHECK(result.error().message == "trace '" + path + "' lacks table CUPTI_ACTIVITY_KIND_MEMSET");
 }
 
+TEST_CASE("a view where one of our tables belongs counts as a missing table", "[loader][bad]")
+{
+    const std::string path = written_trace(scratch_dir("bad_view"), "view.sqlite");
+    exec_sql(path,
+        "DROP TABLE FP8SCOPE_DROPPED;"
+        "CREATE VIEW FP8SCOPE_DROPPED AS SELECT 0 AS timestamp, 0 AS source, 1 AS count, NULL AS deviceId;");
+    check_error(load_trace(path), ErrorCode::InvalidTrace, path, "lacks table FP8SCOPE_DROPPED");
+}
+
 TEST_CASE("a trace missing a column is refused", "[loader][bad]")
 {
     const std::string path = written_trace(scratch_dir("bad_missing_column"), "no_column.sqlite");
@@ -248,6 +257,15 @@ TEST_CASE("dangling references are refused", "[loader][bad]")
         check_error(load_trace(path), ErrorCode::InvalidTrace, path,
             "dangling site id 77 in FP8SCOPE_TENSOR_STATS.siteId (row 2)");
     }
+}
+
+TEST_CASE("a value beyond the size cap is refused instead of allocated", "[loader][bad]")
+{
+    // The loader caps strings and blobs at 64 MiB (SQLITE_LIMIT_LENGTH), so a hostile file cannot make it
+    // allocate without bound.
+    const std::string path = written_trace(scratch_dir("bad_huge_value"), "huge.sqlite");
+    exec_sql(path, "UPDATE StringIds SET value = printf('%.*c', 70000000, 'x') WHERE id = 1;");
+    check_error(load_trace(path), ErrorCode::InvalidTrace, path, "holds a value larger than 64 MiB");
 }
 
 TEST_CASE("error messages stay on one line whatever the path", "[loader][bad]")
