@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
-#include <mutex>
 #include <sys/stat.h>
 #include <utility>
 
@@ -127,18 +126,11 @@ TraceFile::~TraceFile()
 
 Expected<TraceFile> TraceFile::open(const std::string& path)
 {
-    // SQLite's memory statistics take one process-wide mutex on every allocation, which serialised the two
-    // connections that read kernels and API calls side by side (load of 10 M + 10 M rows: 3.9 s with, 2.5 s
-    // without). The setting only works before SQLite initialises; if something in the process used SQLite
-    // first, it fails harmlessly and loading is merely slower.
-    static std::once_flag memstatus_off;
-    std::call_once(memstatus_off, [] { (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
-
     // This SQLite is built with SQLITE_USE_URI=1, so a name starting with "file:" would be parsed as a URI whose
     // query could switch options (mode=rwc, vfs=...); "./file:x" is the same file, taken literally.
     std::string open_name = path.starts_with("file:") ? "./" + path : path;
     // NOMUTEX: a TraceFile is used by one thread, so the per-call mutex of every sqlite3_column_* would be pure
-    // cost (a quarter of the load time when it was on).
+    // cost (a fifth of the profile samples of a large load when it was on).
     int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX;
     if (closed_wal_file(path)) {
         open_name = immutable_uri(path);

@@ -108,9 +108,9 @@ public:
     // Any non-NULL value as text, converted by SQLite (for FP8SCOPE_META's untyped values).
     std::string_view as_text(int index);
 
-    // One sqlite3_column_value() per value, then the cheap sqlite3_value_* accessors: each sqlite3_column_*
-    // call costs an API entry and exit, and two per value (type, then content) made them a third of the load
-    // time of a 10 M kernel trace.
+    // One sqlite3_column_value() per value, then the cheap sqlite3_value_* accessors: every sqlite3_column_*
+    // call is an API entry and exit, and calling two per value (type, then content) was the largest cost of
+    // loading after SQLite's own row decoding.
     int64_t integer(int index)
     {
         sqlite3_value* value = sqlite3_column_value(stmt_, index);
