@@ -18,5 +18,6 @@ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DFP8SCOPE_BUILD_TESTS=OFF
     -DFP8SCOPE_BUILD_COLLECTOR=OFF -DFP8SCOPE_BUILD_PROBES=OFF -DFP8SCOPE_BUILD_SAMPLES=OFF >/dev/null
 cmake --build "$build_dir" --target fp8scope -j "$jobs" >/dev/null
 
+echo "Note: $trace is synthetic, written by the scenario builder, not recorded on a GPU (samples/traces/README.md)."
 echo "\$ fp8scope info $trace"
 exec "$build_dir/bin/fp8scope" info "$trace"
