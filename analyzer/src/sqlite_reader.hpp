@@ -198,6 +198,9 @@ private:
     std::string problem_;
 };
 
+// "name" with embedded quotes doubled: an SQL identifier.
+std::string quoted_identifier(std::string_view identifier);
+
 // SELECT "c1", "c2", ... FROM "table". Names come from the loader's constants or from the file's own catalogue
 // (checked against the constants), never from row data.
 std::string select_sql(std::string_view table, std::span<const std::string_view> columns);
