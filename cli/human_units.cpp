@@ -13,10 +13,16 @@ std::string format_duration_ns(int64_t ns)
     const char* sign = ns < 0 ? "-" : "";
     if (magnitude < 1e3)
         return fmt::format("{}{} ns", sign, static_cast<int64_t>(magnitude));
-    if (magnitude < 1e6)
-        return fmt::format("{}{:.3f} us", sign, magnitude / 1e3);
-    if (magnitude < 1e9)
-        return fmt::format("{}{:.3f} ms", sign, magnitude / 1e6);
+    // The largest unit whose value, rounded to 3 decimals, stays below 1000 (999.9996 ms prints as 1.000 s).
+    constexpr struct {
+        double ns_per_unit;
+        const char* name;
+    } kUnits[] = { { 1e3, "us" }, { 1e6, "ms" } };
+    for (const auto& unit : kUnits) {
+        const double value = magnitude / unit.ns_per_unit;
+        if (value < 999.9995)
+            return fmt::format("{}{:.3f} {}", sign, value, unit.name);
+    }
     return fmt::format("{}{:.3f} s", sign, magnitude / 1e9);
 }
 
@@ -29,7 +35,8 @@ std::string format_bytes(int64_t bytes)
         return fmt::format("{} B", bytes);
     double value = static_cast<double>(bytes) / 1024.0;
     size_t unit = 0;
-    while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    // 1023.95 and up would print as "1024.0": go to the next unit instead.
+    while (value >= 1023.95 && unit + 1 < std::size(kUnits)) {
         value /= 1024.0;
         ++unit;
     }
