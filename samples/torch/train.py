@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""fp8scope's standing real workload: a small decoder-only transformer trained on synthetic tokens.
+
+--precision bf16 runs every GEMM in BF16. --precision fp8 replaces every Linear inside the transformer blocks by
+Fp8Linear (fp8_linear.py): torch._scaled_mm with TransformerEngine-style delayed scaling. The run is deterministic
+for a given seed, so two runs give bitwise-equal losses; they are printed at the end, after the only host syncs.
+
+Output (stdout), in this order; samples/README.md gives every field:
+  step <i> loss <repr>                 one line per step, printed after the run
+  FP8SCOPE_LOSSES [<repr>, ...]        the per-step losses, for bitwise comparison of runs
+  FP8SCOPE_GROUND_TRUTH {json}         steps, precision, median step time, losses, configuration
+
+Exit codes: 0 ok, 2 usage error, 77 no CUDA device (or no FP8 support for --precision fp8).
+"""
+
+import os
+
+# cuBLAS is deterministic only with a fixed workspace configuration, which must be set before CUDA initializes
+# (PyTorch docs, "Reproducibility"; cuBLAS docs, "Results reproducibility").
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+
+import torch  # noqa: E402
+import torch.cuda.nvtx  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import torch.profiler  # noqa: E402
+import torch.utils.data  # noqa: E402
+import torch.utils.deterministic  # noqa: E402
+from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fp8_linear import Fp8Linear  # noqa: E402
+
+try:  # The fp8scope package (probes/) marks steps explicitly when it is installed.
+    import fp8scope  # type: ignore
+except ImportError:
+    fp8scope = None
+
+EXIT_NO_DEVICE = 77
+STEP_RANGE = "train_step"  # matched by the analyzer's NVTX step detection (SPEC.md, "Step")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=30, help="training steps (default 30)")
+    p.add_argument("--precision", choices=("bf16", "fp8"), default="bf16")
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--d-model", type=int, default=1024)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--seq", type=int, default=512)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--vocab", type=int, default=8192)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--warmup-steps", type=int, default=5, help="linear learning-rate warm-up")
+    p.add_argument("--amax-history", type=int, default=16, help="fp8: amax history length per tensor")
+    p.add_argument("--margin", type=int, default=0, help="fp8: scale = (fp8_max / amax) / 2**margin")
+    p.add_argument(
+        "--attention",
+        choices=("math", "flash"),
+        default="math",
+        help="SDPA backend: math (deterministic, default) or flash (faster; its backward is not deterministic "
+        "under warn_only=True)",
+    )
+    p.add_argument("--dataloader-workers", type=int, default=0, help="DataLoader worker processes (fork)")
+    p.add_argument("--profile-torch", metavar="OUT.json", help="run under torch.profiler, write kernel counts")
+    args = p.parse_args(argv)
+    if args.steps < 1:
+        p.error("--steps must be at least 1")
+    if args.d_model % args.heads != 0:
+        p.error("--d-model must be a multiple of --heads")
+    # torch._scaled_mm needs every GEMM dimension to be a multiple of 16 (batch * seq is one when seq is); the BF16
+    # run keeps the same shapes so that the two precisions compare.
+    for flag, value in (("--d-model", args.d_model), ("--seq", args.seq), ("--vocab", args.vocab)):
+        if value % 16 != 0:
+            p.error(f"{flag} must be a multiple of 16 (FP8 GEMM shapes)")
+    if args.batch < 1 or args.layers < 1:
+        p.error("--batch and --layers must be at least 1")
+    if args.amax_history < 1 or args.dataloader_workers < 0 or args.warmup_steps < 0:
+        p.error("--amax-history must be >= 1, --dataloader-workers and --warmup-steps >= 0")
+    return args
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Data: a fixed random bigram chain. Each token has 4 possible successors, so the best achievable loss is ln 4 and
+# the loss falls visibly within a few dozen steps. The whole corpus is generated once, before training, from a
+# generator seeded with --seed; batch i is always the same tensor, whichever process hands it over.
+
+
+class SyntheticTokens(torch.utils.data.Dataset):
+    SUCCESSORS = 4
+
+    def __init__(self, seed, steps, batch, seq, vocab):
+        g = torch.Generator().manual_seed(seed + 1)
+        table = torch.randint(0, vocab, (vocab, self.SUCCESSORS), generator=g)
+        rows = steps * batch
+        choices = torch.randint(0, self.SUCCESSORS, (rows, seq + 1), generator=g)
+        tokens = torch.empty((rows, seq + 1), dtype=torch.int64)
+        tokens[:, 0] = torch.randint(0, vocab, (rows,), generator=g)
+        for t in range(1, seq + 1):
+            tokens[:, t] = table[tokens[:, t - 1], choices[:, t]]
+        self.batches = tokens.view(steps, batch, seq + 1)
+
+    def __len__(self):
+        return self.batches.shape[0]
+
+    def __getitem__(self, index):
+        return self.batches[index].clone()  # a (batch, seq + 1) tensor: inputs [:, :-1], targets [:, 1:]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Model: pre-LayerNorm decoder blocks. All parameters are BF16; AdamW updates them directly.
+
+
+def normal_weight(g, out_features, in_features, std):
+    return torch.empty(out_features, in_features).normal_(0.0, std, generator=g).to(torch.bfloat16)
+
+
+def make_linear(g, in_features, out_features, std, args):
+    """Both precisions draw the same initial weights in the same order, so BF16 and FP8 runs start equal."""
+    weight = normal_weight(g, out_features, in_features, std)
+    if args.precision == "fp8":
+        layer = Fp8Linear(in_features, out_features, amax_history_len=args.amax_history, margin=args.margin)
+    else:
+        layer = nn.Linear(in_features, out_features, bias=False, dtype=torch.bfloat16)
+    with torch.no_grad():
+        layer.weight.copy_(weight)
+    return layer
+
+
+class Block(nn.Module):
+    def __init__(self, g, args):
+        super().__init__()
+        d = args.d_model
+        std = 0.02
+        out_std = std / math.sqrt(2 * args.layers)  # GPT-2's scaled init of the residual projections
+        self.heads = args.heads
+        self.attention_backend = args.attention
+        self.ln1 = nn.LayerNorm(d, dtype=torch.bfloat16)
+        self.qkv = make_linear(g, d, 3 * d, std, args)
+        self.proj = make_linear(g, d, d, out_std, args)
+        self.ln2 = nn.LayerNorm(d, dtype=torch.bfloat16)
+        self.fc1 = make_linear(g, d, 4 * d, std, args)
+        self.fc2 = make_linear(g, 4 * d, d, out_std, args)
+
+    def attention(self, x):
+        b, t, d = x.shape
+        qkv = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        backend = SDPBackend.MATH if self.attention_backend == "math" else SDPBackend.FLASH_ATTENTION
+        with sdpa_kernel(backend):
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(y.transpose(1, 2).reshape(b, t, d))
+
+    def forward(self, x):
+        x = x + self.attention(self.ln1(x))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+
+class Transformer(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        g = torch.Generator().manual_seed(args.seed)
+        d = args.d_model
+        self.token_embedding = nn.Parameter(normal_weight(g, args.vocab, d, 0.02))
+        self.position_embedding = nn.Parameter(normal_weight(g, args.seq, d, 0.02))
+        self.blocks = nn.ModuleList(Block(g, args) for _ in range(args.layers))
+        self.ln_f = nn.LayerNorm(d, dtype=torch.bfloat16)
+        # The LM head stays BF16 in both precisions, as TransformerEngine recipes usually keep it.
+        self.lm_head = nn.Linear(d, args.vocab, bias=False, dtype=torch.bfloat16)
+        with torch.no_grad():
+            self.lm_head.weight.copy_(normal_weight(g, args.vocab, d, 0.02))
+
+    def forward(self, tokens):
+        x = F.embedding(tokens, self.token_embedding) + self.position_embedding
+        for block in self.blocks:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Training
+
+
+def train(args, device):
+    model = Transformer(args).to(device)
+    fp8_layers = [m for m in model.modules() if isinstance(m, Fp8Linear)]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
+
+    dataset = SyntheticTokens(args.seed, args.steps, args.batch, args.seq, args.vocab)
+    loader = torch.utils.data.DataLoader(
+        dataset,
+        batch_size=None,  # the dataset already yields whole batches
+        shuffle=False,
+        num_workers=args.dataloader_workers,
+        multiprocessing_context="fork" if args.dataloader_workers > 0 else None,
+    )
+
+    losses = torch.zeros(args.steps, dtype=torch.float32, device=device)
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(args.steps)]
+    step_marker = getattr(fp8scope, "step", None)
+
+    # No host sync inside the loop: the loss stays on the device, the events are read after the loop, and the batch
+    # is copied from pinned memory without blocking.
+    for step, batch in enumerate(loader):
+        torch.cuda.nvtx.range_push(STEP_RANGE)
+        start, end = events[step]
+        start.record()
+        for group in optimizer.param_groups:
+            group["lr"] = args.lr * min(1.0, (step + 1) / args.warmup_steps) if args.warmup_steps else args.lr
+        batch = batch.pin_memory().to(device, non_blocking=True)
+        inputs, targets = batch[:, :-1], batch[:, 1:]
+        logits = model(inputs)
+        loss = F.cross_entropy(logits.float().view(-1, args.vocab), targets.reshape(-1))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        losses[step].copy_(loss.detach())
+        if step_marker is not None:
+            step_marker()
+        end.record()
+        torch.cuda.nvtx.range_pop()
+
+    loss_values = losses.tolist()  # the first host sync of the run
+    torch.cuda.synchronize()
+    step_ms = [start.elapsed_time(end) for start, end in events]
+    final_scales = {}
+    if fp8_layers:
+        names = {m: n for n, m in model.named_modules()}
+        scales = torch.stack([m.scale for m in fp8_layers]).tolist()
+        final_scales = {names[m]: s for m, s in zip(fp8_layers, scales)}
+    return loss_values, step_ms, len(fp8_layers), final_scales
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# torch.profiler comparison: counts of CUDA kernels by name over the whole run, taken from the Chrome trace that
+# Kineto writes, where every GPU kernel is one event of category "kernel".
+
+
+def write_profiler_counts(prof, out_path, args):
+    trace_path = out_path + ".trace.json"
+    prof.export_chrome_trace(trace_path)
+    with open(trace_path) as f:
+        trace = json.load(f)
+    os.remove(trace_path)
+    by_category = {"kernel": {}, "gpu_memcpy": {}, "gpu_memset": {}, "cuda_runtime": {}, "cuda_driver": {}}
+    for event in trace.get("traceEvents", []):
+        counts = by_category.get(event.get("cat"))
+        if counts is not None and event.get("ph") == "X":
+            counts[event["name"]] = counts.get(event["name"], 0) + 1
+    result = {
+        "source": "torch.profiler (Kineto Chrome trace, activities CPU+CUDA)",
+        "scope": "whole run: from before the model is built to after the final losses are read",
+        "torch_version": torch.__version__,
+        "precision": args.precision,
+        "steps": args.steps,
+        "kernels": sum(by_category["kernel"].values()),
+        "kernels_by_name": dict(sorted(by_category["kernel"].items())),
+        "memcpy_by_name": dict(sorted(by_category["gpu_memcpy"].items())),
+        "memset_by_name": dict(sorted(by_category["gpu_memset"].items())),
+        "runtime_api_by_name": dict(sorted(by_category["cuda_runtime"].items())),
+        "driver_api_by_name": dict(sorted(by_category["cuda_driver"].items())),
+    }
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"torch.profiler: {result['kernels']} kernels, {len(result['kernels_by_name'])} names -> {out_path}")
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if not torch.cuda.is_available():
+        print("train.py: no CUDA device; exiting with code 77", file=sys.stderr)
+        return EXIT_NO_DEVICE
+    device = torch.device("cuda", 0)
+    if args.precision == "fp8" and torch.cuda.get_device_capability(device) < (8, 9):
+        print("train.py: --precision fp8 needs compute capability 8.9 or newer; exiting with code 77", file=sys.stderr)
+        return EXIT_NO_DEVICE
+
+    torch.manual_seed(args.seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    # Deterministic mode would also fill every torch.empty with NaN, which adds a kernel per allocation; every
+    # output here is written in full, so the fill buys nothing and would distort the workload's kernel mix.
+    torch.utils.deterministic.fill_uninitialized_memory = False
+    torch.backends.cudnn.benchmark = False
+
+    print(
+        f"train.py: {args.precision}, {args.steps} steps, {args.layers} layers, d_model {args.d_model}, "
+        f"batch {args.batch} x seq {args.seq}, vocab {args.vocab}, attention {args.attention}, "
+        f"dataloader workers {args.dataloader_workers}, torch {torch.__version__}",
+        flush=True,
+    )
+    profiler = contextlib.nullcontext()
+    if args.profile_torch:
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        profiler = torch.profiler.profile(activities=activities)
+    with profiler as prof:
+        losses, step_ms, fp8_linears, final_scales = train(args, device)
+    if args.profile_torch:
+        write_profiler_counts(prof, args.profile_torch, args)
+
+    for step, loss in enumerate(losses):
+        print(f"step {step} loss {loss!r} step_ms {step_ms[step]:.3f}")
+    print("FP8SCOPE_LOSSES [" + ", ".join(repr(x) for x in losses) + "]")
+    truth = {
+        "sample": "torch_train",
+        "steps": args.steps,
+        "precision": args.precision,
+        "median_step_ms": statistics.median(step_ms),
+        "step_ms": step_ms,
+        "losses": losses,
+        "seed": args.seed,
+        "model": {
+            "layers": args.layers,
+            "d_model": args.d_model,
+            "heads": args.heads,
+            "seq": args.seq,
+            "batch": args.batch,
+            "vocab": args.vocab,
+        },
+        "attention": args.attention,
+        "fp8_linears": fp8_linears,
+        "amax_history": args.amax_history if args.precision == "fp8" else None,
+        "margin": args.margin if args.precision == "fp8" else None,
+        "fp8_final_scales": final_scales,
+        "dataloader_workers": args.dataloader_workers,
+        "nvtx_step_range": STEP_RANGE,
+        "fp8scope_step_markers": fp8scope is not None and hasattr(fp8scope, "step"),
+        "profiled_with_torch_profiler": bool(args.profile_torch),
+        "torch_version": torch.__version__,
+        "device": torch.cuda.get_device_name(device),
+    }
+    print("FP8SCOPE_GROUND_TRUTH " + json.dumps(truth))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
