@@ -1,0 +1,13 @@
+// When a session ends (spec "Process lifecycle"): atexit, SIGTERM/SIGINT, fork, and _exit all lead to
+// stop_session() or to abandoning the session, without SQLite calls in signal handlers.
+#pragma once
+
+namespace fp8scope::collector {
+
+// Registers atexit and pthread_atfork handlers and, for SIGTERM and SIGINT whose disposition is still the
+// default, a handler that wakes a helper thread to finish the trace and then lets the signal kill the process as
+// it would have. Handlers the application installed itself are left alone: its own exit path reaches atexit.
+// Call once per session, from start_session().
+void install_lifecycle_hooks();
+
+} // namespace fp8scope::collector

@@ -1,0 +1,435 @@
+#include "session.hpp"
+
+#include "api_filter.hpp"
+#include "buffer_pool.hpp"
+#include "cupti_api.hpp"
+#include "lifecycle.hpp"
+#include "output_path.hpp"
+#include "record_decoder.hpp"
+#include "warn.hpp"
+
+#include "fp8scope/format/background_writer.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <string>
+
+namespace fp8scope::collector {
+namespace {
+
+    struct Session {
+        const CuptiApi* cupti = nullptr;
+        CUpti_SubscriberHandle subscriber = nullptr;
+        pid_t owner_pid = 0;
+        uint64_t start_cupti_ns = 0;
+        std::unique_ptr<BufferPool> pool;
+        std::unique_ptr<BackgroundWriter> writer;
+        std::unique_ptr<RecordDecoder> decoder; // used on the writer thread only
+        std::string path;
+        std::atomic<int64_t> dropped_by_cupti { 0 }; // cuptiActivityGetNumDroppedRecords
+        std::atomic<int64_t> dropped_by_queue { 0 }; // buffers the writer could not take
+        int64_t pool_exhausted_written = 0; // writer thread only
+    };
+
+    // Never freed: CUPTI may call back until the process is gone, and a forked child must not run destructors
+    // that touch the parent's writer thread or file.
+    Session* g_session = nullptr;
+    std::atomic<State> g_state { State::Idle };
+    std::mutex g_start_mutex;
+    std::mutex g_stop_mutex;
+
+    bool env_flag(const char* name, bool fallback)
+    {
+        const char* value = std::getenv(name);
+        if (!value || !*value)
+            return fallback;
+        return value[0] == '1' || value[0] == 'y' || value[0] == 'Y' || value[0] == 't' || value[0] == 'T';
+    }
+
+    size_t env_size(const char* name, size_t fallback, size_t lo, size_t hi)
+    {
+        const char* value = std::getenv(name);
+        if (!value || !*value)
+            return fallback;
+        char* end = nullptr;
+        const unsigned long long parsed = std::strtoull(value, &end, 10);
+        if (end == value || *end != '\0' || parsed < lo || parsed > hi) {
+            warn(std::string("ignoring ") + name + "=" + value + " (expected " + std::to_string(lo) + ".."
+                + std::to_string(hi) + ")");
+            return fallback;
+        }
+        return static_cast<size_t>(parsed);
+    }
+
+    std::string host_name()
+    {
+        char name[256] = {};
+        if (gethostname(name, sizeof name - 1) != 0)
+            return "localhost";
+        return name;
+    }
+
+    std::string command_line()
+    {
+        std::ifstream in("/proc/self/cmdline", std::ios::binary);
+        std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        while (!raw.empty() && raw.back() == '\0')
+            raw.pop_back();
+        for (char& c : raw)
+            if (c == '\0')
+                c = ' ';
+        return raw;
+    }
+
+    void make_parent_folders(const std::string& path)
+    {
+        for (size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
+            ::mkdir(path.substr(0, slash).c_str(), 0755); // EEXIST and the like surface when the file is created
+    }
+
+    bool exists(const std::string& path)
+    {
+        struct stat st { };
+        return ::lstat(path.c_str(), &st) == 0;
+    }
+
+    // Creates the trace under the first free name the pattern gives. Never clobbers: TraceDb::create uses O_EXCL.
+    Expected<std::unique_ptr<TraceDb>> create_trace(const SessionInfo& info, std::string& path)
+    {
+        const char* pattern = std::getenv("FP8SCOPE_OUTPUT");
+        const std::string_view chosen = pattern && *pattern ? std::string_view(pattern) : kDefaultOutputPattern;
+        const OutputNameInputs inputs { info.host, info.pid, rank_from_environment() };
+        for (int counter = 0; counter < 1000; ++counter) {
+            path = expand_output_pattern(chosen, inputs, counter);
+            if (counter == 0)
+                make_parent_folders(path);
+            if (exists(path))
+                continue;
+            auto db = TraceDb::create(path, info);
+            if (db || !exists(path))
+                return db;
+        }
+        return make_error(ErrorCode::Io, path + ": no free file name after 1000 attempts");
+    }
+
+    std::string absolute(const std::string& path)
+    {
+        if (!path.empty() && path.front() == '/')
+            return path;
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof cwd))
+            return path;
+        return std::string(cwd) + "/" + path;
+    }
+
+    void append_to_manifest(const std::string& path)
+    {
+        const char* manifest = std::getenv("FP8SCOPE_MANIFEST");
+        if (!manifest || !*manifest)
+            return;
+        const int fd = ::open(manifest, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            return;
+        const std::string line = absolute(path) + "\n";
+        [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size()); // one write: atomic append
+        ::close(fd);
+    }
+
+    // ---- CUPTI callbacks. They run on CUPTI's threads or inside application CUDA calls: hand off, never block.
+
+    void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records)
+    {
+        *max_records = 0;
+        Session* s = g_session;
+        uint8_t* got = s ? s->pool->acquire() : nullptr;
+        *buffer = got;
+        *size = got ? s->pool->buffer_bytes() : 0;
+    }
+
+    int64_t count_records(const Session& s, uint8_t* buffer, size_t valid_bytes)
+    {
+        int64_t n = 0;
+        CUpti_Activity* record = nullptr;
+        while (s.cupti->activityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS)
+            ++n;
+        return n;
+    }
+
+    void write_dropped(Session& s, TraceDb& db)
+    {
+        const int64_t now_ns = [&] {
+            uint64_t t = 0;
+            s.cupti->getTimestamp(&t);
+            return static_cast<int64_t>(t - s.start_cupti_ns);
+        }();
+        auto add = [&](schema::DropSource source, int64_t count) {
+            if (count > 0)
+                [[maybe_unused]] auto ignored = db.add_dropped(DroppedRow { now_ns, source, count, std::nullopt });
+        };
+        add(schema::DropSource::CuptiNoBuffer, s.dropped_by_cupti.exchange(0));
+        add(schema::DropSource::WriterQueueFull, s.dropped_by_queue.exchange(0));
+        const int64_t exhausted = s.pool->exhausted();
+        add(schema::DropSource::BufferPoolExhausted, exhausted - s.pool_exhausted_written);
+        s.pool_exhausted_written = exhausted;
+    }
+
+    void drain(Session& s, uint8_t* buffer, size_t valid_bytes, TraceDb& db)
+    {
+        CUpti_Activity* record = nullptr;
+        while (s.cupti->activityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS)
+            s.decoder->decode(*record, db);
+        s.pool->release(buffer);
+        write_dropped(s, db);
+    }
+
+    void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_bytes)
+    {
+        Session* s = g_session;
+        if (!s || !buffer || getpid() != s->owner_pid)
+            return; // a forked child never touches the parent's writer
+        size_t dropped = 0;
+        if (s->cupti->activityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0)
+            s->dropped_by_cupti.fetch_add(static_cast<int64_t>(dropped));
+        if (valid_bytes == 0) {
+            s->pool->release(buffer);
+            return;
+        }
+        const bool posted = s->writer->post([s, buffer, valid_bytes](TraceDb& db) { drain(*s, buffer, valid_bytes, db); });
+        if (!posted) {
+            s->dropped_by_queue.fetch_add(count_records(*s, buffer, valid_bytes));
+            s->pool->release(buffer);
+        }
+    }
+
+    void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
+    {
+        if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || cbid != CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
+            return;
+        // The context is about to go, with its pending records: flush them while it is still there.
+        const auto* info = static_cast<const CUpti_CallbackData*>(data);
+        if (info->callbackSite == CUPTI_API_ENTER)
+            flush_session();
+    }
+
+    // ---- set-up
+
+    bool subscribe(Session& s)
+    {
+        CUptiResult result;
+        char holder[256] = {};
+        if (s.cupti->subscribeV2) {
+            CUpti_SubscriberParams params {};
+            params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+            params.subscriberName = "fp8scope";
+            params.oldSubscriberName = holder;
+            params.oldSubscriberSize = sizeof holder;
+            result = s.cupti->subscribeV2(&s.subscriber, on_callback, nullptr, &params);
+        } else {
+            result = s.cupti->subscribe(&s.subscriber, on_callback, nullptr);
+        }
+        if (result == CUPTI_SUCCESS)
+            return true;
+        if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+            const std::string who = holder[0] ? std::string(holder) : std::string("another profiler");
+            warn("CUPTI is already in use by " + who
+                + " (CUPTI admits one tool per process: nsys, ncu, torch.profiler or fp8scope; this process is not "
+                  "traced)");
+        } else {
+            warn(std::string("cuptiSubscribe failed: ") + s.cupti->result_name(result)
+                + " (this process is not traced)");
+        }
+        return false;
+    }
+
+    void enable_api_filter(const Session& s)
+    {
+        const char* name = nullptr;
+        for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+            if (s.cupti->getCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name
+                && is_traced_runtime_api(name))
+                s.cupti->activityEnableRuntimeApi(cbid, 1);
+        for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+            if (s.cupti->getCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name
+                && is_traced_driver_api(name))
+                s.cupti->activityEnableDriverApi(cbid, 1);
+    }
+
+    bool enable_activities(const Session& s)
+    {
+        if (env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false))
+            s.cupti->activityEnableLatencyTimestamps(1);
+        // Query records (cudaStreamQuery/cudaEventQuery on unfinished work) are not host-blocking syncs.
+        s.cupti->activityEnableAllSyncRecords(0);
+        const CUptiResult kernels = s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        if (kernels != CUPTI_SUCCESS) {
+            warn(std::string("cannot enable CUPTI kernel tracing: ") + s.cupti->result_name(kernels)
+                + " (this process is not traced)");
+            return false;
+        }
+        const bool nvtx = env_flag("FP8SCOPE_NVTX", true);
+        for (CUpti_ActivityKind kind : { CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                 CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+                 CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_MARKER }) {
+            if (kind == CUPTI_ACTIVITY_KIND_MARKER && !nvtx)
+                continue;
+            const CUptiResult result = s.cupti->activityEnable(kind);
+            if (result != CUPTI_SUCCESS)
+                warn("cannot enable CUPTI activity kind " + std::to_string(static_cast<int>(kind)) + ": "
+                    + s.cupti->result_name(result) + " (those records are missing from the trace)");
+        }
+        enable_api_filter(s);
+        return true;
+    }
+
+    bool start_locked()
+    {
+        auto session = std::make_unique<Session>();
+        Session& s = *session;
+        std::string error;
+        s.cupti = load_cupti(error);
+        if (!s.cupti) {
+            warn(error + " (this process is not traced)");
+            return false;
+        }
+        if (!subscribe(s))
+            return false;
+
+        s.owner_pid = getpid();
+        s.cupti->getTimestamp(&s.start_cupti_ns);
+        SessionInfo info;
+        // CUPTI's clock is CLOCK_REALTIME by default (shared/reference/nsys_cupti.md §4.4): the session start in
+        // CUPTI time is also its UTC epoch time.
+        info.utc_epoch_ns = static_cast<int64_t>(s.start_cupti_ns);
+        info.producer = "fp8scope " FP8SCOPE_VERSION " (collector)";
+        info.command_line = command_line();
+        info.host = host_name();
+        info.pid = s.owner_pid;
+        info.rank = rank_from_environment().value_or(-1);
+        info.world_size = world_size_from_environment().value_or(-1);
+        uint32_t cupti_version = 0;
+        if (s.cupti->getVersion(&cupti_version) == CUPTI_SUCCESS)
+            info.cupti_version = static_cast<int32_t>(cupti_version);
+        using DriverVersionFn = int (*)(int*);
+        if (auto fn = reinterpret_cast<DriverVersionFn>(dlsym(RTLD_DEFAULT, "cuDriverGetVersion"))) {
+            int version = 0;
+            if (fn(&version) == 0)
+                info.cuda_driver_version = version;
+        }
+
+        auto db = create_trace(info, s.path);
+        if (!db) {
+            warn("cannot create trace '" + s.path + "': " + db.error().message + " (this process is not traced)");
+            s.cupti->unsubscribe(s.subscriber);
+            return false;
+        }
+        auto writer = BackgroundWriter::start(std::move(*db));
+        if (!writer) {
+            warn("cannot start the trace writer: " + writer.error().message + " (this process is not traced)");
+            s.cupti->unsubscribe(s.subscriber);
+            return false;
+        }
+        s.writer = std::move(*writer);
+        const CuptiApi* cupti = s.cupti;
+        s.decoder = std::make_unique<RecordDecoder>(
+            s.start_cupti_ns, s.owner_pid,
+            [cupti](CUpti_ActivityKind kind, uint32_t cbid) {
+                const char* name = nullptr;
+                const auto domain
+                    = kind == CUPTI_ACTIVITY_KIND_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+                if (cupti->getCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+                    return std::string();
+                return std::string(name);
+            },
+            [](const std::string& line) { warn(line); });
+        const size_t buffer_mb = env_size("FP8SCOPE_BUFFER_MB", 4, 1, 256);
+        const size_t max_buffers = env_size("FP8SCOPE_MAX_BUFFERS", 64, 2, BufferPool::kMaxBuffers);
+        s.pool = std::make_unique<BufferPool>(buffer_mb << 20, std::min<size_t>(8, max_buffers), max_buffers);
+
+        g_session = session.release();
+        const CUptiResult registered = s.cupti->activityRegisterCallbacks(buffer_requested, buffer_completed);
+        if (registered != CUPTI_SUCCESS || !enable_activities(s)) {
+            if (registered != CUPTI_SUCCESS)
+                warn(std::string("cannot register CUPTI buffers: ") + s.cupti->result_name(registered)
+                    + " (this process is not traced)");
+            s.cupti->unsubscribe(s.subscriber);
+            [[maybe_unused]] auto finished = s.writer->finish(FinishInfo { "CUPTI set-up failed", 0 });
+            return false;
+        }
+        // Buffers reach the writer at least every 500 ms, so that a killed job loses at most about a second.
+        s.cupti->activityFlushPeriod(500);
+        s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+            CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+        append_to_manifest(s.path);
+        inform("recording to " + s.path);
+        return true;
+    }
+
+} // namespace
+
+bool start_session()
+{
+    std::lock_guard lock(g_start_mutex);
+    if (g_state.load() != State::Idle)
+        return g_state.load() == State::Running;
+    g_state.store(State::Disabled);
+    if (!start_locked())
+        return false;
+    g_state.store(State::Running);
+    install_lifecycle_hooks();
+    return true;
+}
+
+void flush_session()
+{
+    Session* s = g_session;
+    if (!s || g_state.load() != State::Running || getpid() != s->owner_pid)
+        return;
+    s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    s->writer->post([](TraceDb& db) { [[maybe_unused]] auto committed = db.commit(); });
+}
+
+void stop_session(std::string_view reason)
+{
+    Session* s = g_session;
+    if (!s || getpid() != s->owner_pid)
+        return;
+    std::lock_guard lock(g_stop_mutex);
+    State expected = State::Running;
+    if (!g_state.compare_exchange_strong(expected, State::Stopping))
+        return;
+    s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    s->writer->post([s](TraceDb& db) {
+        s->decoder->finish(db);
+        write_dropped(*s, db);
+    });
+    uint64_t now = 0;
+    s->cupti->getTimestamp(&now);
+    auto finished = s->writer->finish(FinishInfo { std::string(reason), static_cast<int64_t>(now - s->start_cupti_ns) });
+    if (!finished)
+        warn("cannot finish trace '" + s->path + "': " + finished.error().message
+            + " (the file holds everything up to its last commit)");
+    g_state.store(State::Stopped);
+}
+
+void abandon_session_after_fork()
+{
+    // The child has no writer thread and no CUPTI worker; the parent's session is not its own.
+    if (g_state.load() != State::Idle)
+        g_state.store(State::Disabled);
+}
+
+State session_state()
+{
+    return g_state.load();
+}
+
+} // namespace fp8scope::collector

@@ -1,0 +1,31 @@
+// Session: one process's recording, from CUDA initialization to the finished trace.
+//
+// start() runs inside cuInit (InitializeInjection): it subscribes to CUPTI, creates the trace file and the writer
+// thread, and enables the activity kinds. stop() flushes CUPTI, lets the writer drain every buffer, and finishes
+// the trace. Everything else (atexit, signals, fork, _exit, cudaDeviceReset) only decides when stop() or a flush
+// happens (lifecycle.hpp).
+#pragma once
+
+#include <string_view>
+
+namespace fp8scope::collector {
+
+enum class State { Idle, Running, Stopping, Stopped, Disabled };
+
+// Starts recording in this process if it is not recording yet. Never throws; on any failure it prints one
+// warning and leaves the process untraced (State::Disabled). Returns true while recording.
+bool start_session();
+
+// Flushes and finishes the trace, with `reason` stored as meta finish_reason ("exit", "SIGTERM", ...). Only the
+// process that started the session does anything; a second call does nothing.
+void stop_session(std::string_view reason);
+
+// Pushes every completed CUPTI buffer to the writer and commits (cudaDeviceReset).
+void flush_session();
+
+// In a forked child: never touch the parent's CUPTI state, writer thread or file again.
+void abandon_session_after_fork();
+
+State session_state();
+
+} // namespace fp8scope::collector

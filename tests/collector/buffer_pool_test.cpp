@@ -1,0 +1,68 @@
+#include "buffer_pool.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <set>
+#include <thread>
+#include <vector>
+
+using fp8scope::collector::BufferPool;
+
+TEST_CASE("the pool hands out distinct aligned buffers, grows to its cap, then refuses and counts")
+{
+    BufferPool pool(100'000, 2, 4);
+    CHECK(pool.buffer_bytes() % 64 == 0);
+    CHECK(pool.buffer_bytes() >= 100'000);
+    CHECK(pool.allocated() == 2);
+    std::set<uint8_t*> taken;
+    for (int i = 0; i < 4; ++i) {
+        uint8_t* b = pool.acquire();
+        REQUIRE(b != nullptr);
+        CHECK(reinterpret_cast<uintptr_t>(b) % 8 == 0); // CUPTI's alignment requirement
+        taken.insert(b);
+    }
+    CHECK(taken.size() == 4);
+    CHECK(pool.allocated() == 4);
+    CHECK(pool.acquire() == nullptr);
+    CHECK(pool.exhausted() == 1);
+    CHECK(pool.high_water() == 4);
+    pool.release(*taken.begin());
+    CHECK(pool.in_use() == 3);
+    CHECK(pool.acquire() == *taken.begin()); // reused, not reallocated
+    CHECK(pool.allocated() == 4);
+    int not_ours = 0;
+    pool.release(reinterpret_cast<uint8_t*>(&not_ours)); // ignored
+    CHECK(pool.in_use() == 4);
+}
+
+TEST_CASE("concurrent acquire and release never hand one buffer to two owners")
+{
+    BufferPool pool(64 * 1024, 1, 8);
+    std::atomic<int> collisions { 0 };
+    std::atomic<int64_t> got { 0 };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 20'000; ++i) {
+                uint8_t* b = pool.acquire();
+                if (!b)
+                    continue;
+                // Each owner stamps the buffer and checks nobody else did in between.
+                auto* stamp = reinterpret_cast<std::atomic<int>*>(b);
+                if (stamp->fetch_add(1) != 0)
+                    collisions.fetch_add(1);
+                stamp->fetch_sub(1);
+                got.fetch_add(1);
+                pool.release(b);
+            }
+        });
+    }
+    for (auto& t : threads)
+        t.join();
+    CHECK(collisions.load() == 0);
+    CHECK(got.load() + pool.exhausted() == 80'000);
+    CHECK(pool.in_use() == 0);
+    CHECK(pool.allocated() <= 8);
+}
