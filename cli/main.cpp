@@ -2,21 +2,25 @@
 // analyzer, and formats what comes back. Exit codes follow the spec's "CLI conventions" (exit_codes.hpp).
 #include "exit_codes.hpp"
 #include "info_command.hpp"
+#include "record_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <exception>
+#include <vector>
 
 namespace {
 
 constexpr const char* kMainExamples = R"(Examples:
   fp8scope info samples/traces/scenario-demo.sqlite
   fp8scope info run.sqlite --format json
-  fp8scope info --help
+  fp8scope record -o 'traces/run-%r-%p.sqlite' -- python train.py --precision fp8
+  fp8scope record --help
 
 Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace, 70 internal error (a bug: please report it).
+record exits with the recorded command's exit code (see fp8scope record --help).
 Reference: docs/cli.md; trace format: docs/trace-format.md.
 )";
 
@@ -33,26 +37,44 @@ int run(int argc, char** argv)
 
     InfoOptions info_options;
     CLI::App* info = add_info_command(app, info_options);
+    RecordOptions record_options;
+    CLI::App* record = add_record_command(app, record_options);
+    constexpr const char* kAvailable = "available: info, record";
 
+    // The recorded command's own arguments never reach CLI11 (`-- python train.py --lr 3`).
+    const std::vector<const char*> args = split_record_command(*record, argc, argv, record_options);
+    auto help_hint = [&] {
+        if (info->parsed())
+            return "fp8scope info";
+        return record->parsed() ? "fp8scope record" : "fp8scope";
+    };
     try {
-        app.parse(argc, argv);
+        app.parse(static_cast<int>(args.size()), args.data());
     } catch (const CLI::Success& e) {
         // --help and --version: CLI11 prints them to stdout.
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        const bool in_info = info->parsed();
+        const bool in_subcommand = info->parsed() || record->parsed();
         // CLI11 reports a mistyped subcommand as unexpected arguments, listed in reverse; name it plainly.
-        if (!in_info && argc > 1 && argv[1][0] != '-')
-            fmt::print(stderr, "fp8scope: usage error: unknown subcommand '{}' (available: info)\n", argv[1]);
+        if (!in_subcommand && argc > 1 && argv[1][0] != '-')
+            fmt::print(stderr, "fp8scope: usage error: unknown subcommand '{}' ({})\n", argv[1], kAvailable);
         else
             fmt::print(stderr, "fp8scope: usage error: {}\n", e.what());
-        fmt::print(stderr, "Run '{} --help' for usage and examples.\n", in_info ? "fp8scope info" : "fp8scope");
+        fmt::print(stderr, "Run '{} --help' for usage and examples.\n", help_hint());
         return kExitUsage;
     }
 
     if (info->parsed())
         return run_info(info_options);
-    fmt::print(stderr, "fp8scope: usage error: a subcommand is required (available: info)\n");
+    if (record->parsed()) {
+        if (const auto error = record_usage_error(record_options)) {
+            fmt::print(stderr, "fp8scope: usage error: {}\n", *error);
+            fmt::print(stderr, "Run 'fp8scope record --help' for usage and examples.\n");
+            return kExitUsage;
+        }
+        return run_record(record_options);
+    }
+    fmt::print(stderr, "fp8scope: usage error: a subcommand is required ({})\n", kAvailable);
     fmt::print(stderr, "Run 'fp8scope --help' for usage and examples.\n");
     return kExitUsage;
 }

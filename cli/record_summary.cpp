@@ -1,0 +1,161 @@
+#include "record_summary.hpp"
+
+#include "human_units.hpp"
+
+#include "fp8scope/analyzer/trace_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <sys/stat.h>
+#include <unordered_set>
+
+namespace fp8scope::cli {
+
+namespace {
+
+std::optional<int64_t> size_on_disk_bytes(const std::string& path)
+{
+    struct stat file { };
+    if (stat(path.c_str(), &file) != 0 || !S_ISREG(file.st_mode))
+        return std::nullopt;
+    int64_t bytes = file.st_size;
+    // SQLite in WAL mode keeps committed pages in the -wal file until a checkpoint; a trace whose process died
+    // has them there, so the main file alone would understate it.
+    struct stat wal { };
+    if (stat((path + "-wal").c_str(), &wal) == 0 && S_ISREG(wal.st_mode))
+        bytes += wal.st_size;
+    return bytes;
+}
+
+int64_t rows(size_t count)
+{
+    return static_cast<int64_t>(count);
+}
+
+// One column of the table: its heading and, per row, the cell text; numbers are right-aligned.
+struct Column {
+    std::string_view heading;
+    bool right_aligned;
+};
+
+constexpr Column kColumns[] = {
+    { "kernels", true },
+    { "syncs", true },
+    { "memcpys", true },
+    { "dropped", true },
+    // The analyzer's bubble ratio will be one more column here.
+    { "status", false },
+    { "size", false },
+};
+constexpr size_t kColumnCount = std::size(kColumns);
+
+std::array<std::string, kColumnCount> cells(const TraceFileSummary& trace)
+{
+    const TraceCounts& counts = *trace.counts;
+    return {
+        fmt::format("{}", counts.kernels),
+        fmt::format("{}", counts.syncs),
+        fmt::format("{}", counts.memcpys),
+        fmt::format("{}", counts.dropped_records),
+        counts.finished ? "finished" : "unfinished",
+        trace.file_bytes ? format_bytes(*trace.file_bytes) : "unknown",
+    };
+}
+
+} // namespace
+
+std::vector<std::string> parse_manifest(std::string_view text)
+{
+    std::vector<std::string> paths;
+    std::unordered_set<std::string_view> seen;
+    while (!text.empty()) {
+        const size_t end = std::min(text.find('\n'), text.size());
+        const std::string_view line = text.substr(0, end);
+        text.remove_prefix(std::min(end + 1, text.size()));
+        if (!line.empty() && seen.insert(line).second)
+            paths.emplace_back(line);
+    }
+    return paths;
+}
+
+TraceFileSummary summarize_trace(const std::string& path)
+{
+    TraceFileSummary summary { .path = path, .file_bytes = size_on_disk_bytes(path), .counts = {}, .error = {} };
+    try {
+        const auto model = analyzer::load_trace(path);
+        if (!model) {
+            summary.error = model.error().message;
+            return summary;
+        }
+        summary.counts = TraceCounts {
+            .kernels = rows(model->kernels.size()),
+            .syncs = rows(model->syncs.size()),
+            .memcpys = rows(model->memcpys.size()),
+            .dropped_records = model->dropped_records(),
+            .finished = model->meta.finished,
+        };
+    } catch (const std::exception& e) {
+        // std::bad_alloc on a huge trace: the summary says so, and record still exits with the command's code.
+        summary.error = fmt::format("cannot load trace '{}': {}", path, e.what());
+    }
+    return summary;
+}
+
+std::string render_record_summary(const std::vector<TraceFileSummary>& traces)
+{
+    std::string out = fmt::format("fp8scope: {} trace{} written\n", traces.size(), traces.size() == 1 ? "" : "s");
+    if (traces.empty())
+        return out;
+
+    std::vector<std::string> paths;
+    std::vector<std::array<std::string, kColumnCount>> table;
+    size_t path_width = std::string_view("trace").size();
+    std::array<size_t, kColumnCount> widths {};
+    for (size_t c = 0; c < kColumnCount; ++c)
+        widths[c] = kColumns[c].heading.size();
+    for (const auto& trace : traces) {
+        paths.push_back(printable(trace.path));
+        path_width = std::max(path_width, paths.back().size());
+        if (!trace.counts)
+            continue;
+        table.push_back(cells(trace));
+        for (size_t c = 0; c < kColumnCount; ++c)
+            widths[c] = std::max(widths[c], table.back()[c].size());
+    }
+
+    auto row = [&](const std::string& path, const std::array<std::string_view, kColumnCount>& values) {
+        std::string line = fmt::format("  {:<{}}", path, path_width);
+        for (size_t c = 0; c < kColumnCount; ++c) {
+            if (kColumns[c].right_aligned)
+                line += fmt::format("  {:>{}}", values[c], widths[c]);
+            else if (c + 1 < kColumnCount)
+                line += fmt::format("  {:<{}}", values[c], widths[c]);
+            else
+                line += fmt::format("  {}", values[c]); // no trailing blanks
+        }
+        return line + '\n';
+    };
+
+    std::array<std::string_view, kColumnCount> headings;
+    for (size_t c = 0; c < kColumnCount; ++c)
+        headings[c] = kColumns[c].heading;
+    out += row("trace", headings);
+    size_t next_row = 0;
+    for (size_t t = 0; t < traces.size(); ++t) {
+        if (!traces[t].counts) {
+            // The loader's message names the file again; the path column keeps the table readable by eye.
+            out += fmt::format("  {:<{}}  unreadable: {}\n", paths[t], path_width, printable(traces[t].error));
+            continue;
+        }
+        const auto& values = table[next_row++];
+        std::array<std::string_view, kColumnCount> views;
+        std::ranges::copy(values, views.begin());
+        out += row(paths[t], views);
+    }
+    return out;
+}
+
+} // namespace fp8scope::cli

@@ -1,0 +1,49 @@
+// The summary `fp8scope record` prints on stderr once the command has exited: one line per trace file that the
+// collector listed in the manifest, with what the analyzer's loader finds in it. Reading is separate from
+// formatting so that tests can render summaries of traces made by the scenario builder.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fp8scope::cli {
+
+// What one trace holds, as far as the summary shows it.
+struct TraceCounts {
+    int64_t kernels = 0;
+    int64_t syncs = 0;
+    int64_t memcpys = 0;
+    int64_t dropped_records = 0;
+    bool finished = false; // meta `finished` = 1: the recording process closed the trace
+    // The bubble ratio (idle time / step time) goes here once the analyzer computes it, as one more column.
+};
+
+struct TraceFileSummary {
+    std::string path;
+    // Bytes of the file plus its -wal file when one is left (an unfinished trace keeps its data there);
+    // nullopt when the size cannot be read.
+    std::optional<int64_t> file_bytes;
+    std::optional<TraceCounts> counts; // set when the trace loaded
+    std::string error; // the loader's one-line message when it did not
+};
+
+// The trace paths in a manifest, one per line as the collector appends them, in order of first appearance:
+// duplicates and empty lines are dropped (a process that recreates its trace may list it twice).
+std::vector<std::string> parse_manifest(std::string_view text);
+
+// Loads the trace with the analyzer's load_trace and counts its rows. Never throws: a trace that cannot be
+// loaded (or a loader that runs out of memory) gives a summary with `error` set.
+TraceFileSummary summarize_trace(const std::string& path);
+
+// "fp8scope: 2 traces written" and an aligned table, one row per file; an unreadable trace gets one line naming
+// it and the error. Every line ends with '\n'. Paths are shown printable (control characters as \xNN).
+std::string render_record_summary(const std::vector<TraceFileSummary>& traces);
+
+// The warning `record` prints when the manifest is empty, as one line with its '\n'.
+inline constexpr std::string_view kNoTraceWarning
+    = "fp8scope: warning: no trace was written: the command never initialized CUDA\n";
+
+} // namespace fp8scope::cli
