@@ -66,6 +66,7 @@ namespace {
         need("cuptiActivityGetNextRecord", api.activityGetNextRecord);
         need("cuptiActivityGetNumDroppedRecords", api.activityGetNumDroppedRecords);
         need("cuptiActivitySetAttribute", api.activitySetAttribute);
+        need("cuptiSetThreadIdType", api.setThreadIdType);
         resolve(api.handle, "cuptiSubscribe_v2", api.subscribeV2); // optional
         return ok;
     }

@@ -37,6 +37,7 @@ struct CuptiApi {
     CUptiResult (*activityGetNextRecord)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
     CUptiResult (*activityGetNumDroppedRecords)(CUcontext, uint32_t, size_t*) = nullptr;
     CUptiResult (*activitySetAttribute)(CUpti_ActivityAttribute, size_t*, void*) = nullptr;
+    CUptiResult (*setThreadIdType)(CUpti_ActivityThreadIdType) = nullptr;
 
     // "CUPTI_ERROR_NOT_INITIALIZED" for a result code, never null.
     const char* result_name(CUptiResult result) const;

@@ -1,6 +1,7 @@
 #include "record_decoder.hpp"
 
 #include <cstdio>
+#include <fstream>
 #include <utility>
 
 namespace fp8scope::collector {
@@ -183,6 +184,7 @@ void RecordDecoder::api(const CUpti_ActivityAPI& r, TraceDb& db)
     row.global_tid = global_tid(r.threadId);
     row.correlation_id = r.correlationId;
     row.name = it->second;
+    threads_seen_.insert(r.threadId);
     row.return_value = static_cast<int32_t>(r.returnValue);
     ++counters_.api_calls;
     check(db.add_api(row));
@@ -356,6 +358,12 @@ void RecordDecoder::finish(TraceDb& db)
         check(db.add_nvtx(row));
     }
     open_ranges_.clear();
+    for (const uint32_t tid : threads_seen_) {
+        std::ifstream comm("/proc/self/task/" + std::to_string(tid) + "/comm");
+        std::string name;
+        if (comm && std::getline(comm, name) && !name.empty())
+            check(db.add_thread_name(ThreadNameRow { db.intern(name), std::nullopt, global_tid(tid) }));
+    }
 }
 
 } // namespace fp8scope::collector

@@ -47,7 +47,8 @@ public:
     RecordDecoder(uint64_t session_start_ns, int64_t pid, ApiNamer api_namer, Warner warner = {});
 
     void decode(const CUpti_Activity& record, TraceDb& db);
-    // Writes NVTX ranges still open (no end). Call once, before TraceDb::finish.
+    // Writes NVTX ranges still open (no end) and the names of the threads that made CUDA calls (from
+    // /proc/self/task/<tid>/comm, for those still alive). Call once, before TraceDb::finish.
     void finish(TraceDb& db);
 
     const DecoderCounters& counters() const { return counters_; }
@@ -89,6 +90,7 @@ private:
     uint32_t last_device_ = 0;
     std::unordered_map<uint32_t, OpenRange> open_ranges_;
     std::unordered_set<uint32_t> devices_written_;
+    std::unordered_set<uint32_t> threads_seen_; // OS thread ids of API calls, named at finish()
 };
 
 } // namespace fp8scope::collector

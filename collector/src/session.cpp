@@ -12,6 +12,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,6 +89,39 @@ namespace {
             if (c == '\0')
                 c = ' ';
         return raw;
+    }
+
+    // Calls `int fn(int*)` (cuDriverGetVersion, cudaRuntimeGetVersion) in an already loaded library whose file
+    // name contains `library`; 0 when there is none. Both calls only return a constant, so they are safe inside
+    // cuInit. The runtime loads the driver with RTLD_LOCAL, so RTLD_DEFAULT would not find it.
+    int loaded_library_version(const char* library, const char* function)
+    {
+        struct Search {
+            const char* library;
+            std::string path;
+        } search { library, {} };
+        dl_iterate_phdr(
+            [](dl_phdr_info* info, size_t, void* data) {
+                auto* s = static_cast<Search*>(data);
+                if (info->dlpi_name && std::strstr(info->dlpi_name, s->library)) {
+                    s->path = info->dlpi_name;
+                    return 1;
+                }
+                return 0;
+            },
+            &search);
+        if (search.path.empty())
+            return 0;
+        void* handle = dlopen(search.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+        if (!handle)
+            return 0;
+        int version = 0;
+        using VersionFn = int (*)(int*);
+        auto fn = reinterpret_cast<VersionFn>(dlsym(handle, function));
+        if (!fn || fn(&version) != 0)
+            version = 0;
+        dlclose(handle);
+        return version;
     }
 
     void make_parent_folders(const std::string& path)
@@ -265,6 +299,8 @@ namespace {
 
     bool enable_activities(const Session& s)
     {
+        // OS thread ids (gettid), as nsys stores them, instead of CUPTI's default pthread_self()-derived ids.
+        s.cupti->setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
         if (env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false))
             s.cupti->activityEnableLatencyTimestamps(1);
         // Query records (cudaStreamQuery/cudaEventQuery on unfinished work) are not host-blocking syncs.
@@ -318,12 +354,8 @@ namespace {
         uint32_t cupti_version = 0;
         if (s.cupti->getVersion(&cupti_version) == CUPTI_SUCCESS)
             info.cupti_version = static_cast<int32_t>(cupti_version);
-        using DriverVersionFn = int (*)(int*);
-        if (auto fn = reinterpret_cast<DriverVersionFn>(dlsym(RTLD_DEFAULT, "cuDriverGetVersion"))) {
-            int version = 0;
-            if (fn(&version) == 0)
-                info.cuda_driver_version = version;
-        }
+        info.cuda_driver_version = loaded_library_version("libcuda.so", "cuDriverGetVersion");
+        info.cuda_runtime_version = loaded_library_version("libcudart.so", "cudaRuntimeGetVersion");
 
         auto db = create_trace(info, s.path);
         if (!db) {
