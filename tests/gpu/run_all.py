@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Verifies the collector on a GPU machine in one go (issue 3) and measures its overhead.
+
+  run_all.py --build BUILD_DIR --out OUT_DIR --scratch DIR [--budget-s S] [STAGE ...]
+
+Stages, in this order (default: all): samples torch lifecycle signals bench. Every step has a timeout, and one
+failing step never stops the others; steps that no longer fit in the time budget are reported as SKIP. Results
+go to OUT/summary.json after every check, kept traces to OUT/trace-* and SCRATCH/extra, logs of every command to
+SCRATCH/logs (pack_results.py packs SCRATCH into OUT); a table ends stdout.
+
+Exit codes: 0 every judged check passed, 1 a check failed, 2 usage error.
+"""
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_runs  # noqa: E402
+import check_lifecycle  # noqa: E402
+import check_samples  # noqa: E402
+import check_signals  # noqa: E402
+import check_torch  # noqa: E402
+import gpu_common as g  # noqa: E402
+
+STAGES = ("samples", "torch", "lifecycle", "signals", "bench")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", required=True, help="build folder (holds bin/fp8scope, lib/libfp8scope.so, samples/)")
+    p.add_argument("--out", default=os.environ.get("OUT"), help="output folder (default: $OUT)")
+    p.add_argument("--scratch", required=True, help="folder for logs, details and the runs' own files")
+    p.add_argument("--budget-s", type=float, default=float(os.environ.get("FP8SCOPE_GPU_BUDGET_S", 510)),
+                   help="wall-time budget of the whole run (default 510, or $FP8SCOPE_GPU_BUDGET_S)")
+    p.add_argument("--python", default=os.environ.get("FP8SCOPE_GPU_PYTHON", sys.executable),
+                   help="Python with torch for the workloads (default: this interpreter)")
+    p.add_argument("stages", nargs="*", metavar="STAGE", help=f"any of: {' '.join(STAGES)} (default: all)")
+    args = p.parse_args(argv)
+    unknown = [s for s in args.stages if s not in STAGES]
+    if unknown:
+        p.error(f"unknown stage {unknown[0]!r}; stages: {' '.join(STAGES)}")
+    if not args.out:
+        p.error("--out is required when $OUT is not set")
+    if not Path(args.build).is_dir():
+        p.error(f"build folder '{args.build}' does not exist")
+    return args
+
+
+def preflight(ctx, report):
+    """What the machine and the build are; whether `fp8scope record` works (else env injection is used)."""
+    info = g.run(ctx, "nvidia-smi", ["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                                     "--format=csv,noheader"], timeout_s=30) if _which("nvidia-smi") else None
+    report.add("machine", "INFO", (info.stdout.strip() if info and info.rc == 0 else "nvidia-smi unavailable")[:120],
+               f"python {sys.version.split()[0]} ({ctx.python}), {os.cpu_count()} cores")
+    needed = [ctx.fp8scope, ctx.collector, ctx.build / "bench" / "libfp8scope_launch_loop.so",
+              ctx.build / "bench" / "fp8scope_launch_overhead", ctx.train_py] + [ctx.sample(s) for s in g.SAMPLES]
+    missing = [str(p) for p in needed if not Path(p).exists()]
+    report.judge("build complete", not missing, f"{len(needed) - len(missing)}/{len(needed)} files", missing)
+    for path in (ctx.collector, ctx.sample("syncs")):
+        if Path(path).exists() and _which("ldd"):
+            g.run(ctx, f"ldd-{Path(path).name}", ["ldd", path], timeout_s=20)
+    version = g.run(ctx, "fp8scope-version", [ctx.fp8scope, "--version"], timeout_s=20)
+    helped = g.run(ctx, "fp8scope-record-help", [ctx.fp8scope, "record", "--help"], timeout_s=20)
+    ctx.use_record = helped.rc == 0
+    report.add("tracing through", "INFO", "fp8scope record" if ctx.use_record else "environment injection",
+               f"{version.stdout.strip()}; record --help rc {helped.rc} {helped.stderr.strip()[:200]}")
+
+
+def _which(name):
+    return any(os.access(os.path.join(d, name), os.X_OK) for d in os.environ.get("PATH", "").split(os.pathsep))
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    stages = args.stages or list(STAGES)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, g.kill_live_groups)
+    ctx = g.Ctx(args.build, args.out, args.scratch, args.budget_s, python=args.python)
+    report = g.Report(ctx)
+    report.extra.update(build=str(ctx.build), stages=stages)
+    g.guarded(report, "preflight", 0, preflight, ctx, report)
+    state = {}
+    if "samples" in stages:
+        check_samples.run_all(ctx, report)
+    if "torch" in stages:
+        check_torch.run_all(ctx, report, state)
+    if "lifecycle" in stages:
+        check_lifecycle.run_all(ctx, report, state)
+    if "signals" in stages:
+        check_signals.run_all(ctx, report)
+    if "bench" in stages:
+        bench_runs.run_all(ctx, report)
+    report.write()
+    print("\n" + report.table(), flush=True)
+    return 1 if any(r["result"] == "FAIL" for r in report.rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
