@@ -57,7 +57,8 @@ std::string expand_output_pattern(std::string_view pattern, const OutputNameInpu
         }
     }
     if (!used_counter && counter > 0) {
-        const std::string suffix = "-" + std::to_string(counter);
+        std::string suffix(1, '-'); // built by appending: GCC 12 warns falsely (-Wrestrict) on "-" + string
+        suffix += std::to_string(counter);
         const auto slash = out.rfind('/');
         const auto dot = out.rfind('.');
         if (dot != std::string::npos && (slash == std::string::npos || dot > slash + 1))
