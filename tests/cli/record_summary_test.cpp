@@ -1,0 +1,125 @@
+// The summary `fp8scope record` prints: manifest parsing, the counts read from traces made by the scenario
+// builder, and the exact text of the table.
+#include "cli_test_support.hpp"
+#include "record_summary.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace fp8scope;
+using namespace fp8scope::cli;
+using cli_test::scratch_dir;
+
+TEST_CASE(
+    "record summary: parse_manifest keeps each path once, in order, without empty lines", "[cli][record][summary]")
+{
+    CHECK(parse_manifest("").empty());
+    CHECK(parse_manifest("\n\n").empty());
+    CHECK(parse_manifest("/a.sqlite\n/b.sqlite\n/a.sqlite\n\n/c.sqlite")
+        == std::vector<std::string> { "/a.sqlite", "/b.sqlite", "/c.sqlite" });
+}
+
+TEST_CASE(
+    "record summary: summarize_trace counts kernels, syncs, memcpys and dropped records", "[cli][record][summary]")
+{
+    const auto dir = scratch_dir("record_summary_counts");
+    auto scenario = cli_test::small_scenario(); // 3 kernels, 1 sync
+    const auto host = scenario.thread(4242, 4243);
+    scenario.memcpy(host, { .api_start_ns = 80'000, .api_end_ns = 81'000, .name = "cudaMemcpyAsync_v3020" },
+        { .start_ns = 82'000, .end_ns = 90'000, .bytes = 4096 });
+    scenario.dropped(
+        { .timestamp_ns = 1'000, .source = schema::DropSource::BufferPoolExhausted, .count = 5, .device_id = 0 });
+    scenario.dropped(
+        { .timestamp_ns = 2'000, .source = schema::DropSource::WriterQueueFull, .count = 2, .device_id = {} });
+    const auto path = dir + "/counts.sqlite";
+    REQUIRE(scenario.write_fp8scope(path));
+
+    const auto summary = summarize_trace(path);
+    INFO(summary.error);
+    REQUIRE(summary.counts);
+    CHECK(summary.path == path);
+    CHECK(summary.counts->kernels == 3);
+    CHECK(summary.counts->syncs == 1);
+    CHECK(summary.counts->memcpys == 1);
+    CHECK(summary.counts->dropped_records == 7);
+    CHECK(summary.counts->finished);
+    REQUIRE(summary.file_bytes);
+    CHECK(*summary.file_bytes >= static_cast<int64_t>(std::filesystem::file_size(path)));
+}
+
+TEST_CASE("record summary: summarize_trace says when a trace was never closed", "[cli][record][summary]")
+{
+    const auto dir = scratch_dir("record_summary_unfinished");
+    const auto path = dir + "/unfinished.sqlite";
+    cli_test::write_small_trace(path, false);
+    const auto summary = summarize_trace(path);
+    INFO(summary.error);
+    REQUIRE(summary.counts);
+    CHECK_FALSE(summary.counts->finished);
+    CHECK(summary.counts->kernels == 3);
+}
+
+TEST_CASE(
+    "record summary: summarize_trace returns the loader's error for a bad or missing file", "[cli][record][summary]")
+{
+    const auto dir = scratch_dir("record_summary_bad");
+    const auto corrupt = dir + "/corrupt.sqlite";
+    cli_test::write_file(corrupt, std::string(8192, 'x'));
+    auto summary = summarize_trace(corrupt);
+    CHECK_FALSE(summary.counts);
+    CHECK(summary.error.find(corrupt) != std::string::npos);
+    CHECK(summary.file_bytes == 8192);
+
+    summary = summarize_trace(dir + "/missing.sqlite");
+    CHECK_FALSE(summary.counts);
+    CHECK_FALSE(summary.file_bytes);
+    CHECK(summary.error.find("missing.sqlite") != std::string::npos);
+}
+
+TEST_CASE("record summary: render_record_summary: an aligned table, one line per trace", "[cli][record][summary]")
+{
+    const std::vector<TraceFileSummary> traces {
+        { .path = "/runs/rank0.sqlite",
+            .file_bytes = 1'572'864,
+            .counts
+            = TraceCounts { .kernels = 120'000, .syncs = 12, .memcpys = 3, .dropped_records = 0, .finished = true },
+            .error = {} },
+        { .path = "/runs/rank1-long-name.sqlite",
+            .file_bytes = 32'768,
+            .counts = TraceCounts { .kernels = 7, .syncs = 0, .memcpys = 0, .dropped_records = 15, .finished = false },
+            .error = {} },
+        { .path = "/runs/bad.sqlite",
+            .file_bytes = 100,
+            .counts = std::nullopt,
+            .error = "trace '/runs/bad.sqlite': file is not a database" },
+        { .path = "/runs/gone\n.sqlite",
+            .file_bytes = std::nullopt,
+            .counts = TraceCounts { .kernels = 1, .syncs = 1, .memcpys = 1, .dropped_records = 1, .finished = true },
+            .error = {} },
+    };
+    CHECK(render_record_summary(traces)
+        == "fp8scope: 4 traces written\n"
+           "  trace                         kernels  syncs  memcpys  dropped  status      size\n"
+           "  /runs/rank0.sqlite             120000     12        3        0  finished    1.5 MiB\n"
+           "  /runs/rank1-long-name.sqlite        7      0        0       15  unfinished  32.0 KiB\n"
+           "  /runs/bad.sqlite              unreadable: trace '/runs/bad.sqlite': file is not a database\n"
+           "  /runs/gone\\x0a.sqlite               1      1        1        1  finished    unknown\n");
+}
+
+TEST_CASE("record summary: render_record_summary: one trace, singular", "[cli][record][summary]")
+{
+    const std::vector<TraceFileSummary> traces { { .path = "/t.sqlite",
+        .file_bytes = 512,
+        .counts = TraceCounts { .kernels = 0, .syncs = 0, .memcpys = 0, .dropped_records = 0, .finished = true },
+        .error = {} } };
+    CHECK(render_record_summary(traces)
+        == "fp8scope: 1 trace written\n"
+           "  trace      kernels  syncs  memcpys  dropped  status    size\n"
+           "  /t.sqlite        0      0        0        0  finished  512 B\n");
+}
+
+TEST_CASE("record summary: the no-trace warning is one line", "[cli][record][summary]")
+{
+    CHECK(kNoTraceWarning == "fp8scope: warning: no trace was written: the command never initialized CUDA\n");
+}
