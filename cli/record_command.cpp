@@ -35,6 +35,9 @@ Exit codes: the command's exit code; 128+N when signal N ended it; 127 command n
 executable; 2 usage error; 69 collector library not found (set FP8SCOPE_LIBRARY); 70 internal error.
 )";
 
+// The collector's default (collector/src/output_path.hpp), for -o naming a directory.
+constexpr const char* kDefaultFileName = "fp8scope-%h-%p.sqlite";
+
 // The manifest is a fresh temporary file: each traced process appends the path of its trace to it.
 struct Manifest {
     std::string path; // empty when it could not be created: the command still runs, without a summary
@@ -94,12 +97,15 @@ void append_to_outer_manifest(const char* outer_path, const std::vector<std::str
 // With -o, the pattern is made absolute against record's working directory, so that processes that change
 // directory write where the user asked. Its directory is created when its name holds no %-field (which only
 // the collector can expand), so that `-o traces/run-%p.sqlite` works in a fresh checkout; a directory that
-// cannot be made or written gives one warning now rather than a confusing silence later.
+// cannot be made or written gives one warning now rather than a confusing silence later. A directory
+// (`-o traces/`, or one that exists) gets the collector's default file name in it.
 std::string prepare_output_pattern(const std::string& pattern)
 {
     namespace fs = std::filesystem;
     std::error_code error;
-    const fs::path absolute = fs::absolute(pattern, error).lexically_normal();
+    fs::path absolute = fs::absolute(pattern, error).lexically_normal();
+    if (!absolute.has_filename() || fs::is_directory(absolute, error))
+        absolute /= kDefaultFileName;
     const fs::path directory = absolute.parent_path();
     if (directory.string().find('%') != std::string::npos)
         return absolute.string();
@@ -193,17 +199,18 @@ CLI::App* add_record_command(CLI::App& app, RecordOptions& options)
     CLI::App* record = app.add_subcommand("record", "Run a command with the collector and write one trace per process");
     record
         ->add_option("-o,--output", options.output_pattern,
-            "Trace file pattern: %h host, %p pid, %r rank, %n counter, %% percent (default fp8scope-%h-%p.sqlite in "
-            "each process's working directory)")
-        ->type_name("PATTERN");
+            "Trace file pattern: %h host, %p pid, %r rank, %n counter, %% percent; a directory gets "
+            "fp8scope-%h-%p.sqlite in it (default: that name in each process's working directory)")
+        ->type_name("PATTERN")
+        ->check(CLI::Validator(
+            [](std::string& pattern) { return pattern.empty() ? std::string("the pattern is empty") : std::string(); },
+            "", "non-empty"));
     auto* latency = record->add_flag("--latency-timestamps", options.latency_timestamps,
-        "Record each kernel's queued and submitted times (default: the collector decides from their measured "
-        "overhead)");
+        "Record each kernel's queued and submitted times (default: the collector's, off in this version)");
     auto* no_latency = record->add_flag("--no-latency-timestamps", options.no_latency_timestamps, "Do not record them");
     latency->excludes(no_latency);
     record->add_flag("--no-nvtx", options.no_nvtx, "Do not record NVTX ranges");
-    record->add_flag("-q,--quiet", options.quiet,
-        "No summary at the end and no information lines from the collector; warnings are still shown");
+    record->add_flag("-q,--quiet", options.quiet, "No summary at the end; warnings are still shown");
     // Never filled by CLI11 (split_record_command takes the command out first); listed so --help shows it.
     static std::vector<std::string> command_for_help;
     record->add_option("COMMAND", command_for_help, "The command to record and its arguments, after '--'")

@@ -55,6 +55,17 @@ TEST_CASE("record sets the collector's variables for the command", "[cli][record
     CHECK_FALSE(std::filesystem::exists(manifest));
 }
 
+TEST_CASE("record -o DIRECTORY writes the collector's default names in it", "[cli][record]")
+{
+    const auto dir = scratch_dir("record_output_directory");
+    std::filesystem::create_directories(dir + "/existing");
+    auto result = run_record({ "-o", "existing", "--", "/bin/sh", "-c", "echo $FP8SCOPE_OUTPUT" }, {}, dir);
+    CHECK(result.out == dir + "/existing/fp8scope-%h-%p.sqlite\n");
+    result = run_record({ "-o", "fresh/", "--", "/bin/sh", "-c", "echo $FP8SCOPE_OUTPUT" }, {}, dir);
+    CHECK(result.out == dir + "/fresh/fp8scope-%h-%p.sqlite\n");
+    CHECK(std::filesystem::is_directory(dir + "/fresh"));
+}
+
 TEST_CASE("record leaves unset what no option asked for", "[cli][record]")
 {
     const auto result = run_record(

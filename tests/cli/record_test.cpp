@@ -108,6 +108,7 @@ TEST_CASE("record: usage errors exit 2 with one error line", "[cli][record][usag
     check_usage_error(run_record({}));
     check_usage_error(run_record({ "--" }));
     check_usage_error(run_record({ "-o", "x.sqlite" }));
+    check_usage_error(run_record({ "-o", "", "--", "/bin/true" }));
     check_usage_error(run_record({ "--no-such-option", "--", "/bin/true" }));
     check_usage_error(run_record({ "--latency-timestamps", "--no-latency-timestamps", "--", "/bin/true" }));
     const auto result = run_record({ "--no-such-option", "--", "/bin/sh", "-c", "echo ran" });
