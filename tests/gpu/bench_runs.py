@@ -31,13 +31,14 @@ def last_json(stdout):
 def launch_modes(ctx):
     lib = ctx.build / "bench" / "libfp8scope_launch_loop.so"
     py = [ctx.python, g.REPO / "bench" / "launch_overhead.py", "--lib", lib, "--launches", LAUNCHES, "--reps", REPS]
-    cpp = [ctx.build / "bench" / "fp8scope_launch_overhead", "--launches", LAUNCHES, "--reps", REPS]
-    return {
-        "py plain": (py, False),
-        "py fp8scope": (py, True),
-        "py torch.profiler": ([*py, "--mode", "torch-profiler"], False),
-        "cpp plain": (cpp, False),
-        "cpp fp8scope": (cpp, True),
+    cpp_exe = ctx.build / "bench" / "fp8scope_launch_overhead"
+    cpp = [cpp_exe, "--launches", LAUNCHES, "--reps", REPS]
+    return {  # mode: (argv, traced, the built file it needs)
+        "py plain": (py, False, lib),
+        "py fp8scope": (py, True, lib),
+        "py torch.profiler": ([*py, "--mode", "torch-profiler"], False, lib),
+        "cpp plain": (cpp, False, cpp_exe),
+        "cpp fp8scope": (cpp, True, cpp_exe),
     }
 
 
@@ -61,13 +62,22 @@ def check_loop_trace(report, mode, directory, measured, checked):
 
 def launch_overhead(ctx, report, rounds):
     modes = launch_modes(ctx)
+    if not ctx.torch:
+        del modes["py torch.profiler"]
+        report.add("launch loop py torch.profiler", "SKIP", "no PyTorch with a CUDA device")
+    for mode, (_, _, needed) in list(modes.items()):
+        if not needed.exists():
+            report.add(f"launch loop {mode}", "FAIL", f"missing {needed}")
+            del modes[mode]
     runs = {mode: [] for mode in modes}
     checked = set()
     names = list(modes)
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for mode in order:
-            argv, traced = modes[mode]
+            if mode not in modes:
+                continue  # dropped after a failure
+            argv, traced, _ = modes[mode]
             if mode == "py torch.profiler" and r == 0:
                 argv = [*argv, "--count-profiled"]
             directory = ctx.fresh_dir(f"launch-{mode.replace(' ', '-').replace('.', '')}")
@@ -81,6 +91,7 @@ def launch_overhead(ctx, report, rounds):
                 return
             if measured is None:
                 report.add(f"launch loop {mode} round {r}", "FAIL", result.brief(), result.stderr.strip()[-300:])
+                del modes[mode]  # one failure is enough to report; the time goes to the other modes
                 continue
             runs[mode].append(measured)
             if traced:
@@ -142,4 +153,4 @@ def run_all(ctx, report):
     g.guarded(report, "launch overhead", 40, launch_overhead, ctx, report, rounds)
     # Each train.py run takes some 15-25 s; take as many runs per mode as the time left allows (at least 2).
     runs = 3 if ctx.time_left() > 180 else 2
-    g.guarded(report, "step overhead", 100, step_overhead, ctx, report, runs)
+    g.guarded(report, "step overhead", 100, step_overhead, ctx, report, runs, torch=True)

@@ -140,7 +140,7 @@ def no_cuda_process(ctx, report):
 def run_all(ctx, report, state):
     g.guarded(report, "no CUDA + LD_PRELOAD", 10, no_cuda_process, ctx, report)
     g.guarded(report, "unwritable output path", 10, unwritable_output, ctx, report)
-    g.guarded(report, "os._exit(3) after CUDA work", 30, os_exit, ctx, report)
-    g.guarded(report, "spawn children", 40, spawn_children, ctx, report)
-    g.guarded(report, "torch.profiler under fp8scope", 40, under_torch_profiler, ctx, report, state)
-    g.guarded(report, "fork: DataLoader workers", 60, fork_workers, ctx, report)
+    g.guarded(report, "os._exit(3) after CUDA work", 30, os_exit, ctx, report, torch=True)
+    g.guarded(report, "spawn children", 40, spawn_children, ctx, report, torch=True)
+    g.guarded(report, "torch.profiler under fp8scope", 40, under_torch_profiler, ctx, report, state, torch=True)
+    g.guarded(report, "fork: DataLoader workers", 60, fork_workers, ctx, report, torch=True)

@@ -46,6 +46,9 @@ def run_and_signal(ctx, name, argv, env, sig, ready, to_group=False):
 def sigterm_case(ctx, report, label, argv, plain_ready, traced_extra_env=None):
     directory = ctx.fresh_dir(f"sigterm-{label}")
     plain, _ = run_and_signal(ctx, f"sigterm-{label}-plain", argv, None, signal.SIGTERM, plain_ready)
+    if plain.rc == 77:
+        report.add(f"SIGTERM mid-run ({label})", "SKIP", "exit 77 (no CUDA device)")
+        return
     env = ctx.injected_env(directory / "trace-%p.sqlite", traced_extra_env)
     traced, sent = run_and_signal(ctx, f"sigterm-{label}-traced", argv, env, signal.SIGTERM,
                                   lambda: bool(g.traces_in(directory)))
@@ -74,6 +77,9 @@ def sigterm_record_group(ctx, report, argv):
     traced_argv, env = ctx.traced(directory / "trace-%p.sqlite", argv)
     result, sent = run_and_signal(ctx, "sigterm-record-group", traced_argv, env, signal.SIGTERM,
                                   lambda: bool(g.traces_in(directory)), to_group=True)
+    if result.rc == 77:
+        report.add("SIGTERM to fp8scope record's group", "SKIP", "exit 77 (no CUDA device)")
+        return
     traces = g.traces_in(directory)
     finished = [tc.summarize(t)["meta"].get("finished") for t in traces]
     report.add("SIGTERM to fp8scope record's group", "INFO",
@@ -87,6 +93,9 @@ def sigkill_case(ctx, report, argv):
     traced, sent = run_and_signal(ctx, "sigkill-traced", argv, env, signal.SIGKILL,
                                   lambda: bool(g.traces_in(directory)))
     traces = g.traces_in(directory)
+    if traced.rc == 77:
+        report.add("SIGKILL mid-run", "SKIP", "exit 77 (no CUDA device)")
+        return
     if len(traces) != 1 or not sent:
         report.add("SIGKILL mid-run", "FAIL", f"rc {traced.rc}, {len(traces)} traces, signal sent {sent}",
                    traced.stderr.strip()[-300:])
@@ -118,7 +127,7 @@ def run_all(ctx, report):
     logs = ctx.logs
     # Python leaves SIGTERM at its default disposition; the plain run is ready once it printed "running".
     g.guarded(report, "SIGTERM mid-run (python torch loop)", 60, sigterm_case, ctx, report, "python torch loop",
-              loop, _latest_out_has(logs, "running"))
+              loop, _latest_out_has(logs, "running"), torch=True)
 
 
 def _latest_out_has(logs, text):

@@ -133,5 +133,5 @@ def check_precision(ctx, report, precision, state):
 
 
 def run_all(ctx, report, state):
-    g.guarded(report, "train fp8", 60, check_precision, ctx, report, "fp8", state)
-    g.guarded(report, "train bf16", 60, check_precision, ctx, report, "bf16", state)
+    g.guarded(report, "train fp8", 60, check_precision, ctx, report, "fp8", state, torch=True)
+    g.guarded(report, "train bf16", 60, check_precision, ctx, report, "bf16", state, torch=True)

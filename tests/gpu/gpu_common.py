@@ -63,6 +63,7 @@ class Ctx:
         self.deadline = self.start + budget_s
         self.counter = 0
         self.use_record = True  # set by the preflight step: False means env injection replaces `fp8scope record`
+        self.torch = None  # set by the preflight step: "torch <version> cuda <version>" when torch sees a GPU
 
     def keep(self, name, path, top=False):
         """Keeps a trace (or a folder) for the lead: in $OUT when top and the slots allow, else in the extra
@@ -266,8 +267,12 @@ class Report:
         return "\n".join(lines)
 
 
-def guarded(report, step_name, needed_s, fn, *args):
-    """Runs one step; an exception becomes a FAIL row (traceback in the log), too little time a SKIP row."""
+def guarded(report, step_name, needed_s, fn, *args, torch=False):
+    """Runs one step; an exception becomes a FAIL row (traceback in the log), too little time a SKIP row, and so
+    does a step that needs PyTorch with a GPU (torch=True) when the preflight found none."""
+    if torch and not report.ctx.torch:
+        report.add(step_name, "SKIP", "no PyTorch with a CUDA device (see the 'torch' row)")
+        return None
     left = report.ctx.time_left()
     if left < needed_s:
         report.add(step_name, "SKIP", f"needs ~{needed_s:.0f} s, {left:.0f} s left")

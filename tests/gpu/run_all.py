@@ -63,6 +63,12 @@ def preflight(ctx, report):
     for path in (ctx.collector, ctx.sample("syncs")):
         if Path(path).exists() and _which("ldd"):
             g.run(ctx, f"ldd-{Path(path).name}", ["ldd", path], timeout_s=20)
+    probe = "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.is_available())"
+    torch = g.run(ctx, "torch-version", [ctx.python, "-c", probe], timeout_s=90)
+    words = torch.stdout.split()
+    ctx.torch = " ".join(words[:4]) if torch.rc == 0 and words[-1:] == ["True"] else None
+    report.add("torch", "INFO", ctx.torch or "unavailable: torch steps are skipped",
+               torch.stdout.strip()[:200] if torch.rc == 0 else torch.stderr.strip()[-200:])
     version = g.run(ctx, "fp8scope-version", [ctx.fp8scope, "--version"], timeout_s=20)
     helped = g.run(ctx, "fp8scope-record-help", [ctx.fp8scope, "record", "--help"], timeout_s=20)
     ctx.use_record = helped.rc == 0
