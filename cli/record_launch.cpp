@@ -44,6 +44,7 @@ void forward_signal(int signal_number, siginfo_t* info, void*)
 
 struct SavedSignals {
     std::array<struct sigaction, kForwardedSignals.size()> actions {};
+    struct sigaction child_exit { }; // SIGCHLD
     sigset_t mask {};
 };
 
@@ -68,6 +69,12 @@ SavedSignals install_forwarding()
         sigemptyset(&action.sa_mask);
         sigaction(kForwardedSignals[i], &action, nullptr);
     }
+    // With SIGCHLD ignored (or SA_NOCLDWAIT), as a caller may leave it, the kernel reaps the child itself and
+    // waitpid() could not report its exit code. Record needs the default; the command gets the caller's.
+    struct sigaction default_action { };
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    sigaction(SIGCHLD, &default_action, &saved.child_exit);
     return saved;
 }
 
@@ -75,6 +82,7 @@ void restore_signals(const SavedSignals& saved)
 {
     for (size_t i = 0; i < kForwardedSignals.size(); ++i)
         sigaction(kForwardedSignals[i], &saved.actions[i], nullptr);
+    sigaction(SIGCHLD, &saved.child_exit, nullptr);
     sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
 }
 

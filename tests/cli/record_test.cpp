@@ -165,3 +165,13 @@ TEST_CASE("record with an unwritable output path warns and leaves the job alone"
         lines_starting_with(result.err, "fp8scope: warning: cannot create output directory '/proc/nonexistent'").size()
         == 1);
 }
+
+TEST_CASE("record reports the exit code even when its caller ignores SIGCHLD", "[cli][record]")
+{
+    // With SIGCHLD ignored the kernel would reap the command before record could read its exit code.
+    const auto result = testing::run_process({ "/usr/bin/env", "--ignore-signal=CHLD",
+        "FP8SCOPE_LIBRARY=" + injected_library(), FP8SCOPE_EXE, "record", "--", "/bin/sh", "-c", "exit 9" });
+    SHOW(result);
+    CHECK(result.exit_code == 9);
+    CHECK(result.err == kNoTraceWarning + "\n");
+}
