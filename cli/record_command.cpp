@@ -46,16 +46,17 @@ struct Manifest {
 Manifest create_manifest()
 {
     const char* tmpdir = std::getenv("TMPDIR");
-    std::string name
-        = fmt::format("{}/fp8scope-manifest-XXXXXX", tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp");
+    std::string directory = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+    std::string name = directory + "/fp8scope-manifest-XXXXXX";
     int fd = mkostemp(name.data(), O_CLOEXEC);
-    if (fd < 0 && tmpdir != nullptr) {
-        name = "/tmp/fp8scope-manifest-XXXXXX"; // a stale TMPDIR should not cost the summary
+    if (fd < 0 && directory != "/tmp") {
+        directory = "/tmp"; // a stale TMPDIR should not cost the summary
+        name = directory + "/fp8scope-manifest-XXXXXX";
         fd = mkostemp(name.data(), O_CLOEXEC);
     }
     if (fd < 0) {
         print_to_stderr(fmt::format("fp8scope: warning: cannot create a manifest file in {}: {} (no summary)\n",
-            tmpdir != nullptr ? tmpdir : "/tmp", std::strerror(errno)));
+            directory, std::strerror(errno)));
         return {};
     }
     close(fd);
