@@ -72,19 +72,21 @@ def os_exit(ctx, report):
 
 
 def under_torch_profiler(ctx, report, state):
-    """train.py --profile-torch traced by fp8scope: one of the two loses CUPTI; the job must not notice."""
-    args = ["--precision", "fp8", "--steps", "30", "--profile-torch", "torch_kernels.json"]
-    plain = state.get("fp8-profiled", (None, None))[0]
+    """train.py --profile-torch traced by fp8scope: one of the two loses CUPTI; the job must not notice. FP8 unless
+    the torch stage found that FP8 runs fail here (then BF16, so that the lifecycle case is still tested)."""
+    precision = state.get("precision", "fp8")
+    args = ["--precision", precision, "--steps", "30", "--profile-torch", "torch_kernels.json"]
+    plain = state.get(f"{precision}-profiled", (None, None))[0]
     if plain is None:
-        plain, _, _ = train(ctx, "fp8-profiled-again", args, traced=False)
+        plain, _, _ = train(ctx, f"{precision}-profiled-again", args, traced=False)
     if plain.rc == 77:
         report.add("torch.profiler under fp8scope", "SKIP", "exit 77")
         return
-    traced, traces, directory = train(ctx, "fp8-profiled-traced", args, traced=True)
+    traced, traces, directory = train(ctx, f"{precision}-profiled-traced", args, traced=True)
     same_losses = losses_line(plain.stdout) is not None and losses_line(plain.stdout) == losses_line(traced.stdout)
     diff = g.stdout_diff(plain.stdout, traced.stdout)
     report.judge("torch.profiler under fp8scope: exit code and losses unchanged", plain.rc == traced.rc == 0 and same_losses,
-                 f"rc {plain.rc} -> {traced.rc}, losses {'equal' if same_losses else 'differ'}", diff)
+                 f"{precision}: rc {plain.rc} -> {traced.rc}, losses {'equal' if same_losses else 'differ'}", diff)
     lines = g.fp8scope_lines(traced.stderr)
     cupti = [line for line in lines if "CUPTI" in line or "cupti" in line]
     report.judge("torch.profiler under fp8scope: one fp8scope line naming CUPTI", len(cupti) == 1,

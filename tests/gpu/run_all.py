@@ -99,7 +99,7 @@ def main(argv=None):
     if "signals" in stages:
         check_signals.run_all(ctx, report)
     if "bench" in stages:
-        bench_runs.run_all(ctx, report)
+        bench_runs.run_all(ctx, report, state)
     report.write()
     print("\n" + report.table(), flush=True)
     return 1 if any(r["result"] == "FAIL" for r in report.rows) else 0

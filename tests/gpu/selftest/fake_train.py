@@ -20,6 +20,9 @@ def main():
     p.add_argument("--profile-torch")
     p.add_argument("--dataloader-workers", type=int, default=0)
     a = p.parse_args()
+    if a.precision == "fp8" and os.environ.get("FAKE_FP8_FAILS"):
+        print("RuntimeError: fake _scaled_mm failure", file=sys.stderr)
+        return 1
     kernels = {name: n * a.steps for name, n in KERNELS.items()}
     print(f"train.py: {a.precision}, {a.steps} steps")
     if a.profile_torch:
