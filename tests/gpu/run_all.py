@@ -70,10 +70,19 @@ def preflight(ctx, report):
     report.add("torch", "INFO", ctx.torch or "unavailable: torch steps are skipped",
                torch.stdout.strip()[:200] if torch.rc == 0 else torch.stderr.strip()[-200:])
     version = g.run(ctx, "fp8scope-version", [ctx.fp8scope, "--version"], timeout_s=20)
-    helped = g.run(ctx, "fp8scope-record-help", [ctx.fp8scope, "record", "--help"], timeout_s=20)
-    ctx.use_record = helped.rc == 0
+    # record must run a command and pass its exit code through; else the steps trace by environment injection.
+    smoke_dir = ctx.fresh_dir("record-smoke")
+    smoke = g.run(ctx, "fp8scope-record-smoke", [ctx.fp8scope, "record", "-o", smoke_dir / "t-%p.sqlite", "--",
+                                                 ctx.python, "-c", "raise SystemExit(5)"], timeout_s=30)
+    ctx.use_record = smoke.rc == 5
     report.add("tracing through", "INFO", "fp8scope record" if ctx.use_record else "environment injection",
-               f"{version.stdout.strip()}; record --help rc {helped.rc} {helped.stderr.strip()[:200]}")
+               f"{version.stdout.strip()}; record smoke test rc {smoke.rc} (5 expected) {smoke.stderr.strip()[:200]}")
+    # Where CUPTI is, should the collector not find it (docs/collector.md: FP8SCOPE_CUPTI_PATH).
+    roots = ["/usr/local/cuda*/extras/CUPTI/lib64", "/usr/local/cuda*/lib64", "/usr/lib/x86_64-linux-gnu"]
+    roots += [f"{p}/nvidia/*/lib" for p in sys.path if p.endswith("-packages")]
+    found = sorted({str(p) for root in roots for p in Path("/").glob(root.lstrip("/") + "/libcupti.so*")})
+    report.add("libcupti", "INFO", f"{len(found)} found; FP8SCOPE_CUPTI_PATH={os.environ.get('FP8SCOPE_CUPTI_PATH')}",
+               " ".join(found)[:500])
 
 
 def _which(name):

@@ -24,7 +24,7 @@ EXPECTED_PASS = [
     "train fp8: kernels per name = torch.profiler",
     "train bf16 traced: finished, no drops, NVTX steps",
     "unwritable path via FP8SCOPE_OUTPUT: run unchanged, one warning line",
-    "torch.profiler under fp8scope: one fp8scope line naming CUPTI",
+    "torch.profiler under fp8scope: one clear line names CUPTI being taken",
     "fork: DataLoader workers=2: one finished trace (parent), run unchanged",
 ]
 EXPECTED_INFO = ["step time fp8 traced vs plain"]
