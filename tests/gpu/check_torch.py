@@ -1,5 +1,5 @@
 """The PyTorch training sample: kernel counts per name in our trace against torch.profiler's counts for the same
-deterministic workload (separate runs: CUPTI admits one subscriber), and the real traces kept in $OUT/traces."""
+deterministic workload (separate runs: CUPTI admits one subscriber), and the real traces kept in $OUT."""
 
 import json
 import re

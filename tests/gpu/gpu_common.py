@@ -113,19 +113,26 @@ class Ctx:
 
 
 def _log_name(ctx, name):
+    """The log files' common stem; .cmd, .out and .err are appended (a '.' in the name is no suffix)."""
     ctx.counter += 1
-    return ctx.logs / f"{ctx.counter:03d}-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}"
+    return str(ctx.logs / f"{ctx.counter:03d}-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}")
 
 
 def start(ctx, name, argv, env=None, cwd=None):
     """Starts argv in its own process group (so that a timeout kills its children too)."""
     argv = [str(a) for a in argv]
     base = _log_name(ctx, name)
-    base.with_suffix(".cmd").write_text(" ".join(argv) + "\n")
-    out = open(base.with_suffix(".out"), "w+")
-    err = open(base.with_suffix(".err"), "w+")
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+    Path(base + ".cmd").write_text(" ".join(argv) + "\n")
+    out = open(Path(base + ".out"), "w+")
+    err = open(Path(base + ".err"), "w+")
+    try:
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    except OSError as error:
+        err.write(f"cannot start: {error}\n")
+        out.close()
+        err.close()
+        raise
     LIVE.add(proc)
     return {"name": name, "argv": argv, "proc": proc, "out": out, "err": err, "t0": time.monotonic(), "base": base}
 
@@ -149,14 +156,20 @@ def finish(handle, timeout_s):
         texts.append(f.read())
         f.close()
     rc = proc.returncode
-    with open(handle["base"].with_suffix(".cmd"), "a") as f:
+    with open(Path(handle["base"] + ".cmd"), "a") as f:
         f.write(f"# rc={rc} timed_out={timed_out} wall_s={wall_s:.2f}\n")
     return Result(handle["name"], handle["argv"], rc, texts[0], texts[1], wall_s, timed_out)
 
 
 def run(ctx, name, argv, env=None, timeout_s=60, cwd=None):
+    """Runs argv to its end or its timeout (never past the run's budget by more than 5 s). A program that cannot
+    be started gives exit code 127, as a shell would."""
     timeout_s = min(timeout_s, max(5.0, ctx.time_left()))
-    return finish(start(ctx, name, argv, env, cwd), timeout_s)
+    try:
+        handle = start(ctx, name, argv, env, cwd)
+    except OSError as error:
+        return Result(name, [str(a) for a in argv], 127, "", f"cannot start: {error}", 0.0, False)
+    return finish(handle, timeout_s)
 
 
 def kill_live_groups(signum, _frame):
