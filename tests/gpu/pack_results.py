@@ -5,7 +5,8 @@
 
 OUT/details.tar.gz: SCRATCH/logs (every command's .cmd/.out/.err) and SCRATCH/details (per-check JSON);
 OUT/traces-extra.tar.gz: SCRATCH/extra (traces beyond those kept in OUT itself). Files that would take an
-archive past 15 MiB are left out, largest first, and listed in OUT/summary.json under packing_left_out."""
+archive past 15 MiB are left out, largest first, and listed in OUT/summary.json under packing_left_out; the
+names of OUT's files go there under returned_files."""
 
 import json
 import os
@@ -41,14 +42,17 @@ def main(argv):
     left_out = pack(out / "details.tar.gz", scratch, ["logs", "details"])
     if (scratch / "extra").is_dir() and any((scratch / "extra").iterdir()):
         left_out += pack(out / "traces-extra.tar.gz", scratch, ["extra"])
+    returned = sorted(p.name for p in out.iterdir())
     summary_path = out / "summary.json"
-    if left_out and summary_path.exists():
+    if summary_path.exists():
         summary = json.loads(summary_path.read_text())
+        summary["returned_files"] = returned
         summary["packing_left_out"] = left_out
         summary_path.write_text(json.dumps(summary, indent=1))
-    returned = sorted(p.name for p in out.iterdir())
-    print(f"pack_results: $OUT holds {len(returned)} entries: {' '.join(returned)}"
-          + (f"; left out: {left_out}" if left_out else ""))
+    # Quiet when all is well, so that the results table stays the last thing printed.
+    if left_out or len(returned) > 8:
+        print(f"pack_results: $OUT holds {len(returned)} entries (the device returns 8): {' '.join(returned)}; "
+              f"left out of the archives: {left_out}")
     return 0 if len(returned) <= 8 else 1
 
 
