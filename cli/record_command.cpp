@@ -110,17 +110,9 @@ std::string prepare_output_pattern(const std::string& pattern)
     const fs::path directory = absolute.parent_path();
     if (directory.string().find('%') != std::string::npos)
         return absolute.string();
+    // Best effort and silent: a directory that cannot be made is reported once, by the first traced process
+    // that fails to create its trace there (and a command that never initializes CUDA needs none).
     fs::create_directories(directory, error);
-    if (error) {
-        print_to_stderr(
-            fmt::format("fp8scope: warning: cannot create output directory '{}': {} (no trace can be written there)\n",
-                directory.string(), error.message()));
-    } else if (access(directory.c_str(), W_OK) != 0) {
-        print_to_stderr(
-            fmt::format("fp8scope: warning: output directory '{}' is not writable: {} (no trace can be written "
-                        "there)\n",
-                directory.string(), std::strerror(errno)));
-    }
     return absolute.string();
 }
 
@@ -273,14 +265,18 @@ int run_record(const RecordOptions& options)
     const CommandOutcome outcome = run_command(options.command);
     if (manifest.path.empty())
         return outcome.exit_code;
-    const std::vector<std::string> traces = parse_manifest(read_file(manifest.path));
+    const std::string manifest_text = read_file(manifest.path);
+    const std::vector<std::string> traces = parse_manifest(manifest_text);
+    const size_t untraced = count_untraced_processes(manifest_text);
     unlink(manifest.path.c_str());
     if (!outcome.started)
         return outcome.exit_code; // its one error line says it all
 
     if (!outer_manifest.empty() && outer_manifest != manifest.path)
         append_to_outer_manifest(outer_manifest.c_str(), traces);
-    if (traces.empty())
+    // Processes that initialized CUDA but could not be traced have each printed their warning; repeating that no
+    // trace was written would blame CUDA for it.
+    if (traces.empty() && untraced == 0)
         print_to_stderr(kNoTraceWarning);
     else if (!options.quiet)
         print_summary(traces);

@@ -75,10 +75,22 @@ std::vector<std::string> parse_manifest(std::string_view text)
         const size_t end = std::min(text.find('\n'), text.size());
         const std::string_view line = text.substr(0, end);
         text.remove_prefix(std::min(end + 1, text.size()));
-        if (!line.empty() && seen.insert(line).second)
+        if (!line.empty() && line.front() != '!' && seen.insert(line).second)
             paths.emplace_back(line);
     }
     return paths;
+}
+
+size_t count_untraced_processes(std::string_view text)
+{
+    size_t count = 0;
+    for (size_t at = 0; at < text.size();) {
+        if (text[at] == '!')
+            ++count;
+        const size_t end = text.find('\n', at);
+        at = end == std::string_view::npos ? text.size() : end + 1;
+    }
+    return count;
 }
 
 TraceFileSummary summarize_trace(const std::string& path)

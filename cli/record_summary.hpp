@@ -32,7 +32,11 @@ struct TraceFileSummary {
 
 // The trace paths in a manifest, one per line as the collector appends them, in order of first appearance:
 // duplicates and empty lines are dropped (a process that recreates its trace may list it twice).
+// Lines starting with '!' are processes the collector could not trace ("!<pid>\t<reason>"); they are not paths.
 std::vector<std::string> parse_manifest(std::string_view text);
+// The number of '!' lines: processes that initialized CUDA but could not be traced, each of which has printed its
+// own warning already.
+size_t count_untraced_processes(std::string_view text);
 
 // Loads the trace with the analyzer's load_trace and counts its rows. Never throws: a trace that cannot be
 // loaded (or a loader that runs out of memory) gives a summary with `error` set.

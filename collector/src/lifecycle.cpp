@@ -9,83 +9,115 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
 namespace fp8scope::collector {
 namespace {
 
-    // A signal handler may not touch SQLite or CUPTI (spec: "no SQLite calls in signal handlers"). It wakes this
-    // helper thread through a pipe, which finishes the trace, and waits for it on a second pipe with a timeout: if
-    // the signal interrupted a thread inside CUPTI or the driver, the flush could wait on that thread forever.
+    // Two helper threads, both started with every signal blocked:
+    //  - the flusher pushes CUPTI's pending records to the writer every 500 ms (cuptiActivityFlushPeriod only
+    //    delivers *full* buffers, so a slow job killed with SIGKILL would otherwise lose everything), and finishes
+    //    the trace when a terminating signal arrives;
+    //  - the watchdog makes sure such a signal still kills the process within 5 s if finishing hangs.
+    //
+    // The signal handler only writes a byte to a pipe and returns (spec: no SQLite in signal handlers). It must not
+    // wait: the signal may have interrupted a thread inside CUPTI or the driver, and the flush would then wait on
+    // that thread. The job runs on for the few hundred milliseconds finishing takes, then dies of the signal
+    // exactly as it would have without fp8scope.
     int g_wake[2] = { -1, -1 };
-    int g_done[2] = { -1, -1 };
+    int g_watch[2] = { -1, -1 };
+    std::atomic<int> g_pending_signal { 0 };
+    constexpr int kFlushPeriodMs = 500;
     constexpr int kFinishTimeoutMs = 5000;
-    struct sigaction g_previous_term { };
-    struct sigaction g_previous_int { };
 
     const char* signal_reason(int sig)
     {
         return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "signal";
     }
 
-    void* finisher_main(void*)
+    // Restores the default action and sends the signal to the process; our threads block every signal, so an
+    // application thread takes it, and the process dies of it.
+    void die_of(int sig)
     {
-        unsigned char sig = 0;
+        struct sigaction dfl { };
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        ::sigaction(sig, &dfl, nullptr);
+        ::kill(::getpid(), sig);
+    }
+
+    void* flusher_main(void*)
+    {
         for (;;) {
-            const ssize_t got = ::read(g_wake[0], &sig, 1);
-            if (got == 1)
-                break;
-            if (got < 0 && errno == EINTR)
+            pollfd wake { g_wake[0], POLLIN, 0 };
+            const int ready = ::poll(&wake, 1, kFlushPeriodMs);
+            if (ready < 0 && errno != EINTR)
+                return nullptr;
+            if (ready <= 0) {
+                if (session_state() == State::Running)
+                    flush_session_periodic();
+                else if (session_state() != State::Stopping)
+                    return nullptr; // stopped, disabled: nothing more to flush
                 continue;
+            }
+            unsigned char sig = 0;
+            if (::read(g_wake[0], &sig, 1) != 1)
+                continue;
+            [[maybe_unused]] const ssize_t armed = ::write(g_watch[1], &sig, 1);
+            stop_session(signal_reason(sig));
+            die_of(sig);
             return nullptr;
         }
-        stop_session(signal_reason(sig));
-        const unsigned char done = 1;
-        [[maybe_unused]] const ssize_t written = ::write(g_done[1], &done, 1);
+    }
+
+    void* watchdog_main(void*)
+    {
+        unsigned char sig = 0;
+        while (::read(g_watch[0], &sig, 1) != 1) {
+            if (errno != EINTR)
+                return nullptr;
+        }
+        ::poll(nullptr, 0, kFinishTimeoutMs);
+        warn("finishing the trace took longer than 5 s (the file holds everything up to its last commit)");
+        die_of(sig);
         return nullptr;
     }
 
     void on_terminating_signal(int sig)
     {
         const int saved_errno = errno;
-        if (session_state() == State::Running) {
+        int expected = 0;
+        // The first signal starts finishing; a second one (the user insisting) kills at once.
+        if (session_state() == State::Running && g_pending_signal.compare_exchange_strong(expected, sig)) {
             const unsigned char byte = static_cast<unsigned char>(sig);
             if (::write(g_wake[1], &byte, 1) == 1) {
-                pollfd done { g_done[0], POLLIN, 0 };
-                while (::poll(&done, 1, kFinishTimeoutMs) < 0 && errno == EINTR) { }
+                errno = saved_errno;
+                return;
             }
         }
-        // Then die of the signal, exactly as without fp8scope: restore the default action and re-raise. The
-        // signal is blocked while its handler runs, so it is delivered when the handler returns.
-        struct sigaction dfl { };
-        dfl.sa_handler = SIG_DFL;
-        sigemptyset(&dfl.sa_mask);
-        ::sigaction(sig, &dfl, nullptr);
-        ::raise(sig);
+        die_of(sig);
         errno = saved_errno;
     }
 
-    bool start_finisher()
+    bool start_thread(void* (*main)(void*))
     {
-        if (::pipe2(g_wake, O_CLOEXEC) != 0 || ::pipe2(g_done, O_CLOEXEC) != 0)
-            return false;
-        // Created with every signal blocked, so that the host's signals never run on it.
         sigset_t all;
         sigset_t previous;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &previous);
         pthread_t thread;
-        const bool ok = pthread_create(&thread, nullptr, finisher_main, nullptr) == 0;
+        const bool ok = pthread_create(&thread, nullptr, main, nullptr) == 0;
         pthread_sigmask(SIG_SETMASK, &previous, nullptr);
         if (ok)
             pthread_detach(thread);
         return ok;
     }
 
-    void hook_if_default(int sig, struct sigaction& previous)
+    void hook_if_default(int sig)
     {
+        struct sigaction previous { };
         if (::sigaction(sig, nullptr, &previous) != 0 || previous.sa_handler != SIG_DFL
             || (previous.sa_flags & SA_SIGINFO))
             return; // the application handles it; its exit path reaches atexit
@@ -112,11 +144,13 @@ void install_lifecycle_hooks()
 {
     std::atexit(at_exit);
     pthread_atfork(nullptr, nullptr, in_fork_child);
-    if (start_finisher()) {
-        hook_if_default(SIGTERM, g_previous_term);
-        hook_if_default(SIGINT, g_previous_int);
+    const bool pipes = ::pipe2(g_wake, O_CLOEXEC) == 0 && ::pipe2(g_watch, O_CLOEXEC) == 0;
+    if (pipes && start_thread(flusher_main) && start_thread(watchdog_main)) {
+        hook_if_default(SIGTERM);
+        hook_if_default(SIGINT);
     } else {
-        warn("cannot start the signal helper thread (a SIGTERM or SIGINT leaves the trace unfinished)");
+        warn("cannot start the collector's helper threads (records reach the file only at exit; a SIGTERM or "
+             "SIGINT leaves the trace unfinished)");
     }
 }
 

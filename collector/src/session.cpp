@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -54,6 +55,12 @@ namespace {
         if (!value || !*value)
             return fallback;
         return value[0] == '1' || value[0] == 'y' || value[0] == 'Y' || value[0] == 't' || value[0] == 'T';
+    }
+
+    std::string env_text(const char* name, const char* fallback)
+    {
+        const char* value = std::getenv(name);
+        return value && *value ? value : fallback;
     }
 
     size_t env_size(const char* name, size_t fallback, size_t lo, size_t hi)
@@ -165,7 +172,9 @@ namespace {
         return std::string(cwd) + "/" + path;
     }
 
-    void append_to_manifest(const std::string& path)
+    // FP8SCOPE_MANIFEST (set by `fp8scope record`): one line per process that initialized CUDA, either the absolute
+    // path of its trace, or "!<pid>\t<reason>" when it could not be traced (it has printed its warning already).
+    void append_line_to_manifest(const std::string& line)
     {
         const char* manifest = std::getenv("FP8SCOPE_MANIFEST");
         if (!manifest || !*manifest)
@@ -173,9 +182,26 @@ namespace {
         const int fd = ::open(manifest, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
             return;
-        const std::string line = absolute(path) + "\n";
         [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size()); // one write: atomic append
         ::close(fd);
+    }
+
+    void append_to_manifest(const std::string& path)
+    {
+        append_line_to_manifest(absolute(path) + "\n");
+    }
+
+    void append_failure_to_manifest(std::string reason)
+    {
+        std::ranges::replace(reason, '\n', ' ');
+        append_line_to_manifest("!" + std::to_string(getpid()) + "\t" + reason + "\n");
+    }
+
+    // Prints the one warning of a process that is left untraced, and tells `fp8scope record` about it.
+    void not_traced(const std::string& reason)
+    {
+        warn(reason + " (this process is not traced)");
+        append_failure_to_manifest(reason);
     }
 
     // ---- CUPTI callbacks. They run on CUPTI's threads or inside application CUDA calls: hand off, never block.
@@ -274,12 +300,10 @@ namespace {
             return true;
         if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
             const std::string who = holder[0] ? std::string(holder) : std::string("another profiler");
-            warn("CUPTI is already in use by " + who
-                + " (CUPTI admits one tool per process: nsys, ncu, torch.profiler or fp8scope; this process is not "
-                  "traced)");
+            // CUPTI admits one profiling tool per process (nsys, ncu, torch.profiler, fp8scope).
+            not_traced("CUPTI is already in use by " + who + ", and CUPTI admits one profiling tool per process");
         } else {
-            warn(std::string("cuptiSubscribe failed: ") + s.cupti->result_name(result)
-                + " (this process is not traced)");
+            not_traced(std::string("cuptiSubscribe failed: ") + s.cupti->result_name(result));
         }
         return false;
     }
@@ -300,18 +324,22 @@ namespace {
     bool enable_activities(const Session& s)
     {
         // OS thread ids (gettid), as nsys stores them, instead of CUPTI's default pthread_self()-derived ids.
-        s.cupti->setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+        if (env_text("FP8SCOPE_THREAD_IDS", "system") == "system")
+            s.cupti->setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
         if (env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false))
             s.cupti->activityEnableLatencyTimestamps(1);
         // Query records (cudaStreamQuery/cudaEventQuery on unfinished work) are not host-blocking syncs.
         s.cupti->activityEnableAllSyncRecords(0);
         const CUptiResult kernels = s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
         if (kernels != CUPTI_SUCCESS) {
-            warn(std::string("cannot enable CUPTI kernel tracing: ") + s.cupti->result_name(kernels)
-                + " (this process is not traced)");
+            not_traced(std::string("cannot enable CUPTI kernel tracing: ") + s.cupti->result_name(kernels));
             return false;
         }
         const bool nvtx = env_flag("FP8SCOPE_NVTX", true);
+        // Diagnostics for overhead measurements (docs/benchmarks.md): FP8SCOPE_ACTIVITIES=kernels records
+        // kernels only, FP8SCOPE_API=none records no API calls.
+        if (env_text("FP8SCOPE_ACTIVITIES", "all") == "kernels")
+            return true;
         for (CUpti_ActivityKind kind : { CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
                  CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
                  CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_MARKER }) {
@@ -322,7 +350,8 @@ namespace {
                 warn("cannot enable CUPTI activity kind " + std::to_string(static_cast<int>(kind)) + ": "
                     + s.cupti->result_name(result) + " (those records are missing from the trace)");
         }
-        enable_api_filter(s);
+        if (env_text("FP8SCOPE_API", "filtered") != "none")
+            enable_api_filter(s);
         return true;
     }
 
@@ -333,7 +362,7 @@ namespace {
         std::string error;
         s.cupti = load_cupti(error);
         if (!s.cupti) {
-            warn(error + " (this process is not traced)");
+            not_traced(error);
             return false;
         }
         if (!subscribe(s))
@@ -359,13 +388,13 @@ namespace {
 
         auto db = create_trace(info, s.path);
         if (!db) {
-            warn("cannot create trace '" + s.path + "': " + db.error().message + " (this process is not traced)");
+            not_traced("cannot create trace '" + s.path + "': " + db.error().message);
             s.cupti->unsubscribe(s.subscriber);
             return false;
         }
         auto writer = BackgroundWriter::start(std::move(*db));
         if (!writer) {
-            warn("cannot start the trace writer: " + writer.error().message + " (this process is not traced)");
+            not_traced("cannot start the trace writer: " + writer.error().message);
             s.cupti->unsubscribe(s.subscriber);
             return false;
         }
@@ -390,16 +419,16 @@ namespace {
         const CUptiResult registered = s.cupti->activityRegisterCallbacks(buffer_requested, buffer_completed);
         if (registered != CUPTI_SUCCESS || !enable_activities(s)) {
             if (registered != CUPTI_SUCCESS)
-                warn(std::string("cannot register CUPTI buffers: ") + s.cupti->result_name(registered)
-                    + " (this process is not traced)");
+                not_traced(std::string("cannot register CUPTI buffers: ") + s.cupti->result_name(registered));
             s.cupti->unsubscribe(s.subscriber);
             [[maybe_unused]] auto finished = s.writer->finish(FinishInfo { "CUPTI set-up failed", 0 });
             return false;
         }
         // Buffers reach the writer at least every 500 ms, so that a killed job loses at most about a second.
         s.cupti->activityFlushPeriod(500);
-        s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-            CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+        if (env_flag("FP8SCOPE_RESET_CALLBACK", true))
+            s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
         append_to_manifest(s.path);
         inform("recording to " + s.path);
         return true;
@@ -427,6 +456,15 @@ void flush_session()
         return;
     s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     s->writer->post([](TraceDb& db) { [[maybe_unused]] auto committed = db.commit(); });
+}
+
+void flush_session_periodic()
+{
+    Session* s = g_session;
+    if (!s || g_state.load() != State::Running || getpid() != s->owner_pid)
+        return;
+    // Flag 0: only records that are complete, without waiting for the device (cupti_activity.h).
+    s->cupti->activityFlushAll(0);
 }
 
 void stop_session(std::string_view reason)

@@ -20,8 +20,10 @@ bool start_session();
 // process that started the session does anything; a second call does nothing.
 void stop_session(std::string_view reason);
 
-// Pushes every completed CUPTI buffer to the writer and commits (cudaDeviceReset).
+// Pushes every pending CUPTI record to the writer and commits (cudaDeviceReset).
 void flush_session();
+// Pushes the records CUPTI has completed to the writer (every 500 ms, from the flusher thread).
+void flush_session_periodic();
 
 // In a forked child: never touch the parent's CUPTI state, writer thread or file again.
 void abandon_session_after_fork();

@@ -15,6 +15,9 @@ TEST_CASE(
     "record summary: parse_manifest keeps each path once, in order, without empty lines", "[cli][record][summary]")
 {
     CHECK(parse_manifest("").empty());
+    CHECK(parse_manifest("!12\tcannot create trace\n/a.sqlite\n") == std::vector<std::string> { "/a.sqlite" });
+    CHECK(count_untraced_processes("!12\tno\n/a.sqlite\n!13\tno") == 2);
+    CHECK(count_untraced_processes("/a.sqlite\n") == 0);
     CHECK(parse_manifest("\n\n").empty());
     CHECK(parse_manifest("/a.sqlite\n/b.sqlite\n/a.sqlite\n\n/c.sqlite")
         == std::vector<std::string> { "/a.sqlite", "/b.sqlite", "/c.sqlite" });

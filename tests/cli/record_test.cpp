@@ -160,10 +160,24 @@ TEST_CASE("record with an unwritable output path warns and leaves the job alone"
     CHECK(result.out == "out\n");
     const auto warnings = lines_starting_with(result.err, "fp8scope: warning: ");
     CHECK(warnings.size() == testing::line_count(result.err)); // nothing but warnings
+    // The command never initialized CUDA, so nobody tried to create a trace: the one warning says so.
+    CHECK(warnings.size() == 1);
     CHECK(std::ranges::count(warnings, kNoTraceWarning) == 1);
-    CHECK(
-        lines_starting_with(result.err, "fp8scope: warning: cannot create output directory '/proc/nonexistent'").size()
-        == 1);
+}
+
+TEST_CASE("record does not blame CUDA when a traced process reported that it could not create its trace",
+    "[cli][record]")
+{
+    // A process that initialized CUDA but could not be traced writes "!<pid>\t<reason>" to the manifest after
+    // printing its own warning (the collector does this; a shell stands in for it here).
+    const auto result = run_record({ "--", "/bin/sh", "-c",
+        "echo 'fp8scope: warning: cannot create trace (this process is not traced)' >&2; "
+        "printf '!%s\\tcannot create trace\\n' $$ >> \"$FP8SCOPE_MANIFEST\"; exit 4" });
+    SHOW(result);
+    CHECK(result.exit_code == 4);
+    const auto warnings = lines_starting_with(result.err, "fp8scope: warning: ");
+    CHECK(warnings.size() == 1);
+    CHECK(std::ranges::count(warnings, kNoTraceWarning) == 0);
 }
 
 TEST_CASE("record reports the exit code even when its caller ignores SIGCHLD", "[cli][record]")
