@@ -5,7 +5,8 @@ Loads libfp8scope_launch_loop.so (bench/launch_loop.cu) through ctypes and calls
 then prints one JSON line with the median microseconds per launch.
 
   --mode plain            the loop alone; run it under `fp8scope record -- ...` for the collector's figure
-  --mode torch-profiler   the same loop inside torch.profiler.profile(activities=[CPU, CUDA])
+  --mode torch-profiler   the same loop inside torch.profiler.profile(activities=[CPU, CUDA]) with CUDA sync
+                          events on (enable_cuda_sync_events), so that it records what fp8scope records
 
 Examples:
   python3 bench/launch_overhead.py --lib build/bench/libfp8scope_launch_loop.so
@@ -107,7 +108,16 @@ def main(argv=None):
                 return EXIT_NO_DEVICE
             torch.zeros(1, device="cuda")  # CUDA initialized before the profiler starts, as in a training job
             activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-            with torch.profiler.profile(activities=activities) as prof:
+            # The same activities as fp8scope: Kineto leaves CUPTI's SYNCHRONIZATION records out unless asked.
+            config = None
+            experimental = getattr(torch.profiler, "_ExperimentalConfig", None)
+            if experimental is not None:
+                try:
+                    config = experimental(enable_cuda_sync_events=True)
+                except TypeError:
+                    config = None
+            result["torch_sync_events"] = config is not None
+            with torch.profiler.profile(activities=activities, experimental_config=config) as prof:
                 values = measure(lib, args.launches, args.reps)
             if args.count_profiled:
                 result["profiled"] = count_profiled(prof)
