@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -29,7 +30,16 @@ namespace {
     int g_wake[2] = { -1, -1 };
     int g_watch[2] = { -1, -1 };
     std::atomic<int> g_pending_signal { 0 };
-    constexpr int kFlushPeriodMs = 500;
+    int flush_period_ms()
+    {
+        // FP8SCOPE_FLUSH_PERIOD_MS: 0 switches the periodic flush off (records then reach the file when CUPTI fills
+        // a buffer, and at exit).
+        const char* text = std::getenv("FP8SCOPE_FLUSH_PERIOD_MS");
+        if (!text || !*text)
+            return 500;
+        const int value = std::atoi(text);
+        return value <= 0 ? -1 : std::max(value, 10);
+    }
     constexpr int kFinishTimeoutMs = 5000;
 
     const char* signal_reason(int sig)
@@ -50,9 +60,10 @@ namespace {
 
     void* flusher_main(void*)
     {
+        const int period_ms = flush_period_ms();
         for (;;) {
             pollfd wake { g_wake[0], POLLIN, 0 };
-            const int ready = ::poll(&wake, 1, kFlushPeriodMs);
+            const int ready = ::poll(&wake, 1, period_ms);
             if (ready < 0 && errno != EINTR)
                 return nullptr;
             if (ready <= 0) {
