@@ -207,7 +207,9 @@ void RecordDecoder::sync(const CUpti_ActivitySynchronization2& r, TraceDb& db)
     check(db.add_sync(row));
 }
 
-void RecordDecoder::memcpy(const CUpti_ActivityMemcpy6& r, TraceDb& db)
+// The fields CUpti_ActivityMemcpy6 and CUpti_ActivityMemcpyPtoP4 share.
+template <class Record>
+MemcpyRow RecordDecoder::copy_row(const Record& r)
 {
     note_context(r.contextId, r.deviceId);
     MemcpyRow row;
@@ -218,31 +220,26 @@ void RecordDecoder::memcpy(const CUpti_ActivityMemcpy6& r, TraceDb& db)
     row.stream_id = r.streamId;
     row.correlation_id = r.correlationId;
     row.bytes = r.bytes;
-    row.copy_kind = static_cast<schema::MemcpyKind>(r.copyKind <= 10 ? r.copyKind : 0);
     row.src_kind = memory_kind_from_cupti(r.srcKind);
     row.dst_kind = memory_kind_from_cupti(r.dstKind);
     row.graph_node_id = static_cast<int64_t>(r.graphNodeId);
+    return row;
+}
+
+void RecordDecoder::memcpy(const CUpti_ActivityMemcpy6& r, TraceDb& db)
+{
+    MemcpyRow row = copy_row(r);
+    row.copy_kind = static_cast<schema::MemcpyKind>(r.copyKind <= 10 ? r.copyKind : 0);
     ++counters_.memcpys;
     check(db.add_memcpy(row));
 }
 
 void RecordDecoder::memcpy_peer(const CUpti_ActivityMemcpyPtoP4& r, TraceDb& db)
 {
-    note_context(r.contextId, r.deviceId);
-    MemcpyRow row;
-    row.start_ns = rel(r.start);
-    row.end_ns = rel(r.end);
-    row.device_id = r.deviceId;
-    row.context_id = r.contextId;
-    row.stream_id = r.streamId;
-    row.correlation_id = r.correlationId;
-    row.bytes = r.bytes;
+    MemcpyRow row = copy_row(r);
     row.copy_kind = schema::MemcpyKind::PtoP;
-    row.src_kind = memory_kind_from_cupti(r.srcKind);
-    row.dst_kind = memory_kind_from_cupti(r.dstKind);
     row.src_device_id = r.srcDeviceId;
     row.dst_device_id = r.dstDeviceId;
-    row.graph_node_id = static_cast<int64_t>(r.graphNodeId);
     ++counters_.memcpys;
     check(db.add_memcpy(row));
 }
