@@ -151,6 +151,27 @@ def no_cuda_process(ctx, report):
                  f"stderr {traced.stderr.strip()[:300]!r}")
 
 
+def profiler_first(ctx, report):
+    """torch.profiler subscribes to CUPTI before the first CUDA call; fp8scope comes second or first, and the loser
+    must say so in one line while the job runs on with its exit code."""
+    argv = [ctx.python, WORKLOADS / "profiler_first.py"]
+    plain = g.run(ctx, "profiler_first-plain", argv, timeout_s=120)
+    directory = ctx.fresh_dir("profiler_first")
+    traced_argv, env = ctx.traced(directory / "trace-%p.sqlite", argv)
+    traced = g.run(ctx, "profiler_first-traced", traced_argv, env=env, timeout_s=120)
+    traces = g.traces_in(directory)
+    ours = [line for line in traced.stderr.splitlines() if line.startswith("fp8scope: warning")]
+    if traces:
+        states = finished_traces(traces)
+        holder = f"fp8scope kept CUPTI: traces {states}; profiler: {traced.stdout.strip()}"
+        ok = plain.rc == traced.rc == 0 and states[0][0] == 1
+    else:
+        holder = f"torch.profiler kept CUPTI; fp8scope said: {ours[:1]}"
+        ok = plain.rc == traced.rc == 0 and len(ours) == 1 and "CUPTI is already in use" in ours[0]
+    report.judge("torch.profiler first: job unchanged, one clear line from the one left out", ok,
+                 f"rc {plain.rc} -> {traced.rc}; {holder}"[:300], f"plain: {plain.stdout.strip()}")
+
+
 def run_all(ctx, report, state):
     g.guarded(report, "no CUDA + LD_PRELOAD", 10, no_cuda_process, ctx, report)
     g.guarded(report, "unwritable output path", 10, unwritable_output, ctx, report)
@@ -158,3 +179,4 @@ def run_all(ctx, report, state):
     g.guarded(report, "spawn children", 40, spawn_children, ctx, report, torch=True)
     g.guarded(report, "torch.profiler under fp8scope", 40, under_torch_profiler, ctx, report, state, torch=True)
     g.guarded(report, "fork: DataLoader workers", 60, fork_workers, ctx, report, torch=True)
+    g.guarded(report, "torch.profiler first", 30, profiler_first, ctx, report, torch=True)
