@@ -172,6 +172,23 @@ def profiler_first(ctx, report):
                  f"rc {plain.rc} -> {traced.rc}; {holder}"[:300], f"plain: {plain.stdout.strip()}")
 
 
+def device_reset(ctx, report):
+    """cudaDeviceReset flushes: after it, a SIGKILL loses nothing (periodic flush off)."""
+    argv = [ctx.python, WORKLOADS / "device_reset.py"]
+    directory = ctx.fresh_dir("device_reset")
+    traced_argv, env = ctx.traced(directory / "trace-%p.sqlite", argv, {"FP8SCOPE_FLUSH_PERIOD_MS": "0"})
+    traced = g.run(ctx, "device_reset-traced", traced_argv, env=env, timeout_s=120)
+    traces = g.traces_in(directory)
+    try:
+        states = finished_traces(traces)
+    except Exception as error:  # an unreadable trace is the finding
+        states = f"unreadable: {error}"
+    ok = isinstance(states, list) and len(states) == 1 and states[0][1] == 201 and states[0][2] == 0
+    report.judge("cudaDeviceReset flushes: SIGKILL after it keeps all 201 kernels", ok,
+                 f"rc {traced.rc}, traces (finished, kernels, dropped, steps) {states}"[:300],
+                 f"stdout {traced.stdout.strip()[:200]} stderr {g.fp8scope_lines(traced.stderr)}")
+
+
 def run_all(ctx, report, state):
     g.guarded(report, "no CUDA + LD_PRELOAD", 10, no_cuda_process, ctx, report)
     g.guarded(report, "unwritable output path", 10, unwritable_output, ctx, report)
@@ -180,3 +197,4 @@ def run_all(ctx, report, state):
     g.guarded(report, "torch.profiler under fp8scope", 40, under_torch_profiler, ctx, report, state, torch=True)
     g.guarded(report, "fork: DataLoader workers", 60, fork_workers, ctx, report, torch=True)
     g.guarded(report, "torch.profiler first", 30, profiler_first, ctx, report, torch=True)
+    g.guarded(report, "cudaDeviceReset", 30, device_reset, ctx, report, torch=True)
