@@ -289,6 +289,10 @@ namespace {
 
     bool subscribe(Session& s)
     {
+        // Diagnostic for overhead measurements: FP8SCOPE_SUBSCRIBE=0 traces without a callback subscriber (then
+        // nothing detects another tool holding CUPTI, and cudaDeviceReset does not flush).
+        if (!env_flag("FP8SCOPE_SUBSCRIBE", true))
+            return true;
         CUptiResult result;
         char holder[256] = {};
         if (s.cupti->subscribeV2) {
@@ -364,8 +368,13 @@ namespace {
                 warn("cannot enable CUPTI activity kind " + std::to_string(static_cast<int>(kind)) + ": "
                     + s.cupti->result_name(result) + " (those records are missing from the trace)");
         }
-        if (env_text("FP8SCOPE_API", "filtered") != "none")
+        const std::string api = env_text("FP8SCOPE_API", "filtered");
+        if (api == "all") { // diagnostic: every runtime and driver call, as whole activity kinds
+            s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+            s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+        } else if (api != "none") {
             enable_api_filter(s);
+        }
         return true;
     }
 
@@ -440,7 +449,7 @@ namespace {
         }
         // Buffers reach the writer at least every 500 ms, so that a killed job loses at most about a second.
         s.cupti->activityFlushPeriod(500);
-        if (env_flag("FP8SCOPE_RESET_CALLBACK", true))
+        if (s.subscriber && env_flag("FP8SCOPE_RESET_CALLBACK", true))
             s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
                 CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
         append_to_manifest(s.path);
