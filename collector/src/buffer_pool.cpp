@@ -6,10 +6,10 @@
 
 namespace fp8scope::collector {
 namespace {
-    uint8_t* allocate_buffer(size_t bytes)
-    {
-        return static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
-    }
+uint8_t* allocate_buffer(size_t bytes)
+{
+    return static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
+}
 } // namespace
 
 BufferPool::BufferPool(size_t buffer_bytes, size_t preallocated, size_t cap)

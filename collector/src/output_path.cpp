@@ -6,20 +6,20 @@
 namespace fp8scope::collector {
 namespace {
 
-    std::optional<int32_t> first_int_env(std::initializer_list<const char*> names)
-    {
-        for (const char* name : names) {
-            const char* text = std::getenv(name);
-            if (!text || !*text)
-                continue;
-            int32_t value = 0;
-            const std::string_view view(text);
-            auto [end, ec] = std::from_chars(view.data(), view.data() + view.size(), value);
-            if (ec == std::errc() && end == view.data() + view.size() && value >= 0)
-                return value;
-        }
-        return std::nullopt;
+std::optional<int32_t> first_int_env(std::initializer_list<const char*> names)
+{
+    for (const char* name : names) {
+        const char* text = std::getenv(name);
+        if (!text || !*text)
+            continue;
+        int32_t value = 0;
+        const std::string_view view(text);
+        auto [end, ec] = std::from_chars(view.data(), view.data() + view.size(), value);
+        if (ec == std::errc() && end == view.data() + view.size() && value >= 0)
+            return value;
     }
+    return std::nullopt;
+}
 
 } // namespace
 

@@ -7,46 +7,46 @@
 namespace fp8scope::collector {
 namespace {
 
-    constexpr uint32_t kInvalid = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+constexpr uint32_t kInvalid = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 
-    std::optional<uint32_t> valid_or_null(uint32_t value)
-    {
-        if (value == kInvalid)
-            return std::nullopt;
-        return value;
-    }
+std::optional<uint32_t> valid_or_null(uint32_t value)
+{
+    if (value == kInvalid)
+        return std::nullopt;
+    return value;
+}
 
-    schema::OverheadKind overhead_kind(CUpti_ActivityOverheadKind kind)
-    {
-        switch (kind) {
-        case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH:
-            return schema::OverheadKind::CuptiBufferFlush;
-        case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION:
-            return schema::OverheadKind::CuptiInstrumentation;
-        case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE:
-            return schema::OverheadKind::CuptiResource;
-        case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
-            return schema::OverheadKind::DriverCompiler;
-        case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL:
-            return schema::OverheadKind::CommandBufferFull;
-        default:
-            return schema::OverheadKind::Other;
-        }
+schema::OverheadKind overhead_kind(CUpti_ActivityOverheadKind kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH:
+        return schema::OverheadKind::CuptiBufferFlush;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION:
+        return schema::OverheadKind::CuptiInstrumentation;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE:
+        return schema::OverheadKind::CuptiResource;
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
+        return schema::OverheadKind::DriverCompiler;
+    case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL:
+        return schema::OverheadKind::CommandBufferFull;
+    default:
+        return schema::OverheadKind::Other;
     }
+}
 
-    std::string uuid_text(const CUuuid& uuid)
-    {
-        // The GPU-xxxxxxxx-xxxx-... form nvidia-smi prints.
-        std::string text = "GPU-";
-        char hex[3];
-        for (int i = 0; i < 16; ++i) {
-            if (i == 4 || i == 6 || i == 8 || i == 10)
-                text += '-';
-            std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(uuid.bytes[i]));
-            text += hex;
-        }
-        return text;
+std::string uuid_text(const CUuuid& uuid)
+{
+    // The GPU-xxxxxxxx-xxxx-... form nvidia-smi prints.
+    std::string text = "GPU-";
+    char hex[3];
+    for (int i = 0; i < 16; ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            text += '-';
+        std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(uuid.bytes[i]));
+        text += hex;
     }
+    return text;
+}
 
 } // namespace
 
@@ -148,8 +148,8 @@ void RecordDecoder::kernel(const CUpti_ActivityKernel10& r, TraceDb& db)
     row.config.mangled_name = db.intern(r.name ? r.name : "<unknown kernel>");
     row.config.grid = { r.gridX, r.gridY, r.gridZ };
     row.config.block = { r.blockX, r.blockY, r.blockZ };
-    row.config.cluster = { static_cast<int32_t>(r.clusterX), static_cast<int32_t>(r.clusterY),
-        static_cast<int32_t>(r.clusterZ) };
+    row.config.cluster
+        = { static_cast<int32_t>(r.clusterX), static_cast<int32_t>(r.clusterY), static_cast<int32_t>(r.clusterZ) };
     row.config.registers_per_thread = r.registersPerThread;
     row.config.static_shared_bytes = r.staticSharedMemory;
     row.config.dynamic_shared_bytes = r.dynamicSharedMemory;
@@ -208,8 +208,7 @@ void RecordDecoder::sync(const CUpti_ActivitySynchronization2& r, TraceDb& db)
 }
 
 // The fields CUpti_ActivityMemcpy6 and CUpti_ActivityMemcpyPtoP4 share.
-template <class Record>
-MemcpyRow RecordDecoder::copy_row(const Record& r)
+template <class Record> MemcpyRow RecordDecoder::copy_row(const Record& r)
 {
     note_context(r.contextId, r.deviceId);
     MemcpyRow row;

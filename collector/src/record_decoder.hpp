@@ -73,8 +73,7 @@ private:
     void kernel(const CUpti_ActivityKernel10& r, TraceDb& db);
     void api(const CUpti_ActivityAPI& r, TraceDb& db);
     void sync(const CUpti_ActivitySynchronization2& r, TraceDb& db);
-    template <class Record>
-    MemcpyRow copy_row(const Record& r);
+    template <class Record> MemcpyRow copy_row(const Record& r);
     void memcpy(const CUpti_ActivityMemcpy6& r, TraceDb& db);
     void memcpy_peer(const CUpti_ActivityMemcpyPtoP4& r, TraceDb& db);
     void memset(const CUpti_ActivityMemset4& r, TraceDb& db);

@@ -28,434 +28,434 @@
 namespace fp8scope::collector {
 namespace {
 
-    struct Session {
-        const CuptiApi* cupti = nullptr;
-        CUpti_SubscriberHandle subscriber = nullptr;
-        pid_t owner_pid = 0;
-        uint64_t start_cupti_ns = 0;
-        std::unique_ptr<BufferPool> pool;
-        std::unique_ptr<BackgroundWriter> writer;
-        std::unique_ptr<RecordDecoder> decoder; // used on the writer thread only
+struct Session {
+    const CuptiApi* cupti = nullptr;
+    CUpti_SubscriberHandle subscriber = nullptr;
+    pid_t owner_pid = 0;
+    uint64_t start_cupti_ns = 0;
+    std::unique_ptr<BufferPool> pool;
+    std::unique_ptr<BackgroundWriter> writer;
+    std::unique_ptr<RecordDecoder> decoder; // used on the writer thread only
+    std::string path;
+    std::atomic<int64_t> dropped_by_cupti { 0 }; // cuptiActivityGetNumDroppedRecords
+    std::atomic<int64_t> dropped_by_queue { 0 }; // buffers the writer could not take
+    int64_t pool_exhausted_written = 0; // writer thread only
+};
+
+// Never freed: CUPTI may call back until the process is gone, and a forked child must not run destructors
+// that touch the parent's writer thread or file.
+Session* g_session = nullptr;
+std::atomic<State> g_state { State::Idle };
+std::mutex g_start_mutex;
+std::mutex g_stop_mutex;
+
+bool env_flag(const char* name, bool fallback)
+{
+    const char* value = std::getenv(name);
+    if (!value || !*value)
+        return fallback;
+    return value[0] == '1' || value[0] == 'y' || value[0] == 'Y' || value[0] == 't' || value[0] == 'T';
+}
+
+std::string env_text(const char* name, const char* fallback)
+{
+    const char* value = std::getenv(name);
+    return value && *value ? value : fallback;
+}
+
+size_t env_size(const char* name, size_t fallback, size_t lo, size_t hi)
+{
+    const char* value = std::getenv(name);
+    if (!value || !*value)
+        return fallback;
+    char* end = nullptr;
+    const unsigned long long parsed = std::strtoull(value, &end, 10);
+    if (end == value || *end != '\0' || parsed < lo || parsed > hi) {
+        warn(std::string("ignoring ") + name + "=" + value + " (expected " + std::to_string(lo) + ".."
+            + std::to_string(hi) + ")");
+        return fallback;
+    }
+    return static_cast<size_t>(parsed);
+}
+
+std::string host_name()
+{
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0)
+        return "localhost";
+    return name;
+}
+
+std::string command_line()
+{
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!raw.empty() && raw.back() == '\0')
+        raw.pop_back();
+    for (char& c : raw)
+        if (c == '\0')
+            c = ' ';
+    return raw;
+}
+
+// Calls `int fn(int*)` (cuDriverGetVersion, cudaRuntimeGetVersion) in an already loaded library whose file
+// name contains `library`; 0 when there is none. Both calls only return a constant, so they are safe inside
+// cuInit. The runtime loads the driver with RTLD_LOCAL, so RTLD_DEFAULT would not find it.
+int loaded_library_version(const char* library, const char* function)
+{
+    struct Search {
+        const char* library;
         std::string path;
-        std::atomic<int64_t> dropped_by_cupti { 0 }; // cuptiActivityGetNumDroppedRecords
-        std::atomic<int64_t> dropped_by_queue { 0 }; // buffers the writer could not take
-        int64_t pool_exhausted_written = 0; // writer thread only
+    } search { library, {} };
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) {
+            auto* s = static_cast<Search*>(data);
+            if (info->dlpi_name && std::strstr(info->dlpi_name, s->library)) {
+                s->path = info->dlpi_name;
+                return 1;
+            }
+            return 0;
+        },
+        &search);
+    if (search.path.empty())
+        return 0;
+    void* handle = dlopen(search.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (!handle)
+        return 0;
+    int version = 0;
+    using VersionFn = int (*)(int*);
+    auto fn = reinterpret_cast<VersionFn>(dlsym(handle, function));
+    if (!fn || fn(&version) != 0)
+        version = 0;
+    dlclose(handle);
+    return version;
+}
+
+void make_parent_folders(const std::string& path)
+{
+    for (size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
+        ::mkdir(path.substr(0, slash).c_str(), 0755); // EEXIST and the like surface when the file is created
+}
+
+bool exists(const std::string& path)
+{
+    struct stat st { };
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
+// Creates the trace under the first free name the pattern gives. Never clobbers: TraceDb::create uses O_EXCL.
+Expected<std::unique_ptr<TraceDb>> create_trace(const SessionInfo& info, std::string& path)
+{
+    const char* pattern = std::getenv("FP8SCOPE_OUTPUT");
+    const std::string_view chosen = pattern && *pattern ? std::string_view(pattern) : kDefaultOutputPattern;
+    const OutputNameInputs inputs { info.host, info.pid, rank_from_environment() };
+    for (int counter = 0; counter < 1000; ++counter) {
+        path = expand_output_pattern(chosen, inputs, counter);
+        if (counter == 0)
+            make_parent_folders(path);
+        if (exists(path))
+            continue;
+        auto db = TraceDb::create(path, info);
+        if (db || !exists(path))
+            return db;
+    }
+    return make_error(ErrorCode::Io, path + ": no free file name after 1000 attempts");
+}
+
+std::string absolute(const std::string& path)
+{
+    if (!path.empty() && path.front() == '/')
+        return path;
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        return path;
+    return std::string(cwd) + "/" + path;
+}
+
+// FP8SCOPE_MANIFEST (set by `fp8scope record`): one line per process that initialized CUDA, either the absolute
+// path of its trace, or "!<pid>\t<reason>" when it could not be traced (it has printed its warning already).
+void append_line_to_manifest(const std::string& line)
+{
+    const char* manifest = std::getenv("FP8SCOPE_MANIFEST");
+    if (!manifest || !*manifest)
+        return;
+    const int fd = ::open(manifest, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size()); // one write: atomic append
+    ::close(fd);
+}
+
+void append_to_manifest(const std::string& path)
+{
+    append_line_to_manifest(absolute(path) + "\n");
+}
+
+void append_failure_to_manifest(std::string reason)
+{
+    std::ranges::replace(reason, '\n', ' ');
+    std::string line(1, '!'); // appended piecewise: GCC 12 warns falsely (-Wrestrict) on "!" + string
+    line += std::to_string(getpid());
+    line += '\t';
+    line += reason;
+    line += '\n';
+    append_line_to_manifest(line);
+}
+
+// Prints the one warning of a process that is left untraced, and tells `fp8scope record` about it.
+void not_traced(const std::string& reason)
+{
+    warn(reason + " (this process is not traced)");
+    append_failure_to_manifest(reason);
+}
+
+// ---- CUPTI callbacks. They run on CUPTI's threads or inside application CUDA calls: hand off, never block.
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records)
+{
+    *max_records = 0;
+    Session* s = g_session;
+    uint8_t* got = s ? s->pool->acquire() : nullptr;
+    *buffer = got;
+    *size = got ? s->pool->buffer_bytes() : 0;
+}
+
+int64_t count_records(const Session& s, uint8_t* buffer, size_t valid_bytes)
+{
+    int64_t n = 0;
+    CUpti_Activity* record = nullptr;
+    while (s.cupti->activityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS)
+        ++n;
+    return n;
+}
+
+void write_dropped(Session& s, TraceDb& db)
+{
+    const int64_t now_ns = [&] {
+        uint64_t t = 0;
+        s.cupti->getTimestamp(&t);
+        return static_cast<int64_t>(t - s.start_cupti_ns);
+    }();
+    auto add = [&](schema::DropSource source, int64_t count) {
+        if (count > 0) [[maybe_unused]]
+            auto ignored = db.add_dropped(DroppedRow { now_ns, source, count, std::nullopt });
     };
+    add(schema::DropSource::CuptiNoBuffer, s.dropped_by_cupti.exchange(0));
+    add(schema::DropSource::WriterQueueFull, s.dropped_by_queue.exchange(0));
+    const int64_t exhausted = s.pool->exhausted();
+    add(schema::DropSource::BufferPoolExhausted, exhausted - s.pool_exhausted_written);
+    s.pool_exhausted_written = exhausted;
+}
 
-    // Never freed: CUPTI may call back until the process is gone, and a forked child must not run destructors
-    // that touch the parent's writer thread or file.
-    Session* g_session = nullptr;
-    std::atomic<State> g_state { State::Idle };
-    std::mutex g_start_mutex;
-    std::mutex g_stop_mutex;
+void drain(Session& s, uint8_t* buffer, size_t valid_bytes, TraceDb& db)
+{
+    CUpti_Activity* record = nullptr;
+    while (s.cupti->activityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS)
+        s.decoder->decode(*record, db);
+    s.pool->release(buffer);
+    write_dropped(s, db);
+}
 
-    bool env_flag(const char* name, bool fallback)
-    {
-        const char* value = std::getenv(name);
-        if (!value || !*value)
-            return fallback;
-        return value[0] == '1' || value[0] == 'y' || value[0] == 'Y' || value[0] == 't' || value[0] == 'T';
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_bytes)
+{
+    Session* s = g_session;
+    if (!s || !buffer || getpid() != s->owner_pid)
+        return; // a forked child never touches the parent's writer
+    size_t dropped = 0;
+    if (s->cupti->activityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0)
+        s->dropped_by_cupti.fetch_add(static_cast<int64_t>(dropped));
+    if (valid_bytes == 0) {
+        s->pool->release(buffer);
+        return;
     }
-
-    std::string env_text(const char* name, const char* fallback)
-    {
-        const char* value = std::getenv(name);
-        return value && *value ? value : fallback;
+    const bool posted = s->writer->post([s, buffer, valid_bytes](TraceDb& db) { drain(*s, buffer, valid_bytes, db); });
+    if (!posted) {
+        s->dropped_by_queue.fetch_add(count_records(*s, buffer, valid_bytes));
+        s->pool->release(buffer);
     }
+}
 
-    size_t env_size(const char* name, size_t fallback, size_t lo, size_t hi)
-    {
-        const char* value = std::getenv(name);
-        if (!value || !*value)
-            return fallback;
-        char* end = nullptr;
-        const unsigned long long parsed = std::strtoull(value, &end, 10);
-        if (end == value || *end != '\0' || parsed < lo || parsed > hi) {
-            warn(std::string("ignoring ") + name + "=" + value + " (expected " + std::to_string(lo) + ".."
-                + std::to_string(hi) + ")");
-            return fallback;
-        }
-        return static_cast<size_t>(parsed);
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
+{
+    if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || cbid != CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
+        return;
+    // The context is about to go, with its pending records: flush them while it is still there.
+    const auto* info = static_cast<const CUpti_CallbackData*>(data);
+    if (info->callbackSite == CUPTI_API_ENTER)
+        flush_session();
+}
+
+// ---- set-up
+
+bool subscribe(Session& s)
+{
+    // Diagnostic for overhead measurements: FP8SCOPE_SUBSCRIBE=0 traces without a callback subscriber (then
+    // nothing detects another tool holding CUPTI, and cudaDeviceReset does not flush).
+    if (!env_flag("FP8SCOPE_SUBSCRIBE", true))
+        return true;
+    CUptiResult result;
+    char holder[256] = {};
+    if (s.cupti->subscribeV2) {
+        CUpti_SubscriberParams params {};
+        params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+        params.subscriberName = "fp8scope";
+        params.oldSubscriberName = holder;
+        params.oldSubscriberSize = sizeof holder;
+        result = s.cupti->subscribeV2(&s.subscriber, on_callback, nullptr, &params);
+    } else {
+        result = s.cupti->subscribe(&s.subscriber, on_callback, nullptr);
     }
-
-    std::string host_name()
-    {
-        char name[256] = {};
-        if (gethostname(name, sizeof name - 1) != 0)
-            return "localhost";
-        return name;
+    if (result == CUPTI_SUCCESS)
+        return true;
+    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        const std::string who = holder[0] ? std::string(holder) : std::string("another profiler");
+        // CUPTI admits one profiling tool per process (nsys, ncu, torch.profiler, fp8scope).
+        not_traced("CUPTI is already in use by " + who + ", and CUPTI admits one profiling tool per process");
+    } else {
+        not_traced(std::string("cuptiSubscribe failed: ") + s.cupti->result_name(result));
     }
+    return false;
+}
 
-    std::string command_line()
-    {
-        std::ifstream in("/proc/self/cmdline", std::ios::binary);
-        std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        while (!raw.empty() && raw.back() == '\0')
-            raw.pop_back();
-        for (char& c : raw)
-            if (c == '\0')
-                c = ' ';
-        return raw;
-    }
+void enable_api_filter(const Session& s)
+{
+    const char* name = nullptr;
+    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+        if (s.cupti->getCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name
+            && is_traced_runtime_api(name))
+            s.cupti->activityEnableRuntimeApi(cbid, 1);
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+        if (s.cupti->getCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name
+            && is_traced_driver_api(name))
+            s.cupti->activityEnableDriverApi(cbid, 1);
+}
 
-    // Calls `int fn(int*)` (cuDriverGetVersion, cudaRuntimeGetVersion) in an already loaded library whose file
-    // name contains `library`; 0 when there is none. Both calls only return a constant, so they are safe inside
-    // cuInit. The runtime loads the driver with RTLD_LOCAL, so RTLD_DEFAULT would not find it.
-    int loaded_library_version(const char* library, const char* function)
-    {
-        struct Search {
-            const char* library;
-            std::string path;
-        } search { library, {} };
-        dl_iterate_phdr(
-            [](dl_phdr_info* info, size_t, void* data) {
-                auto* s = static_cast<Search*>(data);
-                if (info->dlpi_name && std::strstr(info->dlpi_name, s->library)) {
-                    s->path = info->dlpi_name;
-                    return 1;
-                }
-                return 0;
-            },
-            &search);
-        if (search.path.empty())
-            return 0;
-        void* handle = dlopen(search.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-        if (!handle)
-            return 0;
-        int version = 0;
-        using VersionFn = int (*)(int*);
-        auto fn = reinterpret_cast<VersionFn>(dlsym(handle, function));
-        if (!fn || fn(&version) != 0)
-            version = 0;
-        dlclose(handle);
-        return version;
-    }
-
-    void make_parent_folders(const std::string& path)
-    {
-        for (size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
-            ::mkdir(path.substr(0, slash).c_str(), 0755); // EEXIST and the like surface when the file is created
-    }
-
-    bool exists(const std::string& path)
-    {
-        struct stat st { };
-        return ::lstat(path.c_str(), &st) == 0;
-    }
-
-    // Creates the trace under the first free name the pattern gives. Never clobbers: TraceDb::create uses O_EXCL.
-    Expected<std::unique_ptr<TraceDb>> create_trace(const SessionInfo& info, std::string& path)
-    {
-        const char* pattern = std::getenv("FP8SCOPE_OUTPUT");
-        const std::string_view chosen = pattern && *pattern ? std::string_view(pattern) : kDefaultOutputPattern;
-        const OutputNameInputs inputs { info.host, info.pid, rank_from_environment() };
-        for (int counter = 0; counter < 1000; ++counter) {
-            path = expand_output_pattern(chosen, inputs, counter);
-            if (counter == 0)
-                make_parent_folders(path);
-            if (exists(path))
-                continue;
-            auto db = TraceDb::create(path, info);
-            if (db || !exists(path))
-                return db;
-        }
-        return make_error(ErrorCode::Io, path + ": no free file name after 1000 attempts");
-    }
-
-    std::string absolute(const std::string& path)
-    {
-        if (!path.empty() && path.front() == '/')
-            return path;
-        char cwd[4096];
-        if (!getcwd(cwd, sizeof cwd))
-            return path;
-        return std::string(cwd) + "/" + path;
-    }
-
-    // FP8SCOPE_MANIFEST (set by `fp8scope record`): one line per process that initialized CUDA, either the absolute
-    // path of its trace, or "!<pid>\t<reason>" when it could not be traced (it has printed its warning already).
-    void append_line_to_manifest(const std::string& line)
-    {
-        const char* manifest = std::getenv("FP8SCOPE_MANIFEST");
-        if (!manifest || !*manifest)
-            return;
-        const int fd = ::open(manifest, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-            return;
-        [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size()); // one write: atomic append
-        ::close(fd);
-    }
-
-    void append_to_manifest(const std::string& path)
-    {
-        append_line_to_manifest(absolute(path) + "\n");
-    }
-
-    void append_failure_to_manifest(std::string reason)
-    {
-        std::ranges::replace(reason, '\n', ' ');
-        std::string line(1, '!'); // appended piecewise: GCC 12 warns falsely (-Wrestrict) on "!" + string
-        line += std::to_string(getpid());
-        line += '\t';
-        line += reason;
-        line += '\n';
-        append_line_to_manifest(line);
-    }
-
-    // Prints the one warning of a process that is left untraced, and tells `fp8scope record` about it.
-    void not_traced(const std::string& reason)
-    {
-        warn(reason + " (this process is not traced)");
-        append_failure_to_manifest(reason);
-    }
-
-    // ---- CUPTI callbacks. They run on CUPTI's threads or inside application CUDA calls: hand off, never block.
-
-    void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records)
-    {
-        *max_records = 0;
-        Session* s = g_session;
-        uint8_t* got = s ? s->pool->acquire() : nullptr;
-        *buffer = got;
-        *size = got ? s->pool->buffer_bytes() : 0;
-    }
-
-    int64_t count_records(const Session& s, uint8_t* buffer, size_t valid_bytes)
-    {
-        int64_t n = 0;
-        CUpti_Activity* record = nullptr;
-        while (s.cupti->activityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS)
-            ++n;
-        return n;
-    }
-
-    void write_dropped(Session& s, TraceDb& db)
-    {
-        const int64_t now_ns = [&] {
-            uint64_t t = 0;
-            s.cupti->getTimestamp(&t);
-            return static_cast<int64_t>(t - s.start_cupti_ns);
-        }();
-        auto add = [&](schema::DropSource source, int64_t count) {
-            if (count > 0)
-                [[maybe_unused]] auto ignored = db.add_dropped(DroppedRow { now_ns, source, count, std::nullopt });
-        };
-        add(schema::DropSource::CuptiNoBuffer, s.dropped_by_cupti.exchange(0));
-        add(schema::DropSource::WriterQueueFull, s.dropped_by_queue.exchange(0));
-        const int64_t exhausted = s.pool->exhausted();
-        add(schema::DropSource::BufferPoolExhausted, exhausted - s.pool_exhausted_written);
-        s.pool_exhausted_written = exhausted;
-    }
-
-    void drain(Session& s, uint8_t* buffer, size_t valid_bytes, TraceDb& db)
-    {
-        CUpti_Activity* record = nullptr;
-        while (s.cupti->activityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS)
-            s.decoder->decode(*record, db);
-        s.pool->release(buffer);
-        write_dropped(s, db);
-    }
-
-    void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_bytes)
-    {
-        Session* s = g_session;
-        if (!s || !buffer || getpid() != s->owner_pid)
-            return; // a forked child never touches the parent's writer
-        size_t dropped = 0;
-        if (s->cupti->activityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0)
-            s->dropped_by_cupti.fetch_add(static_cast<int64_t>(dropped));
-        if (valid_bytes == 0) {
-            s->pool->release(buffer);
-            return;
-        }
-        const bool posted = s->writer->post([s, buffer, valid_bytes](TraceDb& db) { drain(*s, buffer, valid_bytes, db); });
-        if (!posted) {
-            s->dropped_by_queue.fetch_add(count_records(*s, buffer, valid_bytes));
-            s->pool->release(buffer);
-        }
-    }
-
-    void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
-    {
-        if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || cbid != CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
-            return;
-        // The context is about to go, with its pending records: flush them while it is still there.
-        const auto* info = static_cast<const CUpti_CallbackData*>(data);
-        if (info->callbackSite == CUPTI_API_ENTER)
-            flush_session();
-    }
-
-    // ---- set-up
-
-    bool subscribe(Session& s)
-    {
-        // Diagnostic for overhead measurements: FP8SCOPE_SUBSCRIBE=0 traces without a callback subscriber (then
-        // nothing detects another tool holding CUPTI, and cudaDeviceReset does not flush).
-        if (!env_flag("FP8SCOPE_SUBSCRIBE", true))
-            return true;
-        CUptiResult result;
-        char holder[256] = {};
-        if (s.cupti->subscribeV2) {
-            CUpti_SubscriberParams params {};
-            params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-            params.subscriberName = "fp8scope";
-            params.oldSubscriberName = holder;
-            params.oldSubscriberSize = sizeof holder;
-            result = s.cupti->subscribeV2(&s.subscriber, on_callback, nullptr, &params);
-        } else {
-            result = s.cupti->subscribe(&s.subscriber, on_callback, nullptr);
-        }
-        if (result == CUPTI_SUCCESS)
-            return true;
-        if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-            const std::string who = holder[0] ? std::string(holder) : std::string("another profiler");
-            // CUPTI admits one profiling tool per process (nsys, ncu, torch.profiler, fp8scope).
-            not_traced("CUPTI is already in use by " + who + ", and CUPTI admits one profiling tool per process");
-        } else {
-            not_traced(std::string("cuptiSubscribe failed: ") + s.cupti->result_name(result));
-        }
+bool enable_activities(const Session& s)
+{
+    // OS thread ids (gettid), as nsys stores them, instead of CUPTI's default pthread_self()-derived ids.
+    if (env_text("FP8SCOPE_THREAD_IDS", "system") == "system")
+        s.cupti->setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false))
+        s.cupti->activityEnableLatencyTimestamps(1);
+    // Query records (cudaStreamQuery/cudaEventQuery on unfinished work) are not host-blocking syncs.
+    s.cupti->activityEnableAllSyncRecords(0);
+    const CUptiResult kernels = s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (kernels != CUPTI_SUCCESS) {
+        not_traced(std::string("cannot enable CUPTI kernel tracing: ") + s.cupti->result_name(kernels));
         return false;
     }
-
-    void enable_api_filter(const Session& s)
-    {
-        const char* name = nullptr;
-        for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
-            if (s.cupti->getCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name
-                && is_traced_runtime_api(name))
-                s.cupti->activityEnableRuntimeApi(cbid, 1);
-        for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
-            if (s.cupti->getCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name
-                && is_traced_driver_api(name))
-                s.cupti->activityEnableDriverApi(cbid, 1);
-    }
-
-    bool enable_activities(const Session& s)
-    {
-        // OS thread ids (gettid), as nsys stores them, instead of CUPTI's default pthread_self()-derived ids.
-        if (env_text("FP8SCOPE_THREAD_IDS", "system") == "system")
-            s.cupti->setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-        if (env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false))
-            s.cupti->activityEnableLatencyTimestamps(1);
-        // Query records (cudaStreamQuery/cudaEventQuery on unfinished work) are not host-blocking syncs.
-        s.cupti->activityEnableAllSyncRecords(0);
-        const CUptiResult kernels = s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-        if (kernels != CUPTI_SUCCESS) {
-            not_traced(std::string("cannot enable CUPTI kernel tracing: ") + s.cupti->result_name(kernels));
-            return false;
-        }
-        const bool nvtx = env_flag("FP8SCOPE_NVTX", true);
-        // Diagnostics for overhead measurements (docs/benchmarks.md): FP8SCOPE_ACTIVITIES=kernels records
-        // kernels only, FP8SCOPE_API=none records no API calls.
-        if (env_text("FP8SCOPE_ACTIVITIES", "all") == "kernels")
-            return true;
-        for (CUpti_ActivityKind kind : { CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-                 CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
-                 CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_MARKER }) {
-            if (kind == CUPTI_ACTIVITY_KIND_MARKER && !nvtx)
-                continue;
-            // Diagnostic: FP8SCOPE_SKIP_KINDS=5,38 leaves those CUpti_ActivityKind numbers out.
-            std::string skip(1, ','); // built piecewise: GCC 12 warns falsely (-Wrestrict) on "," + string
-            skip += env_text("FP8SCOPE_SKIP_KINDS", "");
-            skip += ',';
-            std::string key(1, ',');
-            key += std::to_string(static_cast<int>(kind));
-            key += ',';
-            if (skip.find(key) != std::string::npos)
-                continue;
-            const CUptiResult result = s.cupti->activityEnable(kind);
-            if (result != CUPTI_SUCCESS)
-                warn("cannot enable CUPTI activity kind " + std::to_string(static_cast<int>(kind)) + ": "
-                    + s.cupti->result_name(result) + " (those records are missing from the trace)");
-        }
-        const std::string api = env_text("FP8SCOPE_API", "filtered");
-        if (api == "all") { // diagnostic: every runtime and driver call, as whole activity kinds
-            s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
-            s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
-        } else if (api != "none") {
-            enable_api_filter(s);
-        }
+    const bool nvtx = env_flag("FP8SCOPE_NVTX", true);
+    // Diagnostics for overhead measurements (docs/benchmarks.md): FP8SCOPE_ACTIVITIES=kernels records
+    // kernels only, FP8SCOPE_API=none records no API calls.
+    if (env_text("FP8SCOPE_ACTIVITIES", "all") == "kernels")
         return true;
+    for (CUpti_ActivityKind kind : { CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+             CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+             CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_MARKER }) {
+        if (kind == CUPTI_ACTIVITY_KIND_MARKER && !nvtx)
+            continue;
+        // Diagnostic: FP8SCOPE_SKIP_KINDS=5,38 leaves those CUpti_ActivityKind numbers out.
+        std::string skip(1, ','); // built piecewise: GCC 12 warns falsely (-Wrestrict) on "," + string
+        skip += env_text("FP8SCOPE_SKIP_KINDS", "");
+        skip += ',';
+        std::string key(1, ',');
+        key += std::to_string(static_cast<int>(kind));
+        key += ',';
+        if (skip.find(key) != std::string::npos)
+            continue;
+        const CUptiResult result = s.cupti->activityEnable(kind);
+        if (result != CUPTI_SUCCESS)
+            warn("cannot enable CUPTI activity kind " + std::to_string(static_cast<int>(kind)) + ": "
+                + s.cupti->result_name(result) + " (those records are missing from the trace)");
     }
-
-    bool start_locked()
-    {
-        auto session = std::make_unique<Session>();
-        Session& s = *session;
-        std::string error;
-        s.cupti = load_cupti(error);
-        if (!s.cupti) {
-            not_traced(error);
-            return false;
-        }
-        if (!subscribe(s))
-            return false;
-
-        s.owner_pid = getpid();
-        s.cupti->getTimestamp(&s.start_cupti_ns);
-        SessionInfo info;
-        // CUPTI's clock is CLOCK_REALTIME by default (shared/reference/nsys_cupti.md §4.4): the session start in
-        // CUPTI time is also its UTC epoch time.
-        info.utc_epoch_ns = static_cast<int64_t>(s.start_cupti_ns);
-        info.producer = "fp8scope " FP8SCOPE_VERSION " (collector)";
-        info.command_line = command_line();
-        info.host = host_name();
-        info.pid = s.owner_pid;
-        info.rank = rank_from_environment().value_or(-1);
-        info.world_size = world_size_from_environment().value_or(-1);
-        uint32_t cupti_version = 0;
-        if (s.cupti->getVersion(&cupti_version) == CUPTI_SUCCESS)
-            info.cupti_version = static_cast<int32_t>(cupti_version);
-        info.cuda_driver_version = loaded_library_version("libcuda.so", "cuDriverGetVersion");
-        info.cuda_runtime_version = loaded_library_version("libcudart.so", "cudaRuntimeGetVersion");
-
-        auto db = create_trace(info, s.path);
-        if (!db) {
-            not_traced("cannot create trace '" + s.path + "': " + db.error().message);
-            s.cupti->unsubscribe(s.subscriber);
-            return false;
-        }
-        auto writer = BackgroundWriter::start(std::move(*db));
-        if (!writer) {
-            not_traced("cannot start the trace writer: " + writer.error().message);
-            s.cupti->unsubscribe(s.subscriber);
-            return false;
-        }
-        s.writer = std::move(*writer);
-        const CuptiApi* cupti = s.cupti;
-        s.decoder = std::make_unique<RecordDecoder>(
-            s.start_cupti_ns, s.owner_pid,
-            [cupti](CUpti_ActivityKind kind, uint32_t cbid) {
-                const char* name = nullptr;
-                const auto domain
-                    = kind == CUPTI_ACTIVITY_KIND_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
-                if (cupti->getCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
-                    return std::string();
-                return std::string(name);
-            },
-            [](const std::string& line) { warn(line); });
-        const size_t buffer_mb = env_size("FP8SCOPE_BUFFER_MB", 4, 1, 256);
-        const size_t max_buffers = env_size("FP8SCOPE_MAX_BUFFERS", 64, 2, BufferPool::kMaxBuffers);
-        s.pool = std::make_unique<BufferPool>(buffer_mb << 20, std::min<size_t>(8, max_buffers), max_buffers);
-
-        g_session = session.release();
-        const CUptiResult registered = s.cupti->activityRegisterCallbacks(buffer_requested, buffer_completed);
-        if (registered != CUPTI_SUCCESS || !enable_activities(s)) {
-            if (registered != CUPTI_SUCCESS)
-                not_traced(std::string("cannot register CUPTI buffers: ") + s.cupti->result_name(registered));
-            s.cupti->unsubscribe(s.subscriber);
-            [[maybe_unused]] auto finished = s.writer->finish(FinishInfo { "CUPTI set-up failed", 0 });
-            return false;
-        }
-        // Buffers reach the writer at least every 500 ms, so that a killed job loses at most about a second.
-        s.cupti->activityFlushPeriod(500);
-        if (s.subscriber && env_flag("FP8SCOPE_RESET_CALLBACK", true))
-            s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
-        append_to_manifest(s.path);
-        inform("recording to " + s.path);
-        return true;
+    const std::string api = env_text("FP8SCOPE_API", "filtered");
+    if (api == "all") { // diagnostic: every runtime and driver call, as whole activity kinds
+        s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+        s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+    } else if (api != "none") {
+        enable_api_filter(s);
     }
+    return true;
+}
+
+bool start_locked()
+{
+    auto session = std::make_unique<Session>();
+    Session& s = *session;
+    std::string error;
+    s.cupti = load_cupti(error);
+    if (!s.cupti) {
+        not_traced(error);
+        return false;
+    }
+    if (!subscribe(s))
+        return false;
+
+    s.owner_pid = getpid();
+    s.cupti->getTimestamp(&s.start_cupti_ns);
+    SessionInfo info;
+    // CUPTI's clock is CLOCK_REALTIME by default (shared/reference/nsys_cupti.md §4.4): the session start in
+    // CUPTI time is also its UTC epoch time.
+    info.utc_epoch_ns = static_cast<int64_t>(s.start_cupti_ns);
+    info.producer = "fp8scope " FP8SCOPE_VERSION " (collector)";
+    info.command_line = command_line();
+    info.host = host_name();
+    info.pid = s.owner_pid;
+    info.rank = rank_from_environment().value_or(-1);
+    info.world_size = world_size_from_environment().value_or(-1);
+    uint32_t cupti_version = 0;
+    if (s.cupti->getVersion(&cupti_version) == CUPTI_SUCCESS)
+        info.cupti_version = static_cast<int32_t>(cupti_version);
+    info.cuda_driver_version = loaded_library_version("libcuda.so", "cuDriverGetVersion");
+    info.cuda_runtime_version = loaded_library_version("libcudart.so", "cudaRuntimeGetVersion");
+
+    auto db = create_trace(info, s.path);
+    if (!db) {
+        not_traced("cannot create trace '" + s.path + "': " + db.error().message);
+        s.cupti->unsubscribe(s.subscriber);
+        return false;
+    }
+    auto writer = BackgroundWriter::start(std::move(*db));
+    if (!writer) {
+        not_traced("cannot start the trace writer: " + writer.error().message);
+        s.cupti->unsubscribe(s.subscriber);
+        return false;
+    }
+    s.writer = std::move(*writer);
+    const CuptiApi* cupti = s.cupti;
+    s.decoder = std::make_unique<RecordDecoder>(
+        s.start_cupti_ns, s.owner_pid,
+        [cupti](CUpti_ActivityKind kind, uint32_t cbid) {
+            const char* name = nullptr;
+            const auto domain
+                = kind == CUPTI_ACTIVITY_KIND_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+            if (cupti->getCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+                return std::string();
+            return std::string(name);
+        },
+        [](const std::string& line) { warn(line); });
+    const size_t buffer_mb = env_size("FP8SCOPE_BUFFER_MB", 4, 1, 256);
+    const size_t max_buffers = env_size("FP8SCOPE_MAX_BUFFERS", 64, 2, BufferPool::kMaxBuffers);
+    s.pool = std::make_unique<BufferPool>(buffer_mb << 20, std::min<size_t>(8, max_buffers), max_buffers);
+
+    g_session = session.release();
+    const CUptiResult registered = s.cupti->activityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (registered != CUPTI_SUCCESS || !enable_activities(s)) {
+        if (registered != CUPTI_SUCCESS)
+            not_traced(std::string("cannot register CUPTI buffers: ") + s.cupti->result_name(registered));
+        s.cupti->unsubscribe(s.subscriber);
+        [[maybe_unused]] auto finished = s.writer->finish(FinishInfo { "CUPTI set-up failed", 0 });
+        return false;
+    }
+    // Buffers reach the writer at least every 500 ms, so that a killed job loses at most about a second.
+    s.cupti->activityFlushPeriod(500);
+    if (s.subscriber && env_flag("FP8SCOPE_RESET_CALLBACK", true))
+        s.cupti->enableCallback(
+            1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+    append_to_manifest(s.path);
+    inform("recording to " + s.path);
+    return true;
+}
 
 } // namespace
 
@@ -506,7 +506,8 @@ void stop_session(std::string_view reason)
     });
     uint64_t now = 0;
     s->cupti->getTimestamp(&now);
-    auto finished = s->writer->finish(FinishInfo { std::string(reason), static_cast<int64_t>(now - s->start_cupti_ns) });
+    auto finished
+        = s->writer->finish(FinishInfo { std::string(reason), static_cast<int64_t>(now - s->start_cupti_ns) });
     if (!finished)
         warn("cannot finish trace '" + s->path + "': " + finished.error().message
             + " (the file holds everything up to its last commit)");

@@ -7,21 +7,21 @@
 
 namespace fp8scope::collector {
 namespace {
-    void write_line(std::string_view prefix, std::string_view text)
-    {
-        std::string line;
-        line.reserve(prefix.size() + text.size() + 1);
-        line.append(prefix).append(text).push_back('\n');
-        const char* data = line.data();
-        size_t left = line.size();
-        while (left > 0) {
-            const ssize_t written = ::write(STDERR_FILENO, data, left);
-            if (written <= 0)
-                return; // stderr closed or full: nothing better to do
-            data += written;
-            left -= static_cast<size_t>(written);
-        }
+void write_line(std::string_view prefix, std::string_view text)
+{
+    std::string line;
+    line.reserve(prefix.size() + text.size() + 1);
+    line.append(prefix).append(text).push_back('\n');
+    const char* data = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+        const ssize_t written = ::write(STDERR_FILENO, data, left);
+        if (written <= 0)
+            return; // stderr closed or full: nothing better to do
+        data += written;
+        left -= static_cast<size_t>(written);
     }
+}
 } // namespace
 
 void warn(std::string_view text)

@@ -12,8 +12,8 @@ TEST_CASE("launches, copies, syncs, events, graph launches and allocations are t
              "cudaStreamWaitEvent_v3020", "cudaEventRecord_v3020", "cudaMalloc_v3020", "cudaFree_v3020",
              "cudaMallocHost_v3020", "cudaLaunchHostFunc_v10000" })
         CHECK(is_traced_runtime_api(name));
-    for (const char* name : { "cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch", "cuMemcpyHtoD_v2",
-             "cuMemcpyAsync", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventRecord", "cuMemAlloc_v2" })
+    for (const char* name : { "cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch", "cuMemcpyHtoD_v2", "cuMemcpyAsync",
+             "cuCtxSynchronize", "cuStreamSynchronize", "cuEventRecord", "cuMemAlloc_v2" })
         CHECK(is_traced_driver_api(name));
 }
 

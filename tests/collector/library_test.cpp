@@ -17,7 +17,10 @@ TEST_CASE("libfp8scope.so exports its entry points and hides SQLite and the C++ 
     // global. dlsym(handle) also searches the library's dependencies, which include no SQLite.
     CHECK(dlsym(lib, "sqlite3_open_v2") == nullptr);
     CHECK(dlsym(lib, "sqlite3_libversion") == nullptr);
-    CHECK(dlsym(lib, "_ZN8fp8scope6TraceDb6createERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS_11SessionInfoERKNS_14TraceDbOptionsE") == nullptr);
+    CHECK(dlsym(lib,
+              "_ZN8fp8scope6TraceDb6createERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS_"
+              "11SessionInfoERKNS_14TraceDbOptionsE")
+        == nullptr);
     CHECK(dlsym(lib, "cuptiSubscribe") == nullptr); // CUPTI is not a dependency: it is loaded at cuInit only
     dlclose(lib);
 }

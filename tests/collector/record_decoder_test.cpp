@@ -34,7 +34,8 @@ struct Fixture {
 
     explicit Fixture(const std::string& name)
         : path(scratch(name))
-        , decoder(kStart, kPid,
+        , decoder(
+              kStart, kPid,
               [](CUpti_ActivityKind kind, uint32_t cbid) {
                   if (kind == CUPTI_ACTIVITY_KIND_RUNTIME && cbid == 211)
                       return std::string("cudaLaunchKernel_v7000");
@@ -51,8 +52,7 @@ struct Fixture {
         db = std::move(*created);
     }
 
-    template <class Record>
-    void feed(const Record& record)
+    template <class Record> void feed(const Record& record)
     {
         decoder.decode(reinterpret_cast<const CUpti_Activity&>(record), *db);
     }
@@ -168,8 +168,8 @@ TEST_CASE("memory kinds are converted from CUPTI's numbering to nsys'")
     CHECK(RecordDecoder::memory_kind_from_cupti(CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE) == MemoryKind::Pageable);
     CHECK(RecordDecoder::memory_kind_from_cupti(CUPTI_ACTIVITY_MEMORY_KIND_PINNED) == MemoryKind::Pinned);
     CHECK(RecordDecoder::memory_kind_from_cupti(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) == MemoryKind::Device);
-    CHECK(RecordDecoder::memory_kind_from_cupti(CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC)
-        == MemoryKind::ManagedStatic);
+    CHECK(
+        RecordDecoder::memory_kind_from_cupti(CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC) == MemoryKind::ManagedStatic);
     CHECK(RecordDecoder::memory_kind_from_cupti(99) == MemoryKind::Unknown);
 
     Fixture f("decoder_memcpy.sqlite");
