@@ -2,7 +2,9 @@
 // figure of a report is given per; the step finder (steps.hpp) makes them, the other analyses take them as input.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,42 @@ struct StepSet {
     std::string detail; // e.g. the NVTX range name that matched, or how the period was found
     std::vector<StepInterval> steps; // warm-up steps already removed; in time order, not overlapping
     int64_t warmup_excluded = 0;
+};
+
+// A CUDA API call that blocks the host until the GPU catches up (spec "Cause of a bubble", rule 1): stream, device
+// and event syncs, blocking memcpys, async copies to or from pageable memory, and implicitly synchronizing APIs.
+// Found by find_host_blocking_calls() (host_blocking.hpp); used by the bubble causes and the sync report.
+enum class HostBlockingKind {
+    StreamSync,
+    DeviceSync,
+    EventSync,
+    BlockingMemcpy, // cudaMemcpy and friends: synchronous by definition
+    PageableAsyncMemcpy, // cudaMemcpyAsync to or from pageable memory: staged, so the host waits
+    BlockingMemset, // cudaMemset (not Async) on device memory
+    Other, // other implicitly synchronizing APIs (cudaFree, cudaMalloc of a busy device, ...)
+};
+
+struct HostBlockingCall {
+    size_t api_index = 0; // row in TraceModel::api_calls
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    int64_t global_tid = 0;
+    HostBlockingKind kind = HostBlockingKind::Other;
+    std::optional<uint32_t> device_id; // from the correlated SYNCHRONIZATION or MEMCPY row when there is one
+    std::optional<uint32_t> stream_id;
+};
+
+enum class BubbleCause { Sync, Dependency, Launch, Host, Comm };
+
+// A maximal idle interval of one device inside one step (spec "Busy"/"Bubble").
+struct Bubble {
+    uint32_t device_id = 0;
+    int64_t step_index = 0; // StepInterval::index
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    BubbleCause cause = BubbleCause::Host;
+    std::optional<size_t> sync_call; // index into the HostBlockingCall list, for BubbleCause::Sync
+    std::optional<size_t> next_api_index; // the API call that launched the activity ending the bubble, if known
 };
 
 } // namespace fp8scope::analyzer

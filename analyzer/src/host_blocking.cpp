@@ -1,0 +1,2 @@
+// Placeholder: being written (issue 4).
+#include "fp8scope/analyzer/host_blocking.hpp"
