@@ -1,2 +1,273 @@
-// Placeholder: being written (issue 4).
-#include "fp8scope/analyzer/analysis_types.hpp"
+// Busy time, bubbles and their causes (docs/analysis.md "Busy time and bubbles", "Causes of bubbles"). One walk
+// over each device's activities in start order builds the busy union and its gaps; each gap is classified once
+// and then cut at step boundaries. Lookups are binary searches over per-thread arrays built once: O(n log n).
+#include "fp8scope/analyzer/bubbles.hpp"
+
+#include "correlation_index.hpp"
+#include "device_activity.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace fp8scope::analyzer {
+namespace {
+
+// What one host thread did: the union of its API calls (nested runtime/driver calls merged), with prefix sums
+// to measure the time spent inside CUDA over any interval, and its host-blocking calls by end time.
+struct ThreadActivity {
+    std::vector<int64_t> api_start_ns, api_end_ns, api_covered_before_ns;
+    std::vector<std::pair<int64_t, size_t>> blocking_by_end; // (end_ns, index into the blocking list)
+
+    int64_t api_time_in(int64_t a, int64_t b) const
+    {
+        // Merged intervals are disjoint and sorted, so their ends are sorted too.
+        const size_t first = size_t(std::upper_bound(api_end_ns.begin(), api_end_ns.end(), a) - api_end_ns.begin());
+        const size_t last
+            = size_t(std::lower_bound(api_start_ns.begin(), api_start_ns.end(), b) - api_start_ns.begin());
+        if (first >= last)
+            return 0;
+        int64_t covered = api_covered_before_ns[last] - api_covered_before_ns[first];
+        covered -= std::max<int64_t>(0, a - api_start_ns[first]);
+        covered -= std::max<int64_t>(0, api_end_ns[last - 1] - b);
+        return covered;
+    }
+};
+
+// The first host-blocking call in `by_end` (sorted) that ended inside [a, b] and passes `accept`.
+template <typename Accept>
+std::optional<size_t> blocking_ended_in(
+    const std::vector<std::pair<int64_t, size_t>>& by_end, int64_t a, int64_t b, Accept accept)
+{
+    auto it = std::lower_bound(by_end.begin(), by_end.end(), std::pair<int64_t, size_t>(a, 0));
+    for (; it != by_end.end() && it->first <= b; ++it)
+        if (accept(it->second))
+            return it->second;
+    return std::nullopt;
+}
+
+class Classifier {
+public:
+    Classifier(const TraceModel& model, const std::vector<HostBlockingCall>& blocking)
+        : model_(model)
+        , blocking_(blocking)
+        , api_rows_(model.api_calls.correlation_id)
+    {
+        const ApiTable& api = model.api_calls;
+        int64_t last_tid = 0;
+        ThreadActivity* thread = nullptr;
+        for (size_t row = 0; row < api.size(); ++row) {
+            if (!thread || api.global_tid[row] != last_tid) {
+                last_tid = api.global_tid[row];
+                thread = &threads_[last_tid];
+            }
+            // Rows come in start order, so per thread too: extend the last interval or open a new one.
+            if (!thread->api_end_ns.empty() && api.start_ns[row] <= thread->api_end_ns.back()) {
+                thread->api_end_ns.back() = std::max(thread->api_end_ns.back(), api.end_ns[row]);
+            } else {
+                thread->api_start_ns.push_back(api.start_ns[row]);
+                thread->api_end_ns.push_back(api.end_ns[row]);
+            }
+        }
+        for (auto& [tid, activity] : threads_) {
+            activity.api_covered_before_ns.assign(activity.api_start_ns.size() + 1, 0);
+            for (size_t i = 0; i < activity.api_start_ns.size(); ++i)
+                activity.api_covered_before_ns[i + 1]
+                    = activity.api_covered_before_ns[i] + activity.api_end_ns[i] - activity.api_start_ns[i];
+        }
+        for (size_t i = 0; i < blocking.size(); ++i) {
+            threads_[blocking[i].global_tid].blocking_by_end.emplace_back(blocking[i].end_ns, i);
+            all_blocking_by_end_.emplace_back(blocking[i].end_ns, i);
+        }
+        for (auto& [tid, activity] : threads_)
+            std::sort(activity.blocking_by_end.begin(), activity.blocking_by_end.end());
+        std::sort(all_blocking_by_end_.begin(), all_blocking_by_end_.end());
+    }
+
+    std::optional<size_t> launching_call(uint32_t correlation_id) const { return api_rows_.find(correlation_id); }
+
+    void set_epsilon(int64_t epsilon_ns) { epsilon_ns_ = epsilon_ns; }
+
+    // Spec "Cause of a bubble" for the gap [a, b) of `device`, ended by an activity launched by `call` (none
+    // when the activity has no API row, or when nothing ends the gap inside the analysed steps).
+    void classify(
+        Bubble& bubble, int64_t a, int64_t b, uint32_t device, bool ended_by_activity, std::optional<size_t> call) const
+    {
+        bubble.next_api_index = call;
+        if (!call) {
+            // No launching call, so no thread to look at: a sync on any thread that waited on this device
+            // (or on an unknown one) still explains the gap; otherwise the work was submitted by something the
+            // trace does not show (dependency), or never came (host).
+            bubble.sync_call = blocking_ended_in(all_blocking_by_end_, a, b,
+                [&](size_t i) { return !blocking_[i].device_id || *blocking_[i].device_id == device; });
+            bubble.cause = bubble.sync_call ? BubbleCause::Sync
+                : ended_by_activity         ? BubbleCause::Dependency
+                                            : BubbleCause::Host;
+            return;
+        }
+        const ApiTable& api = model_.api_calls;
+        const auto thread = threads_.find(api.global_tid[*call]);
+        bubble.sync_call = blocking_ended_in(thread->second.blocking_by_end, a, b, [](size_t) { return true; });
+        if (bubble.sync_call)
+            bubble.cause = BubbleCause::Sync;
+        else if (api.end_ns[*call] < a - epsilon_ns_)
+            bubble.cause = BubbleCause::Dependency;
+        else if (2 * thread->second.api_time_in(a, b) > b - a)
+            bubble.cause = BubbleCause::Launch;
+        else
+            bubble.cause = BubbleCause::Host;
+    }
+
+private:
+    const TraceModel& model_;
+    const std::vector<HostBlockingCall>& blocking_;
+    detail::CorrelationIndex api_rows_;
+    std::unordered_map<int64_t, ThreadActivity> threads_;
+    std::vector<std::pair<int64_t, size_t>> all_blocking_by_end_;
+    int64_t epsilon_ns_ = 0;
+};
+
+size_t gap_bucket(int64_t length_ns)
+{
+    size_t bucket = 0;
+    while (bucket < kGapBucketBoundsNs.size() && length_ns >= kGapBucketBoundsNs[bucket])
+        ++bucket;
+    return bucket;
+}
+
+void add(BubbleTotals& into, const BubbleTotals& from)
+{
+    into.step_ns += from.step_ns;
+    into.busy_ns += from.busy_ns;
+    into.idle_ns += from.idle_ns;
+    into.bubble_count += from.bubble_count;
+    for (size_t i = 0; i < kBubbleCauseCount; ++i)
+        into.cause_ns[i] += from.cause_ns[i];
+    for (size_t i = 0; i < kGapBucketCount; ++i)
+        into.gap_counts[i] += from.gap_counts[i];
+}
+
+void finish(BubbleTotals& totals)
+{
+    totals.busy_ns = totals.step_ns - totals.idle_ns;
+    totals.bubble_ratio = totals.step_ns > 0 ? double(totals.idle_ns) / double(totals.step_ns) : 0.0;
+}
+
+} // namespace
+
+const char* bubble_cause_name(BubbleCause cause)
+{
+    switch (cause) {
+    case BubbleCause::Sync:
+        return "sync";
+    case BubbleCause::Dependency:
+        return "dependency";
+    case BubbleCause::Launch:
+        return "launch";
+    case BubbleCause::Host:
+        return "host";
+    case BubbleCause::Comm:
+        return "comm";
+    }
+    return "unknown";
+}
+
+BubbleAnalysis analyze_bubbles(
+    const TraceModel& model, const StepSet& step_set, const std::vector<HostBlockingCall>& blocking)
+{
+    BubbleAnalysis result;
+    const std::vector<StepInterval>& steps = step_set.steps;
+    Classifier classifier(model, blocking);
+
+    // Epsilon, and the devices with work of non-zero length inside the steps.
+    const int64_t steps_start_ns = steps.empty() ? 0 : steps.front().start_ns;
+    const int64_t steps_end_ns = steps.empty() ? 0 : steps.back().end_ns;
+    std::vector<int64_t> latencies_ns;
+    detail::Activity activity;
+    for (detail::ActivityCursor cursor(model); cursor.next(activity);) {
+        if (const auto call = classifier.launching_call(activity.correlation_id))
+            latencies_ns.push_back(activity.start_ns - model.api_calls.end_ns[*call]);
+        if (activity.end_ns > activity.start_ns && activity.end_ns > steps_start_ns && activity.start_ns < steps_end_ns
+            && std::find(result.devices.begin(), result.devices.end(), activity.device_id) == result.devices.end())
+            result.devices.push_back(activity.device_id);
+    }
+    std::sort(result.devices.begin(), result.devices.end());
+    if (!latencies_ns.empty()) {
+        auto middle = latencies_ns.begin() + latencies_ns.size() / 2;
+        std::nth_element(latencies_ns.begin(), middle, latencies_ns.end());
+        result.epsilon_ns = std::max<int64_t>(0, *middle);
+        result.epsilon_samples = int64_t(latencies_ns.size());
+    }
+    latencies_ns = {};
+    classifier.set_epsilon(result.epsilon_ns);
+
+    for (uint32_t device : result.devices) {
+        const size_t first_row = result.per_device_step.size();
+        for (const StepInterval& step : steps) {
+            DeviceStepBubbles row { device, step.index, step.start_ns, step.end_ns, {}, 0 };
+            row.totals.step_ns = step.end_ns - step.start_ns;
+            result.per_device_step.push_back(row);
+        }
+        size_t step_cursor = 0;
+        // Cuts the gap [a, b) at step boundaries; every piece carries the cause of the whole gap.
+        auto emit = [&](int64_t a, int64_t b, bool ended_by_activity, std::optional<size_t> call) {
+            Bubble gap;
+            gap.device_id = device;
+            classifier.classify(gap, a, b, device, ended_by_activity, call);
+            while (step_cursor < steps.size() && steps[step_cursor].end_ns <= a)
+                ++step_cursor;
+            for (size_t s = step_cursor; s < steps.size() && steps[s].start_ns < b; ++s) {
+                Bubble piece = gap;
+                piece.step_index = steps[s].index;
+                piece.start_ns = std::max(a, steps[s].start_ns);
+                piece.end_ns = std::min(b, steps[s].end_ns);
+                if (piece.end_ns <= piece.start_ns)
+                    continue;
+                DeviceStepBubbles& row = result.per_device_step[first_row + s];
+                if (row.totals.bubble_count == 0)
+                    row.first_bubble = result.bubbles.size();
+                const int64_t length_ns = piece.end_ns - piece.start_ns;
+                row.totals.idle_ns += length_ns;
+                row.totals.cause_ns[size_t(piece.cause)] += length_ns;
+                ++row.totals.gap_counts[gap_bucket(length_ns)];
+                ++row.totals.bubble_count;
+                result.bubbles.push_back(piece);
+            }
+        };
+
+        // Zero-length activities carry no busy time and do not split a gap (CUPTI reports them for empty work).
+        // A gap is classified whole, from the end of the device's previous work (or the first step's start) to
+        // the next activity (which may lie after the steps), then cut to the steps.
+        int64_t busy_until_ns = INT64_MIN;
+        bool ended_after_steps = false;
+        for (detail::ActivityCursor cursor(model, device); cursor.next(activity);) {
+            if (activity.end_ns <= activity.start_ns || activity.end_ns <= busy_until_ns)
+                continue;
+            const int64_t gap_start_ns = busy_until_ns == INT64_MIN ? steps_start_ns : busy_until_ns;
+            if (activity.start_ns > gap_start_ns && activity.start_ns > steps_start_ns)
+                emit(gap_start_ns, activity.start_ns, true, classifier.launching_call(activity.correlation_id));
+            busy_until_ns = activity.end_ns;
+            if (activity.start_ns >= steps_end_ns) {
+                ended_after_steps = true;
+                break;
+            }
+        }
+        if (!ended_after_steps && busy_until_ns < steps_end_ns)
+            emit(busy_until_ns == INT64_MIN ? steps_start_ns : busy_until_ns, steps_end_ns, false, std::nullopt);
+
+        DeviceBubbles per_device { device, {} };
+        for (size_t s = 0; s < steps.size(); ++s) {
+            BubbleTotals& totals = result.per_device_step[first_row + s].totals;
+            if (totals.bubble_count == 0)
+                result.per_device_step[first_row + s].first_bubble = result.bubbles.size();
+            finish(totals);
+            add(per_device.totals, totals);
+        }
+        finish(per_device.totals);
+        add(result.total, per_device.totals);
+        result.per_device.push_back(per_device);
+    }
+    finish(result.total);
+    return result;
+}
+
+} // namespace fp8scope::analyzer

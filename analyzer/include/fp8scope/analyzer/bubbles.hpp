@@ -1,0 +1,64 @@
+// Busy time, bubbles and their causes per device and step (spec "Analysis definitions", "Busy", "Bubble",
+// "Cause of a bubble"; docs/analysis.md "Busy time and bubbles", "Causes of bubbles").
+#pragma once
+
+#include "fp8scope/analyzer/analysis_types.hpp"
+#include "fp8scope/analyzer/trace_model.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace fp8scope::analyzer {
+
+inline constexpr size_t kBubbleCauseCount = 5; // BubbleCause values, the index of BubbleTotals::cause_ns
+// The gap size distribution's buckets: < 10 us, 10-100 us, 100 us-1 ms, >= 1 ms.
+inline constexpr std::array<int64_t, 3> kGapBucketBoundsNs { 10'000, 100'000, 1'000'000 };
+inline constexpr size_t kGapBucketCount = kGapBucketBoundsNs.size() + 1;
+
+struct BubbleTotals {
+    int64_t step_ns = 0; // step time; in sums over devices or steps, the sum of each device's step time
+    int64_t busy_ns = 0; // union of kernels, copies and memsets, clipped to the step
+    int64_t idle_ns = 0; // step_ns - busy_ns, the sum of the bubbles
+    double bubble_ratio = 0; // idle_ns / step_ns (0 when step_ns is 0)
+    std::array<int64_t, kBubbleCauseCount> cause_ns {}; // idle time per BubbleCause
+    std::array<int64_t, kGapBucketCount> gap_counts {}; // bubbles per size bucket (kGapBucketBoundsNs)
+    int64_t bubble_count = 0;
+};
+
+struct DeviceStepBubbles {
+    uint32_t device_id = 0;
+    int64_t step_index = 0; // StepInterval::index
+    int64_t step_start_ns = 0, step_end_ns = 0;
+    BubbleTotals totals;
+    size_t first_bubble = 0; // this device's bubbles in this step: BubbleAnalysis::bubbles[first_bubble, + count)
+};
+
+struct DeviceBubbles {
+    uint32_t device_id = 0;
+    BubbleTotals totals; // over all steps
+};
+
+struct BubbleAnalysis {
+    // Typical launch latency: the median of (activity start - end of the API call that launched it) over the
+    // activities joined to their call by correlation id, clamped at 0. Rule 2 ("dependency") uses it.
+    int64_t epsilon_ns = 0;
+    int64_t epsilon_samples = 0; // activities that were joined to their call
+    // Devices with at least one activity of non-zero length inside the steps, ascending.
+    std::vector<uint32_t> devices;
+    std::vector<Bubble> bubbles; // by device, then time; one per device, step and maximal idle interval
+    std::vector<DeviceStepBubbles> per_device_step; // by device, then step
+    std::vector<DeviceBubbles> per_device;
+    BubbleTotals total; // all devices and steps
+};
+
+// Analyses `steps` (already without warm-up). `blocking` is find_host_blocking_calls(model); Bubble::sync_call
+// indexes it. Steps must be in time order and not overlap (as find_steps() gives them).
+BubbleAnalysis analyze_bubbles(
+    const TraceModel& model, const StepSet& steps, const std::vector<HostBlockingCall>& blocking);
+
+// "sync", "dependency", "launch", "host", "comm".
+const char* bubble_cause_name(BubbleCause cause);
+
+} // namespace fp8scope::analyzer
