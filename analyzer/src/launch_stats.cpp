@@ -1,2 +1,264 @@
-// Placeholder: being written (issue 4).
-#include "fp8scope/analyzer/analysis_types.hpp"
+#include "fp8scope/analyzer/launch_stats.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+namespace fp8scope::analyzer {
+
+namespace {
+
+constexpr uint32_t kNoCall = UINT32_MAX;
+
+// For every kernel, the API row with its correlation id (kNoCall when none; id 0 means "not correlated" in CUPTI).
+// When a runtime and a driver call share an id, the runtime call is the one the program made. Correlation ids
+// are nearly dense in practice, so a table indexed by id is used when it stays within a few times the row
+// counts; a hostile file with sparse ids falls back to a sorted array and binary search.
+std::vector<uint32_t> launch_calls(const TraceModel& model)
+{
+    const ApiTable& api = model.api_calls;
+    const KernelTable& kernels = model.kernels;
+    std::vector<uint32_t> call_of(kernels.size(), kNoCall);
+    if (api.size() == 0 || api.size() >= kNoCall)
+        return call_of;
+    uint32_t max_id = 0;
+    for (const uint32_t id : api.correlation_id)
+        max_id = std::max(max_id, id);
+    const uint64_t dense_limit = 2 * (uint64_t(api.size()) + kernels.size()) + 1024;
+    if (max_id < dense_limit) {
+        std::vector<uint32_t> by_id(size_t(max_id) + 1, kNoCall);
+        // Driver rows first, so that a runtime row with the same id overwrites them.
+        for (const uint8_t driver_pass : { uint8_t(1), uint8_t(0) }) {
+            for (size_t i = 0; i < api.size(); ++i) {
+                if (api.is_driver[i] == driver_pass && api.correlation_id[i] != 0)
+                    by_id[api.correlation_id[i]] = static_cast<uint32_t>(i);
+            }
+        }
+        for (size_t k = 0; k < kernels.size(); ++k) {
+            const uint32_t id = kernels.correlation_id[k];
+            if (id != 0 && id <= max_id)
+                call_of[k] = by_id[id];
+        }
+        return call_of;
+    }
+    std::vector<std::pair<uint32_t, uint32_t>> by_id; // (id, row), runtime rows first within an id
+    by_id.reserve(api.size());
+    for (size_t i = 0; i < api.size(); ++i) {
+        if (api.correlation_id[i] != 0)
+            by_id.emplace_back(api.correlation_id[i], static_cast<uint32_t>(i));
+    }
+    std::sort(by_id.begin(), by_id.end(), [&](const auto& a, const auto& b) {
+        if (a.first != b.first)
+            return a.first < b.first;
+        return api.is_driver[a.second] < api.is_driver[b.second];
+    });
+    for (size_t k = 0; k < kernels.size(); ++k) {
+        const uint32_t id = kernels.correlation_id[k];
+        const auto it = std::lower_bound(
+            by_id.begin(), by_id.end(), id, [](const auto& entry, uint32_t value) { return entry.first < value; });
+        if (id != 0 && it != by_id.end() && it->first == id)
+            call_of[k] = it->second;
+    }
+    return call_of;
+}
+
+// Nearest-rank percentiles; reorders `values`. Each nth_element works on the part above the previous rank.
+DelayDistribution distribution(std::vector<int64_t>& values)
+{
+    DelayDistribution d;
+    d.count = static_cast<int64_t>(values.size());
+    if (values.empty())
+        return d;
+    const auto rank = [&](int64_t percent) {
+        return static_cast<size_t>((uint64_t(values.size()) * uint64_t(percent) + 99) / 100 - 1);
+    };
+    d.min_ns = *std::min_element(values.begin(), values.end());
+    size_t from = 0;
+    int64_t* quantiles[] = { &d.median_ns, &d.p90_ns, &d.p99_ns };
+    const int64_t percents[] = { 50, 90, 99 };
+    for (size_t q = 0; q < 3; ++q) {
+        const size_t at = rank(percents[q]);
+        std::nth_element(values.begin() + static_cast<std::ptrdiff_t>(from),
+            values.begin() + static_cast<std::ptrdiff_t>(at), values.end());
+        *quantiles[q] = values[at];
+        from = at;
+    }
+    d.max_ns = *std::max_element(values.begin() + static_cast<std::ptrdiff_t>(from), values.end());
+    return d;
+}
+
+// Time-weighted depth of one stream inside the steps. `rise_ns` sorted; falls are the kernel starts, read in order
+// through `order` (kernels sorted by start). Zero-length stretches are skipped, so a kernel queued and started
+// at the same instant never shows as depth.
+void sweep_stream(const StepSet& steps, const std::vector<int64_t>& rise_ns, const KernelTable& kernels,
+    const uint32_t* order, size_t count, StreamQueueDepth& out, std::vector<double>& integral)
+{
+    std::fill(integral.begin(), integral.end(), 0.0);
+    const auto& list = steps.steps;
+    size_t first_step = 0;
+    const auto account = [&](int64_t a, int64_t b, int64_t depth) {
+        if (a >= b || depth <= 0)
+            return;
+        while (first_step < list.size() && list[first_step].end_ns <= a)
+            ++first_step;
+        for (size_t s = first_step; s < list.size() && list[s].start_ns < b; ++s) {
+            const int64_t lo = std::max(a, list[s].start_ns), hi = std::min(b, list[s].end_ns);
+            if (lo >= hi)
+                continue;
+            integral[s] += static_cast<double>(depth) * static_cast<double>(hi - lo);
+            out.max_per_step[s] = std::max(out.max_per_step[s], depth);
+        }
+    };
+    size_t r = 0, f = 0;
+    int64_t depth = 0;
+    int64_t now = std::numeric_limits<int64_t>::min();
+    while (f < count) {
+        const int64_t fall = kernels.start_ns[order[f]];
+        const bool rise_next = r < rise_ns.size() && rise_ns[r] <= fall;
+        const int64_t t = rise_next ? rise_ns[r] : fall;
+        account(now, t, depth);
+        now = t;
+        if (rise_next) {
+            ++depth;
+            ++r;
+        } else {
+            --depth;
+            ++f;
+        }
+    }
+}
+
+} // namespace
+
+LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
+{
+    const KernelTable& kernels = model.kernels;
+    const ApiTable& api = model.api_calls;
+    const auto& list = steps.steps;
+    LaunchStats stats;
+    stats.steps.reserve(list.size());
+    for (const StepInterval& step : list) {
+        stats.steps.push_back({ .step_index = step.index, .step_ns = step.end_ns - step.start_ns });
+        stats.step_ns += step.end_ns - step.start_ns;
+    }
+
+    const std::vector<uint32_t> call_of = launch_calls(model);
+    std::vector<uint8_t> launched(api.size(), 0);
+    std::vector<int64_t> delays_ns;
+    size_t step = 0;
+    for (size_t k = 0; k < kernels.size(); ++k) {
+        if (call_of[k] != kNoCall)
+            launched[call_of[k]] = 1;
+        const int64_t start_ns = kernels.start_ns[k];
+        while (step < list.size() && list[step].end_ns <= start_ns)
+            ++step;
+        if (step == list.size() || start_ns < list[step].start_ns)
+            continue;
+        LaunchStepStats& row = stats.steps[step];
+        row.kernels += 1;
+        if (call_of[k] == kNoCall) {
+            stats.unmatched_kernels += 1;
+            continue;
+        }
+        if (kernels.graph_id[k] != 0) {
+            stats.graph_kernels += 1;
+            continue;
+        }
+        const uint32_t c = call_of[k];
+        row.timed_kernels += 1;
+        delays_ns.push_back(start_ns - api.end_ns[c]);
+        if (kernels.end_ns[k] - start_ns < api.end_ns[c] - api.start_ns[c])
+            row.short_kernels += 1;
+    }
+    stats.launch_delay = distribution(delays_ns);
+
+    step = 0;
+    for (size_t i = 0; i < api.size(); ++i) {
+        if (!launched[i])
+            continue;
+        while (step < list.size() && list[step].end_ns <= api.start_ns[i])
+            ++step;
+        if (step < list.size() && api.start_ns[i] >= list[step].start_ns)
+            stats.steps[step].launches += 1;
+    }
+    for (LaunchStepStats& row : stats.steps) {
+        row.launches_per_s = row.step_ns > 0 ? static_cast<double>(row.launches) * 1e9 / double(row.step_ns) : 0.0;
+        stats.kernels += row.kernels;
+        stats.timed_kernels += row.timed_kernels;
+        stats.short_kernels += row.short_kernels;
+        stats.launches += row.launches;
+    }
+    stats.short_share = stats.timed_kernels > 0 ? double(stats.short_kernels) / double(stats.timed_kernels) : 0.0;
+    stats.launches_per_s = stats.step_ns > 0 ? double(stats.launches) * 1e9 / double(stats.step_ns) : 0.0;
+
+    // Queue depth: group the launched kernels by (device, stream) with a counting sort that keeps start order.
+    std::unordered_map<uint64_t, uint32_t> slot_of;
+    std::vector<uint64_t> keys;
+    std::vector<uint32_t> slot(kernels.size(), kNoCall);
+    uint64_t last_key = UINT64_MAX;
+    uint32_t last_slot = 0;
+    for (size_t k = 0; k < kernels.size(); ++k) {
+        if (call_of[k] == kNoCall)
+            continue; // never queued by a call we saw: it would only pull the depth below zero
+        const uint64_t key = (uint64_t(kernels.device_id[k]) << 32) | kernels.stream_id[k];
+        if (key != last_key) {
+            const auto [it, added] = slot_of.try_emplace(key, static_cast<uint32_t>(keys.size()));
+            if (added)
+                keys.push_back(key);
+            last_key = key;
+            last_slot = it->second;
+        }
+        slot[k] = last_slot;
+    }
+    std::vector<size_t> offset(keys.size() + 1, 0);
+    for (const uint32_t s : slot) {
+        if (s != kNoCall)
+            offset[s + 1] += 1;
+    }
+    for (size_t s = 0; s < keys.size(); ++s)
+        offset[s + 1] += offset[s];
+    std::vector<uint32_t> order(offset.back());
+    {
+        std::vector<size_t> fill(offset.begin(), offset.end() - 1);
+        for (size_t k = 0; k < kernels.size(); ++k) {
+            if (slot[k] != kNoCall)
+                order[fill[slot[k]]++] = static_cast<uint32_t>(k);
+        }
+    }
+    std::vector<int64_t> rise_ns;
+    std::vector<double> integral(list.size());
+    for (size_t s = 0; s < keys.size(); ++s) {
+        const uint32_t* members = order.data() + offset[s];
+        const size_t count = offset[s + 1] - offset[s];
+        rise_ns.clear();
+        for (size_t i = 0; i < count; ++i) {
+            const uint32_t k = members[i];
+            rise_ns.push_back(std::min(api.end_ns[call_of[k]], kernels.start_ns[k]));
+        }
+        // Launches from one thread are already in order; only interleaved threads need the sort.
+        if (!std::is_sorted(rise_ns.begin(), rise_ns.end()))
+            std::sort(rise_ns.begin(), rise_ns.end());
+        StreamQueueDepth depth { .device_id = uint32_t(keys[s] >> 32),
+            .stream_id = uint32_t(keys[s]),
+            .max_depth = 0,
+            .mean_depth = 0,
+            .max_per_step = std::vector<int64_t>(list.size(), 0),
+            .mean_per_step = std::vector<double>(list.size(), 0.0) };
+        sweep_stream(steps, rise_ns, kernels, members, count, depth, integral);
+        double total = 0;
+        for (size_t i = 0; i < list.size(); ++i) {
+            depth.max_depth = std::max(depth.max_depth, depth.max_per_step[i]);
+            total += integral[i];
+            if (stats.steps[i].step_ns > 0)
+                depth.mean_per_step[i] = integral[i] / double(stats.steps[i].step_ns);
+        }
+        depth.mean_depth = stats.step_ns > 0 ? total / double(stats.step_ns) : 0.0;
+        stats.streams.push_back(std::move(depth));
+    }
+    std::sort(stats.streams.begin(), stats.streams.end(), [](const StreamQueueDepth& a, const StreamQueueDepth& b) {
+        return a.device_id != b.device_id ? a.device_id < b.device_id : a.stream_id < b.stream_id;
+    });
+    return stats;
+}
+
+} // namespace fp8scope::analyzer
