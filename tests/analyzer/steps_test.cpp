@@ -47,3 +47,130 @@ TEST_CASE("automatic detection finds the recorded samples' steps within one", "[
         CHECK(nvtx.warmup_excluded == 2);
     }
 }
+
+namespace {
+
+KernelSpec named_kernel(int64_t start_ns, int64_t end_ns, std::string name)
+{
+    return { .start_ns = start_ns, .end_ns = end_ns, .name = std::move(name) };
+}
+
+ApiSpec launch_call(int64_t at_ns)
+{
+    return { .api_start_ns = at_ns - 20, .api_end_ns = at_ns - 10 };
+}
+
+void check_steps(const StepSet& set, std::initializer_list<StepInterval> expected)
+{
+    INFO(set.detail);
+    REQUIRE(set.steps.size() == expected.size());
+    size_t i = 0;
+    for (const StepInterval& e : expected) {
+        INFO("step " << i);
+        CHECK(set.steps[i].index == e.index);
+        CHECK(set.steps[i].start_ns == e.start_ns);
+        CHECK(set.steps[i].end_ns == e.end_ns);
+        ++i;
+    }
+}
+
+// Five steps of A, B, B, B after a 600 ns host pause, and a prologue kernel: the automatic rule's case.
+Scenario loop_scenario()
+{
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    s.launch(host, launch_call(20), named_kernel(20, 50, "init"));
+    for (int64_t step = 0; step < 5; ++step) {
+        const int64_t base = 1000 * step + 100;
+        s.launch(host, launch_call(base), named_kernel(base, base + 100, "A"));
+        for (int64_t b = 1; b <= 3; ++b)
+            s.launch(host, launch_call(base + 100 * b), named_kernel(base + 100 * b, base + 100 * b + 100, "B"));
+    }
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("step markers: one step per marker, the last one at most two median steps long", "[steps]")
+{
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    const auto helper = s.thread(4242, 4243);
+    for (int64_t i = 0; i < 4; ++i)
+        s.step_marker(host, 100 + 100 * i, 10 + i);
+    s.step_marker(helper, 150, 99); // another thread, fewer markers: ignored
+    s.nvtx_range(host, 100, 200, "train_step");
+    s.launch(host, launch_call(100), named_kernel(100, 1000, "long"));
+    const TraceModel model = write_and_load(s, "markers");
+
+    StepOptions all;
+    all.warmup = 0;
+    const StepSet steps = find_steps(model, all);
+    CHECK(steps.source == StepSource::Markers);
+    check_steps(steps, { { 10, 100, 200 }, { 11, 200, 300 }, { 12, 300, 400 }, { 13, 400, 600 } });
+
+    const StepSet warm = find_steps(model, {});
+    CHECK(warm.warmup_excluded == 2);
+    check_steps(warm, { { 12, 300, 400 }, { 13, 400, 600 } });
+
+    StepOptions no_markers;
+    no_markers.ignore_markers = true;
+    const StepSet nvtx = find_steps(model, no_markers);
+    CHECK(nvtx.source == StepSource::Nvtx);
+    CHECK(nvtx.warmup_excluded == 0); // one step: never all of them
+    check_steps(nvtx, { { 0, 100, 200 } });
+}
+
+TEST_CASE("NVTX steps: the biggest family, to the next range unless the pause is longer than the step", "[steps]")
+{
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    const auto other = s.thread(4242, 4243);
+    s.nvtx_range(host, 100, 180, "ProfilerStep#5");
+    s.nvtx_range(host, 200, 290, "ProfilerStep#6");
+    s.nvtx_range(host, 210, 220, "ProfilerStep#60"); // nested in #6: not a step
+    s.nvtx_range(host, 300, 350, "ProfilerStep#7");
+    s.nvtx_range(host, 1000, 1100, "ProfilerStep#8"); // after a 650 ns pause, longer than #7
+    s.nvtx_range(other, 100, 500, "step");
+    s.nvtx_range(other, 600, 900, "step");
+    s.nvtx_range(host, 100, 1100, "forward 1");
+    s.launch(host, launch_call(100), named_kernel(100, 1100, "long"));
+    const TraceModel model = write_and_load(s, "nvtx");
+
+    StepOptions options;
+    options.warmup = 0;
+    const StepSet steps = find_steps(model, options);
+    CHECK(steps.source == StepSource::Nvtx);
+    check_steps(steps, { { 5, 100, 200 }, { 6, 200, 300 }, { 7, 300, 350 }, { 8, 1000, 1100 } });
+
+    options.nvtx_pattern = "forward \\d+";
+    check_steps(find_steps(model, options), { { 1, 100, 1100 } });
+
+    options.nvtx_pattern = "(";
+    CHECK(check_nvtx_step_pattern("(").has_value());
+    CHECK(!check_nvtx_step_pattern(kDefaultNvtxStepPattern).has_value());
+    CHECK(find_steps(model, options).source == StepSource::WholeTrace); // an invalid pattern matches nothing
+}
+
+TEST_CASE("automatic detection: steps begin at the anchor after the loop's largest regular gap", "[steps]")
+{
+    for (const Layout layout : { Layout::Fp8scope, Layout::Nsight }) {
+        const TraceModel model = write_and_load(loop_scenario(), "loop", layout);
+        const StepSet steps = find_steps(model, automatic_only());
+        CHECK(steps.source == StepSource::Automatic);
+        CHECK_THAT(steps.detail, Catch::Contains("'A'"));
+        check_steps(
+            steps, { { 0, 100, 1100 }, { 1, 1100, 2100 }, { 2, 2100, 3100 }, { 3, 3100, 4100 }, { 4, 4100, 4500 } });
+        CHECK(find_steps(model, automatic_only(2)).steps.size() == 3);
+    }
+}
+
+TEST_CASE("a trace with no activity has no steps", "[steps]")
+{
+    Scenario s;
+    s.thread(4242, 4242);
+    const StepSet steps = find_steps(write_and_load(s, "empty"), {});
+    CHECK(steps.source == StepSource::WholeTrace);
+    CHECK(steps.steps.empty());
+    CHECK(std::string(step_source_name(StepSource::Automatic)) == "automatic");
+}
