@@ -145,6 +145,7 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
     const std::vector<uint32_t> call_of = launch_calls(model);
     std::vector<uint8_t> launched(api.size(), 0);
     std::vector<int64_t> delays_ns;
+    delays_ns.reserve(kernels.size()); // grown by doubling, a 10 M kernel trace would copy it over and over
     size_t step = 0;
     for (size_t k = 0; k < kernels.size(); ++k) {
         if (call_of[k] != kNoCall)
