@@ -142,6 +142,7 @@ SyncReport build_sync_report(const TraceModel& model, const StepSet& steps, cons
         SyncApiSummary& summary = report.by_api[static_cast<size_t>(slot)];
         if (!row.step) {
             summary.outside_steps += 1;
+            add(report.outside_steps, row);
             continue;
         }
         summary.count += 1;

@@ -1,6 +1,9 @@
 // The sync report (docs/analysis.md "Syncs"): host-blocking calls made by hand here (so these tests do not depend
 // on find_host_blocking_calls), one scenario per rule, and the recorded syncs sample.
 #include "classes_test_support.hpp"
+#include "fp8scope/analyzer/bubbles.hpp"
+#include "fp8scope/analyzer/host_blocking.hpp"
+#include "fp8scope/analyzer/steps.hpp"
 #include "fp8scope/analyzer/syncs.hpp"
 
 #include <catch2/catch.hpp>
@@ -128,6 +131,8 @@ TEST_CASE("sync report: counts per step by the step that contains the call's sta
     CHECK(report.per_step[0].count == 3);
     CHECK(report.per_step[0].duration_ns == 100);
     CHECK(report.per_step[1].count == 1);
+    CHECK(report.outside_steps.count == 2);
+    CHECK(report.outside_steps.duration_ns == 15);
 
     // Most total duration first: stream syncs (30 + 60), context (10), event (20) -> stream, event, context.
     REQUIRE(report.by_api.size() == 3);
@@ -178,5 +183,34 @@ TEST_CASE("the recorded syncs sample: one stream, device and event sync per step
     for (const SyncApiSummary& summary : report.by_api) {
         CHECK(summary.count == 20);
         CHECK(summary.outside_steps == 0);
+    }
+}
+
+TEST_CASE("the recorded syncs sample end to end: steps, host-blocking calls, bubbles, sync report", "[syncs][sample]")
+{
+    const TraceModel model = load_sample("h100-sample-syncs.sqlite");
+    const StepSet steps = find_steps(model);
+    const auto blocking = find_host_blocking_calls(model);
+    const BubbleAnalysis bubbles = analyze_bubbles(model, steps, blocking);
+    const SyncReport report = build_sync_report(model, steps, blocking, bubbles.bubbles);
+    REQUIRE(report.calls.size() == blocking.size());
+    // Every idle nanosecond the bubble analysis charged to a sync is charged to exactly one call here.
+    CHECK(report.total.idle_caused_ns + report.outside_steps.idle_caused_ns
+        == bubbles.total.cause_ns[static_cast<size_t>(BubbleCause::Sync)]);
+    CHECK(report.total.idle_caused_ns > 0);
+    CHECK(report.total.count + report.outside_steps.count == static_cast<int64_t>(blocking.size()));
+    REQUIRE_FALSE(report.per_step.empty());
+    for (const SyncCallReport& row : report.calls) {
+        if (row.step)
+            CHECK(row.nvtx_path == "train_step");
+    }
+    // Per step (after warm-up): one stream, one device and one event sync, and two device-to-host copies.
+    for (const SyncStepCounts& step : report.per_step)
+        CHECK(step.count == 5);
+    // 20 steps, 2 of them warm-up: 18 of each kind of call inside the steps; cudaMalloc/cudaFree/cudaMemset ran
+    // before the loop.
+    for (const SyncApiSummary& summary : report.by_api) {
+        INFO(model.strings[summary.api_name]);
+        CHECK((summary.count == 18 || summary.count == 0));
     }
 }

@@ -53,6 +53,9 @@ struct SyncReport {
     std::vector<SyncApiSummary> by_api;
     std::vector<SyncStepCounts> per_step; // all names together, one per step
     SyncStepCounts total; // all names, all steps
+    // Calls outside every step. A call just before a step can still cause idle time inside it: total plus
+    // outside_steps covers every call, and their idle_caused_ns add up to all the sync bubbles given.
+    SyncStepCounts outside_steps;
 };
 
 // `calls` from find_host_blocking_calls (sorted by start, or not); `bubbles` from the bubble analysis (only those
