@@ -245,13 +245,13 @@ std::optional<Period> find_step_period(const TraceModel& model)
     if (steps < kMinSteps)
         return std::nullopt;
 
-    // Anchor candidates: tokens occurring k = 1..4 times per step, fewest first.
+    // Anchor candidates: tokens occurring k = 1..8 times per step, fewest first.
     struct Anchor {
         uint32_t token = 0, per_step = 0, seen = 0;
         std::vector<int64_t> starts_ns, idle_before_ns;
     };
     std::vector<Anchor> anchors;
-    for (uint32_t per_step = 1; per_step <= 4; ++per_step)
+    for (uint32_t per_step = 1; per_step <= 8; ++per_step)
         for (uint32_t token = 0; token < counts.size() && anchors.size() < 64; ++token)
             if (counts[token] == per_step * steps)
                 anchors.push_back({ token, per_step, 0, {}, {} });

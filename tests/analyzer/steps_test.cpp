@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace fp8scope;
 using namespace fp8scope::analyzer;
 using namespace fp8scope::testing;
@@ -39,6 +41,23 @@ TEST_CASE("automatic detection finds the recorded samples' steps within one", "[
         INFO(file << ": " << steps.detail);
         CHECK(steps.source == StepSource::Automatic);
         CHECK(std::abs(int64_t(steps.steps.size()) - expected) <= 1);
+
+        // The automatic steps begin near the recorded ranges' starts: the median distance to the nearest range
+        // start is under 5% of the median step length.
+        const StepSet nvtx_all = find_steps(model, { .nvtx_pattern = {}, .warmup = 0 });
+        REQUIRE(nvtx_all.steps.size() == size_t(expected));
+        std::vector<int64_t> lengths_ns, distances_ns;
+        for (const auto& step : nvtx_all.steps)
+            lengths_ns.push_back(step.end_ns - step.start_ns);
+        for (const auto& step : steps.steps) {
+            int64_t nearest_ns = INT64_MAX;
+            for (const auto& range : nvtx_all.steps)
+                nearest_ns = std::min(nearest_ns, std::abs(range.start_ns - step.start_ns));
+            distances_ns.push_back(nearest_ns);
+        }
+        std::sort(lengths_ns.begin(), lengths_ns.end());
+        std::sort(distances_ns.begin(), distances_ns.end());
+        CHECK(distances_ns[distances_ns.size() / 2] * 20 < lengths_ns[lengths_ns.size() / 2]);
 
         // With NVTX allowed, the recorded train_step ranges are the steps, warm-up removed.
         const StepSet nvtx = find_steps(model, {});
