@@ -3,6 +3,7 @@
 #include "exit_codes.hpp"
 #include "info_command.hpp"
 #include "record_command.hpp"
+#include "report_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -16,6 +17,7 @@ namespace {
 constexpr const char* kMainExamples = R"(Examples:
   fp8scope info samples/traces/scenario-demo.sqlite
   fp8scope info run.sqlite --format json
+  fp8scope report samples/traces/h100-train-fp8.sqlite
   fp8scope record -o 'traces/run-%r-%p.sqlite' -- python train.py --precision fp8
   fp8scope record --help
 
@@ -39,13 +41,17 @@ int run(int argc, char** argv)
     CLI::App* info = add_info_command(app, info_options);
     RecordOptions record_options;
     CLI::App* record = add_record_command(app, record_options);
-    constexpr const char* kAvailable = "available: info, record";
+    ReportCliOptions report_options;
+    CLI::App* report = add_report_command(app, report_options);
+    constexpr const char* kAvailable = "available: info, record, report";
 
     // The recorded command's own arguments never reach CLI11 (`-- python train.py --lr 3`).
     const std::vector<const char*> args = split_record_command(*record, argc, argv, record_options);
     auto help_hint = [&] {
         if (info->parsed())
             return "fp8scope info";
+        if (report->parsed())
+            return "fp8scope report";
         return record->parsed() ? "fp8scope record" : "fp8scope";
     };
     try {
@@ -54,7 +60,7 @@ int run(int argc, char** argv)
         // --help and --version: CLI11 prints them to stdout.
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        const bool in_subcommand = info->parsed() || record->parsed();
+        const bool in_subcommand = info->parsed() || record->parsed() || report->parsed();
         // CLI11 reports a mistyped subcommand as unexpected arguments, listed in reverse; name it plainly.
         if (!in_subcommand && argc > 1 && argv[1][0] != '-')
             fmt::print(stderr, "fp8scope: usage error: unknown subcommand '{}' ({})\n", argv[1], kAvailable);
@@ -66,6 +72,8 @@ int run(int argc, char** argv)
 
     if (info->parsed())
         return run_info(info_options);
+    if (report->parsed())
+        return run_report(report_options);
     if (record->parsed()) {
         if (const auto error = record_usage_error(record_options)) {
             fmt::print(stderr, "fp8scope: usage error: {}\n", *error);

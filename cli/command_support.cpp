@@ -1,0 +1,68 @@
+#include "command_support.hpp"
+
+#include "exit_codes.hpp"
+
+#include "fp8scope/analyzer/trace_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+namespace fp8scope::cli {
+
+namespace {
+
+    // Error messages from the loader are one line already; this keeps the promise even if one is not.
+    std::string one_line(std::string text)
+    {
+        for (char& c : text) {
+            if (c == '\n' || c == '\r')
+                c = ' ';
+        }
+        return text;
+    }
+
+    void print_bad_trace(const std::string& message)
+    {
+        fmt::print(stderr, "fp8scope: error: {}\n", one_line(message));
+    }
+
+} // namespace
+
+bool use_bold_headings()
+{
+    if (isatty(STDOUT_FILENO) == 0 || std::getenv("NO_COLOR") != nullptr)
+        return false;
+    const char* term = std::getenv("TERM");
+    return term != nullptr && std::strcmp(term, "dumb") != 0;
+}
+
+int write_stdout(const std::string& text)
+{
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+        fmt::print(stderr, "fp8scope: error: cannot write to stdout: {}\n", std::strerror(errno));
+        return kExitOutput;
+    }
+    return kExitOk;
+}
+
+std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path)
+{
+    // The loader returns errors as values; an exception here (std::bad_alloc on a huge or hostile file) is
+    // still a trace this build cannot load, so it gets the bad-trace exit code and one line.
+    try {
+        auto model = analyzer::load_trace(path);
+        if (model)
+            return std::move(*model);
+        print_bad_trace(model.error().message);
+    } catch (const std::exception& e) {
+        print_bad_trace(fmt::format("{}: cannot load trace: {}", path, e.what()));
+    }
+    return std::nullopt;
+}
+
+} // namespace fp8scope::cli

@@ -1,0 +1,22 @@
+// What every subcommand that reads a trace does the same way: load it (one line and exit 3 on failure), write
+// the result to stdout (exit 74 on failure), decide on terminal styling.
+#pragma once
+
+#include "fp8scope/analyzer/trace_model.hpp"
+
+#include <optional>
+#include <string>
+
+namespace fp8scope::cli {
+
+// The loaded trace, or nullopt after printing "fp8scope: error: <one line>" on stderr (exit with kExitBadTrace).
+std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path);
+
+// Writes everything to stdout and flushes; kExitOk, or kExitOutput after one line on stderr.
+int write_stdout(const std::string& text);
+
+// Bold headings only for a person at a terminal: never in pipes, files or CI logs, and never with NO_COLOR set
+// (no-color.org) or on a dumb terminal.
+bool use_bold_headings();
+
+} // namespace fp8scope::cli

@@ -1,0 +1,112 @@
+#include "report_command.hpp"
+
+#include "command_support.hpp"
+#include "exit_codes.hpp"
+#include "report_render.hpp"
+
+#include "fp8scope/analyzer/report.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdio>
+
+namespace fp8scope::cli {
+
+namespace {
+
+    constexpr const char* kReportExamples = R"(Examples:
+  fp8scope report samples/traces/h100-train-fp8.sqlite
+  fp8scope report run.sqlite --format json > report.json
+  fp8scope report run.sqlite --steps 10:20 --device 0
+  fp8scope report run.sqlite --warmup 0 --step-pattern 'iter_\d+'
+
+Steps come from fp8scope.step() markers, else NVTX ranges matching --step-pattern (default: ProfilerStep#N,
+step, train_step, iteration), else the repeating kernel sequence; the report says which. Every figure and
+threshold is defined in docs/analysis.md; the JSON schema (fp8scope.report/1) is in docs/cli.md.
+
+Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stderr), 70 internal error.
+)";
+
+    bool parse_int(std::string_view text, int64_t& value)
+    {
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        return ec == std::errc() && end == text.data() + text.size();
+    }
+
+    // "A:B", "A:" or ":B" -> the inclusive step range; false for anything else.
+    bool parse_step_range(const std::string& text, analyzer::ReportOptions& out)
+    {
+        const auto colon = text.find(':');
+        if (colon == std::string::npos)
+            return false;
+        const std::string_view first = std::string_view(text).substr(0, colon);
+        const std::string_view last = std::string_view(text).substr(colon + 1);
+        if (first.empty() && last.empty())
+            return false;
+        int64_t value = 0;
+        if (!first.empty()) {
+            if (!parse_int(first, value))
+                return false;
+            out.first_step = value;
+        }
+        if (!last.empty()) {
+            if (!parse_int(last, value))
+                return false;
+            out.last_step = value;
+        }
+        return !(out.first_step && out.last_step && *out.first_step > *out.last_step);
+    }
+
+    int usage_error(const std::string& message)
+    {
+        fmt::print(stderr, "fp8scope: usage error: {}\nRun 'fp8scope report --help' for usage and examples.\n", message);
+        return kExitUsage;
+    }
+
+} // namespace
+
+CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
+{
+    CLI::App* report = app.add_subcommand("report", "Diagnose a trace: steps, bubbles and their causes, syncs, "
+                                                    "launch statistics, FP8 overhead");
+    report->add_option("TRACE", options.trace_path, "Trace file: an fp8scope trace or an Nsight Systems SQLite export")
+        ->required();
+    report->add_option("--format", options.format, "Output format")
+        ->check(CLI::IsMember({ "text", "json" }))
+        ->default_str("text");
+    report->add_option("--steps", options.steps, "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B");
+    report->add_option("--device", options.device, "Only this device in the totals");
+    report->add_option("--warmup", options.warmup, "First steps to leave out (default 2)")->check(CLI::Range(0, 1000000));
+    report->add_option("--step-pattern", options.step_pattern,
+        "Regular expression (ECMAScript, whole name) for NVTX step ranges");
+    report->footer(kReportExamples);
+    return report;
+}
+
+int run_report(const ReportCliOptions& options)
+{
+    analyzer::ReportOptions report_options;
+    report_options.steps.warmup = options.warmup;
+    if (!options.step_pattern.empty()) {
+        if (auto problem = analyzer::check_nvtx_step_pattern(options.step_pattern))
+            return usage_error(fmt::format("--step-pattern: {}", *problem));
+        report_options.steps.nvtx_pattern = options.step_pattern;
+    }
+    if (!options.steps.empty() && !parse_step_range(options.steps, report_options))
+        return usage_error(fmt::format("--steps '{}': expected A:B, A: or :B with A <= B", options.steps));
+    report_options.device = options.device;
+
+    const std::optional<analyzer::TraceModel> model = load_trace_or_report(options.trace_path);
+    if (!model)
+        return kExitBadTrace;
+    const analyzer::Report report = analyzer::analyze(*model, report_options);
+    if (options.format == "json") {
+        const auto json = render_report_json(*model, report);
+        return write_stdout(json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+    }
+    return write_stdout(render_report_text(*model, report));
+}
+
+} // namespace fp8scope::cli

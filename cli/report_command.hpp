@@ -1,0 +1,26 @@
+// `fp8scope report TRACE [--format text|json] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]`:
+// the diagnosis of one trace (docs/analysis.md), rendered.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace fp8scope::cli {
+
+struct ReportCliOptions {
+    std::string trace_path;
+    std::string format = "text";
+    std::string steps; // "A:B", "A:", ":B"
+    std::optional<uint32_t> device;
+    int warmup = 2;
+    std::string step_pattern;
+};
+
+CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);
+int run_report(const ReportCliOptions& options);
+
+} // namespace fp8scope::cli
