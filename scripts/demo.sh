@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command 1: install what is missing, build the fp8scope CLI (Release) into build/demo, and run
-# `fp8scope info` on the bundled default trace: a real recording of the PyTorch FP8 training sample on an H100
+# `fp8scope report` on the bundled default trace: a real recording of the PyTorch FP8 training sample on an H100
 # (samples/traces/README.md). Idempotent: a second run reuses build/demo.
 set -euo pipefail
 
@@ -17,5 +17,5 @@ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DFP8SCOPE_BUILD_TESTS=OFF
 cmake --build "$build_dir" --target fp8scope -j "$jobs" >/dev/null
 
 echo "$trace: 30 steps of samples/torch/train.py --precision fp8, recorded by fp8scope on an H100."
-echo "\$ fp8scope info $trace"
-exec "$build_dir/bin/fp8scope" info "$trace"
+echo "\$ fp8scope report $trace"
+exec "$build_dir/bin/fp8scope" report "$trace"
