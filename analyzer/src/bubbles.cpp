@@ -182,6 +182,7 @@ BubbleAnalysis analyze_bubbles(
     const int64_t steps_start_ns = steps.empty() ? 0 : steps.front().start_ns;
     const int64_t steps_end_ns = steps.empty() ? 0 : steps.back().end_ns;
     std::vector<int64_t> latencies_ns;
+    latencies_ns.reserve(model.kernels.size() + model.memcpys.size() + model.memsets.size());
     detail::Activity activity;
     for (detail::ActivityCursor cursor(model); cursor.next(activity);) {
         if (const auto call = classifier.launching_call(activity.correlation_id))
