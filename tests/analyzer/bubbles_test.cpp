@@ -345,3 +345,45 @@ TEST_CASE("the recorded sync sample: its host-blocking calls, and the bubbles af
     CHECK(analysis.total.cause_ns[size_t(BubbleCause::Sync)] > analysis.total.idle_ns / 2);
     CHECK(analysis.total.busy_ns + analysis.total.idle_ns == analysis.total.step_ns);
 }
+
+TEST_CASE("a gap is classified whole, even where it ends after the steps", "[bubbles]")
+{
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    s.launch(host, call(0, 5), kernel(10, 100)); // latency 5
+    s.launch(host, call(20, 30), kernel(300, 400)); // 270: submitted long before the gap began at 100
+    s.launch(host, call(390, 395), kernel(400, 450)); // 5
+    const BubbleAnalysis analysis = analyze(write_and_load(s, "gap-after-steps"), steps_of({ { 10, 200 } }));
+    CHECK(analysis.epsilon_ns == 5);
+    check_bubbles(analysis, { { 100, 200, BubbleCause::Dependency } });
+    CHECK(analysis.bubbles[0].next_api_index.has_value());
+}
+
+TEST_CASE("a device busy only outside the steps is not reported", "[bubbles]")
+{
+    Scenario s;
+    GpuInfoRow second;
+    second.id = 1;
+    s.add_gpu(second);
+    const auto host = s.thread(4242, 4242);
+    s.launch(host, call(0, 5), kernel(10, 50, 7, 1)); // device 1, before the steps (warm-up)
+    s.launch(host, call(5, 10), kernel(100, 150, 7, 0));
+    const BubbleAnalysis analysis = analyze(write_and_load(s, "device-outside"), steps_of({ { 100, 200 } }));
+    CHECK(analysis.devices == std::vector<uint32_t> { 0 });
+    REQUIRE(analysis.per_device_step.size() == 1);
+    CHECK(analysis.per_device_step[0].totals.idle_ns == 50);
+    CHECK(analysis.total.cause_ns[size_t(BubbleCause::Comm)] == 0);
+}
+
+TEST_CASE("no steps: nothing is reported", "[bubbles]")
+{
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    s.launch(host, call(0, 5), kernel(10, 50));
+    const BubbleAnalysis analysis = analyze(write_and_load(s, "no-steps"), StepSet {});
+    CHECK(analysis.devices.empty());
+    CHECK(analysis.bubbles.empty());
+    CHECK(analysis.total.step_ns == 0);
+    CHECK(analysis.total.bubble_ratio == 0.0);
+    CHECK(analysis.epsilon_ns == 5);
+}

@@ -193,3 +193,15 @@ TEST_CASE("a trace with no activity has no steps", "[steps]")
     CHECK(steps.steps.empty());
     CHECK(std::string(step_source_name(StepSource::Automatic)) == "automatic");
 }
+
+TEST_CASE("a single step marker makes one step to the end of the trace, kept despite warm-up", "[steps]")
+{
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    s.step_marker(host, 100, 7);
+    s.launch(host, launch_call(100), named_kernel(100, 500, "long"));
+    const StepSet steps = find_steps(write_and_load(s, "one-marker"), {});
+    CHECK(steps.source == StepSource::Markers);
+    CHECK(steps.warmup_excluded == 0);
+    check_steps(steps, { { 7, 100, 500 } });
+}
