@@ -158,6 +158,40 @@ TEST_CASE("sparse correlation ids are joined as well as dense ones", "[launch_st
     CHECK(stats.launches == 4);
 }
 
+TEST_CASE("a runtime call and a driver call with the kernel's correlation id: the runtime call is the launch call",
+    "[launch_stats]")
+{
+    // Dense ids (a table indexed by id) and sparse ids (sorted array) must agree.
+    for (const uint32_t id : { 5u, 3000000000u }) {
+        TraceModel model;
+        model.strings.values = { "cuLaunchKernel", "cudaLaunchKernel", "k" };
+        const auto api = [&](int64_t start_ns, int64_t end_ns, uint8_t driver) {
+            model.api_calls.start_ns.push_back(start_ns);
+            model.api_calls.end_ns.push_back(end_ns);
+            model.api_calls.global_tid.push_back(1);
+            model.api_calls.correlation_id.push_back(id);
+            model.api_calls.name.push_back(StringRef { driver ? 0u : 1u });
+            model.api_calls.is_driver.push_back(driver);
+            model.api_calls.return_value.push_back(0);
+        };
+        api(100, 200, 0); // cudaLaunchKernel [100, 200)
+        api(110, 150, 1); // the cuLaunchKernel inside it
+        model.kernels.start_ns.push_back(230);
+        model.kernels.end_ns.push_back(240);
+        model.kernels.device_id.push_back(0);
+        model.kernels.stream_id.push_back(7);
+        model.kernels.correlation_id.push_back(id);
+        model.kernels.name.push_back(StringRef { 2 });
+        model.kernels.short_name.push_back(StringRef { 2 });
+        model.kernels.graph_id.push_back(0);
+        const LaunchStats stats = compute_launch_stats(model, make_steps({ { 0, 1000 } }));
+        INFO("correlation id " << id);
+        CHECK(stats.launch_delay.max_ns == 30);
+        CHECK(stats.short_kernels == 1); // 10 ns kernel, 100 ns runtime call
+        CHECK(stats.launches == 1);
+    }
+}
+
 TEST_CASE("no steps: nothing is counted", "[launch_stats]")
 {
     Scenario s;
