@@ -2,6 +2,7 @@
 
 #include "human_units.hpp"
 
+#include "fp8scope/analyzer/report.hpp"
 #include "fp8scope/analyzer/trace_loader.hpp"
 
 #include <fmt/format.h>
@@ -46,7 +47,7 @@ constexpr Column kColumns[] = {
     { "syncs", true },
     { "memcpys", true },
     { "dropped", true },
-    // The analyzer's bubble ratio will be one more column here.
+    { "bubble ratio", false },
     { "status", false },
     { "size", false },
 };
@@ -60,9 +61,32 @@ std::array<std::string, kColumnCount> cells(const TraceFileSummary& trace)
         fmt::format("{}", counts.syncs),
         fmt::format("{}", counts.memcpys),
         fmt::format("{}", counts.dropped_records),
+        counts.bubbles,
         counts.finished ? "finished" : "unfinished",
         trace.file_bytes ? format_bytes(*trace.file_bytes) : "unknown",
     };
+}
+
+// Each device's bubble ratio and top cause over the trace's steps (defaults of `fp8scope report`).
+std::string bubble_summary(const analyzer::TraceModel& model)
+{
+    const analyzer::Report report = analyzer::analyze(model);
+    std::string out;
+    for (const analyzer::DeviceBubbles& device : report.bubbles.per_device) {
+        const analyzer::BubbleTotals& t = device.totals;
+        size_t top = 0;
+        for (size_t c = 1; c < t.cause_ns.size(); ++c)
+            if (t.cause_ns[c] > t.cause_ns[top])
+                top = c;
+        if (!out.empty())
+            out += ", ";
+        if (report.bubbles.per_device.size() > 1)
+            out += fmt::format("d{} ", device.device_id);
+        out += fmt::format("{:.3f}", t.bubble_ratio);
+        if (t.idle_ns > 0)
+            out += fmt::format(" {}", analyzer::bubble_cause_name(static_cast<analyzer::BubbleCause>(top)));
+    }
+    return out.empty() ? "-" : out;
 }
 
 } // namespace
@@ -108,6 +132,7 @@ TraceFileSummary summarize_trace(const std::string& path)
             .memcpys = rows(model->memcpys.size()),
             .dropped_records = model->dropped_records(),
             .finished = model->meta.finished,
+            .bubbles = bubble_summary(*model),
         };
     } catch (const std::exception& e) {
         // std::bad_alloc on a huge trace: the summary says so, and record still exits with the command's code.

@@ -86,7 +86,12 @@ TEST_CASE("record summary: render_record_summary: an aligned table, one line per
         { .path = "/runs/rank0.sqlite",
             .file_bytes = 1'572'864,
             .counts
-            = TraceCounts { .kernels = 120'000, .syncs = 12, .memcpys = 3, .dropped_records = 0, .finished = true },
+            = TraceCounts { .kernels = 120'000,
+                .syncs = 12,
+                .memcpys = 3,
+                .dropped_records = 0,
+                .finished = true,
+                .bubbles = "0.312 launch" },
             .error = {} },
         { .path = "/runs/rank1-long-name.sqlite",
             .file_bytes = 32'768,
@@ -103,11 +108,11 @@ TEST_CASE("record summary: render_record_summary: an aligned table, one line per
     };
     CHECK(render_record_summary(traces)
         == "fp8scope: 4 traces written\n"
-           "  trace                         kernels  syncs  memcpys  dropped  status      size\n"
-           "  /runs/rank0.sqlite             120000     12        3        0  finished    1.5 MiB\n"
-           "  /runs/rank1-long-name.sqlite        7      0        0       15  unfinished  32.0 KiB\n"
+           "  trace                         kernels  syncs  memcpys  dropped  bubble ratio  status      size\n"
+           "  /runs/rank0.sqlite             120000     12        3        0  0.312 launch  finished    1.5 MiB\n"
+           "  /runs/rank1-long-name.sqlite        7      0        0       15  -             unfinished  32.0 KiB\n"
            "  /runs/bad.sqlite              unreadable: trace '/runs/bad.sqlite': file is not a database\n"
-           "  /runs/gone\\x0a.sqlite               1      1        1        1  finished    unknown\n");
+           "  /runs/gone\\x0a.sqlite               1      1        1        1  -             finished    unknown\n");
 }
 
 TEST_CASE("record summary: render_record_summary: one trace, singular", "[cli][record][summary]")
@@ -118,11 +123,20 @@ TEST_CASE("record summary: render_record_summary: one trace, singular", "[cli][r
         .error = {} } };
     CHECK(render_record_summary(traces)
         == "fp8scope: 1 trace written\n"
-           "  trace      kernels  syncs  memcpys  dropped  status    size\n"
-           "  /t.sqlite        0      0        0        0  finished  512 B\n");
+           "  trace      kernels  syncs  memcpys  dropped  bubble ratio  status    size\n"
+           "  /t.sqlite        0      0        0        0  -             finished  512 B\n");
 }
 
 TEST_CASE("record summary: the no-trace warning is one line", "[cli][record][summary]")
 {
     CHECK(kNoTraceWarning == "fp8scope: warning: no trace was written: the command never initialized CUDA\n");
+}
+
+TEST_CASE("record summary: the real FP8 trace gets its bubble ratio and top cause", "[cli][record][summary]")
+{
+    const auto summary = summarize_trace(std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/h100-train-fp8.sqlite");
+    REQUIRE(summary.counts);
+    CHECK(summary.counts->kernels == 46'133);
+    // The same figure `fp8scope report` prints for device 0 (0.676, host-bound: tests/cli/report_test.cpp).
+    CHECK(summary.counts->bubbles == "0.676 host");
 }
