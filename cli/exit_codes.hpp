@@ -5,7 +5,7 @@ namespace fp8scope::cli {
 
 enum ExitCode : int {
     kExitOk = 0,
-    kExitCheckFailed = 1, // `check`: a budget failed (reserved until `check` exists)
+    kExitCheckFailed = 1, // `check`: a budget failed
     kExitUsage = 2, // bad arguments: unknown subcommand or option, missing argument, bad value
     kExitBadTrace = 3, // the trace cannot be read or is invalid: one line on stderr, nothing on stdout
     // A bug in fp8scope itself (an exception nobody expected). 70 is EX_SOFTWARE of sysexits.h, so it cannot be

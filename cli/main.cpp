@@ -3,6 +3,7 @@
 #include "exit_codes.hpp"
 #include "info_command.hpp"
 #include "record_command.hpp"
+#include "check_command.hpp"
 #include "report_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,7 @@ constexpr const char* kMainExamples = R"(Examples:
   fp8scope info samples/traces/scenario-demo.sqlite
   fp8scope info run.sqlite --format json
   fp8scope report samples/traces/h100-train-fp8.sqlite
+  fp8scope check run.sqlite --max-bubble-ratio 0.3 --junit check.xml
   fp8scope record -o 'traces/run-%r-%p.sqlite' -- python train.py --precision fp8
   fp8scope record --help
 
@@ -43,7 +45,9 @@ int run(int argc, char** argv)
     CLI::App* record = add_record_command(app, record_options);
     ReportCliOptions report_options;
     CLI::App* report = add_report_command(app, report_options);
-    constexpr const char* kAvailable = "available: info, record, report";
+    CheckCliOptions check_options;
+    CLI::App* check = add_check_command(app, check_options);
+    constexpr const char* kAvailable = "available: info, record, report, check";
 
     // The recorded command's own arguments never reach CLI11 (`-- python train.py --lr 3`).
     const std::vector<const char*> args = split_record_command(*record, argc, argv, record_options);
@@ -52,6 +56,8 @@ int run(int argc, char** argv)
             return "fp8scope info";
         if (report->parsed())
             return "fp8scope report";
+        if (check->parsed())
+            return "fp8scope check";
         return record->parsed() ? "fp8scope record" : "fp8scope";
     };
     try {
@@ -60,7 +66,7 @@ int run(int argc, char** argv)
         // --help and --version: CLI11 prints them to stdout.
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        const bool in_subcommand = info->parsed() || record->parsed() || report->parsed();
+        const bool in_subcommand = info->parsed() || record->parsed() || report->parsed() || check->parsed();
         // CLI11 reports a mistyped subcommand as unexpected arguments, listed in reverse; name it plainly.
         if (!in_subcommand && argc > 1 && argv[1][0] != '-')
             fmt::print(stderr, "fp8scope: usage error: unknown subcommand '{}' ({})\n", argv[1], kAvailable);
@@ -74,6 +80,8 @@ int run(int argc, char** argv)
         return run_info(info_options);
     if (report->parsed())
         return run_report(report_options);
+    if (check->parsed())
+        return run_check(check_options);
     if (record->parsed()) {
         if (const auto error = record_usage_error(record_options)) {
             fmt::print(stderr, "fp8scope: usage error: {}\n", *error);

@@ -67,20 +67,39 @@ Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stde
 
 } // namespace
 
+void add_analysis_options(CLI::App& command, ReportCliOptions& options)
+{
+    command.add_option("TRACE", options.trace_path, "Trace file: an fp8scope trace or an Nsight Systems SQLite export")
+        ->required();
+    command.add_option("--steps", options.steps, "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B");
+    command.add_option("--device", options.device, "Only this device in the totals");
+    command.add_option("--warmup", options.warmup, "First steps to leave out (default 2)")->check(CLI::Range(0, 1000000));
+    command.add_option("--step-pattern", options.step_pattern,
+        "Regular expression (ECMAScript, whole name) for NVTX step ranges");
+}
+
+std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out)
+{
+    out.steps.warmup = options.warmup;
+    if (!options.step_pattern.empty()) {
+        if (auto problem = analyzer::check_nvtx_step_pattern(options.step_pattern))
+            return fmt::format("--step-pattern: {}", *problem);
+        out.steps.nvtx_pattern = options.step_pattern;
+    }
+    if (!options.steps.empty() && !parse_step_range(options.steps, out))
+        return fmt::format("--steps '{}': expected A:B, A: or :B with A <= B", options.steps);
+    out.device = options.device;
+    return std::nullopt;
+}
+
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
 {
     CLI::App* report = app.add_subcommand("report", "Diagnose a trace: steps, bubbles and their causes, syncs, "
                                                     "launch statistics, FP8 overhead");
-    report->add_option("TRACE", options.trace_path, "Trace file: an fp8scope trace or an Nsight Systems SQLite export")
-        ->required();
+    add_analysis_options(*report, options);
     report->add_option("--format", options.format, "Output format")
         ->check(CLI::IsMember({ "text", "json" }))
         ->default_str("text");
-    report->add_option("--steps", options.steps, "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B");
-    report->add_option("--device", options.device, "Only this device in the totals");
-    report->add_option("--warmup", options.warmup, "First steps to leave out (default 2)")->check(CLI::Range(0, 1000000));
-    report->add_option("--step-pattern", options.step_pattern,
-        "Regular expression (ECMAScript, whole name) for NVTX step ranges");
     report->footer(kReportExamples);
     return report;
 }
@@ -88,15 +107,8 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
 int run_report(const ReportCliOptions& options)
 {
     analyzer::ReportOptions report_options;
-    report_options.steps.warmup = options.warmup;
-    if (!options.step_pattern.empty()) {
-        if (auto problem = analyzer::check_nvtx_step_pattern(options.step_pattern))
-            return usage_error(fmt::format("--step-pattern: {}", *problem));
-        report_options.steps.nvtx_pattern = options.step_pattern;
-    }
-    if (!options.steps.empty() && !parse_step_range(options.steps, report_options))
-        return usage_error(fmt::format("--steps '{}': expected A:B, A: or :B with A <= B", options.steps));
-    report_options.device = options.device;
+    if (auto problem = to_analysis_options(options, report_options))
+        return usage_error(*problem);
 
     const std::optional<analyzer::TraceModel> model = load_trace_or_report(options.trace_path);
     if (!model)

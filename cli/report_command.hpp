@@ -9,6 +9,10 @@ namespace CLI {
 class App;
 }
 
+namespace fp8scope::analyzer {
+struct ReportOptions;
+}
+
 namespace fp8scope::cli {
 
 struct ReportCliOptions {
@@ -22,5 +26,10 @@ struct ReportCliOptions {
 
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);
 int run_report(const ReportCliOptions& options);
+
+// The options `report` and `check` share (--steps, --device, --warmup, --step-pattern), added to `command`.
+void add_analysis_options(CLI::App& command, ReportCliOptions& options);
+// Fills the analyzer's options from the command line's; a one-line usage error instead when one is bad.
+std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out);
 
 } // namespace fp8scope::cli

@@ -1,0 +1,98 @@
+#include "check_command.hpp"
+
+#include "check_render.hpp"
+#include "command_support.hpp"
+#include "exit_codes.hpp"
+
+#include "fp8scope/analyzer/budgets.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+namespace fp8scope::cli {
+
+namespace {
+
+    constexpr const char* kCheckExamples = R"(Examples:
+  fp8scope check run.sqlite --max-bubble-ratio 0.3 --max-syncs-per-step 2
+  fp8scope check run.sqlite --max-launch-bound-ratio 0.1 --junit check.xml --md "$GITHUB_STEP_SUMMARY"
+  fp8scope check run.sqlite --max-bubble-ratio 0.25 --steps 10:50 --device 0
+
+A budget holds when its figure over all analysed steps is within the limit: the bubble ratio (idle / step
+time), the launch-bound ratio (idle time caused by launches / step time), host-blocking syncs per step (mean).
+Each result names the worst step and its figure. Definitions: docs/analysis.md.
+
+Exit codes: 0 every budget holds, 1 a budget failed, 2 usage error (also: no budget given), 3 unreadable or
+invalid trace (one line on stderr), 74 a report file cannot be written, 70 internal error.
+)";
+
+    int usage_error(const std::string& message)
+    {
+        fmt::print(stderr, "fp8scope: usage error: {}\nRun 'fp8scope check --help' for usage and examples.\n", message);
+        return kExitUsage;
+    }
+
+    bool write_file(const std::string& path, const std::string& text)
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.flush();
+        if (out)
+            return true;
+        fmt::print(stderr, "fp8scope: error: cannot write '{}': {}\n", path, std::strerror(errno));
+        return false;
+    }
+
+} // namespace
+
+CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
+{
+    CLI::App* check = app.add_subcommand("check", "CI gate: exit 1 when a budget (bubble ratio, syncs per step, "
+                                                  "launch-bound ratio) fails");
+    add_analysis_options(*check, options.report);
+    check->add_option("--max-bubble-ratio", options.max_bubble_ratio, "Budget for idle / step time (0 to 1)")
+        ->check(CLI::Range(0.0, 1.0));
+    check->add_option("--max-syncs-per-step", options.max_syncs_per_step, "Budget for host-blocking syncs per step")
+        ->check(CLI::NonNegativeNumber);
+    check->add_option("--max-launch-bound-ratio", options.max_launch_bound_ratio,
+             "Budget for launch-caused idle / step time (0 to 1)")
+        ->check(CLI::Range(0.0, 1.0));
+    check->add_option("--junit", options.junit_path, "Also write JUnit XML here (one testcase per budget)");
+    check->add_option("--md", options.md_path, "Also write a Markdown summary here (CI job summaries)");
+    check->footer(kCheckExamples);
+    return check;
+}
+
+int run_check(const CheckCliOptions& options)
+{
+    analyzer::Budgets budgets { options.max_bubble_ratio, options.max_syncs_per_step, options.max_launch_bound_ratio };
+    if (!budgets.max_bubble_ratio && !budgets.max_syncs_per_step && !budgets.max_launch_bound_ratio)
+        return usage_error("no budget given: use --max-bubble-ratio, --max-syncs-per-step or --max-launch-bound-ratio");
+    analyzer::ReportOptions report_options;
+    if (auto problem = to_analysis_options(options.report, report_options))
+        return usage_error(*problem);
+
+    const std::optional<analyzer::TraceModel> model = load_trace_or_report(options.report.trace_path);
+    if (!model)
+        return kExitBadTrace;
+    const analyzer::Report report = analyzer::analyze(*model, report_options);
+    const auto results = analyzer::evaluate_budgets(report, budgets);
+    const std::string& trace = options.report.trace_path;
+    if (!options.junit_path.empty() && !write_file(options.junit_path, render_check_junit(trace, results)))
+        return kExitOutput;
+    if (!options.md_path.empty() && !write_file(options.md_path, render_check_markdown(trace, results)))
+        return kExitOutput;
+    if (const int written = write_stdout(render_check_text(trace, results)); written != kExitOk)
+        return written;
+    for (const auto& r : results)
+        if (!r.passed)
+            return kExitCheckFailed;
+    return kExitOk;
+}
+
+} // namespace fp8scope::cli

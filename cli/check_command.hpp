@@ -1,0 +1,28 @@
+// `fp8scope check TRACE --max-bubble-ratio R --max-syncs-per-step N --max-launch-bound-ratio R
+// [--junit FILE] [--md FILE] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]`: the CI gate.
+#pragma once
+
+#include "report_command.hpp"
+
+#include <optional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace fp8scope::cli {
+
+struct CheckCliOptions {
+    ReportCliOptions report; // trace, steps, device, warm-up, step pattern (format unused)
+    std::optional<double> max_bubble_ratio;
+    std::optional<double> max_syncs_per_step;
+    std::optional<double> max_launch_bound_ratio;
+    std::string junit_path;
+    std::string md_path;
+};
+
+CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options);
+int run_check(const CheckCliOptions& options);
+
+} // namespace fp8scope::cli

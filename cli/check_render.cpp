@@ -1,0 +1,105 @@
+#include "check_render.hpp"
+
+#include "human_units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fp8scope::cli {
+
+using analyzer::BudgetResult;
+
+namespace {
+
+    std::string figure(const BudgetResult& r, double value)
+    {
+        return r.name == "max-syncs-per-step" ? fmt::format("{:.2f}", value) : fmt::format("{:.3f}", value);
+    }
+
+    std::string worst_text(const BudgetResult& r)
+    {
+        if (!r.worst_step)
+            return "no steps";
+        return fmt::format("worst step {}: {}", *r.worst_step, figure(r, r.worst_value));
+    }
+
+    // The message of a failed budget: which figure, over which limit, and where it is worst.
+    std::string failure_text(const BudgetResult& r)
+    {
+        return fmt::format("{} = {} exceeds the budget {}; {}", r.name.substr(4), figure(r, r.value),
+            figure(r, r.limit), worst_text(r));
+    }
+
+    std::string xml_escaped(std::string_view text)
+    {
+        std::string out;
+        for (const char c : printable(text)) {
+            switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+            }
+        }
+        return out;
+    }
+
+    size_t failures(const std::vector<BudgetResult>& results)
+    {
+        return static_cast<size_t>(std::ranges::count_if(results, [](const BudgetResult& r) { return !r.passed; }));
+    }
+
+} // namespace
+
+std::string render_check_text(const std::string& trace, const std::vector<BudgetResult>& results)
+{
+    std::string out = fmt::format("fp8scope check: {}\n", printable(trace));
+    for (const BudgetResult& r : results)
+        out += fmt::format("  {:<4} {:<24} {:>8} (budget {:>8}; {})\n", r.passed ? "ok" : "FAIL", r.name,
+            figure(r, r.value), figure(r, r.limit), worst_text(r));
+    out += fmt::format("{} of {} budgets hold\n", results.size() - failures(results), results.size());
+    return out;
+}
+
+std::string render_check_junit(const std::string& trace, const std::vector<BudgetResult>& results)
+{
+    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out += fmt::format("<testsuites name=\"fp8scope check\" tests=\"{}\" failures=\"{}\">\n", results.size(),
+        failures(results));
+    out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n", xml_escaped(trace), results.size(),
+        failures(results));
+    for (const BudgetResult& r : results) {
+        out += fmt::format("    <testcase classname=\"fp8scope.check\" name=\"{}\">\n", r.name);
+        if (!r.passed)
+            out += fmt::format("      <failure message=\"{}\"/>\n", xml_escaped(failure_text(r)));
+        out += fmt::format("      <system-out>{} = {} (budget {}); {}</system-out>\n", r.name, figure(r, r.value),
+            figure(r, r.limit), xml_escaped(worst_text(r)));
+        out += "    </testcase>\n";
+    }
+    out += "  </testsuite>\n</testsuites>\n";
+    return out;
+}
+
+std::string render_check_markdown(const std::string& trace, const std::vector<BudgetResult>& results)
+{
+    std::string out = fmt::format("### fp8scope check: {}\n\n", failures(results) == 0 ? "all budgets hold" : "FAILED");
+    out += fmt::format("Trace: `{}`\n\n", printable(trace));
+    out += "| budget | value | limit | result | worst step |\n|---|---|---|---|---|\n";
+    for (const BudgetResult& r : results)
+        out += fmt::format("| `{}` | {} | {} | {} | {} |\n", r.name, figure(r, r.value), figure(r, r.limit),
+            r.passed ? "ok" : "**FAIL**", worst_text(r));
+    return out;
+}
+
+} // namespace fp8scope::cli
