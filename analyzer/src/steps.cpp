@@ -167,10 +167,10 @@ struct Period {
 
 // The repeating activity sequence of the busiest device (docs/analysis.md "Steps", automatic detection).
 // Each activity is a token (kernel name, copy kind, memset). A loop of S steps makes each periodic token occur
-// a multiple of S times, so S is the largest number that divides the counts of (nearly) all tokens seen at
-// least three times. The steps then begin at the occurrences of an anchor token that occurs a few times per
-// step: the one after the longest typical device idle time, which is where a training loop's host work
-// (data loading, logging, the optimizer's bookkeeping) sits. O(n), two passes, no per-activity allocation.
+// about a multiple of S times, so S is the largest number that the counts of (nearly) all tokens seen at least
+// three times are compatible with. The steps then begin at the occurrences of an anchor token that occurs a few times
+// per step: the one after the longest typical device idle time, which is where a training loop's host work (data
+// loading, logging, the optimizer's bookkeeping) sits. O(n), two passes, no per-activity allocation.
 std::optional<Period> find_step_period(const TraceModel& model)
 {
     std::vector<std::pair<uint32_t, size_t>> per_device;
@@ -213,92 +213,117 @@ std::optional<Period> find_step_period(const TraceModel& model)
     for (detail::ActivityCursor cursor(model, device); cursor.next(activity); ++activities)
         ++counts[token_of(activity)];
 
+    // A token occurring k times per step in S whole steps occurs k*S times, up to k more when the trace ends
+    // inside a step or the first step ran extra work: its count is compatible with S when count = k*S + j,
+    // 0 <= j <= k.
     constexpr uint32_t kMinSteps = 3;
+    constexpr uint32_t kMaxPerStep = 8;
+    auto compatible = [](uint32_t count, uint32_t steps) { return count >= steps && count % steps <= count / steps; };
     std::map<uint32_t, size_t> tokens_per_count;
-    size_t periodic_tokens = 0;
     for (uint32_t count : counts)
-        if (count >= kMinSteps) {
+        if (count >= kMinSteps)
             ++tokens_per_count[count];
-            ++periodic_tokens;
-        }
-    std::map<uint32_t, size_t> score; // candidate step count -> tokens whose count it divides
+    std::map<uint32_t, size_t> score; // candidate step count -> tokens whose count is compatible with it
     for (const auto& [count, tokens] : tokens_per_count)
-        for (uint32_t d = 1; uint64_t(d) * d <= count; ++d)
-            if (count % d == 0)
-                for (uint32_t s : { d, count / d })
-                    if (s >= kMinSteps)
-                        score.emplace(s, 0);
+        for (uint32_t per_step = 1; per_step <= kMaxPerStep; ++per_step)
+            for (uint32_t steps : { count / per_step, count / per_step - 1 })
+                if (steps >= kMinSteps && compatible(count, steps) && count / steps == per_step)
+                    score.emplace(steps, 0);
     size_t best_score = 0;
     for (auto& [steps, tokens] : score) {
         for (const auto& [count, with_count] : tokens_per_count)
-            if (count % steps == 0)
+            if (compatible(count, steps))
                 tokens += with_count;
         best_score = std::max(best_score, tokens);
     }
-    // A loop makes most repeated tokens periodic; a trace with no loop does not.
-    if (best_score * 2 < periodic_tokens)
-        return std::nullopt;
-    uint32_t steps = 0;
+    // Every smaller step count is compatible with more tokens, so the step count is the largest that (nearly) all
+    // repeated tokens agree with and that has a regular anchor; a few candidates are tried, largest first.
+    std::vector<uint32_t> candidates;
     for (const auto& [candidate, tokens] : score)
-        if (tokens * 10 >= best_score * 9)
-            steps = std::max(steps, candidate);
-    if (steps < kMinSteps)
-        return std::nullopt;
+        if (tokens * 10 >= best_score * 9 && candidate >= kMinSteps)
+            candidates.push_back(candidate);
+    std::sort(candidates.rbegin(), candidates.rend());
+    if (candidates.size() > 6)
+        candidates.resize(6); // each try is a pass over the activities
 
-    // Anchor candidates: tokens occurring k = 1..8 times per step, fewest first.
-    struct Anchor {
-        uint32_t token = 0, per_step = 0, seen = 0;
-        std::vector<int64_t> starts_ns, idle_before_ns;
-    };
-    std::vector<Anchor> anchors;
-    for (uint32_t per_step = 1; per_step <= 8; ++per_step)
-        for (uint32_t token = 0; token < counts.size() && anchors.size() < 64; ++token)
-            if (counts[token] == per_step * steps)
-                anchors.push_back({ token, per_step, 0, {}, {} });
-    if (anchors.empty())
-        return std::nullopt;
-    std::vector<int16_t> slot(counts.size(), -1);
-    for (size_t i = 0; i < anchors.size(); ++i) {
-        slot[anchors[i].token] = int16_t(i);
-        anchors[i].starts_ns.reserve(steps);
-        anchors[i].idle_before_ns.reserve(steps);
-    }
-    int64_t busy_until_ns = INT64_MIN;
-    for (detail::ActivityCursor cursor(model, device); cursor.next(activity);) {
-        const int16_t s = slot[token_of(activity)];
-        if (s >= 0) {
-            Anchor& anchor = anchors[size_t(s)];
-            if (anchor.seen++ % anchor.per_step == 0) {
-                anchor.starts_ns.push_back(activity.start_ns);
-                anchor.idle_before_ns.push_back(
-                    busy_until_ns == INT64_MIN ? 0 : std::max<int64_t>(0, activity.start_ns - busy_until_ns));
+    auto try_steps = [&](uint32_t steps) -> std::optional<Period> {
+        // Anchor candidates: tokens occurring k = 1..8 times per step, fewest first.
+        struct Anchor {
+            uint32_t token = 0, per_step = 0, seen = 0;
+            std::vector<int64_t> starts_ns, idle_before_ns;
+            std::vector<uint32_t> positions; // in the device's activity sequence
+        };
+        std::vector<Anchor> anchors;
+        for (uint32_t per_step = 1; per_step <= kMaxPerStep; ++per_step)
+            for (uint32_t token = 0; token < counts.size() && anchors.size() < 64; ++token)
+                if (compatible(counts[token], steps) && counts[token] / steps == per_step)
+                    anchors.push_back({ token, per_step, 0, {}, {}, {} });
+        if (anchors.empty())
+            return std::nullopt;
+        std::vector<int16_t> slot(counts.size(), -1);
+        for (size_t i = 0; i < anchors.size(); ++i)
+            slot[anchors[i].token] = int16_t(i);
+        int64_t busy_until_ns = INT64_MIN;
+        uint32_t position = 0;
+        for (detail::ActivityCursor cursor(model, device); cursor.next(activity); ++position) {
+            const int16_t s = slot[token_of(activity)];
+            if (s >= 0) {
+                Anchor& anchor = anchors[size_t(s)];
+                if (anchor.seen++ % anchor.per_step == 0) {
+                    anchor.starts_ns.push_back(activity.start_ns);
+                    anchor.positions.push_back(position);
+                    anchor.idle_before_ns.push_back(
+                        busy_until_ns == INT64_MIN ? 0 : std::max<int64_t>(0, activity.start_ns - busy_until_ns));
+                }
+            }
+            busy_until_ns = std::max(busy_until_ns, activity.end_ns);
+        }
+        // A loop's steps hold about the same number of activities: at least 70% of an anchor's steps must be within
+        // 10% of its median (rounded down: exactly the median for steps under 10 activities), else the anchor is
+        // not a step boundary.
+        auto regular = [](const Anchor& anchor) {
+            std::vector<int64_t> lengths;
+            for (size_t i = 0; i + 1 < anchor.positions.size(); ++i)
+                lengths.push_back(int64_t(anchor.positions[i + 1]) - int64_t(anchor.positions[i]));
+            const int64_t median = median_of(lengths);
+            const int64_t tolerance = median / 10;
+            const auto close = std::count_if(
+                lengths.begin(), lengths.end(), [&](int64_t length) { return std::abs(length - median) <= tolerance; });
+            return close * 10 >= int64_t(lengths.size()) * 7;
+        };
+        // The first occurrence follows the prologue, not a step boundary: leave it out of the typical idle time.
+        const Anchor* best = nullptr;
+        int64_t best_idle_ns = -1;
+        for (const Anchor& anchor : anchors) {
+            if (anchor.starts_ns.size() < kMinSteps || !regular(anchor))
+                continue;
+            const int64_t idle_ns = median_of({ anchor.idle_before_ns.begin() + 1, anchor.idle_before_ns.end() });
+            if (idle_ns > best_idle_ns
+                || (idle_ns == best_idle_ns && anchor.starts_ns.front() < best->starts_ns.front())) {
+                best = &anchor;
+                best_idle_ns = idle_ns;
             }
         }
-        busy_until_ns = std::max(busy_until_ns, activity.end_ns);
-    }
-    // The first occurrence follows the prologue, not a step boundary: leave it out of the typical idle time.
-    const Anchor* best = nullptr;
-    int64_t best_idle_ns = -1;
-    for (const Anchor& anchor : anchors) {
-        const int64_t idle_ns = median_of({ anchor.idle_before_ns.begin() + 1, anchor.idle_before_ns.end() });
-        if (idle_ns > best_idle_ns || (idle_ns == best_idle_ns && anchor.starts_ns.front() < best->starts_ns.front())) {
-            best = &anchor;
-            best_idle_ns = idle_ns;
-        }
-    }
-    Period period;
-    for (int64_t start_ns : best->starts_ns)
-        if (period.step_starts_ns.empty() || start_ns > period.step_starts_ns.back())
-            period.step_starts_ns.push_back(start_ns);
-    std::string anchor_name = best->token < base ? std::string(model.strings.values[best->token])
-        : best->token == base + 16               ? std::string("memset")
-                                                 : fmt::format("memcpy (copy kind {})", best->token - base);
-    if (anchor_name.size() > 80)
-        anchor_name = anchor_name.substr(0, 77) + "...";
-    period.description = fmt::format("{} repetitions of a {}-activity sequence on device {}, each starting at "
-                                     "'{}' (occurs {}x per step, median idle before it {} ns)",
-        steps, activities / steps, device, anchor_name, best->per_step, best_idle_ns);
-    return period;
+        if (!best)
+            return std::nullopt;
+        Period period;
+        for (int64_t start_ns : best->starts_ns)
+            if (period.step_starts_ns.empty() || start_ns > period.step_starts_ns.back())
+                period.step_starts_ns.push_back(start_ns);
+        std::string anchor_name = best->token < base ? std::string(model.strings.values[best->token])
+            : best->token == base + 16               ? std::string("memset")
+                                                     : fmt::format("memcpy (copy kind {})", best->token - base);
+        if (anchor_name.size() > 80)
+            anchor_name = anchor_name.substr(0, 77) + "...";
+        period.description = fmt::format("{} repetitions of a {}-activity sequence on device {}, each starting at "
+                                         "'{}' (occurs {}x per step, median idle before it {} ns)",
+            steps, activities / steps, device, anchor_name, best->per_step, best_idle_ns);
+        return period;
+    };
+    for (uint32_t steps : candidates)
+        if (auto period = try_steps(steps))
+            return period;
+    return std::nullopt;
 }
 
 std::optional<StepSet> steps_automatic(const TraceModel& model, int64_t trace_end_ns)

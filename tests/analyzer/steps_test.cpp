@@ -205,3 +205,58 @@ TEST_CASE("a single step marker makes one step to the end of the trace, kept des
     CHECK(steps.warmup_excluded == 0);
     check_steps(steps, { { 7, 100, 500 } });
 }
+
+namespace {
+
+// Drops every GPU activity that starts at or after `at_ns`, as if the recording had stopped there.
+template <typename Table> void cut_columns(Table& table, int64_t at_ns)
+{
+    const size_t rows
+        = size_t(std::lower_bound(table.start_ns.begin(), table.start_ns.end(), at_ns) - table.start_ns.begin());
+    table.start_ns.resize(rows);
+    table.end_ns.resize(rows);
+    table.device_id.resize(rows);
+    table.stream_id.resize(rows);
+    table.correlation_id.resize(rows);
+}
+
+void cut_activities(TraceModel& model, int64_t at_ns)
+{
+    cut_columns(model.kernels, at_ns);
+    const size_t kernels = model.kernels.size();
+    model.kernels.name.resize(kernels);
+    model.kernels.short_name.resize(kernels);
+    model.kernels.graph_id.resize(kernels);
+    cut_columns(model.memcpys, at_ns);
+    const size_t copies = model.memcpys.size();
+    model.memcpys.bytes.resize(copies);
+    model.memcpys.copy_kind.resize(copies);
+    model.memcpys.src_kind.resize(copies);
+    model.memcpys.dst_kind.resize(copies);
+    cut_columns(model.memsets, at_ns);
+    model.memsets.bytes.resize(model.memsets.size());
+    model.memsets.mem_kind.resize(model.memsets.size());
+}
+
+} // namespace
+
+TEST_CASE("automatic detection on recordings cut inside a step counts the whole steps, or one more", "[steps][samples]")
+{
+    for (const std::string file : { "h100-train-fp8.sqlite", "h100-train-bf16.sqlite", "h100-sample-syncs.sqlite" }) {
+        const TraceModel full = load_recorded(file);
+        StepOptions nvtx_options;
+        nvtx_options.warmup = 0;
+        const StepSet nvtx = find_steps(full, nvtx_options);
+        for (const size_t whole_steps : { size_t(5), size_t(12) })
+            for (const double fraction : { 0.0, 0.3, 0.7 }) {
+                TraceModel model = full;
+                const StepInterval& step = nvtx.steps.at(whole_steps);
+                cut_activities(model, step.start_ns + int64_t(fraction * double(step.end_ns - step.start_ns)));
+                const StepSet steps = find_steps(model, automatic_only());
+                INFO(file << " cut at " << fraction << " of step " << whole_steps << ": " << steps.detail);
+                CHECK(steps.source == StepSource::Automatic);
+                CHECK(steps.steps.size() >= whole_steps);
+                CHECK(steps.steps.size() <= whole_steps + 1);
+            }
+    }
+}
