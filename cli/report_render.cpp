@@ -2,6 +2,8 @@
 
 #include "human_units.hpp"
 
+#include "fp8scope/analyzer/recommendations.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -127,6 +129,19 @@ namespace {
         }
     }
 
+    void what_if_text(std::string& out, const WhatIf& w)
+    {
+        out += "\nWhat if (estimated savings per step are upper bounds: the idle time each change could give back)\n";
+        out += fmt::format("  step time {}; without launch overhead (CUDA Graphs) {}; without sync stalls {}\n",
+            format_duration_ns(w.mean_step_ns), format_duration_ns(w.without_launch_overhead_ns),
+            format_duration_ns(w.without_syncs_ns));
+        if (w.recommendations.empty())
+            out += "  no change would save 1% of a step or more\n";
+        for (const Recommendation& r : w.recommendations)
+            out += fmt::format("  - {}: saves up to {} per step ({:.1f}%), because {}\n", r.title,
+                format_duration_ns(r.saving_per_step_ns), 100.0 * r.saving_share, r.reason);
+    }
+
 } // namespace
 
 std::string render_report_text(const TraceModel& model, const Report& report)
@@ -144,8 +159,21 @@ std::string render_report_text(const TraceModel& model, const Report& report)
     syncs_text(out, model, report);
     launch_text(out, report);
     classes_text(out, model, report);
+    what_if_text(out, estimate_what_if(report));
     return out;
 }
+
+namespace {
+    nlohmann::ordered_json what_if_json(const WhatIf& w)
+    {
+        nlohmann::ordered_json recs = nlohmann::ordered_json::array();
+        for (const Recommendation& r : w.recommendations)
+            recs.push_back({ { "kind", recommendation_kind_name(r.kind) }, { "title", r.title }, { "reason", r.reason },
+                { "saving_per_step_ns", r.saving_per_step_ns }, { "saving_share", r.saving_share } });
+        return { { "mean_step_ns", w.mean_step_ns }, { "without_launch_overhead_ns", w.without_launch_overhead_ns },
+            { "without_syncs_ns", w.without_syncs_ns }, { "recommendations", recs } };
+    }
+} // namespace
 
 nlohmann::ordered_json render_report_json(const TraceModel& model, const Report& r)
 {
@@ -195,6 +223,7 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
                                                  { "p90", l.launch_delay.p90_ns }, { "p99", l.launch_delay.p99_ns },
                                                  { "max", l.launch_delay.max_ns } } } } },
         { "kernel_classes", classes },
+        { "what_if", what_if_json(estimate_what_if(r)) },
     };
 }
 

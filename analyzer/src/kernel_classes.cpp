@@ -54,9 +54,21 @@ bool is_nvjet_fp8(std::string_view name)
 // FP8 element types as they appear in kernel names: PyTorch (c10::Float8_e4m3fn, float8_copy_kernel_cuda), CUDA
 // (__nv_fp8_e4m3), CUTLASS (cutlass::float_e4m3_t), cuBLAS (sm90_xmma_gemm_e4m3e4m3_...), TransformerEngine
 // (cast_fp8, fp8_quantize).
+// "fp8" counts only as a word of its own (fp8_quantize, cast_fp8, __nv_fp8_e4m3): not followed by a letter, so
+// that a name like fp8scope_spin (our own sample kernels) is not taken for an FP8 kernel.
+bool has_fp8_word(std::string_view name)
+{
+    for (size_t at = name.find("fp8"); at != std::string_view::npos; at = name.find("fp8", at + 1)) {
+        const size_t next = at + 3;
+        if (next == name.size() || !(name[next] >= 'a' && name[next] <= 'z'))
+            return true;
+    }
+    return false;
+}
+
 bool has_fp8_type(std::string_view name)
 {
-    return has(name, "float8") || has(name, "fp8") || has(name, "e4m3") || has(name, "e5m2");
+    return has(name, "float8") || has_fp8_word(name) || has(name, "e4m3") || has(name, "e5m2");
 }
 
 bool is_gemm(std::string_view name)

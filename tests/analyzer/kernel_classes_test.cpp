@@ -80,6 +80,15 @@ TEST_CASE("kernel names of other FP8 stacks get their classes", "[kernel_classes
     CHECK(classify_kernel_name("ncclDevKernel_AllGather_RING_LL(float8_e4m3)").cls == KernelClass::Communication);
 }
 
+TEST_CASE("names that only contain the letters fp8 inside a word are not FP8 kernels", "[kernel_classes]")
+{
+    // The CUDA ground-truth samples' kernels: fp8scope_spin and fp8scope_tiny are plain kernels.
+    CHECK(classify_kernel_name("fp8scope_spin").cls == KernelClass::Other);
+    CHECK(classify_kernel_name("fp8scope_tiny(int*)").cls == KernelClass::Other);
+    CHECK(classify_kernel_name("void cast_fp8<float>(float const*)").cls == KernelClass::Cast);
+    CHECK(classify_kernel_name("fp8_quantize_kernel").cls == KernelClass::Cast);
+}
+
 TEST_CASE("every classification rule is documented and decides some name", "[kernel_classes]")
 {
     const std::vector<std::string_view> names { kNccl, "void userbuffers_fp16_sum_inplace_gpu_rw(int)",

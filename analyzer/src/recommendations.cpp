@@ -1,0 +1,89 @@
+#include "fp8scope/analyzer/recommendations.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace fp8scope::analyzer {
+namespace {
+
+    constexpr double kMinSavingShare = 0.01; // below 1% of a step a recommendation is noise
+
+    std::string percent(double share)
+    {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.1f%%", 100.0 * share);
+        return text;
+    }
+
+} // namespace
+
+const char* recommendation_kind_name(RecommendationKind kind)
+{
+    switch (kind) {
+    case RecommendationKind::CudaGraphs:
+        return "cuda_graphs";
+    case RecommendationKind::RemoveSync:
+        return "remove_sync";
+    case RecommendationKind::FuseFp8Bookkeeping:
+        return "fuse_fp8_bookkeeping";
+    case RecommendationKind::ReduceHostWork:
+        return "reduce_host_work";
+    }
+    return "unknown";
+}
+
+WhatIf estimate_what_if(const Report& report)
+{
+    WhatIf w;
+    const auto steps = static_cast<int64_t>(report.steps.steps.size());
+    const BubbleTotals& t = report.totals;
+    const size_t devices = std::max<size_t>(1, report.device ? 1 : report.bubbles.per_device.size());
+    if (steps == 0 || t.step_ns <= 0)
+        return w;
+    // Totals sum each device's step time; per device and step is what a user compares with a step.
+    const auto per_step = [&](int64_t ns) { return ns / steps / static_cast<int64_t>(devices); };
+    w.mean_step_ns = per_step(t.step_ns);
+    const int64_t launch_ns = per_step(t.cause_ns[static_cast<size_t>(BubbleCause::Launch)]);
+    const int64_t sync_ns = per_step(t.cause_ns[static_cast<size_t>(BubbleCause::Sync)]);
+    const int64_t host_ns = per_step(t.cause_ns[static_cast<size_t>(BubbleCause::Host)]);
+    w.without_launch_overhead_ns = w.mean_step_ns - launch_ns;
+    w.without_syncs_ns = w.mean_step_ns - sync_ns;
+
+    auto add = [&](RecommendationKind kind, std::string title, std::string reason, int64_t saving_ns) {
+        const double share = static_cast<double>(saving_ns) / static_cast<double>(w.mean_step_ns);
+        if (share >= kMinSavingShare)
+            w.recommendations.push_back({ kind, std::move(title), std::move(reason), saving_ns, share });
+    };
+    add(RecommendationKind::CudaGraphs, "Capture the step in a CUDA Graph (or torch.compile with mode=\"reduce-overhead\")",
+        "the GPU waited for kernel launches for " + percent(static_cast<double>(launch_ns) / static_cast<double>(w.mean_step_ns))
+            + " of each step",
+        launch_ns);
+    // The sync API that caused the most idle time, by name.
+    const SyncApiSummary* worst = nullptr;
+    for (const SyncApiSummary& api : report.syncs.by_api)
+        if (!worst || api.idle_caused_ns > worst->idle_caused_ns)
+            worst = &api;
+    if (worst && worst->idle_caused_ns > 0)
+        add(RecommendationKind::RemoveSync, "Remove or defer the host-blocking syncs (.item(), .cpu(), blocking copies)",
+            std::to_string(worst->count) + " calls of the top syncing API left the GPU idle",
+            per_step(worst->idle_caused_ns));
+    // FP8 bookkeeping: the amax/scale and cast kernels are small and many; fused (as TransformerEngine does), their
+    // time mostly disappears along with their launches.
+    const ClassTotals& amax = report.kernel_classes.of(KernelClass::AmaxScale);
+    const ClassTotals& cast = report.kernel_classes.of(KernelClass::Cast);
+    const int64_t bookkeeping_ns = (amax.time_ns + cast.time_ns) / steps;
+    const int64_t bookkeeping_kernels = (amax.count + cast.count) / steps;
+    if (bookkeeping_kernels > 0)
+        add(RecommendationKind::FuseFp8Bookkeeping, "Fuse the FP8 cast and amax/scale kernels into the neighbouring ops",
+            std::to_string(bookkeeping_kernels) + " cast and amax/scale kernels per step", bookkeeping_ns);
+    add(RecommendationKind::ReduceHostWork, "Reduce host work between launches (data loading, Python overhead)",
+        "the GPU waited for the host outside CUDA calls for "
+            + percent(static_cast<double>(host_ns) / static_cast<double>(w.mean_step_ns)) + " of each step",
+        host_ns);
+    std::ranges::sort(w.recommendations, [](const Recommendation& a, const Recommendation& b) {
+        return a.saving_per_step_ns > b.saving_per_step_ns;
+    });
+    return w;
+}
+
+} // namespace fp8scope::analyzer
