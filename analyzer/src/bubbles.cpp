@@ -111,7 +111,7 @@ public:
             bubble.cause = BubbleCause::Sync;
         else if (api.end_ns[*call] < a - epsilon_ns_)
             bubble.cause = BubbleCause::Dependency;
-        else if (2 * thread->second.api_time_in(a, b) > b - a)
+        else if (double(thread->second.api_time_in(a, b)) > kLaunchApiShare * double(b - a))
             bubble.cause = BubbleCause::Launch;
         else
             bubble.cause = BubbleCause::Host;

@@ -16,6 +16,8 @@ inline constexpr size_t kBubbleCauseCount = 5; // BubbleCause values, the index 
 // The gap size distribution's buckets: < 10 us, 10-100 us, 100 us-1 ms, >= 1 ms.
 inline constexpr std::array<int64_t, 3> kGapBucketBoundsNs { 10'000, 100'000, 1'000'000 };
 inline constexpr size_t kGapBucketCount = kGapBucketBoundsNs.size() + 1;
+// Rule 3: a gap is `launch` when the launching thread spent more than this share of it inside CUDA API calls.
+inline constexpr double kLaunchApiShare = 0.5;
 
 struct BubbleTotals {
     int64_t step_ns = 0; // step time; in sums over devices or steps, the sum of each device's step time
