@@ -149,8 +149,9 @@ std::string render_report_text(const TraceModel& model, const Report& report)
     std::string out = fmt::format("fp8scope report: {}\n", printable(model.path));
     out += fmt::format("Steps: {}\n", steps_line(report.steps));
     out += fmt::format("Thresholds: launch latency ε = {} (median kernel start - launch call end over {} kernels); "
-                       "gap size buckets 10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
-        format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples);
+                       "a gap is `launch` when the thread spent over {:.0f}% of it in CUDA calls; gap size buckets "
+                       "10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
+        format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples, 100.0 * kLaunchApiShare);
     if (report.steps.steps.empty()) {
         out += "\nNo steps: the trace has no GPU activity to analyse.\n";
         return out;
@@ -211,6 +212,7 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
                        { "warmup_excluded", r.steps.warmup_excluded }, { "steps", steps } } },
         { "thresholds", { { "launch_latency_epsilon_ns", r.bubbles.epsilon_ns },
                             { "epsilon_samples", r.bubbles.epsilon_samples },
+                            { "launch_api_share", kLaunchApiShare },
                             { "gap_bucket_bounds_ns", kGapBucketBoundsNs } } },
         { "device", r.device ? json(*r.device) : json(nullptr) },
         { "totals", totals_json(r.totals) },
