@@ -387,3 +387,29 @@ TEST_CASE("no steps: nothing is reported", "[bubbles]")
     CHECK(analysis.total.bubble_ratio == 0.0);
     CHECK(analysis.epsilon_ns == 5);
 }
+
+TEST_CASE("the recorded launch_bound sample: its tiny-kernel phase is launch-bound, its long-kernel phase busy",
+    "[bubbles][samples]")
+{
+    // samples/cuda/launch_bound.cu: 4 steps of thousands of tiny kernels (the GPU waits for each launch), then 4
+    // steps of a few long kernels (the GPU is busy), recorded on an H100.
+    auto model = load_trace(std::string(FP8SCOPE_SAMPLE_TRACES) + "/h100-sample-launch-bound.sqlite");
+    REQUIRE(model);
+    StepOptions options;
+    options.warmup = 0;
+    const StepSet steps = find_steps(*model, options);
+    REQUIRE(steps.steps.size() == 8);
+    const BubbleAnalysis analysis = analyze_bubbles(*model, steps, find_host_blocking_calls(*model));
+    REQUIRE(analysis.per_device_step.size() == 8);
+    for (size_t i = 0; i < 8; ++i) {
+        const BubbleTotals& t = analysis.per_device_step[i].totals;
+        INFO("step " << i);
+        if (i < 4) {
+            CHECK(t.bubble_ratio > 0.5);
+            const int64_t launch = t.cause_ns[static_cast<size_t>(BubbleCause::Launch)];
+            CHECK(launch > t.idle_ns * 9 / 10); // the launch path is the bottleneck
+        } else {
+            CHECK(t.bubble_ratio < 0.05);
+        }
+    }
+}
