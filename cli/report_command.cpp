@@ -19,6 +19,7 @@ namespace {
     constexpr const char* kReportExamples = R"(Examples:
   fp8scope report samples/traces/h100-train-fp8.sqlite
   fp8scope report run.sqlite --format json > report.json
+  fp8scope report run.sqlite --format md >> "$GITHUB_STEP_SUMMARY"
   fp8scope report run.sqlite --steps 10:20 --device 0
   fp8scope report run.sqlite --warmup 0 --step-pattern 'iter_\d+'
 
@@ -98,7 +99,7 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
                                                     "launch statistics, FP8 overhead");
     add_analysis_options(*report, options);
     report->add_option("--format", options.format, "Output format")
-        ->check(CLI::IsMember({ "text", "json" }))
+        ->check(CLI::IsMember({ "text", "json", "md" }))
         ->default_str("text");
     report->footer(kReportExamples);
     return report;
@@ -118,6 +119,8 @@ int run_report(const ReportCliOptions& options)
         const auto json = render_report_json(*model, report);
         return write_stdout(json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
+    if (options.format == "md")
+        return write_stdout(render_report_markdown(*model, report));
     return write_stdout(render_report_text(*model, report));
 }
 

@@ -230,3 +230,50 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
 }
 
 } // namespace fp8scope::cli
+
+namespace fp8scope::cli {
+
+std::string render_report_markdown(const TraceModel& model, const Report& r)
+{
+    const size_t steps = r.steps.steps.size();
+    const BubbleTotals& t = r.totals;
+    std::string out = fmt::format("## fp8scope report: `{}`\n\n", printable(model.path));
+    out += fmt::format("{}. Launch latency ε = {}; a gap is `launch` when the thread spent over {:.0f}% of it in CUDA "
+                       "calls (docs/analysis.md).\n\n",
+        steps_line(r.steps), format_duration_ns(r.bubbles.epsilon_ns), 100.0 * kLaunchApiShare);
+    if (steps == 0)
+        return out + "No steps: the trace has no GPU activity to analyse.\n";
+    out += "| step time | busy | bubble ratio | sync | dependency | launch | host |\n|---|---|---|---|---|---|---|\n";
+    out += fmt::format("| {} | {:.1f}% | **{:.3f}** |", format_duration_ns(per_step(t.step_ns, steps)),
+        percent(t.busy_ns, t.step_ns), t.bubble_ratio);
+    for (BubbleCause c : kCauses)
+        out += fmt::format(" {:.1f}% |", percent(t.cause_ns[static_cast<size_t>(c)], t.step_ns));
+    out += "\n\nIdle time by cause is given as a share of step time.\n\n";
+
+    out += "### Host-blocking syncs\n\n";
+    if (r.syncs.total.count == 0)
+        out += "None in the analysed steps.\n";
+    else
+        out += "| API | calls per step | GPU idle caused |\n|---|---|---|\n";
+    for (const SyncApiSummary& a : r.syncs.by_api)
+        if (a.count > 0)
+            out += fmt::format("| `{}` | {:.1f} | {} |\n", printable(model.strings[a.api_name]),
+                static_cast<double>(a.count) / static_cast<double>(steps), format_duration_ns(a.idle_caused_ns));
+    out += "\n### Kernel classes\n\n| class | time per step | share of step | kernels per step |\n|---|---|---|---|\n";
+    for (size_t c = 0; c < kKernelClassCount; ++c) {
+        const auto cls = static_cast<KernelClass>(c);
+        const ClassTotals& k = r.kernel_classes.by_class[c];
+        out += fmt::format("| {} | {} | {:.1f}% | {} |\n", kernel_class_label(cls),
+            format_duration_ns(per_step(k.time_ns, steps)), 100.0 * r.kernel_classes.share(cls), per_step(k.count, steps));
+    }
+    const WhatIf w = estimate_what_if(r);
+    out += "\n### Recommendations\n\n";
+    if (w.recommendations.empty())
+        out += "No change would save 1% of a step or more.\n";
+    for (const Recommendation& rec : w.recommendations)
+        out += fmt::format("- **{}**: saves up to {} per step ({:.1f}%), because {}.\n", rec.title,
+            format_duration_ns(rec.saving_per_step_ns), 100.0 * rec.saving_share, rec.reason);
+    return out;
+}
+
+} // namespace fp8scope::cli

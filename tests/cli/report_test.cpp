@@ -98,3 +98,14 @@ TEST_CASE("report on bad traces exits 3 with one line, and with bad flags 2", "[
         CHECK(result.err.starts_with("fp8scope: usage error: "));
     }
 }
+
+TEST_CASE("report --format md gives the headline table, the syncs and the recommendations", "[cli][report]")
+{
+    const auto result = run_fp8scope({ "report", kSyncsTrace, "--warmup", "0", "--format", "md" });
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(result.out.starts_with("## fp8scope report: `"));
+    CHECK(result.out.find("| step time | busy | bubble ratio | sync | dependency | launch | host |") != std::string::npos);
+    CHECK(result.out.find("| `cudaStreamSynchronize_v3020` | 1.0 |") != std::string::npos); // one per step
+    CHECK(result.out.find("### Recommendations") != std::string::npos);
+}
