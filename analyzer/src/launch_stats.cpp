@@ -1,5 +1,7 @@
 #include "fp8scope/analyzer/launch_stats.hpp"
 
+#include "correlation_index.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
@@ -11,9 +13,7 @@ namespace {
 constexpr uint32_t kNoCall = UINT32_MAX;
 
 // For every kernel, the API row with its correlation id (kNoCall when none; id 0 means "not correlated" in CUPTI).
-// When a runtime and a driver call share an id, the runtime call is the one the program made. Correlation ids
-// are nearly dense in practice, so a table indexed by id is used when it stays within a few times the row
-// counts; a hostile file with sparse ids falls back to a sorted array and binary search.
+// When a runtime and a driver call share an id, the runtime call is the one the program made.
 std::vector<uint32_t> launch_calls(const TraceModel& model)
 {
     const ApiTable& api = model.api_calls;
@@ -21,44 +21,10 @@ std::vector<uint32_t> launch_calls(const TraceModel& model)
     std::vector<uint32_t> call_of(kernels.size(), kNoCall);
     if (api.size() == 0 || api.size() >= kNoCall)
         return call_of;
-    uint32_t max_id = 0;
-    for (const uint32_t id : api.correlation_id)
-        max_id = std::max(max_id, id);
-    const uint64_t dense_limit = 2 * (uint64_t(api.size()) + kernels.size()) + 1024;
-    if (max_id < dense_limit) {
-        std::vector<uint32_t> by_id(size_t(max_id) + 1, kNoCall);
-        // Driver rows first, so that a runtime row with the same id overwrites them.
-        for (const uint8_t driver_pass : { uint8_t(1), uint8_t(0) }) {
-            for (size_t i = 0; i < api.size(); ++i) {
-                if (api.is_driver[i] == driver_pass && api.correlation_id[i] != 0)
-                    by_id[api.correlation_id[i]] = static_cast<uint32_t>(i);
-            }
-        }
-        for (size_t k = 0; k < kernels.size(); ++k) {
-            const uint32_t id = kernels.correlation_id[k];
-            if (id != 0 && id <= max_id)
-                call_of[k] = by_id[id];
-        }
-        return call_of;
-    }
-    std::vector<std::pair<uint32_t, uint32_t>> by_id; // (id, row), runtime rows first within an id
-    by_id.reserve(api.size());
-    for (size_t i = 0; i < api.size(); ++i) {
-        if (api.correlation_id[i] != 0)
-            by_id.emplace_back(api.correlation_id[i], static_cast<uint32_t>(i));
-    }
-    std::sort(by_id.begin(), by_id.end(), [&](const auto& a, const auto& b) {
-        if (a.first != b.first)
-            return a.first < b.first;
-        return api.is_driver[a.second] < api.is_driver[b.second];
-    });
-    for (size_t k = 0; k < kernels.size(); ++k) {
-        const uint32_t id = kernels.correlation_id[k];
-        const auto it = std::lower_bound(
-            by_id.begin(), by_id.end(), id, [](const auto& entry, uint32_t value) { return entry.first < value; });
-        if (id != 0 && it != by_id.end() && it->first == id)
-            call_of[k] = it->second;
-    }
+    const detail::CorrelationIndex api_rows(api.correlation_id, &api.is_driver);
+    for (size_t k = 0; k < kernels.size(); ++k)
+        if (const auto row = api_rows.find(kernels.correlation_id[k]))
+            call_of[k] = static_cast<uint32_t>(*row);
     return call_of;
 }
 
