@@ -5,6 +5,7 @@
 
 #include "correlation_index.hpp"
 #include "device_activity.hpp"
+#include "fp8scope/analyzer/kernel_classes.hpp"
 
 #include <algorithm>
 #include <unordered_map>
@@ -12,25 +13,47 @@
 namespace fp8scope::analyzer {
 namespace {
 
-// What one host thread did: the union of its API calls (nested runtime/driver calls merged), with prefix sums
-// to measure the time spent inside CUDA over any interval, and its host-blocking calls by end time.
-struct ThreadActivity {
-    std::vector<int64_t> api_start_ns, api_end_ns, api_covered_before_ns;
-    std::vector<std::pair<int64_t, size_t>> blocking_by_end; // (end_ns, index into the blocking list)
+// A union of intervals added in start order (overlapping ones merged), with prefix sums to measure how much of
+// any interval it covers in O(log n).
+struct IntervalUnion {
+    std::vector<int64_t> start_ns, end_ns, covered_before_ns;
 
-    int64_t api_time_in(int64_t a, int64_t b) const
+    void add(int64_t start, int64_t end)
+    {
+        if (!end_ns.empty() && start <= end_ns.back()) {
+            end_ns.back() = std::max(end_ns.back(), end);
+        } else {
+            start_ns.push_back(start);
+            end_ns.push_back(end);
+        }
+    }
+
+    void finish()
+    {
+        covered_before_ns.assign(start_ns.size() + 1, 0);
+        for (size_t i = 0; i < start_ns.size(); ++i)
+            covered_before_ns[i + 1] = covered_before_ns[i] + end_ns[i] - start_ns[i];
+    }
+
+    int64_t covered(int64_t a, int64_t b) const
     {
         // Merged intervals are disjoint and sorted, so their ends are sorted too.
-        const size_t first = size_t(std::upper_bound(api_end_ns.begin(), api_end_ns.end(), a) - api_end_ns.begin());
-        const size_t last
-            = size_t(std::lower_bound(api_start_ns.begin(), api_start_ns.end(), b) - api_start_ns.begin());
+        const size_t first = size_t(std::upper_bound(end_ns.begin(), end_ns.end(), a) - end_ns.begin());
+        const size_t last = size_t(std::lower_bound(start_ns.begin(), start_ns.end(), b) - start_ns.begin());
         if (first >= last)
             return 0;
-        int64_t covered = api_covered_before_ns[last] - api_covered_before_ns[first];
-        covered -= std::max<int64_t>(0, a - api_start_ns[first]);
-        covered -= std::max<int64_t>(0, api_end_ns[last - 1] - b);
-        return covered;
+        int64_t result = covered_before_ns[last] - covered_before_ns[first];
+        result -= std::max<int64_t>(0, a - start_ns[first]);
+        result -= std::max<int64_t>(0, end_ns[last - 1] - b);
+        return result;
     }
+};
+
+// What one host thread did: the union of its API calls (nested runtime/driver calls merged) and its host-blocking
+// calls by end time.
+struct ThreadActivity {
+    IntervalUnion api;
+    std::vector<std::pair<int64_t, size_t>> blocking_by_end; // (end_ns, index into the blocking list)
 };
 
 // The first host-blocking call in `by_end` (sorted) that ended inside [a, b] and passes `accept`.
@@ -60,20 +83,11 @@ public:
                 last_tid = api.global_tid[row];
                 thread = &threads_[last_tid];
             }
-            // Rows come in start order, so per thread too: extend the last interval or open a new one.
-            if (!thread->api_end_ns.empty() && api.start_ns[row] <= thread->api_end_ns.back()) {
-                thread->api_end_ns.back() = std::max(thread->api_end_ns.back(), api.end_ns[row]);
-            } else {
-                thread->api_start_ns.push_back(api.start_ns[row]);
-                thread->api_end_ns.push_back(api.end_ns[row]);
-            }
+            // Rows come in start order, so per thread too.
+            thread->api.add(api.start_ns[row], api.end_ns[row]);
         }
-        for (auto& [tid, activity] : threads_) {
-            activity.api_covered_before_ns.assign(activity.api_start_ns.size() + 1, 0);
-            for (size_t i = 0; i < activity.api_start_ns.size(); ++i)
-                activity.api_covered_before_ns[i + 1]
-                    = activity.api_covered_before_ns[i] + activity.api_end_ns[i] - activity.api_start_ns[i];
-        }
+        for (auto& [tid, activity] : threads_)
+            activity.api.finish();
         for (size_t i = 0; i < blocking.size(); ++i) {
             threads_[blocking[i].global_tid].blocking_by_end.emplace_back(blocking[i].end_ns, i);
             all_blocking_by_end_.emplace_back(blocking[i].end_ns, i);
@@ -89,10 +103,16 @@ public:
 
     // Spec "Cause of a bubble" for the gap [a, b) of `device`, ended by an activity launched by `call` (none
     // when the activity has no API row, or when nothing ends the gap inside the analysed steps).
-    void classify(
-        Bubble& bubble, int64_t a, int64_t b, uint32_t device, bool ended_by_activity, std::optional<size_t> call) const
+    // `comm` is the time communication kernels cover on this device (empty unless the run is multi-rank).
+    void classify(Bubble& bubble, int64_t a, int64_t b, uint32_t device, bool ended_by_activity,
+        std::optional<size_t> call, const IntervalUnion& comm) const
     {
         bubble.next_api_index = call;
+        // Rule 4 is tried first: a gap that a collective fills is not explained by what the host did around it.
+        if (double(comm.covered(a, b)) > kCommShare * double(b - a)) {
+            bubble.cause = BubbleCause::Comm;
+            return;
+        }
         if (!call) {
             // No launching call, so no thread to look at: a sync on any thread that waited on this device
             // (or on an unknown one) still explains the gap; otherwise the work was submitted by something the
@@ -111,7 +131,7 @@ public:
             bubble.cause = BubbleCause::Sync;
         else if (api.end_ns[*call] < a - epsilon_ns_)
             bubble.cause = BubbleCause::Dependency;
-        else if (double(thread->second.api_time_in(a, b)) > kLaunchApiShare * double(b - a))
+        else if (double(thread->second.api.covered(a, b)) > kLaunchApiShare * double(b - a))
             bubble.cause = BubbleCause::Launch;
         else
             bubble.cause = BubbleCause::Host;
@@ -201,7 +221,25 @@ BubbleAnalysis analyze_bubbles(
     latencies_ns = {};
     classifier.set_epsilon(result.epsilon_ns);
 
+    // Multi-rank runs (rule 4): communication kernels wait for the other ranks, so they are not busy time; the
+    // gaps they fill are charged to `comm`.
+    KernelClassCache classes(model);
+    std::vector<bool> is_comm(model.kernels.size(), false);
+    bool any_comm = false;
+    for (size_t k = 0; k < model.kernels.size(); ++k) {
+        is_comm[k] = classes.of(k).cls == KernelClass::Communication;
+        any_comm = any_comm || is_comm[k];
+    }
+    result.multi_rank = model.meta.world_size > 1 || any_comm;
+    if (!result.multi_rank)
+        is_comm.assign(is_comm.size(), false);
+
     for (uint32_t device : result.devices) {
+        IntervalUnion comm;
+        for (size_t k = 0; k < model.kernels.size(); ++k)
+            if (is_comm[k] && model.kernels.device_id[k] == device)
+                comm.add(model.kernels.start_ns[k], model.kernels.end_ns[k]);
+        comm.finish();
         const size_t first_row = result.per_device_step.size();
         for (const StepInterval& step : steps) {
             DeviceStepBubbles row { device, step.index, step.start_ns, step.end_ns, {}, 0 };
@@ -213,7 +251,7 @@ BubbleAnalysis analyze_bubbles(
         auto emit = [&](int64_t a, int64_t b, bool ended_by_activity, std::optional<size_t> call) {
             Bubble gap;
             gap.device_id = device;
-            classifier.classify(gap, a, b, device, ended_by_activity, call);
+            classifier.classify(gap, a, b, device, ended_by_activity, call, comm);
             while (step_cursor < steps.size() && steps[step_cursor].end_ns <= a)
                 ++step_cursor;
             for (size_t s = step_cursor; s < steps.size() && steps[s].start_ns < b; ++s) {
@@ -241,7 +279,8 @@ BubbleAnalysis analyze_bubbles(
         int64_t busy_until_ns = INT64_MIN;
         bool ended_after_steps = false;
         for (detail::ActivityCursor cursor(model, device); cursor.next(activity);) {
-            if (activity.end_ns <= activity.start_ns || activity.end_ns <= busy_until_ns)
+            if (activity.end_ns <= activity.start_ns || activity.end_ns <= busy_until_ns
+                || (activity.kind == detail::ActivityKind::Kernel && is_comm[activity.row]))
                 continue;
             const int64_t gap_start_ns = busy_until_ns == INT64_MIN ? steps_start_ns : busy_until_ns;
             if (activity.start_ns > gap_start_ns && activity.start_ns > steps_start_ns)

@@ -181,6 +181,43 @@ KernelClassification classify_kernel_name(std::string_view demangled_name)
     return {};
 }
 
+KernelClassCache::KernelClassCache(const TraceModel& model)
+    : model_(model)
+    , class_of_(model.strings.size(), kUnknown)
+{
+}
+
+uint8_t KernelClassCache::class_of(StringRef ref)
+{
+    uint8_t& cached = class_of_[ref.index];
+    if (cached == kUnknown) {
+        const std::string_view text = model_.strings[ref];
+        cached = text.empty() ? kEmpty : static_cast<uint8_t>(classify_kernel_name(text).cls);
+    }
+    return cached;
+}
+
+KernelClassCache::Entry KernelClassCache::of(size_t kernel_row)
+{
+    StringRef name = model_.kernels.name[kernel_row];
+    uint8_t cls = class_of(name);
+    if (cls == kEmpty) {
+        name = model_.kernels.short_name[kernel_row];
+        cls = class_of(name);
+        if (cls == kEmpty)
+            return { KernelClass::Other, name };
+    }
+    return { static_cast<KernelClass>(cls), name };
+}
+
+std::optional<KernelClass> KernelClassCache::known_class(StringRef name) const
+{
+    const uint8_t cls = class_of_[name.index];
+    if (cls == kUnknown || cls == kEmpty)
+        return std::nullopt;
+    return static_cast<KernelClass>(cls);
+}
+
 double KernelClassReport::share(KernelClass cls) const
 {
     return step_ns > 0 ? static_cast<double>(of(cls).time_ns) / static_cast<double>(step_ns) : 0.0;
@@ -188,18 +225,8 @@ double KernelClassReport::share(KernelClass cls) const
 
 KernelClassReport classify_kernels(const TraceModel& model, const StepSet& steps, size_t top_n)
 {
-    constexpr uint8_t kUnknown = 0xFF; // not classified yet
-    constexpr uint8_t kEmpty = 0xFE; // empty name: use the kernel's short name
+    KernelClassCache classes(model);
     const KernelTable& kernels = model.kernels;
-    std::vector<uint8_t> class_of(model.strings.size(), kUnknown);
-    const auto class_of_ref = [&](StringRef ref) -> uint8_t {
-        uint8_t& cached = class_of[ref.index];
-        if (cached == kUnknown) {
-            const std::string_view text = model.strings[ref];
-            cached = text.empty() ? kEmpty : static_cast<uint8_t>(classify_kernel_name(text).cls);
-        }
-        return cached;
-    };
 
     KernelClassReport report;
     report.steps.reserve(steps.steps.size());
@@ -213,14 +240,8 @@ KernelClassReport classify_kernels(const TraceModel& model, const StepSet& steps
     std::vector<int64_t> name_time_ns(model.strings.size(), 0), name_count(model.strings.size(), 0);
     size_t step = 0;
     for (size_t k = 0; k < kernels.size(); ++k) {
-        StringRef name = kernels.name[k];
-        uint8_t cls = class_of_ref(name);
-        if (cls == kEmpty) {
-            name = kernels.short_name[k];
-            cls = class_of_ref(name);
-            if (cls == kEmpty)
-                cls = static_cast<uint8_t>(KernelClass::Other);
-        }
+        const auto [kernel_class, name] = classes.of(k);
+        const auto cls = static_cast<size_t>(kernel_class);
         // Kernels and steps are both sorted by start: one forward walk assigns each kernel to its step.
         const int64_t start_ns = kernels.start_ns[k];
         while (step < steps.steps.size() && steps.steps[step].end_ns <= start_ns)
@@ -245,12 +266,13 @@ KernelClassReport classify_kernels(const TraceModel& model, const StepSet& steps
         report.total.count += row.total.count;
     }
 
-    for (uint32_t i = 0; i < class_of.size(); ++i) {
-        if (class_of[i] == kUnknown || class_of[i] == kEmpty)
+    for (uint32_t i = 0; i < model.strings.size(); ++i) {
+        const std::optional<KernelClass> cls = classes.known_class(StringRef { i });
+        if (!cls)
             continue;
-        report.distinct_names[class_of[i]] += 1;
+        report.distinct_names[size_t(*cls)] += 1;
         if (name_count[i] > 0)
-            report.top[class_of[i]].push_back({ StringRef { i }, name_time_ns[i], name_count[i] });
+            report.top[size_t(*cls)].push_back({ StringRef { i }, name_time_ns[i], name_count[i] });
     }
     for (std::vector<TopKernel>& top : report.top) {
         const auto before = [](const TopKernel& a, const TopKernel& b) {

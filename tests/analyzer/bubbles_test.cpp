@@ -413,3 +413,60 @@ TEST_CASE("the recorded launch_bound sample: its tiny-kernel phase is launch-bou
         }
     }
 }
+
+TEST_CASE("rule 4: in a multi-rank run, a gap filled by a collective is comm, and the collective is not busy time",
+    "[bubbles]")
+{
+    // Compute [0, 100) on stream 7; an all-reduce on stream 9 runs [100, 400) while compute waits for it (the
+    // next compute kernel was launched long before, at 20); then compute [400, 500). A second collective
+    // [520, 560) overlaps a compute kernel [500, 600) and hides nothing.
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    s.launch(host, call(0, 10), kernel(30, 100));
+    KernelSpec allreduce = kernel(100, 400, 9);
+    allreduce.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+    s.launch(host, call(12, 18), allreduce);
+    s.launch(host, call(20, 28), kernel(400, 500));
+    s.launch(host, call(30, 38), kernel(500, 600));
+    KernelSpec overlapped = allreduce;
+    overlapped.start_ns = 520;
+    overlapped.end_ns = 560;
+    s.launch(host, call(40, 48), overlapped);
+    const BubbleAnalysis analysis = analyze(write_and_load(s, "comm"), steps_of({ { 0, 600 } }));
+    CHECK(analysis.multi_rank);
+    // [0, 30): launch-bound; [100, 400): the collective covers all of it.
+    check_bubbles(analysis, { { 0, 30, BubbleCause::Launch }, { 100, 400, BubbleCause::Comm } });
+    const BubbleTotals& totals = analysis.total;
+    CHECK(totals.busy_ns == 270);
+    CHECK(totals.idle_ns == 330);
+    CHECK(cause_ns(totals, BubbleCause::Comm) == 300);
+}
+
+TEST_CASE("rule 4: single-rank runs have no comm cause and no communication kernels", "[bubbles]")
+{
+    const BubbleAnalysis analysis = analyze(write_and_load(sync_scenario(), "single-rank"), steps_of({ { 0, 500 } }));
+    CHECK_FALSE(analysis.multi_rank);
+    CHECK(cause_ns(analysis.total, BubbleCause::Comm) == 0);
+}
+
+TEST_CASE("the recorded host_stall sample: the host-caused idle time per step is the printed stall within 5%",
+    "[bubbles][samples]")
+{
+    // samples/cuda/host_stall.cu, 12 steps: per step 4 kernels of 100 us, a 20 ms host busy-wait with no CUDA
+    // call, 4 more kernels, a stream sync. The program printed each stall's length (samples/traces/README.md);
+    // all 12 were 20.000 ms within 0.2 us.
+    auto model = load_trace(std::string(FP8SCOPE_SAMPLE_TRACES) + "/h200-sample-host-stall.sqlite");
+    REQUIRE(model);
+    StepOptions options;
+    options.warmup = 0;
+    const StepSet steps = find_steps(*model, options);
+    REQUIRE(steps.steps.size() == 12);
+    const BubbleAnalysis analysis = analyze(*model, steps);
+    REQUIRE(analysis.per_device_step.size() == 12);
+    constexpr double kStallNs = 20'000'000;
+    for (size_t i = 0; i < 12; ++i) {
+        INFO("step " << i);
+        const int64_t host_ns = cause_ns(analysis.per_device_step[i].totals, BubbleCause::Host);
+        CHECK(std::abs(double(host_ns) - kStallNs) <= 0.05 * kStallNs);
+    }
+}

@@ -18,6 +18,8 @@ inline constexpr std::array<int64_t, 3> kGapBucketBoundsNs { 10'000, 100'000, 1'
 inline constexpr size_t kGapBucketCount = kGapBucketBoundsNs.size() + 1;
 // Rule 3: a gap is `launch` when the launching thread spent more than this share of it inside CUDA API calls.
 inline constexpr double kLaunchApiShare = 0.5;
+// Rule 4 (multi-rank runs): a gap is `comm` when communication kernels cover more than this share of it.
+inline constexpr double kCommShare = 0.5;
 
 struct BubbleTotals {
     int64_t step_ns = 0; // step time; in sums over devices or steps, the sum of each device's step time
@@ -47,6 +49,9 @@ struct BubbleAnalysis {
     // activities joined to their call by correlation id, clamped at 0. Rule 2 ("dependency") uses it.
     int64_t epsilon_ns = 0;
     int64_t epsilon_samples = 0; // activities that were joined to their call
+    // Rule 4 applies: the meta's world size is above 1 or the trace has communication kernels. Communication
+    // kernels then count as idle time (they wait for other ranks), and the gaps they fill are `comm`.
+    bool multi_rank = false;
     // Devices with at least one activity of non-zero length inside the steps, ascending.
     std::vector<uint32_t> devices;
     std::vector<Bubble> bubbles; // by device, then time; one per device, step and maximal idle interval

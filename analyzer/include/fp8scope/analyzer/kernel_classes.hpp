@@ -42,6 +42,29 @@ struct KernelClassification {
 };
 KernelClassification classify_kernel_name(std::string_view demangled_name);
 
+// The class of each kernel row, each distinct name classified once: the demangled name, or the short name when
+// the demangled one is empty (then Other when both are). Shared by classify_kernels() and the bubble analysis.
+class KernelClassCache {
+public:
+    explicit KernelClassCache(const TraceModel& model);
+
+    struct Entry {
+        KernelClass cls = KernelClass::Other;
+        StringRef name; // the name that decided it
+    };
+    Entry of(size_t kernel_row);
+    // The class of a name of() has already classified; nullopt for names it has not met or that were empty.
+    std::optional<KernelClass> known_class(StringRef name) const;
+
+private:
+    static constexpr uint8_t kUnknown = 0xFF; // not classified yet
+    static constexpr uint8_t kEmpty = 0xFE; // empty name
+    uint8_t class_of(StringRef ref);
+
+    const TraceModel& model_;
+    std::vector<uint8_t> class_of_;
+};
+
 struct ClassTotals {
     int64_t time_ns = 0; // sum of kernel durations (not a union: overlapping kernels both count)
     int64_t count = 0;
