@@ -1,0 +1,218 @@
+"""fp8scope.torch: PyTorch helpers. torch is imported only inside annotate(), never when fp8scope is imported.
+
+annotate(model) does two things while the model runs:
+- NVTX ranges named after each module's qualified name ("blocks.0.qkv"; the root takes its class name), pushed and
+  popped by forward pre/post hooks and, for the backward pass, by full backward pre/post hooks. The collector
+  records NVTX ranges, so every GEMM the module launches carries the module's name in its NVTX path.
+- High-precision statistics at FP8 casts (cast_stats=True): a TorchFunctionMode, entered at the outermost
+  annotated forward and left when it returns, watches casts of float32/bfloat16/float16 tensors to float8_e4m3fn or
+  float8_e5m2 (Tensor.to, Tensor.type, Tensor.copy_) and probes the SOURCE tensor against the target format with
+  scale 1, named "<module>.<n>" for the n-th cast (from 0) in one run of the innermost running module.
+
+Why only the forward pass gets cast statistics: the autograd engine restores each node's thread-local state,
+torch-function modes included, from the state captured at .backward() (engine.cpp, ThreadLocalStateGuard around
+every node), so a mode entered in a backward hook is gone by the next node; popping it later would even pop the
+wrong mode. FP8 gradients are still seen as FP8 codes where the GEMM consumes them (zero-code statistics).
+"""
+
+import threading
+import weakref
+
+from . import _api, _collector
+
+_CAST_FUNCTIONS = frozenset(("to", "type", "copy_"))
+_HIGH_PRECISION = frozenset(("float32", "bfloat16", "float16"))
+_FP8_TARGETS = {"float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+
+_annotated = weakref.WeakSet()  # root modules with hooks in place: annotating twice would nest every range twice
+_mode_class = []  # the cast-statistics mode class, made once torch is imported
+
+
+class Handle:
+    """What annotate() returns: remove() takes every hook away again (a no-op when none was installed). Also a
+    context manager that removes the hooks on exit."""
+
+    def __init__(self, hooks=(), model=None):
+        self._hooks = list(hooks)
+        self._model = model
+
+    @property
+    def active(self):
+        """True while hooks are installed."""
+        return bool(self._hooks)
+
+    def remove(self):
+        hooks, self._hooks = self._hooks, []
+        for hook in hooks:
+            hook.remove()
+        if hooks and self._model is not None:
+            _annotated.discard(self._model)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.remove()
+        return False
+
+
+class _ThreadState(threading.local):
+    """Per thread, because forward runs on the caller's thread and backward on autograd's device threads, and NVTX
+    ranges are per thread too."""
+
+    def __init__(self):
+        self.forward = []  # [qualified name, casts so far, module] per running annotated module, innermost last
+        self.backward = []  # modules whose backward range is open, innermost last
+        self.mode = None  # the cast-statistics mode, while entered on this thread
+        self.mode_depth = 0  # len(forward) when it was entered
+
+
+# One state for all annotated models, so that a model running inside another shares the module stack and the mode
+# (two modes would measure every cast twice).
+_state = _ThreadState()
+
+
+def annotate(model, cast_stats=True, backward=True):
+    """Install NVTX naming (and, with cast_stats, statistics at FP8 casts) on `model` and all its submodules.
+    Installs nothing and returns an inactive Handle when no collector is loaded. backward=False leaves out the
+    full backward hooks (see docs/python.md: they reject in-place changes of a module's inputs or outputs)."""
+    if _collector.api() is None and not _collector.undecided():
+        return Handle()
+    if model in _annotated:
+        _api._warn_once("annotate-twice", f"annotate: {type(model).__name__} is already annotated (call "
+                        "remove() on the first handle first); nothing added")
+        return Handle()
+    try:
+        import torch  # the caller holds a model, so this finds torch already imported
+    except ImportError:
+        _api._warn_once("annotate-no-torch", "annotate needs PyTorch; nothing installed")
+        return Handle()
+
+    state = _state
+    if cast_stats and not _mode_class:
+        _mode_class.append(_cast_mode_class(torch, state))
+    cast_mode = _mode_class[0] if cast_stats else None
+    push, pop = _nvtx_functions(torch)
+    hooks = []
+    try:
+        for qualified_name, module in model.named_modules():
+            name = qualified_name or type(model).__name__
+            hooks += _forward_hooks(module, name, state, cast_mode, push, pop)
+            if backward:
+                hooks += _backward_hooks(module, name + ".backward", state, push, pop)
+    except Exception as error:  # e.g. a scripted module that refuses hooks: leave the model as it was
+        for hook in hooks:
+            hook.remove()
+        _api._warn_once("annotate-error", f"annotate: hooks could not be installed ({type(error).__name__}: "
+                        f"{error}); the model runs unannotated")
+        return Handle()
+    _annotated.add(model)
+    return Handle(hooks, model)
+
+
+def _nvtx_functions(torch):
+    nvtx = getattr(torch.cuda, "nvtx", None)
+    if nvtx is None or not hasattr(torch._C, "_nvtx"):  # a build without CUDA: names only, no ranges
+
+        def nothing(*_):
+            return None
+
+        return nothing, nothing
+    return nvtx.range_push, nvtx.range_pop
+
+
+def _forward_hooks(module, name, state, cast_mode, push, pop):
+    def before(mod, args):
+        if _collector.api() is None:
+            return
+        push(name)
+        state.forward.append([name, 0, mod])
+        if cast_mode is not None and state.mode is None:
+            mode = cast_mode()
+            mode.__enter__()
+            state.mode, state.mode_depth = mode, len(state.forward)
+
+    def after(mod, args, output):
+        frames = state.forward
+        if not frames or frames[-1][2] is not mod:  # `before` did nothing for this call
+            return
+        if state.mode is not None and state.mode_depth == len(frames):
+            mode, state.mode = state.mode, None
+            mode.__exit__(None, None, None)
+        frames.pop()
+        pop()
+
+    pre = module.register_forward_pre_hook(before)
+    try:  # always_call (PyTorch >= 2.1): the range is closed and the mode left even when forward raises
+        post = module.register_forward_hook(after, always_call=True)
+    except TypeError:
+        post = module.register_forward_hook(after)
+    return [pre, post]
+
+
+def _backward_hooks(module, name, state, push, pop):
+    if not hasattr(module, "register_full_backward_pre_hook"):  # PyTorch < 2.0: no backward ranges
+        return []
+
+    def before(mod, grad_output):
+        if _collector.api() is None:
+            return None
+        push(name)
+        state.backward.append(mod)
+        return None
+
+    def after(mod, grad_input, grad_output):
+        # Close this module's range and any range left open inside it: a module whose gradient never reached its
+        # inputs gets its pre-hook but not this hook, and an unclosed NVTX range would misname all later work.
+        opened = state.backward
+        for depth in range(len(opened) - 1, -1, -1):
+            if opened[depth] is mod:
+                while len(opened) > depth:
+                    opened.pop()
+                    pop()
+                break
+        return None
+
+    return [module.register_full_backward_pre_hook(before), module.register_full_backward_hook(after)]
+
+
+def _cast_mode_class(torch, state):
+    TorchFunctionMode = torch.overrides.TorchFunctionMode  # `import torch` imports torch.overrides
+
+    tensor_type = torch.Tensor
+    parameter_type = torch.nn.Parameter
+
+    def on_cast(function_name, args, result):
+        if function_name == "copy_":  # dst.copy_(src)
+            if len(args) < 2:
+                return
+            source, destination = args[1], args[0]
+        else:  # src.to(...), src.type(...)
+            if not args:
+                return
+            source, destination = args[0], result
+        if not isinstance(source, tensor_type) or not isinstance(destination, tensor_type):
+            return
+        target = _FP8_TARGETS.get(_api._dtype_name(destination.dtype))
+        if target is None or _api._dtype_name(source.dtype) not in _HIGH_PRECISION or not state.forward:
+            return
+        frame = state.forward[-1]
+        ordinal, frame[1] = frame[1], frame[1] + 1
+        role = "weight" if isinstance(source, parameter_type) else None
+        # The source is already multiplied by the scale when it reaches the cast, hence scale 1.
+        _api.probe(f"{frame[0]}.{ordinal}", source, scale=1.0, target=target, role=role)
+
+    class CastStatisticsMode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            # While this runs the mode is off (PyTorch pops it), so the call below and the probe see no mode.
+            result = func(*args, **(kwargs or {}))
+            function_name = getattr(func, "__name__", None)
+            if function_name in _CAST_FUNCTIONS:
+                try:
+                    on_cast(function_name, args, result)
+                except Exception as error:
+                    _api._warn_once("cast-error", f"annotate: a cast was not measured ({type(error).__name__}: "
+                                    f"{error})")
+            return result
+
+    return CastStatisticsMode

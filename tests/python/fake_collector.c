@@ -1,0 +1,79 @@
+/* A stand-in for libfp8scope.so's C API (probes/include/fp8scope.h), for testing the Python package without a GPU.
+ * Each call appends one line to the file named by FAKE_FP8SCOPE_LOG: the function and its arguments, so a test
+ * sees exactly what arrived through ctypes. FAKE_FP8SCOPE_API_VERSION overrides the version it reports and
+ * FAKE_FP8SCOPE_STATUS the status every other call returns. It has no constructor: being mapped changes nothing. */
+#include "fp8scope.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void log_line(const char* format, ...)
+{
+    const char* path = getenv("FAKE_FP8SCOPE_LOG");
+    if (path == NULL)
+        return;
+    FILE* file = fopen(path, "a");
+    if (file == NULL)
+        return;
+    va_list args;
+    va_start(args, format);
+    vfprintf(file, format, args);
+    va_end(args);
+    fputc('\n', file);
+    fclose(file);
+}
+
+static int env_int(const char* name, int fallback)
+{
+    const char* value = getenv(name);
+    return value != NULL ? atoi(value) : fallback;
+}
+
+/* Pointers as 0x-prefixed hex, NULL as 0x0, whatever printf's %p would do. */
+static unsigned long long address(const void* pointer)
+{
+    return (unsigned long long)(uintptr_t)pointer;
+}
+
+int fp8scope_api_version(void)
+{
+    const int version = env_int("FAKE_FP8SCOPE_API_VERSION", FP8SCOPE_C_API_VERSION);
+    log_line("api_version %d", version);
+    return version;
+}
+
+int fp8scope_probe(const struct fp8scope_probe_args* args)
+{
+    if (args == NULL) {
+        log_line("probe NULL");
+        return FP8SCOPE_E_INVALID_ARGUMENT;
+    }
+    log_line("probe name=%s data=0x%llx numel=%llu dtype=%d target=%d role=%d scale_kind=%d scale=%.9g "
+             "scale_device=0x%llx stream=0x%llx struct_size=%s",
+        args->name != NULL ? args->name : "(null)", address(args->data), (unsigned long long)args->numel,
+        (int)args->dtype, (int)args->target_format, (int)args->role, (int)args->scale_kind, (double)args->scale,
+        address(args->scale_device), address(args->stream),
+        args->struct_size == sizeof(struct fp8scope_probe_args) ? "ok" : "wrong");
+    return env_int("FAKE_FP8SCOPE_STATUS", FP8SCOPE_OK);
+}
+
+int fp8scope_step(int64_t step)
+{
+    log_line("step %lld", (long long)step);
+    return env_int("FAKE_FP8SCOPE_STATUS", FP8SCOPE_OK);
+}
+
+int fp8scope_scalar(const char* name, double value)
+{
+    log_line("scalar name=%s value=%.17g", name != NULL ? name : "(null)", value);
+    return env_int("FAKE_FP8SCOPE_STATUS", FP8SCOPE_OK);
+}
+
+int fp8scope_scalar_device(const char* name, const void* device_value, int32_t dtype, void* stream)
+{
+    log_line("scalar_device name=%s value=0x%llx dtype=%d stream=0x%llx", name != NULL ? name : "(null)",
+        address(device_value), (int)dtype, address(stream));
+    return env_int("FAKE_FP8SCOPE_STATUS", FP8SCOPE_OK);
+}

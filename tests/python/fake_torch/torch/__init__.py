@@ -1,0 +1,183 @@
+"""A stand-in for the few parts of PyTorch that fp8scope.torch touches, for tests on machines without torch.
+
+It models: dtypes printed as "torch.<name>"; tensors with data_ptr/numel/dtype/device/is_contiguous and a `to`,
+`type` and `copy_` that go through torch-function modes as PyTorch's do (the innermost mode is popped while its
+__torch_function__ runs); nn.Module with named_modules and forward/backward hooks whose handles remove them; NVTX
+push/pop and the current stream, recorded in `calls`. Backward hooks are fired by the test itself
+(Module.fire_backward_pre / fire_backward), since there is no autograd here.
+"""
+
+import itertools
+import types
+
+calls = []  # ("push", name), ("pop",), ("mode_enter",), ("mode_exit",) in the order they happened
+_modes = []
+_addresses = itertools.count(0x10000, 0x1000)
+
+
+class dtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+float32, bfloat16, float16, int32 = dtype("float32"), dtype("bfloat16"), dtype("float16"), dtype("int32")
+float8_e4m3fn, float8_e5m2 = dtype("float8_e4m3fn"), dtype("float8_e5m2")
+
+
+class device:
+    def __init__(self, type, index=None):
+        self.type, self.index = type, index
+
+
+def _dispatch(func, args, implementation):
+    if not _modes:
+        return implementation()
+    mode = _modes.pop()
+    try:
+        return mode.__torch_function__(func, (Tensor,), args, {})
+    finally:
+        _modes.append(mode)
+
+
+class Tensor:
+    def __init__(self, numel=16, dtype=bfloat16, device_type="cuda", contiguous=True):
+        self._ptr, self._numel, self.dtype = next(_addresses), numel, dtype
+        self.device, self._contiguous = device(device_type, 0 if device_type == "cuda" else None), contiguous
+
+    def data_ptr(self):
+        return self._ptr
+
+    def numel(self):
+        return self._numel
+
+    def is_contiguous(self):
+        return self._contiguous
+
+    def to(self, dtype):
+        return _dispatch(Tensor.to, (self, dtype), lambda: Tensor(self._numel, dtype, self.device.type))
+
+    def type(self, dtype):
+        return _dispatch(Tensor.type, (self, dtype), lambda: Tensor(self._numel, dtype, self.device.type))
+
+    def copy_(self, source):
+        return _dispatch(Tensor.copy_, (self, source), lambda: self)
+
+    def add(self, other):  # any other torch function: must pass through the mode untouched
+        return _dispatch(Tensor.add, (self, other), lambda: Tensor(self._numel, self.dtype, self.device.type))
+
+
+def empty(numel, dtype=bfloat16):
+    return Tensor(numel, dtype)
+
+
+class _Stream:
+    def __init__(self, handle):
+        self.cuda_stream = handle
+
+
+def _current_stream(device=None):
+    return _Stream(0x5000 + (getattr(device, "index", None) or 0))
+
+
+def _range_push(name):
+    calls.append(("push", name))
+
+
+def _range_pop():
+    calls.append(("pop",))
+
+
+cuda = types.SimpleNamespace(
+    current_stream=_current_stream,
+    is_initialized=lambda: True,
+    nvtx=types.SimpleNamespace(range_push=_range_push, range_pop=_range_pop),
+)
+_C = types.SimpleNamespace(_nvtx=object())
+
+
+class TorchFunctionMode:
+    def __enter__(self):
+        calls.append(("mode_enter",))
+        _modes.append(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        calls.append(("mode_exit",))
+        _modes.pop()
+        return False
+
+
+overrides = types.SimpleNamespace(TorchFunctionMode=TorchFunctionMode)
+
+
+class _HookHandle:
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+        hooks.append(hook)
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+class Parameter(Tensor):
+    pass
+
+
+class Module:
+    def __init__(self):
+        object.__setattr__(self, "_children", {})
+        self.hooks = {"pre": [], "post": [], "always": [], "backward_pre": [], "backward": []}
+
+    def __setattr__(self, name, value):
+        if isinstance(value, Module):
+            self._children[name] = value
+        object.__setattr__(self, name, value)
+
+    def named_modules(self, prefix=""):
+        yield prefix, self
+        for name, child in self._children.items():
+            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+
+    def hook_count(self):
+        """Hooks installed on this module and all below it."""
+        return sum(len(hooks) for _, module in self.named_modules() for hooks in module.hooks.values())
+
+    def register_forward_pre_hook(self, hook):
+        return _HookHandle(self.hooks["pre"], hook)
+
+    def register_forward_hook(self, hook, always_call=False):
+        return _HookHandle(self.hooks["always" if always_call else "post"], hook)
+
+    def register_full_backward_pre_hook(self, hook):
+        return _HookHandle(self.hooks["backward_pre"], hook)
+
+    def register_full_backward_hook(self, hook):
+        return _HookHandle(self.hooks["backward"], hook)
+
+    def __call__(self, *args):
+        for hook in list(self.hooks["pre"]):
+            hook(self, args)
+        try:
+            result = self.forward(*args)
+        except Exception:
+            for hook in list(self.hooks["always"]):
+                hook(self, args, None)
+            raise
+        for hook in list(self.hooks["post"]) + list(self.hooks["always"]):
+            hook(self, args, result)
+        return result
+
+    def fire_backward_pre(self):
+        for hook in list(self.hooks["backward_pre"]):
+            hook(self, (None,))
+
+    def fire_backward(self):
+        for hook in list(self.hooks["backward"]):
+            hook(self, (None,), (None,))
+
+
+nn = types.SimpleNamespace(Module=Module, Parameter=Parameter)
