@@ -74,6 +74,7 @@ def nothing_loaded(fp8scope):
 
 def preload_calls(fp8scope):
     show("enabled", fp8scope.enabled())
+    show("found_via", fp8scope._collector.found_via)
     bf16 = FakeTensor(0x1000, 4096, "torch.bfloat16")
     # No torch imported: the legacy default stream (0) unless a stream is given.
     show("probe_plain", fp8scope.probe("plain", bf16))
@@ -124,6 +125,7 @@ def injection_loaded_later(fp8scope):
     ctypes.CDLL(path, mode=os.RTLD_LOCAL)
     show("global_visible", hasattr(ctypes.CDLL(None), "fp8scope_api_version"))
     show("enabled_after", fp8scope.enabled())
+    show("found_via", fp8scope._collector.found_via)
     show("step_after", fp8scope.step())
     show("probe_after", fp8scope.probe("late", FakeTensor(0x1000, 8, "torch.float32"), stream=0x77))
 

@@ -33,6 +33,7 @@ TEST_CASE("a preloaded collector receives each call with its arguments")
 {
     const auto run = run_scenario("preload_calls", { "LD_PRELOAD=" + kFake });
     CHECK(run.values.at("enabled") == "True");
+    CHECK(run.values.at("found_via") == "global scope");
     for (const char* key : { "probe_plain", "probe_value", "probe_device", "probe_device_inv", "probe_fp8",
              "probe_torch_stream", "scalar_torch_stream", "name_with_nul" })
         CHECK(run.values.at(key) == "True");
@@ -103,6 +104,7 @@ TEST_CASE("CUDA_INJECTION64_PATH: the collector is found once the driver has loa
     CHECK(run.values.at("loaded_before") == "False"); // looking for it did not load it
     CHECK(run.values.at("global_visible") == "False"); // so it was found through the injection path
     CHECK(run.values.at("enabled_after") == "True");
+    CHECK(run.values.at("found_via") == "CUDA_INJECTION64_PATH");
     CHECK(run.values.at("step_after") == "True");
     CHECK(run.values.at("probe_after") == "True");
     const std::vector<std::string> expected { "api_version 1", "step 1",

@@ -84,6 +84,7 @@ class Api:
 _lock = threading.Lock()
 _state = _PENDING
 _api = None
+found_via = None  # once found: "global scope", "CUDA_INJECTION64_PATH" or "soname" (for diagnostics)
 
 
 def _open_loaded(path):
@@ -95,17 +96,17 @@ def _open_loaded(path):
 
 
 def _find_library():
-    """A handle on which fp8scope_api_version resolves, or None."""
-    candidates = [None]  # dlopen(NULL): the global scope, where LD_PRELOAD puts the collector
+    """(handle on which fp8scope_api_version resolves, how it was found), or (None, None)."""
+    candidates = [("global scope", None)]  # dlopen(NULL): where LD_PRELOAD puts the collector
     injection_path = os.environ.get("CUDA_INJECTION64_PATH")
     if injection_path:
-        candidates.append(injection_path)
-    candidates.append(_SONAME)  # loaded some other way, found by its soname
-    for path in candidates:
+        candidates.append(("CUDA_INJECTION64_PATH", injection_path))
+    candidates.append(("soname", _SONAME))  # loaded some other way, found by its soname
+    for how, path in candidates:
         lib = ctypes.CDLL(None) if path is None else _open_loaded(path)
         if lib is not None and hasattr(lib, _SYMBOL):
-            return lib
-    return None
+            return lib, how
+    return None, None
 
 
 def _cuda_initialized():
@@ -126,8 +127,8 @@ def _could_still_arrive():
 
 
 def _resolve(cuda_is_up):
-    global _state, _api
-    lib = _find_library()
+    global _state, _api, found_via
+    lib, how = _find_library()
     if lib is None:
         if cuda_is_up or not _could_still_arrive():
             _state = _ABSENT
@@ -143,7 +144,7 @@ def _resolve(cuda_is_up):
         )
         _state = _ABSENT
         return
-    _api = api
+    _api, found_via = api, how
     _state = _FOUND
 
 
