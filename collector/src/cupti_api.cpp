@@ -67,6 +67,7 @@ bool resolve_all(CuptiApi& api, std::string& missing)
     need("cuptiActivitySetAttribute", api.activitySetAttribute);
     need("cuptiSetThreadIdType", api.setThreadIdType);
     resolve(api.handle, "cuptiSubscribe_v2", api.subscribeV2); // optional
+    resolve(api.handle, "cuptiGetStreamIdEx", api.getStreamIdEx); // optional: without it rows carry stream 0
     return ok;
 }
 

@@ -38,6 +38,8 @@ struct CuptiApi {
     CUptiResult (*activityGetNumDroppedRecords)(CUcontext, uint32_t, size_t*) = nullptr;
     CUptiResult (*activitySetAttribute)(CUpti_ActivityAttribute, size_t*, void*) = nullptr;
     CUptiResult (*setThreadIdType)(CUpti_ActivityThreadIdType) = nullptr;
+    // The stream id CUPTI's records carry for a CUstream (tensor statistics rows name their stream with it).
+    CUptiResult (*getStreamIdEx)(CUcontext, CUstream, uint8_t, uint32_t*) = nullptr;
 
     // "CUPTI_ERROR_NOT_INITIALIZED" for a result code, never null.
     const char* result_name(CUptiResult result) const;

@@ -6,6 +6,7 @@
 //    same two entry points run lazily: nothing happens in a process that never initializes CUDA;
 //  - _exit, interposed when preloaded: os._exit() and other exits that skip atexit still finish the trace.
 #include "cupti_api.hpp"
+#include "nvtx_paths.hpp"
 #include "session.hpp"
 #include "warn.hpp"
 
@@ -58,7 +59,12 @@ FP8SCOPE_EXPORT int InitializeInjectionNvtx2(void* get_export_table)
     if (!cupti)
         return 0; // NVTX calls stay no-ops; InitializeInjection reports the missing CUPTI once
     auto init = reinterpret_cast<Init>(dlsym(cupti->handle, "InitializeInjectionNvtx2"));
-    return init ? init(get_export_table) : 0;
+    if (!init || !init(get_export_table))
+        return 0;
+    // On top of CUPTI's handlers: the per-thread range path that names tensor-statistics sites.
+    if (!fp8scope::collector::wrap_nvtx_ranges(get_export_table))
+        fp8scope::collector::warn("cannot follow NVTX ranges in one module (its tensor statistics carry no NVTX path)");
+    return 1;
 }
 
 FP8SCOPE_EXPORT void _exit(int status)

@@ -6,6 +6,7 @@
 #include "lifecycle.hpp"
 #include "output_path.hpp"
 #include "record_decoder.hpp"
+#include "stats_engine.hpp"
 #include "warn.hpp"
 
 #include "fp8scope/format/background_writer.hpp"
@@ -40,6 +41,7 @@ struct Session {
     std::atomic<int64_t> dropped_by_cupti { 0 }; // cuptiActivityGetNumDroppedRecords
     std::atomic<int64_t> dropped_by_queue { 0 }; // buffers the writer could not take
     int64_t pool_exhausted_written = 0; // writer thread only
+    SessionServices services;
 };
 
 // Never freed: CUPTI may call back until the process is gone, and a forked child must not run destructors
@@ -438,6 +440,7 @@ bool start_locked()
     const size_t max_buffers = env_size("FP8SCOPE_MAX_BUFFERS", 64, 2, BufferPool::kMaxBuffers);
     s.pool = std::make_unique<BufferPool>(buffer_mb << 20, std::min<size_t>(8, max_buffers), max_buffers);
 
+    s.services = { s.cupti, s.start_cupti_ns };
     g_session = session.release();
     const CUptiResult registered = s.cupti->activityRegisterCallbacks(buffer_requested, buffer_completed);
     if (registered != CUPTI_SUCCESS || !enable_activities(s)) {
@@ -488,6 +491,23 @@ void flush_session_periodic()
         return;
     // Flag 0: only records that are complete, without waiting for the device (cupti_activity.h).
     s->cupti->activityFlushAll(0);
+    s->writer->post([](TraceDb& db) { harvest_tensor_stats(db, false); });
+}
+
+const SessionServices* running_session_services()
+{
+    Session* s = g_session;
+    if (!s || g_state.load(std::memory_order_acquire) != State::Running || getpid() != s->owner_pid)
+        return nullptr;
+    return &s->services;
+}
+
+bool post_to_writer(std::function<void(TraceDb&)> task)
+{
+    Session* s = g_session;
+    if (!running_session_services())
+        return false;
+    return s->writer->post(std::move(task));
 }
 
 void stop_session(std::string_view reason)
@@ -501,6 +521,7 @@ void stop_session(std::string_view reason)
         return;
     s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     s->writer->post([s](TraceDb& db) {
+        harvest_tensor_stats(db, true);
         s->decoder->finish(db);
         write_dropped(*s, db);
     });

@@ -6,7 +6,13 @@
 // happens (lifecycle.hpp).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string_view>
+
+namespace fp8scope {
+class TraceDb;
+}
 
 namespace fp8scope::collector {
 
@@ -29,5 +35,15 @@ void flush_session_periodic();
 void abandon_session_after_fork();
 
 State session_state();
+
+struct CuptiApi;
+// What tensor statistics (stats_engine.cpp) need from the session, or null unless this process is recording.
+struct SessionServices {
+    const CuptiApi* cupti = nullptr;
+    uint64_t start_cupti_ns = 0; // trace times are CUPTI timestamps minus this
+};
+const SessionServices* running_session_services();
+// Runs `task` on the writer thread. False (and nothing runs) when not recording or the queue is full.
+bool post_to_writer(std::function<void(TraceDb&)> task);
 
 } // namespace fp8scope::collector

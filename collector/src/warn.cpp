@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
 
 namespace fp8scope::collector {
@@ -27,6 +29,18 @@ void write_line(std::string_view prefix, std::string_view text)
 void warn(std::string_view text)
 {
     write_line("fp8scope: warning: ", text);
+}
+
+void warn_once(std::string_view key, std::string_view text)
+{
+    static std::mutex mutex;
+    static auto* seen = new std::set<std::string, std::less<>>; // never destroyed: warnings may come during exit
+    {
+        std::lock_guard lock(mutex);
+        if (!seen->emplace(key).second)
+            return;
+    }
+    warn(text);
 }
 
 void inform(std::string_view text)

@@ -21,6 +21,11 @@ Everything stays on the device: no .item(), no host sync.
 import torch
 import torch.nn as nn
 
+try:  # fp8scope (probes/python): TE-exact overflow/underflow of each cast's high-precision input
+    import fp8scope
+except ImportError:
+    fp8scope = None
+
 E4M3 = torch.float8_e4m3fn
 E5M2 = torch.float8_e5m2
 E4M3_MAX = 448.0
@@ -75,6 +80,10 @@ class Fp8Linear(nn.Module):
 
         Returns the FP8 tensor (same layout as t) and the scale_inv that dequantises it."""
         scale = self.scale[row]
+        if fp8scope is not None:
+            # Before the cast, with the scale the cast uses (a device tensor: no sync): overflow = |t| >
+            # fp8_max / scale, underflow = nonzero t that becomes 0 (TransformerEngine's definitions).
+            fp8scope.probe(TENSOR_NAMES[row], t, scale=scale, target="e4m3" if dtype == E4M3 else "e5m2")
         scale_inv = scale.reciprocal()  # a new tensor: the update below does not change it
         # In float32, as TE's cast kernels compute: bf16 * a float32 0-dim tensor would stay bf16.
         t_fp8 = t.float().mul_(scale).clamp_(-fp8_max, fp8_max).to(dtype)

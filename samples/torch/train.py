@@ -71,6 +71,17 @@ def parse_args(argv):
     )
     p.add_argument("--dataloader-workers", type=int, default=0, help="DataLoader worker processes (fork)")
     p.add_argument("--profile-torch", metavar="OUT.json", help="run under torch.profiler, write kernel counts")
+    p.add_argument(
+        "--no-annotate",
+        action="store_true",
+        help="do not call fp8scope.torch.annotate(model) (NVTX module ranges, statistics at FP8 casts)",
+    )
+    p.add_argument(
+        "--plant-overflow",
+        metavar="BLOCK:STEP:FACTOR",
+        help="test run: multiply block BLOCK's fc2 input by FACTOR in step STEP, so that its delayed FP8 scale "
+        "no longer covers it (fp8scope must flag that site and step)",
+    )
     args = p.parse_args(argv)
     if args.steps < 1:
         p.error("--steps must be at least 1")
@@ -85,7 +96,20 @@ def parse_args(argv):
         p.error("--batch and --layers must be at least 1")
     if args.amax_history < 1 or args.dataloader_workers < 0 or args.warmup_steps < 0:
         p.error("--amax-history must be >= 1, --dataloader-workers and --warmup-steps >= 0")
+    args.plant = None
+    if args.plant_overflow:
+        try:
+            block, step, factor = args.plant_overflow.split(":")
+            args.plant = (int(block), int(step), float(factor))
+        except ValueError:
+            p.error("--plant-overflow expects BLOCK:STEP:FACTOR, e.g. 2:12:1000")
+        if not 0 <= args.plant[0] < args.layers or not 0 <= args.plant[1] < args.steps:
+            p.error("--plant-overflow: BLOCK must be a layer index and STEP a step index")
     return args
+
+
+# The step being trained, for --plant-overflow (set by train()).
+CURRENT_STEP = [0]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -136,8 +160,10 @@ def make_linear(g, in_features, out_features, std, args):
 
 
 class Block(nn.Module):
-    def __init__(self, g, args):
+    def __init__(self, g, args, index=0):
         super().__init__()
+        self.index = index
+        self.plant = args.plant
         d = args.d_model
         std = 0.02
         out_std = std / math.sqrt(2 * args.layers)  # GPT-2's scaled init of the residual projections
@@ -161,7 +187,10 @@ class Block(nn.Module):
 
     def forward(self, x):
         x = x + self.attention(self.ln1(x))
-        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+        h = F.gelu(self.fc1(self.ln2(x)), approximate="tanh")
+        if self.plant and self.plant[0] == self.index and self.plant[1] == CURRENT_STEP[0]:
+            h = h * self.plant[2]  # the planted overflow: this step's fc2 input exceeds its delayed scale
+        return x + self.fc2(h)
 
 
 class Transformer(nn.Module):
@@ -171,7 +200,7 @@ class Transformer(nn.Module):
         d = args.d_model
         self.token_embedding = nn.Parameter(normal_weight(g, args.vocab, d, 0.02))
         self.position_embedding = nn.Parameter(normal_weight(g, args.seq, d, 0.02))
-        self.blocks = nn.ModuleList(Block(g, args) for _ in range(args.layers))
+        self.blocks = nn.ModuleList(Block(g, args, i) for i in range(args.layers))
         self.ln_f = nn.LayerNorm(d, dtype=torch.bfloat16)
         # The LM head stays BF16 in both precisions, as TransformerEngine recipes usually keep it.
         self.lm_head = nn.Linear(d, args.vocab, bias=False, dtype=torch.bfloat16)
@@ -205,12 +234,21 @@ def train(args, device):
 
     losses = torch.zeros(args.steps, dtype=torch.float32, device=device)
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(args.steps)]
-    step_marker = getattr(fp8scope, "step", None)
+    # fp8scope (probes/python) when importable: step markers, the loss as a scalar read on the device, and NVTX
+    # module names plus statistics at FP8 casts. Each call is a no-op when the job is not recorded.
+    annotation = None
+    if fp8scope is not None and not args.no_annotate:
+        import fp8scope.torch  # noqa: E402
+
+        annotation = fp8scope.torch.annotate(model)
 
     # No host sync inside the loop: the loss stays on the device, the events are read after the loop, and the batch
     # is copied from pinned memory without blocking.
     for step, batch in enumerate(loader):
         torch.cuda.nvtx.range_push(STEP_RANGE)
+        CURRENT_STEP[0] = step
+        if fp8scope is not None:
+            fp8scope.step(step)
         start, end = events[step]
         start.record()
         for group in optimizer.param_groups:
@@ -224,11 +262,13 @@ def train(args, device):
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         losses[step].copy_(loss.detach())
-        if step_marker is not None:
-            step_marker()
+        if fp8scope is not None:
+            fp8scope.log_scalar("loss", losses[step])
         end.record()
         torch.cuda.nvtx.range_pop()
 
+    if annotation is not None:
+        annotation.remove()
     loss_values = losses.tolist()  # the first host sync of the run
     torch.cuda.synchronize()
     step_ms = [start.elapsed_time(end) for start, end in events]
@@ -332,7 +372,14 @@ def main(argv=None):
         "fp8_final_scales": final_scales,
         "dataloader_workers": args.dataloader_workers,
         "nvtx_step_range": STEP_RANGE,
-        "fp8scope_step_markers": fp8scope is not None and hasattr(fp8scope, "step"),
+        "fp8scope_package": fp8scope is not None,
+        "fp8scope_annotate": fp8scope is not None and not args.no_annotate,
+        "planted_overflow": (
+            {"block": args.plant[0], "site": f"blocks.{args.plant[0]}.fc2", "step": args.plant[1],
+             "factor": args.plant[2]}
+            if args.plant
+            else None
+        ),
         "profiled_with_torch_profiler": bool(args.profile_torch),
         "torch_version": torch.__version__,
         "device": torch.cuda.get_device_name(device),

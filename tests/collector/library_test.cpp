@@ -2,6 +2,8 @@
 // points, hides SQLite, and loading it has no effect beyond pointing the injection variables at itself.
 #include <catch2/catch.hpp>
 
+#include "fp8scope.h"
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -38,4 +40,44 @@ TEST_CASE("loading the library points the CUDA and NVTX injection variables at i
     dlclose(lib);
     unsetenv("CUDA_INJECTION64_PATH");
     unsetenv("NVTX_INJECTION64_PATH");
+}
+
+TEST_CASE("the C API is exported and, in a process that is not recording, does nothing and says so")
+{
+    void* lib = dlopen(FP8SCOPE_COLLECTOR_LIB, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(lib != nullptr);
+    for (const char* name : { "fp8scope_probe", "fp8scope_step", "fp8scope_scalar", "fp8scope_scalar_device",
+             "fp8scope_api_version", "cublasLtMatmul", "cublasGemmEx", "cublasGemmStridedBatchedEx" }) {
+        INFO(name);
+        CHECK(dlsym(lib, name) != nullptr);
+    }
+    CHECK(dlsym(lib, "cudaMalloc") == nullptr); // the static CUDA runtime stays hidden
+    using Version = int (*)();
+    using Step = int (*)(int64_t);
+    using Scalar = int (*)(const char*, double);
+    using Probe = int (*)(const fp8scope_probe_args*);
+    CHECK(reinterpret_cast<Version>(dlsym(lib, "fp8scope_api_version"))() == FP8SCOPE_C_API_VERSION);
+    CHECK(reinterpret_cast<Step>(dlsym(lib, "fp8scope_step"))(3) == FP8SCOPE_E_NOT_RECORDING);
+    CHECK(reinterpret_cast<Step>(dlsym(lib, "fp8scope_step"))(-1) == FP8SCOPE_E_INVALID_ARGUMENT);
+    CHECK(reinterpret_cast<Scalar>(dlsym(lib, "fp8scope_scalar"))("loss", 1.5) == FP8SCOPE_E_NOT_RECORDING);
+    CHECK(reinterpret_cast<Scalar>(dlsym(lib, "fp8scope_scalar"))(nullptr, 1.5) == FP8SCOPE_E_INVALID_ARGUMENT);
+    const auto probe = reinterpret_cast<Probe>(dlsym(lib, "fp8scope_probe"));
+    CHECK(probe(nullptr) == FP8SCOPE_E_INVALID_ARGUMENT);
+    float data[4] = {};
+    fp8scope_probe_args args {};
+    args.struct_size = sizeof args;
+    args.name = "x";
+    args.data = data;
+    args.numel = 4;
+    args.dtype = 9; // no such dtype
+    CHECK(probe(&args) == FP8SCOPE_E_INVALID_ARGUMENT);
+    args.dtype = FP8SCOPE_DTYPE_F32;
+    args.scale_kind = FP8SCOPE_SCALE_VALUE;
+    args.scale = -1.0f; // a scale must be positive and finite
+    CHECK(probe(&args) == FP8SCOPE_E_INVALID_ARGUMENT);
+    args.scale = 2.0f;
+    CHECK(probe(&args) == FP8SCOPE_E_NOT_RECORDING);
+    args.struct_size = 8; // an older, smaller struct than this collector knows
+    CHECK(probe(&args) == FP8SCOPE_E_INVALID_ARGUMENT);
+    dlclose(lib);
 }

@@ -18,7 +18,9 @@ def train(ctx, name, args, traced, extra_env=None):
     directory = ctx.fresh_dir(f"train-{name}")
     argv = [ctx.python, ctx.train_py, *map(str, args)]
     if traced:
-        argv, env = ctx.traced(directory / "trace-%p.sqlite", argv, extra_env)
+        # Without tensor statistics: their kernels are fp8scope's, not the job's, and torch.profiler has none
+        # (check_stats.py covers them).
+        argv, env = ctx.traced(directory / "trace-%p.sqlite", argv, {"FP8SCOPE_GEMM_STATS": "0", **(extra_env or {})})
     else:
         env = None
     result = g.run(ctx, f"train-{name}", argv, env=env, timeout_s=TRAIN_TIMEOUT_S, cwd=directory)

@@ -1,0 +1,349 @@
+// Zero-code GEMM interception (spec "Tensor statistics", source 1). When libfp8scope.so is preloaded, these
+// definitions interpose cuBLASLt's cublasLtMatmul and cuBLAS's cublasGemmEx / cublasGemmStridedBatchedEx: each
+// forwards to the real function first, then, if the call is sampled, enqueues statistics of A, B and D on the
+// GEMM's own stream. The GEMM itself, its arguments and its stream are never changed.
+//
+// A thread_local depth guard keeps a GEMM that cuBLAS implements through cuBLASLt from being counted twice.
+#include "nvtx_paths.hpp"
+#include "session.hpp"
+#include "stats_engine.hpp"
+#include "warn.hpp"
+
+#include <cublasLt.h>
+#include <cublas_api.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#define FP8SCOPE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace fp8scope::collector {
+namespace {
+
+thread_local int t_depth = 0;
+
+struct DepthGuard {
+    DepthGuard() { ++t_depth; }
+    ~DepthGuard() { --t_depth; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+};
+
+// The next definition of `name` after this library (the real cuBLAS), resolved once.
+template <typename Fn> Fn next_symbol(const char* name)
+{
+    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+// Functions of the library that defines `anchor`, e.g. cuBLASLt's attribute getters next to cublasLtMatmul.
+template <typename Fn> Fn sibling_symbol(void* anchor, const char* name)
+{
+    Dl_info info {};
+    if (!anchor || !dladdr(anchor, &info) || !info.dli_fname)
+        return nullptr;
+    void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    if (!handle)
+        return nullptr;
+    auto fn = reinterpret_cast<Fn>(dlsym(handle, name));
+    dlclose(handle); // the library stays loaded: the process holds it
+    return fn;
+}
+
+std::optional<schema::Dtype> dtype_of(cudaDataType type)
+{
+    switch (type) {
+    case CUDA_R_32F:
+        return schema::Dtype::Float32;
+    case CUDA_R_16BF:
+        return schema::Dtype::BFloat16;
+    case CUDA_R_16F:
+        return schema::Dtype::Float16;
+    case CUDA_R_8F_E4M3:
+        return schema::Dtype::E4M3;
+    case CUDA_R_8F_E5M2:
+        return schema::Dtype::E5M2;
+    default:
+        return std::nullopt;
+    }
+}
+
+schema::Fp8Format own_format(schema::Dtype dtype)
+{
+    return dtype == schema::Dtype::E4M3 ? schema::Fp8Format::E4M3
+        : dtype == schema::Dtype::E5M2  ? schema::Fp8Format::E5M2
+                                        : schema::Fp8Format::None;
+}
+
+// One matrix operand as cuBLAS sees it (column-major unless `row_major`).
+struct Operand {
+    const void* data = nullptr;
+    cudaDataType type = CUDA_R_32F;
+    int64_t rows = 0, cols = 0, ld = 0, batch = 1, batch_stride = 0;
+    bool row_major = false;
+    probes::ScaleKind scale_kind = probes::ScaleKind::None;
+    const float* scale_ptr = nullptr;
+};
+
+// Only dense operands are measured: with padding between columns (ld larger than the column) or between batch
+// entries, one pass over numel contiguous elements would read bytes that are not the matrix.
+bool is_dense(const Operand& op)
+{
+    const int64_t inner = op.row_major ? op.cols : op.rows;
+    return op.ld == inner && (op.batch <= 1 || op.batch_stride == op.rows * op.cols);
+}
+
+void probe_operand(const Operand& op, schema::TensorRole role, const std::string& name, std::string_view path,
+    int32_t ordinal, void* stream)
+{
+    const auto dtype = dtype_of(op.type);
+    if (!op.data || !dtype || op.rows <= 0 || op.cols <= 0 || op.batch <= 0)
+        return;
+    if (!is_dense(op)) {
+        warn_once("gemm-strided", "a GEMM operand with padding between columns or batches was not measured "
+                                  "(tensor statistics cover dense operands only)");
+        return;
+    }
+    ProbeRequest request;
+    request.site = { name, path, ordinal, op.rows, op.cols, op.batch, *dtype, role,
+        schema::StatsSource::GemmInterception };
+    request.params.data = op.data;
+    request.params.numel = uint64_t(op.rows) * uint64_t(op.cols) * uint64_t(op.batch);
+    request.params.dtype = *dtype;
+    request.params.target = own_format(*dtype);
+    request.params.scale_kind = op.scale_ptr ? op.scale_kind : probes::ScaleKind::None;
+    request.params.scale_ptr = op.scale_ptr;
+    request.stream = stream;
+    enqueue_probe(request);
+}
+
+// FP8SCOPE_GEMM_STATS=0 turns interception off (the GEMMs still run through these wrappers, untouched).
+bool gemm_stats_enabled()
+{
+    static const bool enabled = [] {
+        const char* value = std::getenv("FP8SCOPE_GEMM_STATS");
+        return !value || value[0] != '0';
+    }();
+    return enabled;
+}
+
+// Statistics for A, B and D of one GEMM (m x n = op(A) m x k times op(B) k x n).
+void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m, int64_t n, int64_t k, void* stream)
+{
+    // Cheap exit first: with steps known, unsampled steps cost one atomic load.
+    if (!gemm_stats_enabled() || !running_session_services())
+        return;
+    if (const auto step = current_step(); step && !sampled_now(0))
+        return;
+    const std::string_view path = current_nvtx_path();
+    const int32_t types = int32_t(a.type) * 10000 + int32_t(b.type) * 100 + int32_t(d.type);
+    const int32_t ordinal = next_gemm_ordinal(path, m, n, k, types);
+    const std::string name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    probe_operand(a, schema::TensorRole::A, name, path, ordinal, stream);
+    probe_operand(b, schema::TensorRole::B, name, path, ordinal, stream);
+    probe_operand(d, schema::TensorRole::D, name, path, ordinal, stream);
+}
+
+// ---- cuBLASLt
+
+using LtMatmulFn = cublasStatus_t (*)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void*, const void*,
+    cublasLtMatrixLayout_t, const void*, cublasLtMatrixLayout_t, const void*, const void*, cublasLtMatrixLayout_t,
+    void*, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t*, void*, size_t, cudaStream_t);
+using LayoutGetFn = cublasStatus_t (*)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, void*, size_t, size_t*);
+using DescGetFn = cublasStatus_t (*)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void*, size_t, size_t*);
+
+struct LtApi {
+    LtMatmulFn matmul = next_symbol<LtMatmulFn>("cublasLtMatmul");
+    LayoutGetFn layout_get = sibling_symbol<LayoutGetFn>(reinterpret_cast<void*>(matmul),
+        "cublasLtMatrixLayoutGetAttribute");
+    DescGetFn desc_get = sibling_symbol<DescGetFn>(reinterpret_cast<void*>(matmul), "cublasLtMatmulDescGetAttribute");
+};
+
+const LtApi& lt_api()
+{
+    static const LtApi api;
+    return api;
+}
+
+template <typename T> T layout_attribute(const LtApi& api, cublasLtMatrixLayout_t layout,
+    cublasLtMatrixLayoutAttribute_t attribute, T fallback)
+{
+    T value {};
+    size_t written = 0;
+    if (!layout || api.layout_get(layout, attribute, &value, sizeof value, &written) != CUBLAS_STATUS_SUCCESS
+        || written != sizeof value)
+        return fallback;
+    return value;
+}
+
+template <typename T>
+T desc_attribute(const LtApi& api, cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, T fallback)
+{
+    T value {};
+    size_t written = 0;
+    if (api.desc_get(desc, attribute, &value, sizeof value, &written) != CUBLAS_STATUS_SUCCESS
+        || written != sizeof value)
+        return fallback;
+    return value;
+}
+
+Operand lt_operand(const LtApi& api, const void* data, cublasLtMatrixLayout_t layout)
+{
+    Operand op;
+    op.data = data;
+    op.type = layout_attribute<cudaDataType>(api, layout, CUBLASLT_MATRIX_LAYOUT_TYPE, CUDA_R_32F);
+    op.rows = int64_t(layout_attribute<uint64_t>(api, layout, CUBLASLT_MATRIX_LAYOUT_ROWS, 0));
+    op.cols = int64_t(layout_attribute<uint64_t>(api, layout, CUBLASLT_MATRIX_LAYOUT_COLS, 0));
+    op.ld = layout_attribute<int64_t>(api, layout, CUBLASLT_MATRIX_LAYOUT_LD, 0);
+    op.batch = layout_attribute<int32_t>(api, layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, 1);
+    op.batch_stride = layout_attribute<int64_t>(api, layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 0);
+    op.row_major = layout_attribute<int32_t>(api, layout, CUBLASLT_MATRIX_LAYOUT_ORDER, CUBLASLT_ORDER_COL)
+        == CUBLASLT_ORDER_ROW;
+    return op;
+}
+
+// A/B/D scale pointers (spec: A and B hold scale_inv, D holds the quantizing scale), per-tensor mode only: block
+// and vector scales (MXFP8, NVFP4, 1x128) are arrays, not one factor.
+void lt_scales(const LtApi& api, cublasLtMatmulDesc_t desc, Operand& a, Operand& b, Operand& d)
+{
+    const auto per_tensor = [&](cublasLtMatmulDescAttributes_t mode_attribute) {
+        return desc_attribute<int32_t>(api, desc, mode_attribute, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F)
+            == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    };
+    if (per_tensor(CUBLASLT_MATMUL_DESC_A_SCALE_MODE)) {
+        a.scale_ptr = desc_attribute<const float*>(api, desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, nullptr);
+        a.scale_kind = probes::ScaleKind::InvDevicePointer;
+    }
+    if (per_tensor(CUBLASLT_MATMUL_DESC_B_SCALE_MODE)) {
+        b.scale_ptr = desc_attribute<const float*>(api, desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, nullptr);
+        b.scale_kind = probes::ScaleKind::InvDevicePointer;
+    }
+    if (per_tensor(CUBLASLT_MATMUL_DESC_D_SCALE_MODE)) {
+        d.scale_ptr = desc_attribute<const float*>(api, desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, nullptr);
+        d.scale_kind = probes::ScaleKind::DevicePointer;
+    }
+}
+
+// ---- cuBLAS
+
+using GetStreamFn = cublasStatus_t (*)(cublasHandle_t, cudaStream_t*);
+using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+    const void*, const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*, cudaDataType,
+    int, cublasComputeType_t, cublasGemmAlgo_t);
+using GemmStridedFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+    const void*, const void*, cudaDataType, int, long long, const void*, cudaDataType, int, long long, const void*,
+    void*, cudaDataType, int, long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+
+void* cublas_stream(void* anchor, cublasHandle_t handle)
+{
+    static const auto get = sibling_symbol<GetStreamFn>(anchor, "cublasGetStream_v2");
+    cudaStream_t stream = nullptr;
+    if (!get || get(handle, &stream) != CUBLAS_STATUS_SUCCESS)
+        return nullptr;
+    return stream;
+}
+
+// A column-major operand of cublasGemm*Ex: op(X) is rows x cols before the transpose.
+Operand blas_operand(const void* data, cudaDataType type, cublasOperation_t op, int64_t rows_op, int64_t cols_op,
+    int64_t ld, int64_t batch, int64_t stride)
+{
+    Operand operand;
+    operand.data = data;
+    operand.type = type;
+    const bool transposed = op != CUBLAS_OP_N;
+    operand.rows = transposed ? cols_op : rows_op;
+    operand.cols = transposed ? rows_op : cols_op;
+    operand.ld = ld;
+    operand.batch = batch;
+    operand.batch_stride = stride;
+    return operand;
+}
+
+} // namespace
+} // namespace fp8scope::collector
+
+using namespace fp8scope::collector;
+
+FP8SCOPE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void* alpha,
+    const void* A, cublasLtMatrixLayout_t a_layout, const void* B, cublasLtMatrixLayout_t b_layout, const void* beta,
+    const void* C, cublasLtMatrixLayout_t c_layout, void* D, cublasLtMatrixLayout_t d_layout,
+    const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspace_bytes, cudaStream_t stream)
+{
+    const LtApi& api = lt_api();
+    if (!api.matmul)
+        return CUBLAS_STATUS_NOT_INITIALIZED; // unreachable in practice: this symbol exists because cuBLASLt does
+    const cublasStatus_t status = api.matmul(
+        handle, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D, d_layout, algo, workspace,
+        workspace_bytes, stream);
+    if (status != CUBLAS_STATUS_SUCCESS || t_depth > 0 || !api.layout_get || !api.desc_get)
+        return status;
+    DepthGuard guard;
+    try {
+        Operand a = lt_operand(api, A, a_layout);
+        Operand b = lt_operand(api, B, b_layout);
+        Operand d = lt_operand(api, D, d_layout);
+        lt_scales(api, desc, a, b, d);
+        const bool transa = desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_N) != CUBLAS_OP_N;
+        const int64_t k = transa ? a.rows : a.cols;
+        probe_gemm(a, b, d, d.rows, d.cols, k, stream);
+    } catch (...) {
+        warn_once("gemm-hook", "unexpected error while measuring a GEMM (its statistics are missing)");
+    }
+    return status;
+}
+
+FP8SCOPE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+    int m, int n, int k, const void* alpha, const void* A, cudaDataType a_type, int lda, const void* B,
+    cudaDataType b_type, int ldb, const void* beta, void* C, cudaDataType c_type, int ldc,
+    cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    static const auto real = next_symbol<GemmExFn>("cublasGemmEx");
+    if (!real)
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    cublasStatus_t status;
+    {
+        DepthGuard inner; // cuBLAS may run it through cublasLtMatmul: not a second GEMM
+        status = real(handle, transa, transb, m, n, k, alpha, A, a_type, lda, B, b_type, ldb, beta, C, c_type, ldc,
+            compute, algo);
+    }
+    if (status != CUBLAS_STATUS_SUCCESS || t_depth > 0)
+        return status;
+    DepthGuard guard;
+    try {
+        void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
+        probe_gemm(blas_operand(A, a_type, transa, m, k, lda, 1, 0), blas_operand(B, b_type, transb, k, n, ldb, 1, 0),
+            blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, 1, 0), m, n, k, stream);
+    } catch (...) {
+        warn_once("gemm-hook", "unexpected error while measuring a GEMM (its statistics are missing)");
+    }
+    return status;
+}
+
+FP8SCOPE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
+    cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType a_type, int lda,
+    long long stride_a, const void* B, cudaDataType b_type, int ldb, long long stride_b, const void* beta, void* C,
+    cudaDataType c_type, int ldc, long long stride_c, int batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    static const auto real = next_symbol<GemmStridedFn>("cublasGemmStridedBatchedEx");
+    if (!real)
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    cublasStatus_t status;
+    {
+        DepthGuard inner;
+        status = real(handle, transa, transb, m, n, k, alpha, A, a_type, lda, stride_a, B, b_type, ldb, stride_b,
+            beta, C, c_type, ldc, stride_c, batch, compute, algo);
+    }
+    if (status != CUBLAS_STATUS_SUCCESS || t_depth > 0)
+        return status;
+    DepthGuard guard;
+    try {
+        void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
+        probe_gemm(blas_operand(A, a_type, transa, m, k, lda, batch, stride_a),
+            blas_operand(B, b_type, transb, k, n, ldb, batch, stride_b),
+            blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, batch, stride_c), m, n, k, stream);
+    } catch (...) {
+        warn_once("gemm-hook", "unexpected error while measuring a GEMM (its statistics are missing)");
+    }
+    return status;
+}

@@ -1,0 +1,30 @@
+// The NVTX range path of each thread ("train_step/layers.3/mlp/fc2"), kept by the collector itself so that a GEMM
+// or a probe can name its site at the moment it is called (spec "Tensor statistics": a GEMM site's identity
+// includes the NVTX range path). CUPTI records the ranges for the trace; it offers no way to ask for the current
+// path, so the collector wraps NVTX's push/pop entry points and forwards to CUPTI's implementation.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace fp8scope::collector {
+
+// Installs the wrappers into the NVTX module that called InitializeInjectionNvtx2, after CUPTI has filled its
+// table. `get_export_table` is NVTX's NvtxGetExportTableFunc. Returns false (and changes nothing) if the table
+// is not what this code expects.
+bool wrap_nvtx_ranges(void* get_export_table);
+
+// The calling thread's open push/pop ranges joined with '/', outermost first; empty when none. Names are cut
+// to keep the path within a fixed buffer (no allocation on the application's threads).
+std::string_view current_nvtx_path();
+
+// Step boundaries seen through NVTX: the number of ranges pushed so far whose name is one of the analyzer's
+// default step names ("ProfilerStep#N", "step", "train_step", "iteration"), on any thread.
+int64_t nvtx_steps_seen();
+
+// Exposed for unit tests: the same bookkeeping the wrappers do, without NVTX.
+void nvtx_path_push(std::string_view name);
+void nvtx_path_pop();
+bool is_step_range_name(std::string_view name);
+
+} // namespace fp8scope::collector

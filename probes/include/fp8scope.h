@@ -1,0 +1,89 @@
+/* fp8scope C API: explicit tensor statistics, step markers and scalars (spec "Tensor statistics", source 2).
+ *
+ * These functions are exported by libfp8scope.so, the collector. A program that does not want a link-time
+ * dependency looks them up at run time (dlsym, or ctypes in the Python package); when the collector is not
+ * loaded they simply are not there, and the caller does nothing.
+ *
+ * None of them blocks on the GPU. A probe enqueues a statistics kernel on `stream` behind the work already
+ * there; the result travels back through pinned memory and the collector's writer thread stores it. Device
+ * pointers must stay valid until the stream reaches the probe, exactly as for any other kernel argument.
+ *
+ * Every call returns FP8SCOPE_OK or a negative FP8SCOPE_E_* code; none of them aborts the caller. */
+#ifndef FP8SCOPE_H
+#define FP8SCOPE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FP8SCOPE_C_API_VERSION 1
+
+/* Element types; the values are those of ENUM_FP8SCOPE_DTYPE in the trace. */
+enum fp8scope_dtype {
+    FP8SCOPE_DTYPE_F32 = 0,
+    FP8SCOPE_DTYPE_BF16 = 1,
+    FP8SCOPE_DTYPE_F16 = 2,
+    FP8SCOPE_DTYPE_E4M3 = 3,
+    FP8SCOPE_DTYPE_E5M2 = 4
+};
+
+/* The FP8 format a high-precision tensor is measured against (ENUM_FP8SCOPE_FP8_FORMAT). */
+enum fp8scope_fp8_format { FP8SCOPE_FP8_NONE = 0, FP8SCOPE_FP8_E4M3 = 1, FP8SCOPE_FP8_E5M2 = 2 };
+
+enum fp8scope_status {
+    FP8SCOPE_OK = 0,
+    FP8SCOPE_E_NOT_RECORDING = -1, /* the collector is loaded but this process is not being traced */
+    FP8SCOPE_E_INVALID_ARGUMENT = -2,
+    FP8SCOPE_E_SAMPLED_OUT = -3, /* skipped by sampling or the per-step cap (counted in FP8SCOPE_DROPPED) */
+    FP8SCOPE_E_CUDA = -4 /* a CUDA call failed; the collector warned once */
+};
+
+/* How the probe's scale is given. The scale multiplies a high-precision value into FP8 range (x · scale is
+ * what gets cast); scale_inv = 1 / scale dequantizes FP8 codes. Exactly one of the four fields is used:
+ * FP8SCOPE_SCALE_NONE means 1. A device pointer is read by the statistics kernel, never by the host. */
+enum fp8scope_scale_kind {
+    FP8SCOPE_SCALE_NONE = 0,
+    FP8SCOPE_SCALE_VALUE = 1, /* `scale` */
+    FP8SCOPE_SCALE_INV_VALUE = 2, /* `scale` holds scale_inv */
+    FP8SCOPE_SCALE_DEVICE = 3, /* `scale_device` points at a float32 scale */
+    FP8SCOPE_SCALE_INV_DEVICE = 4 /* `scale_device` points at a float32 scale_inv */
+};
+
+struct fp8scope_probe_args {
+    uint32_t struct_size; /* sizeof(struct fp8scope_probe_args), for later extension */
+    const char* name; /* the tensor's name, e.g. "layers.3.mlp.fc2.input"; copied */
+    const void* data; /* device pointer to numel contiguous elements */
+    uint64_t numel;
+    int32_t dtype; /* enum fp8scope_dtype */
+    int32_t target_format; /* enum fp8scope_fp8_format; FP8 inputs use their own format */
+    int32_t role; /* ENUM_FP8SCOPE_TENSOR_ROLE: 3 input, 4 weight, 5 output, 6 gradient, 7 other */
+    int32_t scale_kind; /* enum fp8scope_scale_kind */
+    float scale;
+    const float* scale_device;
+    void* stream; /* cudaStream_t / CUstream; NULL is the legacy default stream */
+};
+
+/* Statistics of one tensor, enqueued on args->stream. */
+int fp8scope_probe(const struct fp8scope_probe_args* args);
+
+/* Marks the beginning of training step `step` (>= 0) on the calling thread. Steps drive the analyzer's step
+ * boundaries and statistics sampling. */
+int fp8scope_step(int64_t step);
+
+/* A host scalar, e.g. the learning rate. */
+int fp8scope_scalar(const char* name, double value);
+
+/* A scalar read from device memory when `stream` reaches this point, with no host-device sync: the loss
+ * without `.item()`. `dtype` is FP8SCOPE_DTYPE_F32, _BF16 or _F16. */
+int fp8scope_scalar_device(const char* name, const void* device_value, int32_t dtype, void* stream);
+
+/* FP8SCOPE_C_API_VERSION of the loaded collector. */
+int fp8scope_api_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FP8SCOPE_H */
