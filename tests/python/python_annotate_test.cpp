@@ -12,8 +12,8 @@ namespace {
 // Cast probes: the source tensor against the target format with scale 1 (scale_kind 1), on the current stream.
 std::string cast_probe(const std::string& name, const std::string& data, int numel, int target, int role)
 {
-    return probe_line("name=" + name + " data=" + data + " numel=" + std::to_string(numel) + " dtype=1 target="
-        + std::to_string(target) + " role=" + std::to_string(role)
+    return probe_line("name=" + name + " data=" + data + " numel=" + std::to_string(numel)
+        + " dtype=1 target=" + std::to_string(target) + " role=" + std::to_string(role)
         + " scale_kind=1 scale=1 scale_device=0x0 stream=0x5000");
 }
 

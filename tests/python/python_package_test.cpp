@@ -17,8 +17,8 @@ const std::string& kFake = kFakeCollector;
 TEST_CASE("with no collector loaded the package imports and every call is a silent no-op")
 {
     // Also with CUDA_INJECTION64_PATH naming a library that does not exist: nothing to find, nothing to warn about.
-    for (const auto& env :
-        { std::vector<std::string> {}, std::vector<std::string> { "CUDA_INJECTION64_PATH=/nonexistent/libfp8scope.so" } }) {
+    for (const auto& env : { std::vector<std::string> {},
+             std::vector<std::string> { "CUDA_INJECTION64_PATH=/nonexistent/libfp8scope.so" } }) {
         const auto run = run_scenario("nothing_loaded", env);
         CHECK(run.values.at("enabled") == "False");
         CHECK(run.values.at("results") == "[False, False, False, False]");
@@ -70,8 +70,8 @@ TEST_CASE("a preloaded collector receives each call with its arguments")
         "scalar_device name=loss value=0xc000 dtype=0 stream=0x77",
         "scalar_device name=loss_bf16 value=0xd000 dtype=1 stream=0x77",
         // With torch imported, the tensor's device's current stream.
-        probe_line("name=torch_stream " + plain
-            + " target=0 role=7 scale_kind=0 scale=0 scale_device=0x0 stream=0x5000"),
+        probe_line(
+            "name=torch_stream " + plain + " target=0 role=7 scale_kind=0 scale=0 scale_device=0x0 stream=0x5000"),
         "scalar_device name=torch_loss value=0xf000 dtype=2 stream=0x5000",
         probe_line("name=a?b " + plain + " target=0 role=7 scale_kind=0 scale=0 scale_device=0x0 stream=0x77"),
     };
@@ -80,9 +80,8 @@ TEST_CASE("a preloaded collector receives each call with its arguments")
     // One warning per kind of problem: two non-contiguous tensors, one warning.
     CHECK(warnings_containing(run, "not contiguous") == 1);
     for (const char* what : { "not on a CUDA device", "dtype int32 is not measured", "not both",
-             "a device scale must be a float32 tensor of one element", "unknown target 'e3m4'",
-             "finite and > 0", "without a name", "step(-1) ignored", "a device scalar must be",
-             "a number or a tensor is needed" })
+             "a device scale must be a float32 tensor of one element", "unknown target 'e3m4'", "finite and > 0",
+             "without a name", "step(-1) ignored", "a device scalar must be", "a number or a tensor is needed" })
         CHECK(warnings_containing(run, what) == 1);
     CHECK(run.warnings.size() == 11);
 }
@@ -108,8 +107,8 @@ TEST_CASE("CUDA_INJECTION64_PATH: the collector is found once the driver has loa
     CHECK(run.values.at("step_after") == "True");
     CHECK(run.values.at("probe_after") == "True");
     const std::vector<std::string> expected { "api_version 1", "step 1",
-        probe_line(
-            "name=late data=0x1000 numel=8 dtype=0 target=0 role=7 scale_kind=0 scale=0 scale_device=0x0 stream=0x77") };
+        probe_line("name=late data=0x1000 numel=8 dtype=0 target=0 role=7 scale_kind=0 scale=0 scale_device=0x0 "
+                   "stream=0x77") };
     CHECK(run.calls == expected); // step 0 was marked before the collector came, and counted
     CHECK(run.warnings.empty());
 }
@@ -133,5 +132,5 @@ TEST_CASE("a collector with another C API version: everything is a no-op, with o
     CHECK(run.values.at("results") == "[False, False, False, False]");
     CHECK(run.calls == std::vector<std::string> { "api_version 2" }); // asked once, then never called again
     REQUIRE(run.warnings.size() == 1);
-    CHECK(run.warnings[0].find("C API version 2, this package version 1") != std::string::npos);
+    CHECK(run.warnings[0].find("C API version 2, this package speaks version 1") != std::string::npos);
 }

@@ -81,7 +81,7 @@ class Api:
         self.scalar_device.restype = ctypes.c_int
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: a warning handler that calls fp8scope while a look-up warns must not hang
 _state = _PENDING
 _api = None
 found_via = None  # once found: "global scope", "CUDA_INJECTION64_PATH" or "soname" (for diagnostics)
@@ -136,13 +136,13 @@ def _resolve(cuda_is_up):
     api = Api(lib)
     version = api.api_version()
     if version != C_API_VERSION:
+        _state = _ABSENT  # before warning: a warning handler that calls fp8scope must find the matter settled
         warnings.warn(
-            f"fp8scope: the loaded collector speaks C API version {version}, this package version "
+            f"fp8scope: the loaded collector speaks C API version {version}, this package speaks version "
             f"{C_API_VERSION} (fp8scope calls are ignored; use the package that came with the collector)",
             Fp8scopeWarning,
             stacklevel=4,
         )
-        _state = _ABSENT
         return
     _api, found_via = api, how
     _state = _FOUND
@@ -161,9 +161,9 @@ def api(cuda_is_up=False):
             try:
                 _resolve(cuda_is_up)
             except Exception as error:  # never let the look-up itself break the job
+                _state = _ABSENT
                 warnings.warn(f"fp8scope: looking up the collector failed: {error} (fp8scope calls are ignored)",
                               Fp8scopeWarning, stacklevel=3)
-                _state = _ABSENT
     return _api if _state == _FOUND else None
 
 
