@@ -79,6 +79,10 @@ bool is_gemm(std::string_view name)
 }
 
 const KernelClassRule kRules[] = {
+    { KernelClass::Other, "contains `fp8scope::probes`",
+        "fp8scope's own tensor-statistics kernels (GEMM interception, probes, device scalars): the profiler's cost, "
+        "not the job's work, and never an FP8 cast even though one is named fp8_stats_kernel",
+        [](std::string_view n) { return has(n, "fp8scope::probes"); } },
     { KernelClass::Communication, "contains `nccl` or `msccl`",
         "NCCL's (and MSCCL's) collective and point-to-point kernels (ncclDevKernel_*, ncclKernel_*)",
         [](std::string_view n) { return has(n, "nccl") || has(n, "msccl"); } },

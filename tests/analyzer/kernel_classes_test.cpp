@@ -80,6 +80,19 @@ TEST_CASE("kernel names of other FP8 stacks get their classes", "[kernel_classes
     CHECK(classify_kernel_name("ncclDevKernel_AllGather_RING_LL(float8_e4m3)").cls == KernelClass::Communication);
 }
 
+TEST_CASE("fp8scope's own statistics kernels are other, never an FP8 cast", "[kernel_classes]")
+{
+    for (const char* name :
+        { "void fp8scope::probes::detail::(anonymous namespace)::fp8_stats_kernel(fp8scope::probes::detail::KernelArgs)",
+            "void fp8scope::probes::detail::(anonymous namespace)::hp_stats_kernel(fp8scope::probes::detail::KernelArgs)" }) {
+        INFO(name);
+        const auto result = classify_kernel_name(name);
+        CHECK(result.cls == KernelClass::Other);
+        REQUIRE(result.rule.has_value());
+        CHECK(*result.rule == 0);
+    }
+}
+
 TEST_CASE("names that only contain the letters fp8 inside a word are not FP8 kernels", "[kernel_classes]")
 {
     // The CUDA ground-truth samples' kernels: fp8scope_spin and fp8scope_tiny are plain kernels.
@@ -93,7 +106,8 @@ TEST_CASE("every classification rule is documented and decides some name", "[ker
 {
     const std::vector<std::string_view> names { kNccl, "void userbuffers_fp16_sum_inplace_gpu_rw(int)",
         kNvjetFp8Forward, "sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n", kNvjetBf16, "triton_red_fused_abs_amax_0",
-        kFloat8Copy, kAmaxReduce };
+        kFloat8Copy, kAmaxReduce,
+        "void fp8scope::probes::detail::(anonymous namespace)::fp8_stats_kernel(fp8scope::probes::detail::KernelArgs)" };
     std::set<size_t> decided;
     for (const std::string_view name : names) {
         const auto result = classify_kernel_name(name);

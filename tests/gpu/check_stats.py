@@ -88,7 +88,7 @@ def stats_profile(path):
             "step_markers": one("SELECT COUNT(*) FROM FP8SCOPE_STEP_MARKER"),
             "dropped": one("SELECT COALESCE(SUM(count), 0) FROM FP8SCOPE_DROPPED"),
             "stats_kernels": one("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN StringIds AS n "
-                                 "ON n.id = k.shortName WHERE n.value LIKE '%tensor_stats%'"),
+                                 "ON n.id = k.demangledName WHERE n.value LIKE '%fp8scope::probes%'"),
         }
     except sqlite3.Error as error:
         return {"error": str(error)}
