@@ -12,8 +12,11 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <dlfcn.h>
+#include <link.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -31,10 +34,39 @@ struct DepthGuard {
     DepthGuard& operator=(const DepthGuard&) = delete;
 };
 
-// The next definition of `name` after this library (the real cuBLAS), resolved once.
-template <typename Fn> Fn next_symbol(const char* name)
+// The real `name` from an already loaded library whose file name starts with `library` ("libcublasLt.so"). Not
+// dlsym(RTLD_NEXT): PyTorch loads cuBLAS into a local scope (dlopen'ed with its extension modules), where
+// RTLD_NEXT from a preloaded library does not look, although the job's own calls still bind to this library first.
+// dlsym on the library's own handle searches that library and its dependencies only, never this one.
+void* real_symbol(const char* library, const char* name)
 {
-    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+    struct Search {
+        const char* library;
+        const char* name;
+        void* found;
+    } search { library, name, nullptr };
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) {
+            auto* s = static_cast<Search*>(data);
+            const char* path = info->dlpi_name;
+            const char* slash = path ? std::strrchr(path, '/') : nullptr;
+            const char* base = slash ? slash + 1 : path;
+            if (!base || std::strncmp(base, s->library, std::strlen(s->library)) != 0)
+                return 0;
+            void* handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+            if (!handle)
+                return 0;
+            s->found = dlsym(handle, s->name);
+            dlclose(handle); // the library stays loaded: the process holds it
+            return s->found ? 1 : 0;
+        },
+        &search);
+    return search.found;
+}
+
+template <typename Fn> Fn next_symbol(const char* library, const char* name)
+{
+    return reinterpret_cast<Fn>(real_symbol(library, name));
 }
 
 // Functions of the library that defines `anchor`, e.g. cuBLASLt's attribute getters next to cublasLtMatmul.
@@ -154,16 +186,39 @@ using LayoutGetFn = cublasStatus_t (*)(cublasLtMatrixLayout_t, cublasLtMatrixLay
 using DescGetFn = cublasStatus_t (*)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void*, size_t, size_t*);
 
 struct LtApi {
-    LtMatmulFn matmul = next_symbol<LtMatmulFn>("cublasLtMatmul");
-    LayoutGetFn layout_get = sibling_symbol<LayoutGetFn>(reinterpret_cast<void*>(matmul),
-        "cublasLtMatrixLayoutGetAttribute");
-    DescGetFn desc_get = sibling_symbol<DescGetFn>(reinterpret_cast<void*>(matmul), "cublasLtMatmulDescGetAttribute");
+    LtMatmulFn matmul = next_symbol<LtMatmulFn>("libcublasLt.so", "cublasLtMatmul");
+    LayoutGetFn layout_get = next_symbol<LayoutGetFn>("libcublasLt.so", "cublasLtMatrixLayoutGetAttribute");
+    DescGetFn desc_get = next_symbol<DescGetFn>("libcublasLt.so", "cublasLtMatmulDescGetAttribute");
 };
 
-const LtApi& lt_api()
+// Resolved on the first call that finds cuBLASLt loaded (it always is, when its function is being called), then
+// kept; a failed lookup is retried on the next call rather than remembered.
+const LtApi* lt_api()
 {
-    static const LtApi api;
+    static std::atomic<const LtApi*> cached { nullptr };
+    if (const LtApi* api = cached.load(std::memory_order_acquire))
+        return api;
+    auto* api = new LtApi;
+    if (!api->matmul) {
+        delete api;
+        return nullptr;
+    }
+    const LtApi* expected = nullptr;
+    if (!cached.compare_exchange_strong(expected, api)) {
+        delete api;
+        return expected;
+    }
     return api;
+}
+
+template <typename Fn> Fn cached_symbol(std::atomic<Fn>& cache, const char* library, const char* name)
+{
+    Fn fn = cache.load(std::memory_order_acquire);
+    if (!fn) {
+        fn = next_symbol<Fn>(library, name);
+        cache.store(fn, std::memory_order_release);
+    }
+    return fn;
 }
 
 template <typename T> T layout_attribute(const LtApi& api, cublasLtMatrixLayout_t layout,
@@ -270,9 +325,13 @@ FP8SCOPE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtM
     const void* C, cublasLtMatrixLayout_t c_layout, void* D, cublasLtMatrixLayout_t d_layout,
     const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspace_bytes, cudaStream_t stream)
 {
-    const LtApi& api = lt_api();
-    if (!api.matmul)
-        return CUBLAS_STATUS_NOT_INITIALIZED; // unreachable in practice: this symbol exists because cuBLASLt does
+    const LtApi* resolved = lt_api();
+    if (!resolved) {
+        // Only a caller that bound to this name without cuBLASLt loaded gets here; say so rather than pretend.
+        warn_once("gemm-real-lt", "cublasLtMatmul was called but no cuBLASLt library is loaded");
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    }
+    const LtApi& api = *resolved;
     const cublasStatus_t status = api.matmul(
         handle, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D, d_layout, algo, workspace,
         workspace_bytes, stream);
@@ -298,9 +357,12 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperati
     cudaDataType b_type, int ldb, const void* beta, void* C, cudaDataType c_type, int ldc,
     cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
-    static const auto real = next_symbol<GemmExFn>("cublasGemmEx");
-    if (!real)
+    static std::atomic<GemmExFn> cache { nullptr };
+    const GemmExFn real = cached_symbol(cache, "libcublas.so", "cublasGemmEx");
+    if (!real) {
+        warn_once("gemm-real-blas", "cublasGemmEx was called but no cuBLAS library is loaded");
         return CUBLAS_STATUS_NOT_INITIALIZED;
+    }
     cublasStatus_t status;
     {
         DepthGuard inner; // cuBLAS may run it through cublasLtMatmul: not a second GEMM
@@ -325,9 +387,12 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle,
     long long stride_a, const void* B, cudaDataType b_type, int ldb, long long stride_b, const void* beta, void* C,
     cudaDataType c_type, int ldc, long long stride_c, int batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
-    static const auto real = next_symbol<GemmStridedFn>("cublasGemmStridedBatchedEx");
-    if (!real)
+    static std::atomic<GemmStridedFn> cache { nullptr };
+    const GemmStridedFn real = cached_symbol(cache, "libcublas.so", "cublasGemmStridedBatchedEx");
+    if (!real) {
+        warn_once("gemm-real-blas", "cublasGemmStridedBatchedEx was called but no cuBLAS library is loaded");
         return CUBLAS_STATUS_NOT_INITIALIZED;
+    }
     cublasStatus_t status;
     {
         DepthGuard inner;

@@ -83,7 +83,8 @@ class Fp8Linear(nn.Module):
         if fp8scope is not None:
             # Before the cast, with the scale the cast uses (a device tensor: no sync): overflow = |t| >
             # fp8_max / scale, underflow = nonzero t that becomes 0 (TransformerEngine's definitions).
-            fp8scope.probe(TENSOR_NAMES[row], t, scale=scale, target="e4m3" if dtype == E4M3 else "e5m2")
+            fp8scope.probe(TENSOR_NAMES[row], t, scale=scale, target="e4m3" if dtype == E4M3 else "e5m2",
+                           role=("input", "weight", "gradient")[row])
         scale_inv = scale.reciprocal()  # a new tensor: the update below does not change it
         # In float32, as TE's cast kernels compute: bf16 * a float32 0-dim tensor would stay bf16.
         t_fp8 = t.float().mul_(scale).clamp_(-fp8_max, fp8_max).to(dtype)
