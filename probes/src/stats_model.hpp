@@ -37,11 +37,16 @@ struct ResolvedScale {
 FP8SCOPE_HD ResolvedScale resolve_scale(ScaleCode kind, float value, const float* pointer)
 {
     switch (kind) {
-    case ScaleCode::Value: return { value, reciprocal_rn(value) };
-    case ScaleCode::InvValue: return { reciprocal_rn(value), value };
-    case ScaleCode::Device: return { *pointer, reciprocal_rn(*pointer) };
-    case ScaleCode::InvDevice: return { reciprocal_rn(*pointer), *pointer };
-    default: return { 1.0f, 1.0f };
+    case ScaleCode::Value:
+        return { value, reciprocal_rn(value) };
+    case ScaleCode::InvValue:
+        return { reciprocal_rn(value), value };
+    case ScaleCode::Device:
+        return { *pointer, reciprocal_rn(*pointer) };
+    case ScaleCode::InvDevice:
+        return { reciprocal_rn(*pointer), *pointer };
+    default:
+        return { 1.0f, 1.0f };
     }
 }
 
@@ -73,7 +78,8 @@ FP8SCOPE_HD TargetThresholds target_thresholds(Fp8 format, ResolvedScale scale)
 
 // Per-thread state of the high-precision kernel. 32-bit counts: the launch bounds a block's elements.
 struct HpThreadAcc {
-    float amax = 0.0f;
+    uint32_t amax_bits = 0; // max over |x| bits of non-NaN elements (integer max: fmaxf treats a signalling NaN
+                            // differently on the host and the device)
     uint32_t min_key = kNoMinKey; // min over (|x| bits - 1): zeros wrap to the top and NaNs sort above Inf
     uint32_t overflows = 0;
     uint32_t underflows = 0;
@@ -88,8 +94,8 @@ struct HpThreadAcc {
 // One element (its fp32 bits). Returns its bin in [0, 255]; calls count_extra(bin) for a bin in [256, 279] when
 // the element is an fp32 subnormal or a NaN (inside the rare branch, so the common path has no second test).
 template <bool kTarget, class CountExtra>
-FP8SCOPE_HD uint32_t hp_accumulate(uint32_t bits, const TargetThresholds& thresholds, HpThreadAcc& acc,
-    CountExtra&& count_extra)
+FP8SCOPE_HD uint32_t hp_accumulate(
+    uint32_t bits, const TargetThresholds& thresholds, HpThreadAcc& acc, CountExtra&& count_extra)
 {
     const uint32_t abs_bits = bits & kF32AbsMask;
     const uint32_t exponent_field = abs_bits >> 23;
@@ -105,7 +111,8 @@ FP8SCOPE_HD uint32_t hp_accumulate(uint32_t bits, const TargetThresholds& thresh
                 count_extra(kNanBin);
         }
     }
-    acc.amax = fmaxf(acc.amax, fabsf(x)); // fmaxf ignores a NaN operand
+    const uint32_t amax_candidate = abs_bits > kF32InfBits ? 0u : abs_bits;
+    acc.amax_bits = acc.amax_bits > amax_candidate ? acc.amax_bits : amax_candidate;
     acc.min_key = acc.min_key < abs_bits - 1u ? acc.min_key : abs_bits - 1u;
     if constexpr (kTarget) {
         const float scaled = fabsf(mul_rn(x, thresholds.scale));
@@ -132,7 +139,7 @@ struct StatsTotals {
     uint64_t underflows;
     uint64_t subnormals;
     uint64_t saturated;
-    float amax;
+    uint32_t amax_bits;
     uint32_t min_key;
     double sum;
     double sum_squares;
@@ -141,11 +148,14 @@ struct StatsTotals {
 };
 static_assert(sizeof(StatsTotals) == 96);
 
-FP8SCOPE_HD StatsTotals empty_totals() { return { 0, 0, 0, 0, 0, 0, 0, 0.0f, kNoMinKey, 0.0, 0.0, 0.0, 0.0 }; }
+FP8SCOPE_HD StatsTotals empty_totals()
+{
+    return { 0, 0, 0, 0, 0, 0, 0, 0u, kNoMinKey, 0.0, 0.0, 0.0, 0.0 };
+}
 
 FP8SCOPE_HD StatsTotals totals_of(const HpThreadAcc& acc)
 {
-    return { 0, 0, 0, acc.overflows, acc.underflows, acc.subnormals, acc.saturated, acc.amax, acc.min_key, acc.sum,
+    return { 0, 0, 0, acc.overflows, acc.underflows, acc.subnormals, acc.saturated, acc.amax_bits, acc.min_key, acc.sum,
         acc.sum_squares, acc.sum_cubes, acc.sum_fourth };
 }
 
@@ -158,7 +168,7 @@ FP8SCOPE_HD void merge(StatsTotals& into, const StatsTotals& other)
     into.underflows += other.underflows;
     into.subnormals += other.subnormals;
     into.saturated += other.saturated;
-    into.amax = fmaxf(into.amax, other.amax);
+    into.amax_bits = into.amax_bits > other.amax_bits ? into.amax_bits : other.amax_bits;
     into.min_key = into.min_key < other.min_key ? into.min_key : other.min_key;
     into.sum += other.sum;
     into.sum_squares += other.sum_squares;
@@ -167,7 +177,10 @@ FP8SCOPE_HD void merge(StatsTotals& into, const StatsTotals& other)
 }
 
 // Keys at or above Inf's (0x7F7FFFFF) mean "Inf", "only NaNs" or "nothing": all report +Inf.
-FP8SCOPE_HD float min_from_key(uint32_t key) { return key >= kF32InfBits - 1u ? bits_float(kF32InfBits) : bits_float(key + 1u); }
+FP8SCOPE_HD float min_from_key(uint32_t key)
+{
+    return key >= kF32InfBits - 1u ? bits_float(kF32InfBits) : bits_float(key + 1u);
+}
 
 // --- high-precision finalization from the bins ---------------------------------------------------------------
 
@@ -178,7 +191,10 @@ FP8SCOPE_HD uint64_t hp_histogram_count(const unsigned long long* bins, int h)
 }
 
 // First histogram bin of the input type's normal range: bins below it are its subnormals.
-FP8SCOPE_HD int own_min_normal_bin(ElementType type) { return type == ElementType::F16 ? -14 + 149 : -126 + 149; }
+FP8SCOPE_HD int own_min_normal_bin(ElementType type)
+{
+    return type == ElementType::F16 ? -14 + 149 : -126 + 149;
+}
 
 // zeros, NaNs and Infs from the bins (the per-thread pass does not count them).
 FP8SCOPE_HD void hp_special_counts(const unsigned long long* bins, StatsTotals& totals)
@@ -215,7 +231,7 @@ FP8SCOPE_HD StatsTotals fp8_code_totals(uint32_t code, uint64_t count, Fp8 forma
     const uint32_t abs_bits = float_bits(value) & kF32AbsMask;
     if (abs_bits > kF32InfBits)
         return t;
-    t.amax = bits_float(abs_bits);
+    t.amax_bits = abs_bits;
     if (abs_bits != 0)
         t.min_key = abs_bits - 1u;
     if (abs_bits < kF32InfBits) {
@@ -237,7 +253,7 @@ FP8SCOPE_HD void write_scalars(StatsResult* out, const StatsTotals& t, ResolvedS
 {
     out->scale = scale.scale;
     out->scale_inv = scale.scale_inv;
-    out->amax = t.amax;
+    out->amax = bits_float(t.amax_bits);
     out->min_nonzero_abs = min_from_key(t.min_key);
     out->numel = numel;
     out->zeros = t.zeros;

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -18,8 +18,7 @@ namespace {
 
 using numerics::Fp8;
 
-template <class Raw>
-Raw load(const void* data, uint64_t index)
+template <class Raw> Raw load(const void* data, uint64_t index)
 {
     Raw raw;
     std::memcpy(&raw, static_cast<const unsigned char*>(data) + index * sizeof(Raw), sizeof raw);
@@ -34,11 +33,20 @@ public:
         float scale = 1.0f;
         float scale_inv = 1.0f;
         switch (params.scale_kind) {
-        case ScaleKind::None: break;
-        case ScaleKind::Value: scale = params.scale, scale_inv = 1.0f / scale; break;
-        case ScaleKind::InvValue: scale_inv = params.scale, scale = 1.0f / scale_inv; break;
-        case ScaleKind::DevicePointer: scale = *params.scale_ptr, scale_inv = 1.0f / scale; break;
-        case ScaleKind::InvDevicePointer: scale_inv = *params.scale_ptr, scale = 1.0f / scale_inv; break;
+        case ScaleKind::None:
+            break;
+        case ScaleKind::Value:
+            scale = params.scale, scale_inv = 1.0f / scale;
+            break;
+        case ScaleKind::InvValue:
+            scale_inv = params.scale, scale = 1.0f / scale_inv;
+            break;
+        case ScaleKind::DevicePointer:
+            scale = *params.scale_ptr, scale_inv = 1.0f / scale;
+            break;
+        case ScaleKind::InvDevicePointer:
+            scale_inv = *params.scale_ptr, scale = 1.0f / scale_inv;
+            break;
         }
         result_.scale = scale;
         result_.scale_inv = scale_inv;
@@ -129,15 +137,15 @@ StatsResult tensor_stats_cpu(const StatsParams& params)
     case schema::Dtype::BFloat16:
         for (uint64_t i = 0; i < n; ++i) {
             const auto raw = load<uint16_t>(params.data, i);
-            twin.high_precision(numerics::bits_float(numerics::bf16_to_f32_bits(raw)),
-                (raw & 0x7F80u) == 0 && (raw & 0x7Fu) != 0);
+            twin.high_precision(
+                numerics::bits_float(numerics::bf16_to_f32_bits(raw)), (raw & 0x7F80u) == 0 && (raw & 0x7Fu) != 0);
         }
         break;
     case schema::Dtype::Float16:
         for (uint64_t i = 0; i < n; ++i) {
             const auto raw = load<uint16_t>(params.data, i);
-            twin.high_precision(numerics::bits_float(numerics::f16_to_f32_bits(raw)),
-                (raw & 0x7C00u) == 0 && (raw & 0x3FFu) != 0);
+            twin.high_precision(
+                numerics::bits_float(numerics::f16_to_f32_bits(raw)), (raw & 0x7C00u) == 0 && (raw & 0x3FFu) != 0);
         }
         break;
     case schema::Dtype::E4M3:
@@ -159,8 +167,10 @@ TrimmedHistogram trim_histogram(const StatsResult& result)
     const auto* first = std::find_if(begin, end, [](uint64_t count) { return count != 0; });
     if (first == end)
         return {};
-    const auto* last = std::find_if(std::make_reverse_iterator(end), std::make_reverse_iterator(first),
-        [](uint64_t count) { return count != 0; }).base();
+    const auto* last
+        = std::find_if(std::make_reverse_iterator(end), std::make_reverse_iterator(first), [](uint64_t count) {
+              return count != 0;
+          }).base();
     return { static_cast<int32_t>(first - begin) + kHistogramMinExponent, std::vector<uint64_t>(first, last) };
 }
 

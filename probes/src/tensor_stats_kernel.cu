@@ -28,8 +28,7 @@ constexpr unsigned kFullMask = 0xFFFFFFFFu;
 template <ElementType kType>
 constexpr int kElementBytes = kType == ElementType::F32 ? 4 : (numerics::is_fp8(kType) ? 1 : 2);
 
-template <int kBytes>
-__device__ __forceinline__ uint32_t load_element(const unsigned char* bytes, uint64_t index)
+template <int kBytes> __device__ __forceinline__ uint32_t load_element(const unsigned char* bytes, uint64_t index)
 {
     if constexpr (kBytes == 4)
         return __ldg(reinterpret_cast<const unsigned int*>(bytes) + index);
@@ -39,8 +38,7 @@ __device__ __forceinline__ uint32_t load_element(const unsigned char* bytes, uin
         return __ldg(bytes + index);
 }
 
-template <int kBytes, class Visit>
-__device__ __forceinline__ void visit_vector(const uint4& vector, Visit& visit)
+template <int kBytes, class Visit> __device__ __forceinline__ void visit_vector(const uint4& vector, Visit& visit)
 {
     constexpr uint32_t kMask = kBytes == 4 ? 0xFFFFFFFFu : (1u << (8 * kBytes)) - 1u;
     const uint32_t words[4] = { vector.x, vector.y, vector.z, vector.w };
@@ -111,7 +109,7 @@ __device__ StatsTotals shuffle_down(const StatsTotals& t, int offset)
     o.underflows = __shfl_down_sync(kFullMask, t.underflows, offset);
     o.subnormals = __shfl_down_sync(kFullMask, t.subnormals, offset);
     o.saturated = __shfl_down_sync(kFullMask, t.saturated, offset);
-    o.amax = __shfl_down_sync(kFullMask, t.amax, offset);
+    o.amax_bits = __shfl_down_sync(kFullMask, t.amax_bits, offset);
     o.min_key = __shfl_down_sync(kFullMask, t.min_key, offset);
     o.sum = __shfl_down_sync(kFullMask, t.sum, offset);
     o.sum_squares = __shfl_down_sync(kFullMask, t.sum_squares, offset);
@@ -142,7 +140,7 @@ __device__ StatsTotals block_reduce(StatsTotals t)
 __device__ StatsTotals load_partial(const StatsTotals* p)
 {
     return { __ldcg(&p->zeros), __ldcg(&p->nans), __ldcg(&p->infs), __ldcg(&p->overflows), __ldcg(&p->underflows),
-        __ldcg(&p->subnormals), __ldcg(&p->saturated), __ldcg(&p->amax), __ldcg(&p->min_key), __ldcg(&p->sum),
+        __ldcg(&p->subnormals), __ldcg(&p->saturated), __ldcg(&p->amax_bits), __ldcg(&p->min_key), __ldcg(&p->sum),
         __ldcg(&p->sum_squares), __ldcg(&p->sum_cubes), __ldcg(&p->sum_fourth) };
 }
 
@@ -276,8 +274,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock, kBlocksPerSm) fp8_stats_kern
         finalize_fp8(args);
 }
 
-template <ElementType kType>
-const void* hp_kernel(bool target)
+template <ElementType kType> const void* hp_kernel(bool target)
 {
     return target ? reinterpret_cast<const void*>(&hp_stats_kernel<kType, true>)
                   : reinterpret_cast<const void*>(&hp_stats_kernel<kType, false>);
@@ -290,10 +287,17 @@ cudaError_t launch_stats_kernel(const KernelArgs& args, int blocks, cudaStream_t
     const bool target = args.target != Fp8::None;
     const void* kernel = reinterpret_cast<const void*>(&fp8_stats_kernel);
     switch (args.type) {
-    case ElementType::F32: kernel = hp_kernel<ElementType::F32>(target); break;
-    case ElementType::BF16: kernel = hp_kernel<ElementType::BF16>(target); break;
-    case ElementType::F16: kernel = hp_kernel<ElementType::F16>(target); break;
-    default: break;
+    case ElementType::F32:
+        kernel = hp_kernel<ElementType::F32>(target);
+        break;
+    case ElementType::BF16:
+        kernel = hp_kernel<ElementType::BF16>(target);
+        break;
+    case ElementType::F16:
+        kernel = hp_kernel<ElementType::F16>(target);
+        break;
+    default:
+        break;
     }
     KernelArgs copy = args;
     void* params[] = { &copy };

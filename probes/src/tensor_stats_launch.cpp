@@ -34,10 +34,13 @@ static_assert(kMaxStatsNumel == detail::kMaxNumel);
 uint64_t element_bytes(schema::Dtype dtype)
 {
     switch (dtype) {
-    case schema::Dtype::Float32: return 4;
+    case schema::Dtype::Float32:
+        return 4;
     case schema::Dtype::BFloat16:
-    case schema::Dtype::Float16: return 2;
-    default: return 1;
+    case schema::Dtype::Float16:
+        return 2;
+    default:
+        return 1;
     }
 }
 
@@ -53,7 +56,10 @@ cudaError_t forget_error(cudaError_t error, cudaError_t pending_before)
 
 namespace detail {
 
-static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
 
 // Enough blocks to fill the device (kBlocksPerSm per SM) but no more than one 16-byte vector per thread gives work
 // to; always enough that no block sees more than kMaxElementsPerBlock elements.
@@ -91,10 +97,13 @@ const char* check_stats_params(const StatsParams& params)
     return nullptr;
 }
 
-size_t stats_scratch_bytes() { return sizeof(detail::Scratch); }
+size_t stats_scratch_bytes()
+{
+    return sizeof(detail::Scratch);
+}
 
-cudaError_t launch_tensor_stats(const StatsParams& params, void* device_scratch, StatsResult* out, uint64_t sequence,
-    cudaStream_t stream)
+cudaError_t launch_tensor_stats(
+    const StatsParams& params, void* device_scratch, StatsResult* out, uint64_t sequence, cudaStream_t stream)
 {
     if (check_stats_params(params) != nullptr || device_scratch == nullptr || out == nullptr
         || reinterpret_cast<uintptr_t>(device_scratch) % 16 != 0)

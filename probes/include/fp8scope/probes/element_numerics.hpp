@@ -98,17 +98,29 @@ FP8SCOPE_HD constexpr Fp8Spec fp8_spec(Fp8 format)
                                : Fp8Spec { 3, 7, 0x7Eu, 448.0f, 0x1p-6f, 0x1p-9f };
 }
 
-FP8SCOPE_HD constexpr Fp8 fp8_format_of(ElementType type) { return type == ElementType::E5M2 ? Fp8::E5M2 : Fp8::E4M3; }
-FP8SCOPE_HD constexpr bool is_fp8(ElementType type) { return type == ElementType::E4M3 || type == ElementType::E5M2; }
+FP8SCOPE_HD constexpr Fp8 fp8_format_of(ElementType type)
+{
+    return type == ElementType::E5M2 ? Fp8::E5M2 : Fp8::E4M3;
+}
+FP8SCOPE_HD constexpr bool is_fp8(ElementType type)
+{
+    return type == ElementType::E4M3 || type == ElementType::E5M2;
+}
 
 // --- FP8 codes ---------------------------------------------------------------------------------------------
 
-FP8SCOPE_HD bool fp8_is_zero(uint32_t code) { return (code & 0x7Fu) == 0; }
+FP8SCOPE_HD bool fp8_is_zero(uint32_t code)
+{
+    return (code & 0x7Fu) == 0;
+}
 FP8SCOPE_HD bool fp8_is_nan(uint32_t code, Fp8 format)
 {
     return format == Fp8::E5M2 ? (code & 0x7Fu) > 0x7Cu : (code & 0x7Fu) == 0x7Fu;
 }
-FP8SCOPE_HD bool fp8_is_inf(uint32_t code, Fp8 format) { return format == Fp8::E5M2 && (code & 0x7Fu) == 0x7Cu; }
+FP8SCOPE_HD bool fp8_is_inf(uint32_t code, Fp8 format)
+{
+    return format == Fp8::E5M2 && (code & 0x7Fu) == 0x7Cu;
+}
 // Exponent field 0 and mantissa != 0.
 FP8SCOPE_HD bool fp8_is_subnormal(uint32_t code, Fp8 format)
 {
@@ -116,7 +128,10 @@ FP8SCOPE_HD bool fp8_is_subnormal(uint32_t code, Fp8 format)
     return magnitude != 0 && (magnitude >> fp8_spec(format).mantissa_bits) == 0;
 }
 // |code| == the largest finite code: what a saturating cast produces for everything at or beyond the top.
-FP8SCOPE_HD bool fp8_is_saturated(uint32_t code, Fp8 format) { return (code & 0x7Fu) == fp8_spec(format).max_code; }
+FP8SCOPE_HD bool fp8_is_saturated(uint32_t code, Fp8 format)
+{
+    return (code & 0x7Fu) == fp8_spec(format).max_code;
+}
 
 // The exact fp32 bit pattern of an FP8 code (every FP8 value is an fp32 value). NaNs become a quiet NaN.
 FP8SCOPE_HD uint32_t fp8_to_f32_bits(uint32_t code, Fp8 format)
@@ -182,7 +197,10 @@ FP8SCOPE_HD uint32_t round_to_fp8(float value, Fp8 format)
 
 // --- 16-bit floats -----------------------------------------------------------------------------------------
 
-FP8SCOPE_HD uint32_t bf16_to_f32_bits(uint32_t half_bits) { return (half_bits & 0xFFFFu) << 16; }
+FP8SCOPE_HD uint32_t bf16_to_f32_bits(uint32_t half_bits)
+{
+    return (half_bits & 0xFFFFu) << 16;
+}
 
 FP8SCOPE_HD uint32_t f16_to_f32_bits(uint32_t half_bits)
 {

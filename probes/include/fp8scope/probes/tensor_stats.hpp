@@ -64,8 +64,8 @@ size_t stats_scratch_bytes();
 // Asynchronous: no host-device synchronization, no allocation, no memset. Returns cudaErrorInvalidValue for
 // invalid arguments (nothing is launched), otherwise the launch's own status. A failed launch does not abort, and
 // does not leave its error in the runtime's last-error slot unless an error was already pending there.
-cudaError_t launch_tensor_stats(const StatsParams& params, void* device_scratch, StatsResult* out, uint64_t sequence,
-    cudaStream_t stream);
+cudaError_t launch_tensor_stats(
+    const StatsParams& params, void* device_scratch, StatsResult* out, uint64_t sequence, cudaStream_t stream);
 
 // The exponent histogram as TensorStatsRow stores it: the bins from the first to the last nonzero one.
 // Empty (first_exponent 0) when every element is zero, NaN or Inf.
