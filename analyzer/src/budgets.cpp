@@ -1,6 +1,7 @@
 #include "fp8scope/analyzer/budgets.hpp"
 
 #include <map>
+#include <string>
 
 namespace fp8scope::analyzer {
 namespace {
@@ -52,6 +53,51 @@ namespace {
         return r;
     }
 
+    // Why a tensor budget has no figure, or an empty string when it has one.
+    std::string missing_tensor_data(const TensorHealth& health)
+    {
+        if (health.totals.samples == 0)
+            return "the trace has no tensor statistics";
+        if (health.totals.samples_in_steps == 0)
+            return "no tensor statistics in the analysed steps";
+        return {};
+    }
+
+    // The worst single sample over the sites (ties: the lowest site id, as `sites` is ordered by id).
+    template <class Count, class Worst, class Step>
+    BudgetResult worst_tensor_sample(const char* name, double limit, const TensorHealth& health,
+        const std::string& no_figure, Count count, Worst worst, Step step)
+    {
+        BudgetResult r = make_result(name, limit, 0.0);
+        r.unavailable = missing_tensor_data(health);
+        const TensorSiteHealth* found = nullptr;
+        for (const TensorSiteHealth& site : health.sites)
+            if (count(site) > 0 && (!found || worst(site) > worst(*found)))
+                found = &site;
+        if (found) {
+            r.value = r.worst_value = worst(*found);
+            r.worst_step = step(*found);
+            r.where = found->label;
+        } else if (r.unavailable.empty()) {
+            r.unavailable = no_figure;
+        }
+        return r;
+    }
+
+    BudgetResult nonfinite_result(const TensorHealth& health)
+    {
+        // Limit 0 samples; the value counts the samples with NaN/Inf, the worst step is the first one's.
+        BudgetResult r = make_result("no-nonfinite", 0.0, static_cast<double>(health.totals.nonfinite_samples));
+        if (health.totals.samples == 0)
+            r.unavailable = "the trace has no tensor statistics";
+        if (const auto& first = health.first_nonfinite) {
+            r.worst_step = first->where.step;
+            r.worst_value = static_cast<double>(first->nans + first->infs);
+            r.where = first->where.site_label;
+        }
+        return r;
+    }
+
 } // namespace
 
 std::vector<BudgetResult> evaluate_budgets(const Report& report, const Budgets& budgets)
@@ -83,8 +129,24 @@ std::vector<BudgetResult> evaluate_budgets(const Report& report, const Budgets& 
         }
         results.push_back(r);
     }
+    const TensorHealth& health = report.tensor_health;
+    if (budgets.max_saturation)
+        results.push_back(worst_tensor_sample("max-saturation", *budgets.max_saturation, health,
+            "no tensor sample in the analysed steps has an FP8 format (a target format, or FP8 codes)",
+            [](const TensorSiteHealth& s) { return s.saturation_samples; },
+            [](const TensorSiteHealth& s) { return s.worst_saturation_ratio; },
+            [](const TensorSiteHealth& s) { return s.worst_saturation_step; }));
+    if (budgets.max_underflow)
+        results.push_back(worst_tensor_sample("max-underflow", *budgets.max_underflow, health,
+            "no tensor sample in the analysed steps can show underflow (that needs a high-precision tensor with a "
+            "target FP8 format; FP8 codes seen at a GEMM cannot)",
+            [](const TensorSiteHealth& s) { return s.underflow_samples; },
+            [](const TensorSiteHealth& s) { return s.worst_underflow_ratio; },
+            [](const TensorSiteHealth& s) { return s.worst_underflow_step; }));
+    if (budgets.no_nonfinite)
+        results.push_back(nonfinite_result(health));
     for (BudgetResult& r : results)
-        r.passed = r.value <= r.limit;
+        r.passed = r.unavailable.empty() && r.value <= r.limit;
     return results;
 }
 

@@ -15,6 +15,11 @@ struct Budgets {
     std::optional<double> max_bubble_ratio; // idle / step time, all devices
     std::optional<double> max_syncs_per_step; // host-blocking calls per step (mean over the steps)
     std::optional<double> max_launch_bound_ratio; // idle time caused by `launch` / step time
+    // Tensor health (docs/analysis.md "Tensor health"): the worst single sample in the analysed steps, not a mean,
+    // since one clipping tensor is the problem however many healthy ones surround it.
+    std::optional<double> max_saturation; // max(saturated, overflows) / numel, 0 to 1
+    std::optional<double> max_underflow; // underflows / numel, 0 to 1 (high-precision samples only)
+    bool no_nonfinite = false; // no NaN/Inf in any sample of the whole trace, warm-up included
 };
 
 struct BudgetResult {
@@ -24,6 +29,11 @@ struct BudgetResult {
     bool passed = true;
     std::optional<int64_t> worst_step; // StepInterval::index of the step with the highest figure
     double worst_value = 0;
+    // Tensor budgets: the site of the worst (for no-nonfinite: the first) sample, as tensor_site_label() names it.
+    std::string where;
+    // Non-empty when the figure could not be computed, e.g. "the trace has no tensor statistics": the budget then
+    // fails, since a gate that passes without data would claim a health it never checked.
+    std::string unavailable;
 };
 
 std::vector<BudgetResult> evaluate_budgets(const Report& report, const Budgets& budgets);

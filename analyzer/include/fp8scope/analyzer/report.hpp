@@ -8,6 +8,7 @@
 #include "fp8scope/analyzer/launch_stats.hpp"
 #include "fp8scope/analyzer/steps.hpp"
 #include "fp8scope/analyzer/syncs.hpp"
+#include "fp8scope/analyzer/tensor_health.hpp"
 #include "fp8scope/analyzer/trace_model.hpp"
 
 #include <cstdint>
@@ -31,6 +32,7 @@ struct Report {
     SyncReport syncs;
     KernelClassReport kernel_classes;
     LaunchStats launch;
+    TensorHealth tensor_health;
     std::optional<uint32_t> device; // the device the totals are for, when one was asked for
     BubbleTotals totals; // bubbles for that device, or for all devices
 };
