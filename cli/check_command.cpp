@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -22,13 +24,20 @@ namespace {
   fp8scope check run.sqlite --max-bubble-ratio 0.3 --max-syncs-per-step 2
   fp8scope check run.sqlite --max-launch-bound-ratio 0.1 --junit check.xml --md "$GITHUB_STEP_SUMMARY"
   fp8scope check run.sqlite --max-bubble-ratio 0.25 --steps 10:50 --device 0
+  fp8scope check run.sqlite --no-nonfinite --max-saturation 0.001 --max-underflow 0.01
 
 A budget holds when its figure over all analysed steps is within the limit: the bubble ratio (idle / step
 time), the launch-bound ratio (idle time caused by launches / step time), host-blocking syncs per step (mean).
 Each result names the worst step and its figure. Definitions: docs/analysis.md.
 
-Exit codes: 0 every budget holds, 1 a budget failed, 2 usage error (also: no budget given), 3 unreadable or
-invalid trace (one line on stderr), 74 a report file cannot be written, 70 internal error.
+Tensor budgets read the trace's tensor statistics: --max-saturation and --max-underflow limit the worst single
+sample in the analysed steps (a fraction of its elements, 0 to 1) and name its step and tensor; --no-nonfinite
+fails on any sample with NaN/Inf, warm-up included, naming the first. A trace without tensor statistics fails
+them: a gate that passes without data would vouch for numerics it never saw.
+
+Exit codes: 0 every budget holds, 1 a budget failed (or a tensor budget had no data), 2 usage error (also: no
+budget given), 3 unreadable or invalid trace (one line on stderr), 74 a report file cannot be written, 70 internal
+error.
 )";
 
     int usage_error(const std::string& message)
@@ -48,20 +57,40 @@ invalid trace (one line on stderr), 74 a report file cannot be written, 70 inter
         return false;
     }
 
+    // CLI::Range compares, and every comparison with NaN is false, so "nan" would pass it and then fail (or pass)
+    // every budget silently.
+    const CLI::Validator kNotNan(
+        [](std::string& text) -> std::string {
+            return std::isnan(std::strtod(text.c_str(), nullptr)) ? "NaN is not a budget" : std::string();
+        },
+        "", "not NaN");
+
 } // namespace
 
 CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
 {
     CLI::App* check = app.add_subcommand("check", "CI gate: exit 1 when a budget (bubble ratio, syncs per step, "
-                                                  "launch-bound ratio) fails");
+                                                  "launch-bound ratio, tensor health) fails");
     add_analysis_options(*check, options.report);
     check->add_option("--max-bubble-ratio", options.max_bubble_ratio, "Budget for idle / step time (0 to 1)")
-        ->check(CLI::Range(0.0, 1.0));
+        ->check(CLI::Range(0.0, 1.0))
+        ->check(kNotNan);
     check->add_option("--max-syncs-per-step", options.max_syncs_per_step, "Budget for host-blocking syncs per step")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::NonNegativeNumber)
+        ->check(kNotNan);
     check->add_option("--max-launch-bound-ratio", options.max_launch_bound_ratio,
              "Budget for launch-caused idle / step time (0 to 1)")
-        ->check(CLI::Range(0.0, 1.0));
+        ->check(CLI::Range(0.0, 1.0))
+        ->check(kNotNan);
+    check->add_option("--max-saturation", options.max_saturation,
+             "Budget for the worst tensor sample's saturated fraction (0 to 1)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->check(kNotNan);
+    check->add_option("--max-underflow", options.max_underflow,
+             "Budget for the worst tensor sample's underflow fraction (0 to 1)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->check(kNotNan);
+    check->add_flag("--no-nonfinite", options.no_nonfinite, "Fail when any tensor sample holds NaN or Inf");
     check->add_option("--junit", options.junit_path, "Also write JUnit XML here (one testcase per budget)");
     check->add_option("--md", options.md_path, "Also write a Markdown summary here (CI job summaries)");
     check->footer(kCheckExamples);
@@ -70,9 +99,16 @@ CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
 
 int run_check(const CheckCliOptions& options)
 {
-    analyzer::Budgets budgets { options.max_bubble_ratio, options.max_syncs_per_step, options.max_launch_bound_ratio };
-    if (!budgets.max_bubble_ratio && !budgets.max_syncs_per_step && !budgets.max_launch_bound_ratio)
-        return usage_error("no budget given: use --max-bubble-ratio, --max-syncs-per-step or --max-launch-bound-ratio");
+    const analyzer::Budgets budgets { .max_bubble_ratio = options.max_bubble_ratio,
+        .max_syncs_per_step = options.max_syncs_per_step,
+        .max_launch_bound_ratio = options.max_launch_bound_ratio,
+        .max_saturation = options.max_saturation,
+        .max_underflow = options.max_underflow,
+        .no_nonfinite = options.no_nonfinite };
+    if (!budgets.max_bubble_ratio && !budgets.max_syncs_per_step && !budgets.max_launch_bound_ratio
+        && !budgets.max_saturation && !budgets.max_underflow && !budgets.no_nonfinite)
+        return usage_error("no budget given: use --max-bubble-ratio, --max-syncs-per-step, --max-launch-bound-ratio, "
+                           "--max-saturation, --max-underflow or --no-nonfinite");
     analyzer::ReportOptions report_options;
     if (auto problem = to_analysis_options(options.report, report_options))
         return usage_error(*problem);

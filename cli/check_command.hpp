@@ -1,4 +1,5 @@
 // `fp8scope check TRACE --max-bubble-ratio R --max-syncs-per-step N --max-launch-bound-ratio R
+// --max-saturation R --max-underflow R --no-nonfinite
 // [--junit FILE] [--md FILE] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]`: the CI gate.
 #pragma once
 
@@ -18,6 +19,9 @@ struct CheckCliOptions {
     std::optional<double> max_bubble_ratio;
     std::optional<double> max_syncs_per_step;
     std::optional<double> max_launch_bound_ratio;
+    std::optional<double> max_saturation;
+    std::optional<double> max_underflow;
+    bool no_nonfinite = false;
     std::string junit_path;
     std::string md_path;
 };

@@ -14,11 +14,26 @@ namespace {
 
     std::string figure(const BudgetResult& r, double value)
     {
+        if (r.name == "no-nonfinite")
+            return fmt::format("{:.0f}", value); // samples, or NaN/Inf elements of the first
+        // Tensor fractions that matter are small (1e-4 of a tensor clipped): significant digits, not decimals.
+        if (r.name == "max-saturation" || r.name == "max-underflow")
+            return fmt::format("{:.3g}", value);
         return r.name == "max-syncs-per-step" ? fmt::format("{:.2f}", value) : fmt::format("{:.3f}", value);
     }
 
     std::string worst_text(const BudgetResult& r)
     {
+        if (!r.unavailable.empty())
+            return r.unavailable;
+        // Tensor budgets name a site (untrusted text from the trace); no-nonfinite names the first sample.
+        const std::string step = r.worst_step ? fmt::format("step {}", *r.worst_step) : "no step";
+        if (r.name == "no-nonfinite")
+            return r.where.empty() ? "no NaN/Inf in any tensor sample"
+                                   : fmt::format("first at {}: {} NaN/Inf in {}", step, figure(r, r.worst_value),
+                                       printable(r.where));
+        if (!r.where.empty())
+            return fmt::format("worst {}: {} in {}", step, figure(r, r.worst_value), printable(r.where));
         if (!r.worst_step)
             return "no steps";
         return fmt::format("worst step {}: {}", *r.worst_step, figure(r, r.worst_value));
@@ -27,8 +42,10 @@ namespace {
     // The message of a failed budget: which figure, over which limit, and where it is worst.
     std::string failure_text(const BudgetResult& r)
     {
-        return fmt::format("{} = {} exceeds the budget {}; {}", r.name.substr(4), figure(r, r.value),
-            figure(r, r.limit), worst_text(r));
+        if (!r.unavailable.empty())
+            return fmt::format("{}: {}", r.name, r.unavailable);
+        return fmt::format("{} = {} exceeds the budget {}; {}", r.name.starts_with("max-") ? r.name.substr(4) : r.name,
+            figure(r, r.value), figure(r, r.limit), worst_text(r));
     }
 
     std::string xml_escaped(std::string_view text)
