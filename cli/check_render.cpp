@@ -1,6 +1,7 @@
 #include "check_render.hpp"
 
 #include "human_units.hpp"
+#include "xml_escape.hpp"
 
 #include <fmt/format.h>
 
@@ -46,30 +47,6 @@ namespace {
             return fmt::format("{}: {}", r.name, r.unavailable);
         return fmt::format("{} = {} exceeds the budget {}; {}", r.name.starts_with("max-") ? r.name.substr(4) : r.name,
             figure(r, r.value), figure(r, r.limit), worst_text(r));
-    }
-
-    std::string xml_escaped(std::string_view text)
-    {
-        std::string out;
-        for (const char c : printable(text)) {
-            switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-            }
-        }
-        return out;
     }
 
     size_t failures(const std::vector<BudgetResult>& results)
