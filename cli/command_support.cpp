@@ -41,6 +41,15 @@ bool use_bold_headings()
     return term != nullptr && std::strcmp(term, "dumb") != 0;
 }
 
+bool use_color(std::string_view choice)
+{
+    if (choice == "always")
+        return true;
+    if (choice == "never")
+        return false;
+    return use_bold_headings();
+}
+
 int write_stdout(const std::string& text)
 {
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {

@@ -1,11 +1,12 @@
 // What every subcommand that reads a trace does the same way: load it (one line and exit 3 on failure), write
-// the result to stdout (exit 74 on failure), decide on terminal styling.
+// the result to stdout (exit 74 on failure), decide on terminal styling (bold, colour).
 #pragma once
 
 #include "fp8scope/analyzer/trace_model.hpp"
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace fp8scope::cli {
 
@@ -18,5 +19,9 @@ int write_stdout(const std::string& text);
 // Bold headings only for a person at a terminal: never in pipes, files or CI logs, and never with NO_COLOR set
 // (no-color.org) or on a dumb terminal.
 bool use_bold_headings();
+
+// `--color auto|always|never`: "always" and "never" decide (over NO_COLOR too, as no-color.org allows a flag to);
+// "auto" is use_bold_headings()'s rule. The same rule then covers colour and bold.
+bool use_color(std::string_view choice);
 
 } // namespace fp8scope::cli

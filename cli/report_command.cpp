@@ -20,12 +20,19 @@ namespace {
   fp8scope report samples/traces/h100-train-fp8.sqlite
   fp8scope report run.sqlite --format json > report.json
   fp8scope report run.sqlite --format md >> "$GITHUB_STEP_SUMMARY"
+  fp8scope report run.sqlite --format html > fp8scope-report.html
+  fp8scope report run.sqlite --format junit > fp8scope-report.xml
+  fp8scope report run.sqlite --color always | less -R
   fp8scope report run.sqlite --steps 10:20 --device 0
   fp8scope report run.sqlite --warmup 0 --step-pattern 'iter_\d+'
 
 Steps come from fp8scope.step() markers, else NVTX ranges matching --step-pattern (default: ProfilerStep#N,
 step, train_step, iteration), else the repeating kernel sequence; the report says which. Every figure and
-threshold is defined in docs/analysis.md; the JSON schema (fp8scope.report/1) is in docs/cli.md.
+threshold is defined in docs/analysis.md; the JSON schema (fp8scope.report/1) and the JUnit layout are in
+docs/cli.md. html is one self-contained file (inline SVG charts, no script, nothing fetched). junit has one
+testcase per analysis area (bubbles, syncs, launch, fp8_overhead), failed when the area has a recommendation;
+report still exits 0 (use fp8scope check to gate CI). Text is coloured only on a terminal without NO_COLOR, or
+with --color always.
 
 Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stderr), 70 internal error.
 )";
@@ -98,9 +105,12 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
     CLI::App* report = app.add_subcommand("report", "Diagnose a trace: steps, bubbles and their causes, syncs, "
                                                     "launch statistics, FP8 overhead");
     add_analysis_options(*report, options);
-    report->add_option("--format", options.format, "Output format")
-        ->check(CLI::IsMember({ "text", "json", "md" }))
+    report->add_option("--format", options.format, "Output format: text, json, md, html or junit")
+        ->check(CLI::IsMember({ "text", "json", "md", "html", "junit" }))
         ->default_str("text");
+    report->add_option("--color", options.color, "Colour in text output: auto (a terminal, NO_COLOR unset), always, never")
+        ->check(CLI::IsMember({ "auto", "always", "never" }))
+        ->default_str("auto");
     report->footer(kReportExamples);
     return report;
 }
@@ -121,7 +131,11 @@ int run_report(const ReportCliOptions& options)
     }
     if (options.format == "md")
         return write_stdout(render_report_markdown(*model, report));
-    return write_stdout(render_report_text(*model, report));
+    if (options.format == "html")
+        return write_stdout(render_report_html(*model, report));
+    if (options.format == "junit")
+        return write_stdout(render_report_junit(*model, report));
+    return write_stdout(render_report_text(*model, report, ReportTextStyle { .color = use_color(options.color) }));
 }
 
 } // namespace fp8scope::cli

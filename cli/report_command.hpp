@@ -1,5 +1,5 @@
-// `fp8scope report TRACE [--format text|json] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]`:
-// the diagnosis of one trace (docs/analysis.md), rendered.
+// `fp8scope report TRACE [--format text|json|md|html|junit] [--color auto|always|never] [--steps A:B] [--device N]
+// [--warmup N] [--step-pattern RE]`: the diagnosis of one trace (docs/analysis.md), rendered.
 #pragma once
 
 #include <optional>
@@ -18,6 +18,7 @@ namespace fp8scope::cli {
 struct ReportCliOptions {
     std::string trace_path;
     std::string format = "text";
+    std::string color = "auto"; // text only: auto (a terminal without NO_COLOR), always, never
     std::string steps; // "A:B", "A:", ":B"
     std::optional<uint32_t> device;
     int warmup = 2;

@@ -1,5 +1,6 @@
-// `fp8scope report` output: the analyzer's Report as text (terminals), Markdown (CI job summaries) or JSON
-// (schema fp8scope.report/1, docs/cli.md). Formatting only: every figure comes from the analyzer.
+// `fp8scope report` output: the analyzer's Report as text (terminals), Markdown (CI job summaries), JSON
+// (schema fp8scope.report/1, docs/cli.md), one self-contained HTML page (CI artifacts) or JUnit XML (CI test
+// reports). Formatting only: every figure comes from the analyzer.
 #pragma once
 
 #include "fp8scope/analyzer/report.hpp"
@@ -12,10 +13,21 @@ namespace fp8scope::cli {
 
 inline constexpr const char* kReportJsonSchema = "fp8scope.report/1";
 
-std::string render_report_text(const analyzer::TraceModel& model, const analyzer::Report& report);
+struct ReportTextStyle {
+    bool color = false; // ANSI colour: bold headings, bubble ratios by severity, recommendations highlighted
+};
+
+std::string render_report_text(
+    const analyzer::TraceModel& model, const analyzer::Report& report, ReportTextStyle style = {});
 nlohmann::ordered_json render_report_json(const analyzer::TraceModel& model, const analyzer::Report& report);
 // GitHub-flavoured Markdown, for CI job summaries: the headline figures, causes, syncs, kernel classes and
 // recommendations as tables.
 std::string render_report_markdown(const analyzer::TraceModel& model, const analyzer::Report& report);
+// One HTML file with no external resource (inline CSS and SVG charts, no script): the tables of the Markdown
+// report, the per-step table and four charts (report_html.cpp).
+std::string render_report_html(const analyzer::TraceModel& model, const analyzer::Report& report);
+// JUnit XML: one testsuite "fp8scope.report", one testcase per analysis area, failed when the area has a
+// recommendation (report_junit.cpp; layout in docs/cli.md).
+std::string render_report_junit(const analyzer::TraceModel& model, const analyzer::Report& report);
 
 } // namespace fp8scope::cli

@@ -1,0 +1,119 @@
+// `fp8scope report --format junit`: the diagnosis as JUnit XML for CI test-report UIs. One testsuite,
+// "fp8scope.report"; one testcase per analysis area (kFindingAreas), failed when the analyzer recommends a change
+// there, with the estimated saving and the worst step; the headline figures as <properties>. `report` is not a
+// gate (it exits 0 either way): `check` is.
+#include "report_render.hpp"
+
+#include "human_units.hpp"
+#include "report_figures.hpp"
+#include "xml_escape.hpp"
+
+#include "fp8scope/analyzer/recommendations.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fp8scope::cli {
+
+using namespace analyzer;
+
+namespace {
+
+void property(std::string& out, std::string_view name, const std::string& value)
+{
+    out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, xml_escaped(value));
+}
+
+std::string properties(const TraceModel& model, const Report& r, const WhatIf& w)
+{
+    const BubbleTotals& t = r.totals;
+    const size_t steps = r.steps.steps.size();
+    std::string out = "    <properties>\n";
+    property(out, "trace", model.path);
+    property(out, "steps", fmt::to_string(steps));
+    property(out, "steps_source", step_source_name(r.steps.source));
+    property(out, "warmup_excluded", fmt::to_string(r.steps.warmup_excluded));
+    property(out, "device", r.device ? fmt::to_string(*r.device) : "all");
+    property(out, "launch_latency_epsilon_ns", fmt::to_string(r.bubbles.epsilon_ns));
+    property(out, "mean_step_ns", fmt::to_string(w.mean_step_ns));
+    property(out, "bubble_ratio", fmt::format("{:.4f}", t.bubble_ratio));
+    for (BubbleCause c : kShownCauses)
+        property(out, fmt::format("idle_{}_share", bubble_cause_name(c)),
+            fmt::format("{:.4f}", percent(t.cause_ns[static_cast<size_t>(c)], t.step_ns) / 100.0));
+    property(out, "syncs_per_step",
+        fmt::format("{:.2f}", steps ? static_cast<double>(r.syncs.total.count) / static_cast<double>(steps) : 0.0));
+    property(out, "kernels_per_step", fmt::to_string(per_step(r.launch.kernels, steps)));
+    property(out, "fp8_gemm_share", fmt::format("{:.4f}", r.kernel_classes.share(KernelClass::Fp8Gemm)));
+    return out + "    </properties>\n";
+}
+
+// What a passing area's testcase says: the figure behind its recommendation, found too small to recommend.
+std::string passing_text(const Report& r, RecommendationKind kind)
+{
+    const auto worst = worst_step(r, kind);
+    if (!worst)
+        return "no steps to analyse";
+    if (worst->share <= 0)
+        return fmt::format("no recommendation; no {} in any step", worst->figure);
+    return fmt::format("no recommendation; highest {} in a step: {:.1f}% (step {})", worst->figure,
+        100.0 * worst->share, worst->step_index);
+}
+
+std::string testcase(const Report& r, const FindingArea& area, const Recommendation* rec)
+{
+    std::string out = fmt::format("    <testcase classname=\"fp8scope.report.{}\" name=\"{}\" time=\"0\">\n", area.area,
+        recommendation_kind_name(area.kind));
+    if (rec == nullptr)
+        return out
+            + fmt::format(
+                "      <system-out>{}</system-out>\n    </testcase>\n", xml_escaped(passing_text(r, area.kind)));
+    const auto worst = worst_step(r, rec->kind);
+    const std::string where = worst
+        ? fmt::format("worst step {}: {} {:.1f}% of the step", worst->step_index, worst->figure, 100.0 * worst->share)
+        : std::string("no worst step");
+    const std::string message = fmt::format("{}: saves up to {} per step ({:.1f}%); {}", rec->title,
+        format_duration_ns(rec->saving_per_step_ns), 100.0 * rec->saving_share, where);
+    out += fmt::format("      <failure type=\"{}\" message=\"{}\">{}\nbecause {}\nestimated saving per step: {} "
+                       "({:.1f}% of a step, an upper bound)\n{}</failure>\n",
+        recommendation_kind_name(rec->kind), xml_escaped(message), xml_escaped(rec->title), xml_escaped(rec->reason),
+        format_duration_ns(rec->saving_per_step_ns), 100.0 * rec->saving_share, xml_escaped(where));
+    return out + "    </testcase>\n";
+}
+
+} // namespace
+
+std::string render_report_junit(const TraceModel& model, const Report& r)
+{
+    const WhatIf w = estimate_what_if(r);
+    std::vector<std::string> cases;
+    size_t failures = 0;
+    for (const FindingArea& area : kFindingAreas) {
+        const auto rec = std::ranges::find_if(
+            w.recommendations, [&](const Recommendation& candidate) { return candidate.kind == area.kind; });
+        const bool found = rec != w.recommendations.end();
+        failures += found ? 1 : 0;
+        cases.push_back(testcase(r, area, found ? &*rec : nullptr));
+    }
+    // A kind of recommendation added to the analyzer but not yet to kFindingAreas still gets its failed testcase.
+    for (const Recommendation& rec : w.recommendations) {
+        if (std::ranges::none_of(kFindingAreas, [&](const FindingArea& area) { return area.kind == rec.kind; })) {
+            cases.push_back(testcase(r, FindingArea { "other", rec.kind }, &rec));
+            ++failures;
+        }
+    }
+    const size_t tests = cases.size();
+    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out += fmt::format(
+        "<testsuites name=\"fp8scope report\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n", tests, failures);
+    out += fmt::format("  <testsuite name=\"fp8scope.report\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" "
+                       "time=\"0\">\n",
+        tests, failures);
+    out += properties(model, r, w);
+    for (const std::string& c : cases)
+        out += c;
+    out += "  </testsuite>\n</testsuites>\n";
+    return out;
+}
+
+} // namespace fp8scope::cli

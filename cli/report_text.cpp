@@ -1,0 +1,174 @@
+// `fp8scope report` as text for a terminal or a log. Colour (ANSI SGR) only when the caller asks for it (a
+// terminal, or --color always): with colour off every piece is the plain text, byte for byte.
+#include "report_render.hpp"
+
+#include "human_units.hpp"
+#include "report_figures.hpp"
+
+#include "fp8scope/analyzer/recommendations.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fp8scope::cli {
+
+using namespace analyzer;
+
+namespace {
+
+// ANSI SGR codes (1 bold, 31 red, 33 yellow, 32 green, 36 cyan), each piece reset after itself. With colour
+// off every method returns its text unchanged, which keeps piped output identical to an uncoloured report.
+class Paint {
+public:
+    explicit Paint(bool on)
+        : on_(on)
+    {
+    }
+    std::string heading(std::string_view text) const { return wrap("1", text); }
+    std::string ratio(std::string_view text, double ratio) const
+    {
+        switch (bubble_ratio_severity(ratio)) {
+        case Severity::Bad:
+            return wrap("1;31", text);
+        case Severity::Warn:
+            return wrap("33", text);
+        case Severity::Ok:
+            break;
+        }
+        return wrap("32", text);
+    }
+    std::string highlight(std::string_view text) const { return wrap("1;36", text); }
+
+private:
+    std::string wrap(const char* sgr, std::string_view text) const
+    {
+        return on_ ? fmt::format("\x1b[{}m{}\x1b[0m", sgr, text) : std::string(text);
+    }
+    bool on_;
+};
+
+void bubbles_text(std::string& out, const Report& r, const Paint& paint)
+{
+    const BubbleTotals& t = r.totals;
+    out += "\n"
+        + paint.heading(fmt::format("GPU time{}", r.device ? fmt::format(" (device {})", *r.device) : std::string()))
+        + "\n";
+    out += fmt::format("  step time        {} in all, {} per step\n", format_duration_ns(t.step_ns),
+        format_duration_ns(per_step(t.step_ns, r.steps.steps.size())));
+    out += fmt::format(
+        "  busy             {} ({:.1f}%)\n", format_duration_ns(t.busy_ns), percent(t.busy_ns, t.step_ns));
+    out += fmt::format("  bubble ratio     {} ({} idle in {} bubbles)\n",
+        paint.ratio(fmt::format("{:.3f}", t.bubble_ratio), t.bubble_ratio), format_duration_ns(t.idle_ns),
+        t.bubble_count);
+    out += "  idle by cause   ";
+    for (BubbleCause c : kShownCauses)
+        out += fmt::format(" {} {} ({:.0f}%)", bubble_cause_name(c),
+            format_duration_ns(t.cause_ns[static_cast<size_t>(c)]),
+            percent(t.cause_ns[static_cast<size_t>(c)], t.idle_ns));
+    out += "\n";
+    out += fmt::format("  gap sizes        <10 µs {}, 10-100 µs {}, 100 µs-1 ms {}, >=1 ms {}\n", t.gap_counts[0],
+        t.gap_counts[1], t.gap_counts[2], t.gap_counts[3]);
+
+    out += "\n" + paint.heading("Per step (device, step, time, bubble ratio, top cause)") + "\n";
+    for (const DeviceStepBubbles& d : r.bubbles.per_device_step) {
+        if (r.device && d.device_id != *r.device)
+            continue;
+        out += fmt::format("  {:>3} {:>6} {:>12} {}  {}\n", d.device_id, d.step_index,
+            format_duration_ns(d.totals.step_ns),
+            paint.ratio(fmt::format("{:>8.3f}", d.totals.bubble_ratio), d.totals.bubble_ratio),
+            d.totals.idle_ns > 0 ? bubble_cause_name(top_cause(d.totals)) : "-");
+    }
+}
+
+void syncs_text(std::string& out, const TraceModel& model, const Report& r, const Paint& paint)
+{
+    const size_t steps = r.steps.steps.size();
+    out += "\n"
+        + paint.heading(fmt::format("Host-blocking syncs: {} in the steps, {:.1f} per step, {} idle caused",
+            r.syncs.total.count, steps ? static_cast<double>(r.syncs.total.count) / static_cast<double>(steps) : 0.0,
+            format_duration_ns(r.syncs.total.idle_caused_ns)))
+        + "\n";
+    std::vector<const SyncApiSummary*> apis;
+    for (const auto& a : r.syncs.by_api)
+        apis.push_back(&a);
+    std::ranges::sort(apis, [](auto* a, auto* b) { return a->idle_caused_ns > b->idle_caused_ns; });
+    for (const SyncApiSummary* a : apis)
+        out += fmt::format("  {:<36} {:>7} calls {:>6.1f}/step  blocked {:>10}  GPU idle caused {:>10}\n",
+            printable(model.strings[a->api_name]), a->count,
+            steps ? static_cast<double>(a->count) / static_cast<double>(steps) : 0.0,
+            format_duration_ns(a->duration_ns), format_duration_ns(a->idle_caused_ns));
+}
+
+void launch_text(std::string& out, const Report& r, const Paint& paint)
+{
+    const LaunchStats& l = r.launch;
+    const size_t steps = r.steps.steps.size();
+    out += "\n" + paint.heading("Launches") + "\n";
+    out += fmt::format("  kernels          {} ({} per step), {} launches/s of step time\n", l.kernels,
+        per_step(l.kernels, steps), static_cast<int64_t>(l.launches_per_s));
+    out += fmt::format("  launch delay     median {}, p90 {}, p99 {}, max {} ({} kernels)\n",
+        format_duration_ns(l.launch_delay.median_ns), format_duration_ns(l.launch_delay.p90_ns),
+        format_duration_ns(l.launch_delay.p99_ns), format_duration_ns(l.launch_delay.max_ns), l.launch_delay.count);
+    out += fmt::format("  short kernels    {} ({:.1f}%) ran for less time than their launch call\n", l.short_kernels,
+        100.0 * l.short_share);
+    for (const StreamQueueDepth& q : l.streams)
+        out += fmt::format("  queue depth      device {} stream {}: max {}, mean {:.1f}\n", q.device_id, q.stream_id,
+            q.max_depth, q.mean_depth);
+}
+
+void classes_text(std::string& out, const TraceModel& model, const Report& r, const Paint& paint)
+{
+    const KernelClassReport& k = r.kernel_classes;
+    const size_t steps = r.steps.steps.size();
+    out += "\n" + paint.heading("Kernel classes (time is summed kernel time; share of step time)") + "\n";
+    for (size_t c = 0; c < kKernelClassCount; ++c) {
+        const auto cls = static_cast<KernelClass>(c);
+        const ClassTotals& t = k.by_class[c];
+        out += fmt::format("  {:<28} {:>10}/step {:>6.1f}%  {:>6} kernels/step\n", kernel_class_label(cls),
+            format_duration_ns(per_step(t.time_ns, steps)), 100.0 * k.share(cls), per_step(t.count, steps));
+        if (!k.top[c].empty() && t.count > 0)
+            out += fmt::format("      top: {}\n", printable(model.strings[k.top[c].front().name]).substr(0, 100));
+    }
+}
+
+void what_if_text(std::string& out, const WhatIf& w, const Paint& paint)
+{
+    out += "\n"
+        + paint.heading(
+            "What if (estimated savings per step are upper bounds: the idle time each change could give back)")
+        + "\n";
+    out += fmt::format("  step time {}; without launch overhead (CUDA Graphs) {}; without sync stalls {}\n",
+        format_duration_ns(w.mean_step_ns), format_duration_ns(w.without_launch_overhead_ns),
+        format_duration_ns(w.without_syncs_ns));
+    if (w.recommendations.empty())
+        out += "  no change would save 1% of a step or more\n";
+    for (const Recommendation& r : w.recommendations)
+        out += fmt::format("  - {}: saves up to {} per step ({:.1f}%), because {}\n", paint.highlight(r.title),
+            format_duration_ns(r.saving_per_step_ns), 100.0 * r.saving_share, r.reason);
+}
+
+} // namespace
+
+std::string render_report_text(const TraceModel& model, const Report& report, ReportTextStyle style)
+{
+    const Paint paint(style.color);
+    std::string out = paint.heading(fmt::format("fp8scope report: {}", printable(model.path))) + "\n";
+    out += fmt::format("Steps: {}\n", steps_sentence(report.steps));
+    out += fmt::format("Thresholds: launch latency ε = {} (median kernel start - launch call end over {} kernels); "
+                       "a gap is `launch` when the thread spent over {:.0f}% of it in CUDA calls; gap size buckets "
+                       "10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
+        format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples, 100.0 * kLaunchApiShare);
+    if (report.steps.steps.empty()) {
+        out += "\nNo steps: the trace has no GPU activity to analyse.\n";
+        return out;
+    }
+    bubbles_text(out, report, paint);
+    syncs_text(out, model, report, paint);
+    launch_text(out, report, paint);
+    classes_text(out, model, report, paint);
+    what_if_text(out, estimate_what_if(report), paint);
+    return out;
+}
+
+} // namespace fp8scope::cli
