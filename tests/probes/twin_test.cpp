@@ -84,8 +84,11 @@ TEST_CASE("twin, f32 without target: specials, -0 and the input's own subnormals
     CHECK(r.sequence == 0);
 }
 
-TEST_CASE(
-    "twin, bf16 against E4M3 (scale 1): saturation, overflow, the underflow tie, subnormal edges", "[probes][twin]")
+// The values below are exact in f32, bf16 and f16 alike, so each case runs on all three.
+const schema::Dtype kHighPrecision[] = { schema::Dtype::Float32, schema::Dtype::BFloat16, schema::Dtype::Float16 };
+
+TEST_CASE("twin, every HP dtype against E4M3 (scale 1): saturation, overflow, the underflow tie, subnormal edges",
+    "[probes][twin]")
 {
     const std::vector<float> x {
         448.0f, // = fp8_max: saturated, not an overflow (TE: strictly greater)
@@ -98,39 +101,52 @@ TEST_CASE(
         0x1p-6f, // min normal
         0x1.ep-7f, // min_normal - min_subnormal/2: the tie rounds to 2^-6 (even): normal
         0x1p-7f, // subnormal code 0x04
-        0x1p-133f, // bf16's smallest subnormal: underflow (its own subnormality does not count with a target)
+        0x1p-24f, // underflow (f16's smallest subnormal: its own subnormality does not count with a target)
         0.0f, kNan,
         -kInf // overflow (|x| > 448) and saturated (the cast clamps it)
     };
-    const StatsResult r = twin_of(schema::Dtype::BFloat16, x, schema::Fp8Format::E4M3);
-    check_counts(r, { 1, 1, 1, 2, 3, 2, 4 });
-    CHECK(r.amax == kInf);
-    CHECK(r.min_nonzero_abs == 0x1p-133f);
-    CHECK(histogram_of(r) == std::map<int, uint64_t> { { -133, 1 }, { -10, 3 }, { -7, 2 }, { -6, 1 }, { 8, 4 } });
-    check_moments(r, { 448, 464, 432, 416, 0x1p-10, -0x1p-10, 0x1.02p-10, 0x1p-6, 0x1.ep-7, 0x1p-7, 0x1p-133, 0 });
+    for (schema::Dtype dtype : kHighPrecision) {
+        INFO("dtype " << static_cast<int>(dtype));
+        const StatsResult r = twin_of(dtype, x, schema::Fp8Format::E4M3);
+        check_counts(r, { 1, 1, 1, 2, 3, 2, 4 });
+        CHECK(r.amax == kInf);
+        CHECK(r.min_nonzero_abs == 0x1p-24f);
+        CHECK(histogram_of(r) == std::map<int, uint64_t> { { -24, 1 }, { -10, 3 }, { -7, 2 }, { -6, 1 }, { 8, 4 } });
+        check_moments(r, { 448, 464, 432, 416, 0x1p-10, -0x1p-10, 0x1.02p-10, 0x1p-6, 0x1.ep-7, 0x1p-7, 0x1p-24, 0 });
+    }
 }
 
-TEST_CASE("twin, f16 against E5M2 with scale_inv given (0.5, so scale 2)", "[probes][twin]")
+TEST_CASE("twin, every HP dtype against E5M2 with scale_inv given (0.5, so scale 2)", "[probes][twin]")
 {
     const std::vector<float> x {
         28672.0f, // x * 2 = 57344 = fp8_max: saturated; overflow threshold 57344 * 0.5 = 28672: not over
-        28688.0f, // overflow, saturated
+        28800.0f, // overflow, saturated
         26624.0f, // q = 53248: the 49152|57344 tie rounds to 49152 (0x7A even): neither
-        26640.0f, // q = 53280: saturated
+        26752.0f, // q = 53504: saturated
         0x1p-18f, // q = 2^-17 = min_subnormal / 2: underflow
         0x1.04p-18f, // q = 2^-17 + 2^-23: rounds to 2^-16: subnormal
         0x1p-15f, // q = 2^-14: min normal
         0x1p-16f, // q = 2^-15: subnormal (2 quanta)
         -0.0f, kInf, kNan
     };
-    const StatsResult r = twin_of(schema::Dtype::Float16, x, schema::Fp8Format::E5M2, ScaleKind::InvValue, 0.5f);
-    CHECK(r.scale == 2.0f);
-    CHECK(r.scale_inv == 0.5f);
-    check_counts(r, { 1, 1, 1, 2, 1, 2, 4 });
-    CHECK(r.amax == kInf);
-    CHECK(r.min_nonzero_abs == 0x1p-18f);
-    CHECK(histogram_of(r) == std::map<int, uint64_t> { { -18, 2 }, { -16, 1 }, { -15, 1 }, { 14, 4 } });
-    check_moments(r, { 28672, 28688, 26624, 26640, 0x1p-18, 0x1.04p-18, 0x1p-15, 0x1p-16, 0 });
+    for (schema::Dtype dtype : kHighPrecision) {
+        INFO("dtype " << static_cast<int>(dtype));
+        const StatsResult r = twin_of(dtype, x, schema::Fp8Format::E5M2, ScaleKind::InvValue, 0.5f);
+        CHECK(r.scale == 2.0f);
+        CHECK(r.scale_inv == 0.5f);
+        check_counts(r, { 1, 1, 1, 2, 1, 2, 4 });
+        CHECK(r.amax == kInf);
+        CHECK(r.min_nonzero_abs == 0x1p-18f);
+        CHECK(histogram_of(r) == std::map<int, uint64_t> { { -18, 2 }, { -16, 1 }, { -15, 1 }, { 14, 4 } });
+        check_moments(r, { 28672, 28800, 26624, 26752, 0x1p-18, 0x1.04p-18, 0x1p-15, 0x1p-16, 0 });
+    }
+}
+
+TEST_CASE("twin, bf16 below fp32's normal range against a target: underflow, never its own subnormal", "[probes][twin]")
+{
+    const StatsResult r = twin_of(schema::Dtype::BFloat16, { 0x1p-133f, -0x1p-127f }, schema::Fp8Format::E4M3);
+    check_counts(r, { 0, 0, 0, 0, 2, 0, 0 });
+    CHECK(r.min_nonzero_abs == 0x1p-133f);
 }
 
 TEST_CASE("twin, f16 and bf16 without target count their own subnormals", "[probes][twin]")
