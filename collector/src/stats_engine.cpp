@@ -27,7 +27,10 @@ namespace {
 
 // Slots of pinned memory the kernels write into. A slot is free, claimed (being launched) or in flight (the
 // writer polls it). With every slot in flight a probe is dropped and counted, never waited for.
-constexpr size_t kSlots = 512;
+constexpr size_t kSlots = 2048; // 2,336 bytes each: 4.6 MiB of pinned memory
+// A harvest is asked of the writer after this many launches (besides the flusher's every 500 ms): a job probing
+// every GEMM of every step fills slots faster than twice a second (seen on the H200: 3,420 samples dropped).
+constexpr int64_t kLaunchesPerHarvest = 128;
 enum SlotState : uint8_t { kFree = 0, kClaimed = 1, kInFlight = 2 };
 
 struct SlotMeta {
@@ -65,6 +68,7 @@ struct Engine {
     std::atomic<size_t> cursor { 0 };
     std::atomic<uint64_t> next_sequence { 1 };
     std::atomic<int64_t> dropped_full { 0 }, dropped_cap { 0 };
+    std::atomic<int64_t> launches_since_harvest { 0 };
     int64_t dropped_written = 0; // writer thread
 
     std::mutex sites_mutex; // sites, ordinals, scalar names: touched by GEMM calls and probes, never by launches
@@ -225,6 +229,10 @@ int launch_into(Engine& e, size_t index, const probes::StatsParams& params, void
         return FP8SCOPE_E_CUDA;
     }
     slot.state.store(kInFlight, std::memory_order_release);
+    if (e.launches_since_harvest.fetch_add(1, std::memory_order_relaxed) + 1 >= kLaunchesPerHarvest) {
+        e.launches_since_harvest.store(0, std::memory_order_relaxed);
+        post_to_writer([](TraceDb& db) { harvest_tensor_stats(db, false); });
+    }
     return FP8SCOPE_OK;
 }
 

@@ -19,21 +19,22 @@ import trace_checks as tc
 
 STEPS = 30
 TRAIN_TIMEOUT_S = 240
-OVERHEAD_ROUNDS = 2
-PLANT = "2:12:1000"  # block 2's fc2 input x1000 in step 12
+OVERHEAD_ROUNDS = 4
+PLANT = "2:20:1000"  # block 2's fc2 input x1000 in step 20, a sampled step with statistics every 10 steps
 
-CONFIGS = {
-    "untraced": (False, False, {}),
-    "off": (True, False, {"FP8SCOPE_GEMM_STATS": "0"}),
-    "every10": (True, True, {"FP8SCOPE_STATS_EVERY": "10"}),
-    "every1": (True, True, {"FP8SCOPE_STATS_EVERY": "1"}),
+CONFIGS = {  # name: (traced, package importable, environment, extra train.py arguments)
+    "untraced": (False, False, {}, ()),
+    "off": (True, False, {"FP8SCOPE_GEMM_STATS": "0"}, ()),
+    "every10": (True, True, {"FP8SCOPE_STATS_EVERY": "10"}, ()),
+    "every1": (True, True, {"FP8SCOPE_STATS_EVERY": "1"}, ()),
+    "every10-no-annotate": (True, True, {"FP8SCOPE_STATS_EVERY": "10"}, ("--no-annotate",)),
 }
 
 
 def train(ctx, name, config, precision="fp8", extra_args=()):
-    traced, package, extra_env = CONFIGS[config]
+    traced, package, extra_env, config_args = CONFIGS[config]
     directory = ctx.fresh_dir(f"stats-{name}")
-    argv = [ctx.python, ctx.train_py, "--precision", precision, "--steps", STEPS, *extra_args]
+    argv = [ctx.python, ctx.train_py, "--precision", precision, "--steps", STEPS, *config_args, *extra_args]
     env_extra = dict(extra_env)
     if package:
         env_extra["PYTHONPATH"] = str(g.REPO / "probes" / "python")
@@ -155,15 +156,15 @@ def run_configs(ctx, report):
 
 def run_overhead(ctx, report, first):
     """Step time per configuration: medians over alternating rounds (the correctness runs are round 1)."""
-    times = {c: [median_step_ms(first[c][0])] for c in CONFIGS}
+    times = {c: [median_step_ms(first[c][0])] if c in first else [] for c in CONFIGS}
     for round_index in range(1, OVERHEAD_ROUNDS):
-        order = list(CONFIGS)[round_index % 4:] + list(CONFIGS)[:round_index % 4]
+        order = list(CONFIGS)[round_index % len(CONFIGS):] + list(CONFIGS)[:round_index % len(CONFIGS)]
         for config in order:
             if ctx.time_left() < 60:
                 break
             result, _ = train(ctx, f"{config}-round{round_index}", config)
             times[config].append(median_step_ms(result))
-    medians = {c: statistics.median([t for t in ts if t]) for c, ts in times.items() if any(ts)}
+    medians = {c: statistics.median([t for t in ts if t]) for c, ts in times.items() if any(t for t in ts)}
     base = medians.get("untraced")
     detail = ", ".join(f"{c} {m:.2f} ms ({(m / base - 1) * 100:+.1f}%)" for c, m in medians.items()) if base else ""
     report.add("stats: step time by configuration (median of per-run medians)", "INFO", detail,
@@ -171,7 +172,7 @@ def run_overhead(ctx, report, first):
 
 
 def run_planted(ctx, report):
-    result, traces = train(ctx, "planted", "every1", extra_args=["--plant-overflow", PLANT])
+    result, traces = train(ctx, "planted", "every10", extra_args=["--plant-overflow", PLANT])
     report.judge("stats: planted-overflow run", result.rc == 0 and bool(traces), result.brief(),
                  result.stderr.strip()[-300:])
     if not traces:
