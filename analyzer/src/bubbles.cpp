@@ -5,6 +5,7 @@
 
 #include "correlation_index.hpp"
 #include "device_activity.hpp"
+#include "median.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
 
 #include <algorithm>
@@ -212,13 +213,8 @@ BubbleAnalysis analyze_bubbles(
             result.devices.push_back(activity.device_id);
     }
     std::sort(result.devices.begin(), result.devices.end());
-    if (!latencies_ns.empty()) {
-        auto middle = latencies_ns.begin() + latencies_ns.size() / 2;
-        std::nth_element(latencies_ns.begin(), middle, latencies_ns.end());
-        result.epsilon_ns = std::max<int64_t>(0, *middle);
-        result.epsilon_samples = int64_t(latencies_ns.size());
-    }
-    latencies_ns = {};
+    result.epsilon_samples = int64_t(latencies_ns.size());
+    result.epsilon_ns = std::max<int64_t>(0, detail::median_of(std::move(latencies_ns)));
     classifier.set_epsilon(result.epsilon_ns);
 
     // Multi-rank runs (rule 4): communication kernels wait for the other ranks, so they are not busy time; the

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The analyzer's benchmark (issue 4; docs/benchmarks.md): `fp8scope report` on a synthetic trace of 10 M kernels
+# and 10 M API calls, wall time and peak RSS per run, medians last. Goal: <= 10 s and <= 2 GB on 2 cores.
+#
+#   bench/report_bench.sh BUILD_DIR [RUNS] [TRACE]
+#
+# BUILD_DIR holds bin/fp8scope and bench/fp8scope_make_large_trace. The trace (default /tmp/fp8scope-large-10m.sqlite,
+# about 820 MB) is generated once and reused. Exit codes: 0 done, 2 usage error.
+set -euo pipefail
+if [[ $# -lt 1 || $# -gt 3 ]]; then
+    echo "usage: bench/report_bench.sh BUILD_DIR [RUNS] [TRACE]" >&2
+    exit 2
+fi
+build=$1
+runs=${2:-3}
+trace=${3:-/tmp/fp8scope-large-10m.sqlite}
+fp8scope=$build/bin/fp8scope
+generator=$build/bench/fp8scope_make_large_trace
+for exe in "$fp8scope" "$generator" /usr/bin/time; do
+    [[ -x $exe ]] || { echo "report_bench: missing $exe (build the fp8scope and fp8scope_make_large_trace targets; apt-get install time)" >&2; exit 2; }
+done
+if [[ ! -s $trace ]]; then
+    echo "generating $trace (10 M kernels, 10 M API calls, 1000 steps)..."
+    "$generator" --kernels 10000000 --steps 1000 --out "$trace"
+fi
+walls=() rss=()
+for ((i = 1; i <= runs; i++)); do
+    log=$(mktemp)
+    /usr/bin/time -f '%e %M' -o "$log" "$fp8scope" report "$trace" > /dev/null
+    read -r wall kb < "$log"
+    rm -f "$log"
+    walls+=("$wall")
+    rss+=("$kb")
+    printf 'run %d: %s s, %.2f GB peak RSS\n' "$i" "$wall" "$(echo "$kb / 1048576" | bc -l)"
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+printf 'fp8scope report, %d runs: median %s s, median peak RSS %.2f GB (goal <= 10 s, <= 2 GB)\n' "$runs" \
+    "$(median "${walls[@]}")" "$(echo "$(median "${rss[@]}") / 1048576" | bc -l)"
