@@ -47,6 +47,7 @@ constexpr Column kColumns[] = {
     { "syncs", true },
     { "memcpys", true },
     { "dropped", true },
+    { "tensor samples", true },
     { "bubble ratio", false },
     { "status", false },
     { "size", false },
@@ -61,6 +62,7 @@ std::array<std::string, kColumnCount> cells(const TraceFileSummary& trace)
         fmt::format("{}", counts.syncs),
         fmt::format("{}", counts.memcpys),
         fmt::format("{}", counts.dropped_records),
+        fmt::format("{}", counts.tensor_samples),
         counts.bubbles,
         counts.finished ? "finished" : "unfinished",
         trace.file_bytes ? format_bytes(*trace.file_bytes) : "unknown",
@@ -131,6 +133,7 @@ TraceFileSummary summarize_trace(const std::string& path)
             .syncs = rows(model->syncs.size()),
             .memcpys = rows(model->memcpys.size()),
             .dropped_records = model->dropped_records(),
+            .tensor_samples = rows(model->tensor_stats.size()),
             .finished = model->meta.finished,
             .bubbles = bubble_summary(*model),
         };

@@ -90,6 +90,7 @@ TEST_CASE("record summary: render_record_summary: an aligned table, one line per
                 .syncs = 12,
                 .memcpys = 3,
                 .dropped_records = 0,
+                .tensor_samples = 603,
                 .finished = true,
                 .bubbles = "0.312 launch" },
             .error = {} },
@@ -108,11 +109,11 @@ TEST_CASE("record summary: render_record_summary: an aligned table, one line per
     };
     CHECK(render_record_summary(traces)
         == "fp8scope: 4 traces written\n"
-           "  trace                         kernels  syncs  memcpys  dropped  bubble ratio  status      size\n"
-           "  /runs/rank0.sqlite             120000     12        3        0  0.312 launch  finished    1.5 MiB\n"
-           "  /runs/rank1-long-name.sqlite        7      0        0       15  -             unfinished  32.0 KiB\n"
+           "  trace                         kernels  syncs  memcpys  dropped  tensor samples  bubble ratio  status      size\n"
+           "  /runs/rank0.sqlite             120000     12        3        0             603  0.312 launch  finished    1.5 MiB\n"
+           "  /runs/rank1-long-name.sqlite        7      0        0       15               0  -             unfinished  32.0 KiB\n"
            "  /runs/bad.sqlite              unreadable: trace '/runs/bad.sqlite': file is not a database\n"
-           "  /runs/gone\\x0a.sqlite               1      1        1        1  -             finished    unknown\n");
+           "  /runs/gone\\x0a.sqlite               1      1        1        1               0  -             finished    unknown\n");
 }
 
 TEST_CASE("record summary: render_record_summary: one trace, singular", "[cli][record][summary]")
@@ -123,8 +124,8 @@ TEST_CASE("record summary: render_record_summary: one trace, singular", "[cli][r
         .error = {} } };
     CHECK(render_record_summary(traces)
         == "fp8scope: 1 trace written\n"
-           "  trace      kernels  syncs  memcpys  dropped  bubble ratio  status    size\n"
-           "  /t.sqlite        0      0        0        0  -             finished  512 B\n");
+           "  trace      kernels  syncs  memcpys  dropped  tensor samples  bubble ratio  status    size\n"
+           "  /t.sqlite        0      0        0        0               0  -             finished  512 B\n");
 }
 
 TEST_CASE("record summary: the no-trace warning is one line", "[cli][record][summary]")
