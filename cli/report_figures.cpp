@@ -28,6 +28,14 @@ BubbleCause top_cause(const BubbleTotals& totals)
     return static_cast<BubbleCause>(best);
 }
 
+std::vector<BubbleCause> causes_to_show(const BubbleTotals& totals)
+{
+    std::vector<BubbleCause> causes(std::begin(kShownCauses), std::end(kShownCauses));
+    if (totals.cause_ns[static_cast<size_t>(BubbleCause::Comm)] > 0)
+        causes.push_back(BubbleCause::Comm);
+    return causes;
+}
+
 std::vector<StepBubbles> per_step_bubbles(const Report& report)
 {
     std::vector<StepBubbles> steps;

@@ -13,10 +13,13 @@
 
 namespace fp8scope::cli {
 
-// The causes the text, Markdown and JSON reports list (comm, for multi-rank runs, is not computed yet; the HTML
-// report shows every cause that has idle time).
+// The causes the text, Markdown and JSON reports list (fp8scope.report/1 has these four keys). The HTML and JUnit
+// reports use causes_to_show(), which adds comm (multi-rank runs, rule 4) when it occurred.
 inline constexpr analyzer::BubbleCause kShownCauses[] = { analyzer::BubbleCause::Sync,
     analyzer::BubbleCause::Dependency, analyzer::BubbleCause::Launch, analyzer::BubbleCause::Host };
+
+// kShownCauses, then comm when `totals` has idle time caused by it.
+std::vector<analyzer::BubbleCause> causes_to_show(const analyzer::BubbleTotals& totals);
 
 // 100 * part / whole, 0 when whole is 0.
 inline double percent(int64_t part, int64_t whole)

@@ -61,11 +61,11 @@ std::string headline(const Report& r)
     const size_t steps = r.steps.steps.size();
     const BubbleTotals& t = r.totals;
     std::string out = "<h2>Summary</h2>\n<table>\n<tr><th>step time</th><th>busy</th><th>bubble ratio</th>";
-    for (BubbleCause c : kShownCauses)
+    for (BubbleCause c : causes_to_show(r.totals))
         out += fmt::format("<th>{} idle</th>", bubble_cause_name(c));
     out += "<th>bubbles</th></tr>\n<tr>" + duration(per_step(t.step_ns, steps))
         + num(fmt::format("{:.1f}%", percent(t.busy_ns, t.step_ns))) + ratio_cell(t.bubble_ratio);
-    for (BubbleCause c : kShownCauses)
+    for (BubbleCause c : causes_to_show(r.totals))
         out += num(fmt::format("{:.1f}%", percent(t.cause_ns[static_cast<size_t>(c)], t.step_ns)));
     out += num(fmt::to_string(t.bubble_count)) + "</tr>\n</table>\n";
     return out
@@ -102,14 +102,14 @@ std::string per_step_table(const Report& r)
     std::string out = fmt::format("<details>\n<summary>Per step and device ({} rows{})</summary>\n<table class=\"n\">\n"
                                   "<tr><th>device</th><th>step</th><th>time</th><th>bubble ratio</th>",
         rows.size(), rows.size() > kMaxStepRows ? fmt::format(", the first {} shown", kMaxStepRows) : "");
-    for (BubbleCause c : kShownCauses)
+    for (BubbleCause c : causes_to_show(r.totals))
         out += fmt::format("<th>{}</th>", bubble_cause_name(c));
     out += "<th>top cause</th></tr>\n";
     for (size_t i = 0; i < rows.size() && i < kMaxStepRows; ++i) {
         const BubbleTotals& t = rows[i]->totals;
         out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td>{}", rows[i]->device_id, rows[i]->step_index,
             format_duration_ns(t.step_ns), ratio_cell(t.bubble_ratio, true));
-        for (BubbleCause c : kShownCauses)
+        for (BubbleCause c : causes_to_show(r.totals))
             out += fmt::format("<td>{}</td>", format_duration_ns(t.cause_ns[static_cast<size_t>(c)]));
         out += fmt::format("<td>{}</td></tr>\n", t.idle_ns > 0 ? bubble_cause_name(top_cause(t)) : "-");
     }

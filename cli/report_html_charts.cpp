@@ -123,9 +123,8 @@ std::string idle_by_cause_chart(const Report& r)
     const StepGroups g = group_steps(steps.size());
     // The four causes always (the legend then reads the same for every trace), comm only when it occurred.
     std::vector<size_t> causes;
-    for (size_t c = 0; c < kBubbleCauseCount; ++c)
-        if (c != static_cast<size_t>(BubbleCause::Comm) || r.totals.cause_ns[c] > 0)
-            causes.push_back(c);
+    for (const BubbleCause c : causes_to_show(r.totals))
+        causes.push_back(static_cast<size_t>(c));
     svg::BarChart chart = step_chart(r, 1, compact_duration);
     for (const size_t c : causes)
         chart.series.push_back({ bubble_cause_name(static_cast<BubbleCause>(c)), kCauseColors[c] });

@@ -38,7 +38,7 @@ std::string properties(const TraceModel& model, const Report& r, const WhatIf& w
     property(out, "launch_latency_epsilon_ns", fmt::to_string(r.bubbles.epsilon_ns));
     property(out, "mean_step_ns", fmt::to_string(w.mean_step_ns));
     property(out, "bubble_ratio", fmt::format("{:.4f}", t.bubble_ratio));
-    for (BubbleCause c : kShownCauses)
+    for (BubbleCause c : causes_to_show(t))
         property(out, fmt::format("idle_{}_share", bubble_cause_name(c)),
             fmt::format("{:.4f}", percent(t.cause_ns[static_cast<size_t>(c)], t.step_ns) / 100.0));
     property(out, "syncs_per_step",
