@@ -126,9 +126,18 @@ std::vector<HostBlockingCall> find_host_blocking_calls(const TraceModel& model)
                 continue;
             call.kind = HostBlockingKind::PageableAsyncMemcpy;
             break;
-        case ApiClass::Memset:
+        case ApiClass::Memset: {
+            // "The synchronous memset functions are asynchronous with respect to the host except when the target
+            // is pinned host memory or a Unified Memory region" (CUDA runtime API, "API synchronization
+            // behavior"): device memory, and a call without its memset row, do not block.
+            const auto set = set_rows.find(correlation);
+            const int32_t kind = set ? model.memsets.mem_kind[*set] : int32_t(schema::MemoryKind::Device);
+            if (kind != int32_t(schema::MemoryKind::Pinned) && kind != int32_t(schema::MemoryKind::Managed)
+                && kind != int32_t(schema::MemoryKind::ManagedStatic))
+                continue;
             call.kind = HostBlockingKind::BlockingMemset;
             break;
+        }
         default:
             call.kind = HostBlockingKind::Other;
             break;

@@ -62,6 +62,7 @@ struct MemsetSpec {
     uint32_t value = 0;
     uint32_t device_id = 0;
     uint32_t stream_id = 7;
+    schema::MemoryKind mem_kind = schema::MemoryKind::Device;
 };
 
 class Scenario {

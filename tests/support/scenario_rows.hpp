@@ -98,7 +98,7 @@ inline MemsetRow memset_row(const MemsetSpec& spec, uint32_t correlation_id)
     row.correlation_id = correlation_id;
     row.value = spec.value;
     row.bytes = spec.bytes;
-    row.mem_kind = schema::MemoryKind::Device;
+    row.mem_kind = spec.mem_kind;
     return row;
 }
 
