@@ -315,6 +315,27 @@ Operand blas_operand(const void* data, cudaDataType type, cublasOperation_t op, 
     return operand;
 }
 
+// Runs the real GEMM (`call`) under a depth guard, so that cuBLAS running it through cuBLASLt is not a second GEMM,
+// then, for a successful outermost call, `measure`: the GEMM itself is never changed, and nothing thrown while
+// measuring reaches the job.
+template <typename Call, typename Measure> cublasStatus_t forward_then_measure(Call&& call, Measure&& measure)
+{
+    cublasStatus_t status;
+    {
+        DepthGuard inner;
+        status = call();
+    }
+    if (status != CUBLAS_STATUS_SUCCESS || t_depth > 0)
+        return status;
+    DepthGuard guard;
+    try {
+        measure();
+    } catch (...) {
+        warn_once("gemm-hook", "unexpected error while measuring a GEMM (its statistics are missing)");
+    }
+    return status;
+}
+
 } // namespace
 } // namespace fp8scope::collector
 
@@ -332,24 +353,23 @@ FP8SCOPE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtM
         return CUBLAS_STATUS_NOT_INITIALIZED;
     }
     const LtApi& api = *resolved;
-    const cublasStatus_t status = api.matmul(
-        handle, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D, d_layout, algo, workspace,
-        workspace_bytes, stream);
-    if (status != CUBLAS_STATUS_SUCCESS || t_depth > 0 || !api.layout_get || !api.desc_get)
-        return status;
-    DepthGuard guard;
-    try {
-        Operand a = lt_operand(api, A, a_layout);
-        Operand b = lt_operand(api, B, b_layout);
-        Operand d = lt_operand(api, D, d_layout);
-        lt_scales(api, desc, a, b, d);
-        const bool transa = desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_N) != CUBLAS_OP_N;
-        const int64_t k = transa ? a.rows : a.cols;
-        probe_gemm(a, b, d, d.rows, d.cols, k, stream);
-    } catch (...) {
-        warn_once("gemm-hook", "unexpected error while measuring a GEMM (its statistics are missing)");
-    }
-    return status;
+    return forward_then_measure(
+        [&] {
+            return api.matmul(handle, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D, d_layout, algo,
+                workspace, workspace_bytes, stream);
+        },
+        [&] {
+            if (!api.layout_get || !api.desc_get)
+                return; // an older cuBLASLt without the getters: the GEMM runs, unmeasured
+            Operand a = lt_operand(api, A, a_layout);
+            Operand b = lt_operand(api, B, b_layout);
+            Operand d = lt_operand(api, D, d_layout);
+            lt_scales(api, desc, a, b, d);
+            const bool transa
+                = desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_N) != CUBLAS_OP_N;
+            const int64_t k = transa ? a.rows : a.cols;
+            probe_gemm(a, b, d, d.rows, d.cols, k, stream);
+        });
 }
 
 FP8SCOPE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -363,23 +383,17 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperati
         warn_once("gemm-real-blas", "cublasGemmEx was called but no cuBLAS library is loaded");
         return CUBLAS_STATUS_NOT_INITIALIZED;
     }
-    cublasStatus_t status;
-    {
-        DepthGuard inner; // cuBLAS may run it through cublasLtMatmul: not a second GEMM
-        status = real(handle, transa, transb, m, n, k, alpha, A, a_type, lda, B, b_type, ldb, beta, C, c_type, ldc,
-            compute, algo);
-    }
-    if (status != CUBLAS_STATUS_SUCCESS || t_depth > 0)
-        return status;
-    DepthGuard guard;
-    try {
-        void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
-        probe_gemm(blas_operand(A, a_type, transa, m, k, lda, 1, 0), blas_operand(B, b_type, transb, k, n, ldb, 1, 0),
-            blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, 1, 0), m, n, k, stream);
-    } catch (...) {
-        warn_once("gemm-hook", "unexpected error while measuring a GEMM (its statistics are missing)");
-    }
-    return status;
+    return forward_then_measure(
+        [&] {
+            return real(handle, transa, transb, m, n, k, alpha, A, a_type, lda, B, b_type, ldb, beta, C, c_type, ldc,
+                compute, algo);
+        },
+        [&] {
+            void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
+            probe_gemm(blas_operand(A, a_type, transa, m, k, lda, 1, 0),
+                blas_operand(B, b_type, transb, k, n, ldb, 1, 0), blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, 1, 0),
+                m, n, k, stream);
+        });
 }
 
 FP8SCOPE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
@@ -393,22 +407,15 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle,
         warn_once("gemm-real-blas", "cublasGemmStridedBatchedEx was called but no cuBLAS library is loaded");
         return CUBLAS_STATUS_NOT_INITIALIZED;
     }
-    cublasStatus_t status;
-    {
-        DepthGuard inner;
-        status = real(handle, transa, transb, m, n, k, alpha, A, a_type, lda, stride_a, B, b_type, ldb, stride_b,
-            beta, C, c_type, ldc, stride_c, batch, compute, algo);
-    }
-    if (status != CUBLAS_STATUS_SUCCESS || t_depth > 0)
-        return status;
-    DepthGuard guard;
-    try {
-        void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
-        probe_gemm(blas_operand(A, a_type, transa, m, k, lda, batch, stride_a),
-            blas_operand(B, b_type, transb, k, n, ldb, batch, stride_b),
-            blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, batch, stride_c), m, n, k, stream);
-    } catch (...) {
-        warn_once("gemm-hook", "unexpected error while measuring a GEMM (its statistics are missing)");
-    }
-    return status;
+    return forward_then_measure(
+        [&] {
+            return real(handle, transa, transb, m, n, k, alpha, A, a_type, lda, stride_a, B, b_type, ldb, stride_b,
+                beta, C, c_type, ldc, stride_c, batch, compute, algo);
+        },
+        [&] {
+            void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
+            probe_gemm(blas_operand(A, a_type, transa, m, k, lda, batch, stride_a),
+                blas_operand(B, b_type, transb, k, n, ldb, batch, stride_b),
+                blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, batch, stride_c), m, n, k, stream);
+        });
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -42,6 +43,8 @@ TEST_CASE("concurrent acquire and release never hand one buffer to two owners")
     BufferPool pool(64 * 1024, 1, 8);
     std::atomic<int> collisions { 0 };
     std::atomic<int64_t> got { 0 };
+    std::mutex owned_mutex;
+    std::set<uint8_t*> owned;
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t) {
         threads.emplace_back([&] {
@@ -49,12 +52,18 @@ TEST_CASE("concurrent acquire and release never hand one buffer to two owners")
                 uint8_t* b = pool.acquire();
                 if (!b)
                     continue;
-                // Each owner stamps the buffer and checks nobody else did in between.
-                auto* stamp = reinterpret_cast<std::atomic<int>*>(b);
-                if (stamp->fetch_add(1) != 0)
-                    collisions.fetch_add(1);
-                stamp->fetch_sub(1);
+                // The set of buffers held right now: a buffer handed to a second owner is already in it. (Not a
+                // stamp in the buffer itself: pool memory is not zeroed, so a stamp would start at garbage.)
+                {
+                    std::lock_guard lock(owned_mutex);
+                    if (!owned.insert(b).second)
+                        collisions.fetch_add(1);
+                }
                 got.fetch_add(1);
+                {
+                    std::lock_guard lock(owned_mutex);
+                    owned.erase(b);
+                }
                 pool.release(b);
             }
         });
