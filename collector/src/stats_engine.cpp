@@ -314,6 +314,22 @@ bool within_step_cap(Engine& e, std::optional<int64_t> step)
     return false;
 }
 
+// Claims a free slot and launches into it; with every slot in flight the sample is dropped and counted.
+int claim_and_launch(Engine& e, bool is_scalar, int64_t site_id, std::optional<int64_t> step,
+    const probes::StatsParams& params, void* stream)
+{
+    const auto index = claim_slot(e);
+    if (!index) {
+        e.dropped_full.fetch_add(1, std::memory_order_relaxed);
+        return FP8SCOPE_E_SAMPLED_OUT;
+    }
+    SlotMeta& slot = e.slots[*index];
+    slot.is_scalar = is_scalar;
+    slot.site_id = site_id;
+    slot.step = step;
+    return launch_into(e, *index, params, stream);
+}
+
 } // namespace
 
 std::optional<int64_t> current_step()
@@ -377,16 +393,7 @@ int enqueue_probe(const ProbeRequest& request)
     const std::optional<int64_t> step = current_step();
     if (!within_step_cap(e, step))
         return FP8SCOPE_E_SAMPLED_OUT;
-    const auto index = claim_slot(e);
-    if (!index) {
-        e.dropped_full.fetch_add(1, std::memory_order_relaxed);
-        return FP8SCOPE_E_SAMPLED_OUT;
-    }
-    SlotMeta& slot = e.slots[*index];
-    slot.is_scalar = false;
-    slot.site_id = site_id;
-    slot.step = step;
-    return launch_into(e, *index, request.params, request.stream);
+    return claim_and_launch(e, false, site_id, step, request.params, request.stream);
 }
 
 int log_scalar(std::string_view name, double value)
@@ -422,15 +429,6 @@ int log_scalar_device(std::string_view name, const void* value_device, schema::D
             e.scalar_names.emplace_back(name);
         name_id = it->second;
     }
-    const auto index = claim_slot(e);
-    if (!index) {
-        e.dropped_full.fetch_add(1, std::memory_order_relaxed);
-        return FP8SCOPE_E_SAMPLED_OUT;
-    }
-    SlotMeta& slot = e.slots[*index];
-    slot.is_scalar = true;
-    slot.site_id = name_id;
-    slot.step = current_step();
     // A one-element statistics kernel: its sum is the value (NaN and Inf are told by their counts).
     probes::StatsParams params {};
     params.data = value_device;
@@ -438,7 +436,7 @@ int log_scalar_device(std::string_view name, const void* value_device, schema::D
     params.dtype = dtype;
     params.target = schema::Fp8Format::None;
     params.scale_kind = probes::ScaleKind::None;
-    return launch_into(e, *index, params, stream);
+    return claim_and_launch(e, true, name_id, current_step(), params, stream);
 }
 
 namespace {
