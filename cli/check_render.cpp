@@ -88,11 +88,12 @@ std::string render_check_junit(const std::string& trace, const std::vector<Budge
 std::string render_check_markdown(const std::string& trace, const std::vector<BudgetResult>& results)
 {
     std::string out = fmt::format("### fp8scope check: {}\n\n", failures(results) == 0 ? "all budgets hold" : "FAILED");
-    out += fmt::format("Trace: `{}`\n\n", printable(trace));
+    out += fmt::format("Trace: {}\n\n", markdown_code(trace, MarkdownPlace::Text));
     out += "| budget | value | limit | result | worst step |\n|---|---|---|---|---|\n";
+    // worst_text() holds site labels from the trace: escaped, so that markup and "|" stay text in the cell.
     for (const BudgetResult& r : results)
         out += fmt::format("| `{}` | {} | {} | {} | {} |\n", r.name, figure(r, r.value), figure(r, r.limit),
-            r.passed ? "ok" : "**FAIL**", worst_text(r));
+            r.passed ? "ok" : "**FAIL**", markdown_escaped(worst_text(r)));
     return out;
 }
 

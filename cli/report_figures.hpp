@@ -1,6 +1,6 @@
-// Figures that several `report` formats show (text, Markdown, HTML, JUnit), picked out of the analyzer's Report:
-// sums over devices, the step with the highest figure, the sentence naming the step source. Selection and
-// summing only; every quantity is the analyzer's (docs/analysis.md).
+// Figures and sentences that several `report` formats show (text, Markdown, HTML, JUnit), picked out of the
+// analyzer's Report: the causes to list, the sentence naming the step source, a recommendation's worst step.
+// Selection and wording only; every quantity is the analyzer's (docs/analysis.md).
 #pragma once
 
 #include "fp8scope/analyzer/recommendations.hpp"
@@ -13,13 +13,10 @@
 
 namespace fp8scope::cli {
 
-// The causes the text, Markdown and JSON reports list (fp8scope.report/1 has these four keys). The HTML and JUnit
-// reports use causes_to_show(), which adds comm (multi-rank runs, rule 4) when it occurred.
-inline constexpr analyzer::BubbleCause kShownCauses[] = { analyzer::BubbleCause::Sync,
-    analyzer::BubbleCause::Dependency, analyzer::BubbleCause::Launch, analyzer::BubbleCause::Host };
-
-// kShownCauses, then comm when `totals` has idle time caused by it.
-std::vector<analyzer::BubbleCause> causes_to_show(const analyzer::BubbleTotals& totals);
+// The causes a report lists: sync, dependency, launch and host always (a report then reads the same for every
+// trace), and comm in multi-rank runs (rule 4), where it is a possible cause even when it caused nothing. The JSON
+// report lists all five always.
+std::vector<analyzer::BubbleCause> causes_to_show(const analyzer::Report& report);
 
 // 100 * part / whole, 0 when whole is 0.
 inline double percent(int64_t part, int64_t whole)
@@ -47,14 +44,6 @@ std::string steps_sentence(const analyzer::StepSet& steps);
 // The cause with the most idle time among sync, dependency, launch, host and comm (ties: the earlier one).
 analyzer::BubbleCause top_cause(const analyzer::BubbleTotals& totals);
 
-// One entry per step of the report, in StepSet order: the bubble totals summed over the devices the report's
-// totals cover (every device, or the one --device names), as `check`'s budgets sum them.
-struct StepBubbles {
-    int64_t step_index = 0; // StepInterval::index
-    analyzer::BubbleTotals totals;
-};
-std::vector<StepBubbles> per_step_bubbles(const analyzer::Report& report);
-
 // The analysis area a recommendation belongs to: "bubbles", "syncs", "launch" or "fp8_overhead". Every area has
 // exactly one kind of recommendation (kFindingAreas), so a JUnit report has a stable set of testcases.
 struct FindingArea {
@@ -68,14 +57,12 @@ inline constexpr FindingArea kFindingAreas[] = {
     { "fp8_overhead", analyzer::RecommendationKind::FuseFp8Bookkeeping },
 };
 
-// The step where the figure behind a recommendation is highest, as a share of that step's time: idle time caused
-// by launch (cuda_graphs), by sync (remove_sync) or by host (reduce_host_work), or the cast and amax/scale kernel
-// time (fuse_fp8_bookkeeping). nullopt without steps.
-struct WorstStep {
-    int64_t step_index = 0;
-    double share = 0; // of that step's time
-    std::string figure; // what the share is of, e.g. "idle caused by launch"
-};
-std::optional<WorstStep> worst_step(const analyzer::Report& report, analyzer::RecommendationKind kind);
+// "worst step 29: idle caused by host 68.5% of the step", or "no worst step" without steps.
+std::string worst_step_text(
+    const std::optional<analyzer::RecommendationStep>& worst, analyzer::RecommendationKind kind);
+
+// "no change would save 1% of a step or more" (kMinRecommendationSavingShare), capitalised or not, without a full
+// stop.
+std::string no_recommendation_sentence(bool capitalised);
 
 } // namespace fp8scope::cli

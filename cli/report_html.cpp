@@ -6,6 +6,7 @@
 #include "human_units.hpp"
 #include "report_figures.hpp"
 #include "report_html_charts.hpp"
+#include "report_tensor.hpp"
 #include "xml_escape.hpp"
 
 #include "fp8scope/analyzer/recommendations.hpp"
@@ -61,11 +62,11 @@ std::string headline(const Report& r)
     const size_t steps = r.steps.steps.size();
     const BubbleTotals& t = r.totals;
     std::string out = "<h2>Summary</h2>\n<table>\n<tr><th>step time</th><th>busy</th><th>bubble ratio</th>";
-    for (BubbleCause c : causes_to_show(r.totals))
+    for (BubbleCause c : causes_to_show(r))
         out += fmt::format("<th>{} idle</th>", bubble_cause_name(c));
     out += "<th>bubbles</th></tr>\n<tr>" + duration(per_step(t.step_ns, steps))
         + num(fmt::format("{:.1f}%", percent(t.busy_ns, t.step_ns))) + ratio_cell(t.bubble_ratio);
-    for (BubbleCause c : causes_to_show(r.totals))
+    for (BubbleCause c : causes_to_show(r))
         out += num(fmt::format("{:.1f}%", percent(t.cause_ns[static_cast<size_t>(c)], t.step_ns)));
     out += num(fmt::to_string(t.bubble_count)) + "</tr>\n</table>\n";
     return out
@@ -89,7 +90,16 @@ std::string thresholds(const Report& r)
         + cell(fmt::format(
             "a gap is launch when the thread spent over {:.0f}% of it in CUDA calls", 100.0 * kLaunchApiShare))
         + "</tr>\n";
+    if (r.bubbles.multi_rank)
+        out += "<tr><th>comm rule</th>"
+            + cell(fmt::format("multi-rank run: communication kernels are not busy time; a gap is comm when they "
+                               "cover over {:.0f}% of it",
+                100.0 * kCommShare))
+            + "</tr>\n";
     out += "<tr><th>gap size buckets</th>" + cell("10 µs, 100 µs, 1 ms") + "</tr>\n";
+    out += "<tr><th>recommendations</th>"
+        + cell(fmt::format("made when they save at least {:g}% of a step", 100.0 * kMinRecommendationSavingShare))
+        + "</tr>\n";
     return out + "</table>\n<p class=\"note\">Every figure and rule is defined in docs/analysis.md.</p>\n";
 }
 
@@ -102,14 +112,14 @@ std::string per_step_table(const Report& r)
     std::string out = fmt::format("<details>\n<summary>Per step and device ({} rows{})</summary>\n<table class=\"n\">\n"
                                   "<tr><th>device</th><th>step</th><th>time</th><th>bubble ratio</th>",
         rows.size(), rows.size() > kMaxStepRows ? fmt::format(", the first {} shown", kMaxStepRows) : "");
-    for (BubbleCause c : causes_to_show(r.totals))
+    for (BubbleCause c : causes_to_show(r))
         out += fmt::format("<th>{}</th>", bubble_cause_name(c));
     out += "<th>top cause</th></tr>\n";
     for (size_t i = 0; i < rows.size() && i < kMaxStepRows; ++i) {
         const BubbleTotals& t = rows[i]->totals;
         out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td>{}", rows[i]->device_id, rows[i]->step_index,
             format_duration_ns(t.step_ns), ratio_cell(t.bubble_ratio, true));
-        for (BubbleCause c : causes_to_show(r.totals))
+        for (BubbleCause c : causes_to_show(r))
             out += fmt::format("<td>{}</td>", format_duration_ns(t.cause_ns[static_cast<size_t>(c)]));
         out += fmt::format("<td>{}</td></tr>\n", t.idle_ns > 0 ? bubble_cause_name(top_cause(t)) : "-");
     }
@@ -195,15 +205,15 @@ std::string recommendations(const Report& r)
         format_duration_ns(w.mean_step_ns), format_duration_ns(w.without_launch_overhead_ns),
         format_duration_ns(w.without_syncs_ns));
     if (w.recommendations.empty())
-        return out + "<p>No change would save 1% of a step or more.</p>\n";
+        return out + "<p>" + no_recommendation_sentence(true) + ".</p>\n";
     out += "<table>\n<tr><th>recommendation</th><th>saving per step</th><th>share</th><th>because</th>"
            "<th>worst step</th></tr>\n";
     for (const Recommendation& rec : w.recommendations) {
-        const auto worst = worst_step(r, rec.kind);
+        const auto& worst = rec.worst_step;
         out += "<tr><td><strong>" + xml_escaped(rec.title) + "</strong></td>" + duration(rec.saving_per_step_ns)
             + num(fmt::format("{:.1f}%", 100.0 * rec.saving_share)) + cell(rec.reason)
-            + cell(worst ? fmt::format(
-                       "step {}: {} {:.1f}% of the step", worst->step_index, worst->figure, 100.0 * worst->share)
+            + cell(worst ? fmt::format("step {}: {} {:.1f}% of the step", worst->step_index,
+                       recommendation_figure(rec.kind), 100.0 * worst->share)
                          : "-")
             + "</tr>\n";
     }
@@ -229,6 +239,7 @@ std::string render_report_html(const TraceModel& model, const Report& r)
     out += syncs_table(model, r) + top_syncs_chart(model, r);
     out += launch_table(r);
     out += classes_table(model, r) + kernel_class_chart(r);
+    out += tensor_health_html(r.tensor_health);
     out += recommendations(r);
     return out + "<p class=\"note\">Written by fp8scope report --format html.</p>\n</body>\n</html>\n";
 }

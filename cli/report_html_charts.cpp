@@ -4,6 +4,7 @@
 #include "svg_chart.hpp"
 #include "xml_escape.hpp"
 
+#include "fp8scope/analyzer/budgets.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
 
 #include <fmt/format.h>
@@ -98,7 +99,7 @@ std::string compact_duration(double ns)
 
 std::string bubble_ratio_chart(const Report& r)
 {
-    const std::vector<StepBubbles> steps = per_step_bubbles(r);
+    const std::vector<StepBubbleTotals> steps = bubbles_per_step(r);
     const StepGroups g = group_steps(steps.size());
     svg::BarChart chart = step_chart(r, 0, ratio_text);
     chart.series = { { "bubble ratio", "#1f77b4" } };
@@ -119,11 +120,11 @@ std::string bubble_ratio_chart(const Report& r)
 
 std::string idle_by_cause_chart(const Report& r)
 {
-    const std::vector<StepBubbles> steps = per_step_bubbles(r);
+    const std::vector<StepBubbleTotals> steps = bubbles_per_step(r);
     const StepGroups g = group_steps(steps.size());
-    // The four causes always (the legend then reads the same for every trace), comm only when it occurred.
+    // The four causes always (the legend then reads the same for every trace), comm in multi-rank runs.
     std::vector<size_t> causes;
-    for (const BubbleCause c : causes_to_show(r.totals))
+    for (const BubbleCause c : causes_to_show(r))
         causes.push_back(static_cast<size_t>(c));
     svg::BarChart chart = step_chart(r, 1, compact_duration);
     for (const size_t c : causes)

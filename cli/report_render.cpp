@@ -2,6 +2,8 @@
 
 #include "human_units.hpp"
 #include "report_figures.hpp"
+#include "report_tensor.hpp"
+#include "xml_escape.hpp"
 
 #include "fp8scope/analyzer/recommendations.hpp"
 
@@ -12,35 +14,43 @@ namespace fp8scope::cli {
 using namespace analyzer;
 
 namespace {
-    nlohmann::ordered_json what_if_json(const WhatIf& w)
-    {
-        nlohmann::ordered_json recs = nlohmann::ordered_json::array();
-        for (const Recommendation& r : w.recommendations)
-            recs.push_back({ { "kind", recommendation_kind_name(r.kind) }, { "title", r.title }, { "reason", r.reason },
-                { "saving_per_step_ns", r.saving_per_step_ns }, { "saving_share", r.saving_share } });
-        return { { "mean_step_ns", w.mean_step_ns }, { "without_launch_overhead_ns", w.without_launch_overhead_ns },
-            { "without_syncs_ns", w.without_syncs_ns }, { "recommendations", recs } };
+nlohmann::ordered_json what_if_json(const WhatIf& w)
+{
+    nlohmann::ordered_json recs = nlohmann::ordered_json::array();
+    for (const Recommendation& r : w.recommendations) {
+        nlohmann::ordered_json worst = nullptr;
+        if (r.worst_step)
+            worst = { { "step", r.worst_step->step_index }, { "share", r.worst_step->share },
+                { "figure", recommendation_figure(r.kind) } };
+        recs.push_back({ { "kind", recommendation_kind_name(r.kind) }, { "title", r.title }, { "reason", r.reason },
+            { "saving_per_step_ns", r.saving_per_step_ns }, { "saving_share", r.saving_share },
+            { "worst_step", std::move(worst) } });
     }
+    return { { "mean_step_ns", w.mean_step_ns }, { "without_launch_overhead_ns", w.without_launch_overhead_ns },
+        { "without_syncs_ns", w.without_syncs_ns }, { "recommendations", recs } };
+}
 } // namespace
 
 nlohmann::ordered_json render_report_json(const TraceModel& model, const Report& r)
 {
     using json = nlohmann::ordered_json;
     auto totals_json = [](const BubbleTotals& t) {
-        json causes = json::object();
-        for (BubbleCause c : kShownCauses)
-            causes[bubble_cause_name(c)] = t.cause_ns[static_cast<size_t>(c)];
+        json causes = json::object(); // all five, comm 0 outside multi-rank runs, so that the keys never change
+        for (size_t c = 0; c < kBubbleCauseCount; ++c)
+            causes[bubble_cause_name(static_cast<BubbleCause>(c))] = t.cause_ns[c];
         return json { { "step_ns", t.step_ns }, { "busy_ns", t.busy_ns }, { "idle_ns", t.idle_ns },
             { "bubble_ratio", t.bubble_ratio }, { "bubbles", t.bubble_count }, { "idle_by_cause_ns", causes },
-            { "gap_counts", { { "lt_10us", t.gap_counts[0] }, { "10us_100us", t.gap_counts[1] },
-                                { "100us_1ms", t.gap_counts[2] }, { "ge_1ms", t.gap_counts[3] } } } };
+            { "gap_counts",
+                { { "lt_10us", t.gap_counts[0] }, { "10us_100us", t.gap_counts[1] }, { "100us_1ms", t.gap_counts[2] },
+                    { "ge_1ms", t.gap_counts[3] } } } };
     };
     json steps = json::array();
     for (const StepInterval& s : r.steps.steps)
         steps.push_back({ { "index", s.index }, { "start_ns", s.start_ns }, { "end_ns", s.end_ns } });
     json per_step = json::array();
     for (const DeviceStepBubbles& d : r.bubbles.per_device_step)
-        per_step.push_back({ { "device", d.device_id }, { "step", d.step_index }, { "totals", totals_json(d.totals) } });
+        per_step.push_back(
+            { { "device", d.device_id }, { "step", d.step_index }, { "totals", totals_json(d.totals) } });
     json syncs = json::array();
     for (const SyncApiSummary& a : r.syncs.by_api)
         syncs.push_back({ { "api", model.strings[a.api_name] }, { "count", a.count }, { "duration_ns", a.duration_ns },
@@ -55,24 +65,30 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
     return json {
         { "schema", kReportJsonSchema },
         { "trace", model.path },
-        { "steps", { { "source", step_source_name(r.steps.source) }, { "detail", r.steps.detail },
-                       { "warmup_excluded", r.steps.warmup_excluded }, { "steps", steps } } },
-        { "thresholds", { { "launch_latency_epsilon_ns", r.bubbles.epsilon_ns },
-                            { "epsilon_samples", r.bubbles.epsilon_samples },
-                            { "launch_api_share", kLaunchApiShare },
-                            { "gap_bucket_bounds_ns", kGapBucketBoundsNs } } },
+        { "steps",
+            { { "source", step_source_name(r.steps.source) }, { "detail", r.steps.detail },
+                { "warmup_excluded", r.steps.warmup_excluded }, { "steps", steps } } },
+        { "thresholds",
+            { { "launch_latency_epsilon_ns", r.bubbles.epsilon_ns }, { "epsilon_samples", r.bubbles.epsilon_samples },
+                { "launch_api_share", kLaunchApiShare }, { "gap_bucket_bounds_ns", kGapBucketBoundsNs },
+                { "comm_share", kCommShare }, { "min_recommendation_saving_share", kMinRecommendationSavingShare } } },
         { "device", r.device ? json(*r.device) : json(nullptr) },
+        { "multi_rank", r.bubbles.multi_rank },
         { "totals", totals_json(r.totals) },
         { "per_device_step", per_step },
-        { "syncs", { { "count", r.syncs.total.count }, { "idle_caused_ns", r.syncs.total.idle_caused_ns },
-                       { "by_api", syncs } } },
-        { "launch", { { "kernels", l.kernels }, { "launches", l.launches }, { "launches_per_s", l.launches_per_s },
-                        { "short_kernels", l.short_kernels }, { "short_share", l.short_share },
-                        { "launch_delay_ns", { { "count", l.launch_delay.count }, { "median", l.launch_delay.median_ns },
-                                                 { "p90", l.launch_delay.p90_ns }, { "p99", l.launch_delay.p99_ns },
-                                                 { "max", l.launch_delay.max_ns } } } } },
+        { "syncs",
+            { { "count", r.syncs.total.count }, { "idle_caused_ns", r.syncs.total.idle_caused_ns },
+                { "by_api", syncs } } },
+        { "launch",
+            { { "kernels", l.kernels }, { "launches", l.launches }, { "launches_per_s", l.launches_per_s },
+                { "short_kernels", l.short_kernels }, { "short_share", l.short_share },
+                { "launch_delay_ns",
+                    { { "count", l.launch_delay.count }, { "median", l.launch_delay.median_ns },
+                        { "p90", l.launch_delay.p90_ns }, { "p99", l.launch_delay.p99_ns },
+                        { "max", l.launch_delay.max_ns } } } } },
         { "kernel_classes", classes },
         { "what_if", what_if_json(estimate_what_if(r)) },
+        { "tensor_health", tensor_health_json(r.tensor_health) },
     };
 }
 
@@ -84,16 +100,28 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
 {
     const size_t steps = r.steps.steps.size();
     const BubbleTotals& t = r.totals;
-    std::string out = fmt::format("## fp8scope report: `{}`\n\n", printable(model.path));
+    std::string out = fmt::format("## fp8scope report: {}\n\n", markdown_code(model.path, MarkdownPlace::Text));
     out += fmt::format("{}. Launch latency ε = {}; a gap is `launch` when the thread spent over {:.0f}% of it in CUDA "
-                       "calls (docs/analysis.md).\n\n",
-        steps_sentence(r.steps), format_duration_ns(r.bubbles.epsilon_ns), 100.0 * kLaunchApiShare);
+                       "calls{}; recommendations need a saving of at least {:g}% of a step (docs/analysis.md).\n\n",
+        markdown_escaped(steps_sentence(r.steps)), format_duration_ns(r.bubbles.epsilon_ns), 100.0 * kLaunchApiShare,
+        r.bubbles.multi_rank ? fmt::format("; multi-rank run: communication kernels are not busy time, and a gap is "
+                                           "`comm` when they cover over {:.0f}% of it",
+            100.0 * kCommShare)
+                             : std::string(),
+        100.0 * kMinRecommendationSavingShare);
     if (steps == 0)
         return out + "No steps: the trace has no GPU activity to analyse.\n";
-    out += "| step time | busy | bubble ratio | sync | dependency | launch | host |\n|---|---|---|---|---|---|---|\n";
+    const std::vector<BubbleCause> causes = causes_to_show(r);
+    out += "| step time | busy | bubble ratio |";
+    for (BubbleCause c : causes)
+        out += fmt::format(" {} |", bubble_cause_name(c));
+    out += "\n|---|---|---|";
+    for (size_t i = 0; i < causes.size(); ++i)
+        out += "---|";
+    out += "\n";
     out += fmt::format("| {} | {:.1f}% | **{:.3f}** |", format_duration_ns(per_step(t.step_ns, steps)),
         percent(t.busy_ns, t.step_ns), t.bubble_ratio);
-    for (BubbleCause c : kShownCauses)
+    for (BubbleCause c : causes)
         out += fmt::format(" {:.1f}% |", percent(t.cause_ns[static_cast<size_t>(c)], t.step_ns));
     out += "\n\nIdle time by cause is given as a share of step time.\n\n";
 
@@ -104,22 +132,26 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
         out += "| API | calls per step | GPU idle caused |\n|---|---|---|\n";
     for (const SyncApiSummary& a : r.syncs.by_api)
         if (a.count > 0)
-            out += fmt::format("| `{}` | {:.1f} | {} |\n", printable(model.strings[a.api_name]),
+            out += fmt::format("| {} | {:.1f} | {} |\n",
+                markdown_code(model.strings[a.api_name], MarkdownPlace::TableCell),
                 static_cast<double>(a.count) / static_cast<double>(steps), format_duration_ns(a.idle_caused_ns));
     out += "\n### Kernel classes\n\n| class | time per step | share of step | kernels per step |\n|---|---|---|---|\n";
     for (size_t c = 0; c < kKernelClassCount; ++c) {
         const auto cls = static_cast<KernelClass>(c);
         const ClassTotals& k = r.kernel_classes.by_class[c];
         out += fmt::format("| {} | {} | {:.1f}% | {} |\n", kernel_class_label(cls),
-            format_duration_ns(per_step(k.time_ns, steps)), 100.0 * r.kernel_classes.share(cls), per_step(k.count, steps));
+            format_duration_ns(per_step(k.time_ns, steps)), 100.0 * r.kernel_classes.share(cls),
+            per_step(k.count, steps));
     }
+    out += tensor_health_markdown(r.tensor_health);
     const WhatIf w = estimate_what_if(r);
     out += "\n### Recommendations\n\n";
     if (w.recommendations.empty())
-        out += "No change would save 1% of a step or more.\n";
+        out += no_recommendation_sentence(true) + ".\n";
     for (const Recommendation& rec : w.recommendations)
-        out += fmt::format("- **{}**: saves up to {} per step ({:.1f}%), because {}.\n", rec.title,
-            format_duration_ns(rec.saving_per_step_ns), 100.0 * rec.saving_share, rec.reason);
+        out += fmt::format("- **{}**: saves up to {} per step ({:.1f}%), because {}; {}.\n",
+            markdown_escaped(rec.title), format_duration_ns(rec.saving_per_step_ns), 100.0 * rec.saving_share,
+            markdown_escaped(rec.reason), worst_step_text(rec.worst_step, rec.kind));
     return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "human_units.hpp"
 #include "report_figures.hpp"
+#include "report_tensor.hpp"
 
 #include "fp8scope/analyzer/recommendations.hpp"
 
@@ -62,7 +63,7 @@ void bubbles_text(std::string& out, const Report& r, const Paint& paint)
         paint.ratio(fmt::format("{:.3f}", t.bubble_ratio), t.bubble_ratio), format_duration_ns(t.idle_ns),
         t.bubble_count);
     out += "  idle by cause   ";
-    for (BubbleCause c : kShownCauses)
+    for (BubbleCause c : causes_to_show(r))
         out += fmt::format(" {} {} ({:.0f}%)", bubble_cause_name(c),
             format_duration_ns(t.cause_ns[static_cast<size_t>(c)]),
             percent(t.cause_ns[static_cast<size_t>(c)], t.idle_ns));
@@ -142,7 +143,7 @@ void what_if_text(std::string& out, const WhatIf& w, const Paint& paint)
         format_duration_ns(w.mean_step_ns), format_duration_ns(w.without_launch_overhead_ns),
         format_duration_ns(w.without_syncs_ns));
     if (w.recommendations.empty())
-        out += "  no change would save 1% of a step or more\n";
+        out += "  " + no_recommendation_sentence(false) + "\n";
     for (const Recommendation& r : w.recommendations)
         out += fmt::format("  - {}: saves up to {} per step ({:.1f}%), because {}\n", paint.highlight(r.title),
             format_duration_ns(r.saving_per_step_ns), 100.0 * r.saving_share, r.reason);
@@ -159,6 +160,10 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
                        "a gap is `launch` when the thread spent over {:.0f}% of it in CUDA calls; gap size buckets "
                        "10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
         format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples, 100.0 * kLaunchApiShare);
+    if (report.bubbles.multi_rank)
+        out += fmt::format("Multi-rank run (rule 4): communication kernels wait for the other ranks, so they are not "
+                           "busy time; a gap is `comm` when they cover over {:.0f}% of it\n",
+            100.0 * kCommShare);
     if (report.steps.steps.empty()) {
         out += "\nNo steps: the trace has no GPU activity to analyse.\n";
         return out;
@@ -167,6 +172,7 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
     syncs_text(out, model, report, paint);
     launch_text(out, report, paint);
     classes_text(out, model, report, paint);
+    tensor_health_text(out, report.tensor_health, [&](std::string_view text) { return paint.heading(text); });
     what_if_text(out, estimate_what_if(report), paint);
     return out;
 }

@@ -163,20 +163,31 @@ std::string horizontal_bar_chart(
     std::string_view description, const std::vector<HorizontalBar>& bars, std::string_view color)
 {
     constexpr double kRowHeight = 34, kLeft = 8, kValueRoom = 170;
-    double max_value = 0;
-    for (const HorizontalBar& bar : bars)
-        max_value = std::max(max_value, bar.value);
-    std::string out = open_svg(description, kRowHeight * static_cast<double>(bars.size()) + 8);
+    double low = 0, high = 0;
+    for (const HorizontalBar& bar : bars) {
+        low = std::min(low, bar.value);
+        high = std::max(high, bar.value);
+    }
+    const double span = high - low;
+    const double usable = kWidth - kLeft - kValueRoom;
+    const double zero_x = span > 0 ? kLeft + usable * -low / span : kLeft;
+    const double height = kRowHeight * static_cast<double>(bars.size()) + 8;
+    std::string out = open_svg(description, height);
+    if (low < 0)
+        out += fmt::format(
+            "<line x1=\"{:.1f}\" y1=\"0\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#666\"/>\n", zero_x, zero_x, height);
     for (size_t i = 0; i < bars.size(); ++i) {
         const double y = kRowHeight * static_cast<double>(i) + 4;
-        const double length
-            = max_value > 0 ? (kWidth - kLeft - kValueRoom) * std::max(0.0, bars[i].value) / max_value : 0.0;
+        // At least 1 px, so that a bar of 0 still shows where it is.
+        const double length = std::max(1.0, span > 0 ? usable * std::abs(bars[i].value) / span : 0.0);
+        const double x = bars[i].value < 0 ? zero_x - length : zero_x;
         const std::string label = xml_escaped(bars[i].label);
         out += fmt::format("<g><title>{}: {}</title><text x=\"{}\" y=\"{:.1f}\">{}</text>"
-                           "<rect x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"13\" fill=\"{}\"/>"
+                           "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"13\" fill=\"{}\"/>"
                            "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text></g>\n",
-            label, xml_escaped(bars[i].value_text), kLeft, y + 11, label, kLeft, y + 15, std::max(1.0, length), color,
-            kLeft + std::max(1.0, length) + 6, y + 26, xml_escaped(bars[i].value_text));
+            label, xml_escaped(bars[i].value_text), kLeft, y + 11, label, x, y + 15, length,
+            xml_escaped(bars[i].color.empty() ? color : bars[i].color), std::max(zero_x, x + length) + 6, y + 26,
+            xml_escaped(bars[i].value_text));
     }
     return out + "</svg>\n";
 }

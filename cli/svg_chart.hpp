@@ -35,11 +35,13 @@ std::string bar_chart(const BarChart& chart);
 
 struct HorizontalBar {
     std::string label; // above the bar
-    double value = 0; // >= 0
+    double value = 0; // negative values extend left of a zero line
     std::string value_text; // right of the bar
+    std::string color = {}; // CSS colour of this bar; empty: the chart's
 };
 
-// One row per bar, largest first as given; bar lengths are relative to the largest value.
+// One row per bar, in the order given; bar lengths are relative to the range of the values and 0. With a negative
+// value the zero line moves right and is drawn.
 std::string horizontal_bar_chart(
     std::string_view description, const std::vector<HorizontalBar>& bars, std::string_view color);
 

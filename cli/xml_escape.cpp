@@ -2,6 +2,8 @@
 
 #include "human_units.hpp"
 
+#include <algorithm>
+
 namespace fp8scope::cli {
 
 namespace {
@@ -38,9 +40,8 @@ size_t utf8_sequence_length(std::string_view text)
     return length;
 }
 
-} // namespace
-
-std::string xml_escaped(std::string_view text)
+// printable(), with bytes that are not valid UTF-8 replaced by U+FFFD; `ascii` writes each ASCII character.
+template <class Ascii> std::string valid_printable(std::string_view text, Ascii ascii)
 {
     const std::string shown = printable(text);
     std::string out;
@@ -51,14 +52,23 @@ std::string xml_escaped(std::string_view text)
         if (length == 0) {
             out += kReplacementCharacter;
             rest.remove_prefix(1);
-            continue;
-        }
-        if (length > 1) {
+        } else if (length > 1) {
             out += rest.substr(0, length);
             rest.remove_prefix(length);
-            continue;
+        } else {
+            ascii(out, rest.front());
+            rest.remove_prefix(1);
         }
-        switch (rest.front()) {
+    }
+    return out;
+}
+
+} // namespace
+
+std::string xml_escaped(std::string_view text)
+{
+    return valid_printable(text, [](std::string& out, char c) {
+        switch (c) {
         case '&':
             out += "&amp;";
             break;
@@ -75,11 +85,39 @@ std::string xml_escaped(std::string_view text)
             out += "&#39;";
             break;
         default:
-            out += rest.front();
+            out += c;
         }
-        rest.remove_prefix(1);
+    });
+}
+
+std::string markdown_escaped(std::string_view text)
+{
+    constexpr std::string_view kMarkup = "\\`*_[]<>&|~!";
+    return valid_printable(text, [&](std::string& out, char c) {
+        if (kMarkup.find(c) != std::string_view::npos)
+            out += '\\';
+        out += c;
+    });
+}
+
+std::string markdown_code(std::string_view text, MarkdownPlace place)
+{
+    std::string content = valid_printable(text, [&](std::string& out, char c) {
+        if (c == '|' && place == MarkdownPlace::TableCell)
+            out += '\\';
+        out += c;
+    });
+    if (content.empty())
+        return content;
+    size_t longest_run = 0, run = 0;
+    for (const char c : content) {
+        run = c == '`' ? run + 1 : 0;
+        longest_run = std::max(longest_run, run);
     }
-    return out;
+    const std::string fence(longest_run + 1, '`');
+    const auto needs_padding = [](char c) { return c == '`' || c == ' '; };
+    const std::string pad = needs_padding(content.front()) || needs_padding(content.back()) ? " " : "";
+    return fence + pad + content + pad + fence;
 }
 
 } // namespace fp8scope::cli

@@ -1,7 +1,7 @@
 #include "fp8scope/analyzer/budgets.hpp"
 
-#include <map>
 #include <string>
+#include <unordered_map>
 
 namespace fp8scope::analyzer {
 namespace {
@@ -11,34 +11,17 @@ namespace {
         return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
     }
 
-    // Per step, summed over the devices in the report's totals (all, or the one --device names).
-    struct StepFigures {
-        int64_t step_ns = 0;
-        int64_t idle_ns = 0;
-        int64_t launch_ns = 0;
-    };
-
-    std::map<int64_t, StepFigures> per_step(const Report& report)
-    {
-        std::map<int64_t, StepFigures> steps;
-        for (const DeviceStepBubbles& d : report.bubbles.per_device_step) {
-            if (report.device && d.device_id != *report.device)
-                continue;
-            StepFigures& f = steps[d.step_index];
-            f.step_ns += d.totals.step_ns;
-            f.idle_ns += d.totals.idle_ns;
-            f.launch_ns += d.totals.cause_ns[static_cast<size_t>(BubbleCause::Launch)];
-        }
-        return steps;
-    }
-
+    // The step with the highest figure; steps without device time have no figure (a trace with no GPU activity
+    // has no worst step).
     template <class Figure>
-    void worst(BudgetResult& result, const std::map<int64_t, StepFigures>& steps, Figure figure)
+    void worst(BudgetResult& result, const std::vector<StepBubbleTotals>& steps, Figure figure)
     {
-        for (const auto& [index, f] : steps) {
-            const double value = figure(f);
+        for (const StepBubbleTotals& s : steps) {
+            if (s.totals.step_ns <= 0)
+                continue;
+            const double value = figure(s.totals);
             if (!result.worst_step || value > result.worst_value) {
-                result.worst_step = index;
+                result.worst_step = s.step_index;
                 result.worst_value = value;
             }
         }
@@ -100,20 +83,49 @@ namespace {
 
 } // namespace
 
+std::vector<StepBubbleTotals> bubbles_per_step(const Report& report)
+{
+    std::vector<StepBubbleTotals> steps;
+    std::unordered_map<int64_t, size_t> position; // StepInterval::index -> position in StepSet::steps
+    for (const StepInterval& s : report.steps.steps) {
+        position.emplace(s.index, steps.size());
+        steps.push_back({ .step_index = s.index, .totals = {} });
+    }
+    for (const DeviceStepBubbles& d : report.bubbles.per_device_step) {
+        const auto found = position.find(d.step_index);
+        if ((report.device && d.device_id != *report.device) || found == position.end())
+            continue;
+        BubbleTotals& t = steps[found->second].totals;
+        t.step_ns += d.totals.step_ns;
+        t.busy_ns += d.totals.busy_ns;
+        t.idle_ns += d.totals.idle_ns;
+        t.bubble_count += d.totals.bubble_count;
+        for (size_t c = 0; c < kBubbleCauseCount; ++c)
+            t.cause_ns[c] += d.totals.cause_ns[c];
+        for (size_t g = 0; g < kGapBucketCount; ++g)
+            t.gap_counts[g] += d.totals.gap_counts[g];
+    }
+    for (StepBubbleTotals& s : steps)
+        s.totals.bubble_ratio = ratio(s.totals.idle_ns, s.totals.step_ns);
+    return steps;
+}
+
 std::vector<BudgetResult> evaluate_budgets(const Report& report, const Budgets& budgets)
 {
     std::vector<BudgetResult> results;
-    const auto steps = per_step(report);
+    const auto steps = bubbles_per_step(report);
     const BubbleTotals& t = report.totals;
     if (budgets.max_bubble_ratio) {
         BudgetResult r = make_result("max-bubble-ratio", *budgets.max_bubble_ratio, t.bubble_ratio);
-        worst(r, steps, [](const StepFigures& f) { return ratio(f.idle_ns, f.step_ns); });
+        worst(r, steps, [](const BubbleTotals& f) { return f.bubble_ratio; });
         results.push_back(r);
     }
     if (budgets.max_launch_bound_ratio) {
         BudgetResult r = make_result("max-launch-bound-ratio", *budgets.max_launch_bound_ratio,
             ratio(t.cause_ns[static_cast<size_t>(BubbleCause::Launch)], t.step_ns));
-        worst(r, steps, [](const StepFigures& f) { return ratio(f.launch_ns, f.step_ns); });
+        worst(r, steps, [](const BubbleTotals& f) {
+            return ratio(f.cause_ns[static_cast<size_t>(BubbleCause::Launch)], f.step_ns);
+        });
         results.push_back(r);
     }
     if (budgets.max_syncs_per_step) {

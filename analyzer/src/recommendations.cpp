@@ -1,19 +1,48 @@
 #include "fp8scope/analyzer/recommendations.hpp"
 
+#include "fp8scope/analyzer/budgets.hpp"
+
 #include <algorithm>
 #include <cstdio>
 
 namespace fp8scope::analyzer {
 namespace {
 
-    constexpr double kMinSavingShare = 0.01; // below 1% of a step a recommendation is noise
+double share_of(int64_t part, int64_t whole)
+{
+    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
 
-    std::string percent(double share)
-    {
-        char text[32];
-        std::snprintf(text, sizeof text, "%.1f%%", 100.0 * share);
-        return text;
+std::optional<RecommendationStep> worst_cause_step(const Report& report, BubbleCause cause)
+{
+    std::optional<RecommendationStep> worst;
+    for (const StepBubbleTotals& s : bubbles_per_step(report)) {
+        const double share = share_of(s.totals.cause_ns[static_cast<size_t>(cause)], s.totals.step_ns);
+        if (!worst || share > worst->share)
+            worst = RecommendationStep { s.step_index, share };
     }
+    return worst;
+}
+
+std::optional<RecommendationStep> worst_bookkeeping_step(const Report& report)
+{
+    std::optional<RecommendationStep> worst;
+    for (const StepKernelClasses& s : report.kernel_classes.steps) {
+        const int64_t bookkeeping_ns = s.by_class[static_cast<size_t>(KernelClass::Cast)].time_ns
+            + s.by_class[static_cast<size_t>(KernelClass::AmaxScale)].time_ns;
+        const double share = share_of(bookkeeping_ns, s.step_ns);
+        if (!worst || share > worst->share)
+            worst = RecommendationStep { s.step_index, share };
+    }
+    return worst;
+}
+
+std::string percent(double share)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f%%", 100.0 * share);
+    return text;
+}
 
 } // namespace
 
@@ -30,6 +59,38 @@ const char* recommendation_kind_name(RecommendationKind kind)
         return "reduce_host_work";
     }
     return "unknown";
+}
+
+const char* recommendation_figure(RecommendationKind kind)
+{
+    switch (kind) {
+    case RecommendationKind::CudaGraphs:
+        return "idle caused by launch";
+    case RecommendationKind::RemoveSync:
+        return "idle caused by sync";
+    case RecommendationKind::FuseFp8Bookkeeping:
+        return "cast and amax/scale kernel time";
+    case RecommendationKind::ReduceHostWork:
+        return "idle caused by host";
+    }
+    return "unknown";
+}
+
+std::optional<RecommendationStep> recommendation_worst_step(const Report& report, RecommendationKind kind)
+{
+    if (report.steps.steps.empty())
+        return std::nullopt;
+    switch (kind) {
+    case RecommendationKind::CudaGraphs:
+        return worst_cause_step(report, BubbleCause::Launch);
+    case RecommendationKind::RemoveSync:
+        return worst_cause_step(report, BubbleCause::Sync);
+    case RecommendationKind::ReduceHostWork:
+        return worst_cause_step(report, BubbleCause::Host);
+    case RecommendationKind::FuseFp8Bookkeeping:
+        return worst_bookkeeping_step(report);
+    }
+    return std::nullopt;
 }
 
 WhatIf estimate_what_if(const Report& report)
@@ -51,12 +112,14 @@ WhatIf estimate_what_if(const Report& report)
 
     auto add = [&](RecommendationKind kind, std::string title, std::string reason, int64_t saving_ns) {
         const double share = static_cast<double>(saving_ns) / static_cast<double>(w.mean_step_ns);
-        if (share >= kMinSavingShare)
-            w.recommendations.push_back({ kind, std::move(title), std::move(reason), saving_ns, share });
+        if (share >= kMinRecommendationSavingShare)
+            w.recommendations.push_back({ kind, std::move(title), std::move(reason), saving_ns, share,
+                recommendation_worst_step(report, kind) });
     };
-    add(RecommendationKind::CudaGraphs, "Capture the step in a CUDA Graph (or torch.compile with mode=\"reduce-overhead\")",
-        "the GPU waited for kernel launches for " + percent(static_cast<double>(launch_ns) / static_cast<double>(w.mean_step_ns))
-            + " of each step",
+    add(RecommendationKind::CudaGraphs,
+        "Capture the step in a CUDA Graph (or torch.compile with mode=\"reduce-overhead\")",
+        "the GPU waited for kernel launches for "
+            + percent(static_cast<double>(launch_ns) / static_cast<double>(w.mean_step_ns)) + " of each step",
         launch_ns);
     // The sync API that caused the most idle time, by name.
     const SyncApiSummary* worst = nullptr;
@@ -64,7 +127,8 @@ WhatIf estimate_what_if(const Report& report)
         if (!worst || api.idle_caused_ns > worst->idle_caused_ns)
             worst = &api;
     if (worst && worst->idle_caused_ns > 0)
-        add(RecommendationKind::RemoveSync, "Remove or defer the host-blocking syncs (.item(), .cpu(), blocking copies)",
+        add(RecommendationKind::RemoveSync,
+            "Remove or defer the host-blocking syncs (.item(), .cpu(), blocking copies)",
             std::to_string(worst->count) + " calls of the top syncing API left the GPU idle",
             per_step(worst->idle_caused_ns));
     // FP8 bookkeeping: the amax/scale and cast kernels are small and many; fused (as TransformerEngine does), their
@@ -74,15 +138,15 @@ WhatIf estimate_what_if(const Report& report)
     const int64_t bookkeeping_ns = (amax.time_ns + cast.time_ns) / steps;
     const int64_t bookkeeping_kernels = (amax.count + cast.count) / steps;
     if (bookkeeping_kernels > 0)
-        add(RecommendationKind::FuseFp8Bookkeeping, "Fuse the FP8 cast and amax/scale kernels into the neighbouring ops",
+        add(RecommendationKind::FuseFp8Bookkeeping,
+            "Fuse the FP8 cast and amax/scale kernels into the neighbouring ops",
             std::to_string(bookkeeping_kernels) + " cast and amax/scale kernels per step", bookkeeping_ns);
     add(RecommendationKind::ReduceHostWork, "Reduce host work between launches (data loading, Python overhead)",
         "the GPU waited for the host outside CUDA calls for "
             + percent(static_cast<double>(host_ns) / static_cast<double>(w.mean_step_ns)) + " of each step",
         host_ns);
-    std::ranges::sort(w.recommendations, [](const Recommendation& a, const Recommendation& b) {
-        return a.saving_per_step_ns > b.saving_per_step_ns;
-    });
+    std::ranges::sort(w.recommendations,
+        [](const Recommendation& a, const Recommendation& b) { return a.saving_per_step_ns > b.saving_per_step_ns; });
     return w;
 }
 

@@ -1,4 +1,9 @@
-// What-if estimates and recommendations on the real H100 traces: the figures they quote come from the report.
+// What-if estimates and recommendations on the real H100 traces: the figures they quote come from the report. Their
+// worst steps and the per-step sums over devices (bubbles_per_step, shared with the budgets) on a scenario with
+// exact figures and on the real traces.
+#include "analysis_test_support.hpp"
+
+#include "fp8scope/analyzer/budgets.hpp"
 #include "fp8scope/analyzer/recommendations.hpp"
 #include "fp8scope/analyzer/trace_loader.hpp"
 
@@ -7,6 +12,7 @@
 #include <algorithm>
 
 using namespace fp8scope::analyzer;
+using fp8scope::testing::Scenario;
 
 namespace {
 
@@ -40,7 +46,8 @@ TEST_CASE("the host-bound FP8 sample: reduce host work first, CUDA Graphs and FP
     const Recommendation* fuse = find(w, RecommendationKind::FuseFp8Bookkeeping);
     REQUIRE(fuse != nullptr);
     CHECK(fuse->saving_per_step_ns
-        == (report.kernel_classes.of(KernelClass::AmaxScale).time_ns + report.kernel_classes.of(KernelClass::Cast).time_ns)
+        == (report.kernel_classes.of(KernelClass::AmaxScale).time_ns
+               + report.kernel_classes.of(KernelClass::Cast).time_ns)
             / steps);
     for (size_t i = 1; i < w.recommendations.size(); ++i)
         CHECK(w.recommendations[i - 1].saving_per_step_ns >= w.recommendations[i].saving_per_step_ns);
@@ -48,9 +55,110 @@ TEST_CASE("the host-bound FP8 sample: reduce host work first, CUDA Graphs and FP
 
 TEST_CASE("the BF16 sample gets no FP8 recommendation, the syncs sample gets the sync one", "[recommendations][sample]")
 {
-    CHECK(find(estimate_what_if(report_of("h100-train-bf16.sqlite")), RecommendationKind::FuseFp8Bookkeeping)
-        == nullptr);
+    CHECK(
+        find(estimate_what_if(report_of("h100-train-bf16.sqlite")), RecommendationKind::FuseFp8Bookkeeping) == nullptr);
     const WhatIf syncs = estimate_what_if(report_of("h100-sample-syncs.sqlite"));
     CHECK(find(syncs, RecommendationKind::RemoveSync) != nullptr);
     CHECK(find(syncs, RecommendationKind::FuseFp8Bookkeeping) == nullptr);
+}
+
+namespace {
+
+// Three marked steps of 1000 ns, one kernel each, launched by a call that runs until just before the kernel starts:
+// the gap before each kernel is launch-bound (the thread is inside the call for over half of it). The gaps are
+// 110, 310 and 60 ns, so step 1 is the worst (31% of the step). No cast, sync or host idle time.
+Report launch_bound_report()
+{
+    Scenario s;
+    const auto host = s.thread(s.session().pid, s.session().pid);
+    const int64_t call_ns[] = { 100, 300, 50 };
+    for (int64_t step = 0; step < 3; ++step) {
+        const int64_t t = step * 1000;
+        s.step_marker(host, t, step);
+        s.launch(host, { .api_start_ns = t, .api_end_ns = t + call_ns[step] },
+            { .start_ns = t + call_ns[step] + 10, .end_ns = t + 1000, .name = "gemm" });
+    }
+    ReportOptions options;
+    options.steps.warmup = 0;
+    return analyze(fp8scope::testing::write_and_load(s, "recommendation-worst-step"), options);
+}
+
+} // namespace
+
+TEST_CASE("per-step bubble totals: one entry per step in order, summed over the counted devices",
+    "[recommendations][budgets]")
+{
+    const Report report = launch_bound_report();
+    const auto steps = bubbles_per_step(report);
+    REQUIRE(steps.size() == 3);
+    const int64_t launch_ns[] = { 110, 310, 60 };
+    for (size_t i = 0; i < 3; ++i) {
+        INFO("step " << i);
+        CHECK(steps[i].step_index == static_cast<int64_t>(i));
+        CHECK(steps[i].totals.step_ns == 1000);
+        CHECK(steps[i].totals.idle_ns == launch_ns[i]);
+        CHECK(steps[i].totals.cause_ns[static_cast<size_t>(BubbleCause::Launch)] == launch_ns[i]);
+        CHECK(steps[i].totals.bubble_ratio == Approx(static_cast<double>(launch_ns[i]) / 1000));
+    }
+}
+
+TEST_CASE(
+    "a recommendation carries its worst step: where its figure is the largest share of the step", "[recommendations]")
+{
+    const Report report = launch_bound_report();
+    const WhatIf w = estimate_what_if(report);
+    REQUIRE(w.recommendations.size() == 1);
+    const Recommendation& graphs = w.recommendations.front();
+    CHECK(graphs.kind == RecommendationKind::CudaGraphs);
+    CHECK(graphs.saving_per_step_ns == 160); // (110 + 310 + 60) / 3
+    REQUIRE(graphs.worst_step);
+    CHECK(graphs.worst_step->step_index == 1);
+    CHECK(graphs.worst_step->share == Approx(0.31));
+    CHECK(std::string(recommendation_figure(graphs.kind)) == "idle caused by launch");
+    // Kinds the report does not recommend still have a worst step (the first, at 0), for a passing check to quote.
+    for (const auto kind : { RecommendationKind::ReduceHostWork, RecommendationKind::RemoveSync,
+             RecommendationKind::FuseFp8Bookkeeping }) {
+        const auto worst = recommendation_worst_step(report, kind);
+        REQUIRE(worst);
+        CHECK(worst->step_index == 0);
+        CHECK(worst->share == 0);
+    }
+}
+
+TEST_CASE("recommendations below the minimum saving are not made; no steps, no worst step", "[recommendations]")
+{
+    CHECK(kMinRecommendationSavingShare == 0.01);
+    for (const char* trace :
+        { "h100-train-fp8.sqlite", "h100-sample-syncs.sqlite", "h100-sample-launch-bound.sqlite" }) {
+        INFO(trace);
+        const Report report = report_of(trace);
+        const auto steps = bubbles_per_step(report);
+        REQUIRE(steps.size() == report.steps.steps.size());
+        int64_t step_ns = 0, idle_ns = 0;
+        for (const auto& s : steps) {
+            step_ns += s.totals.step_ns;
+            idle_ns += s.totals.idle_ns;
+        }
+        CHECK(step_ns == report.totals.step_ns);
+        CHECK(idle_ns == report.totals.idle_ns);
+        for (const Recommendation& r : estimate_what_if(report).recommendations) {
+            CHECK(r.saving_share >= kMinRecommendationSavingShare);
+            REQUIRE(r.worst_step);
+            const auto again = recommendation_worst_step(report, r.kind);
+            REQUIRE(again);
+            CHECK(r.worst_step->step_index == again->step_index);
+            // No step has a larger share of the figure than the worst one.
+            if (r.kind != RecommendationKind::FuseFp8Bookkeeping) {
+                const auto cause = r.kind == RecommendationKind::CudaGraphs ? BubbleCause::Launch
+                    : r.kind == RecommendationKind::RemoveSync              ? BubbleCause::Sync
+                                                                            : BubbleCause::Host;
+                for (const auto& s : steps)
+                    CHECK(static_cast<double>(s.totals.cause_ns[static_cast<size_t>(cause)])
+                        <= r.worst_step->share * static_cast<double>(s.totals.step_ns) + 1e-6);
+            }
+        }
+    }
+    Report empty = report_of("h100-train-fp8.sqlite");
+    empty.steps.steps.clear();
+    CHECK_FALSE(recommendation_worst_step(empty, RecommendationKind::CudaGraphs));
 }

@@ -84,7 +84,9 @@ TEST_CASE("report --format html on the syncs sample draws the syncs and the per-
     CHECK(html.find("trace-wide ") != std::string::npos);
 }
 
-TEST_CASE("report --format junit: one testcase per area, failures are the recommendations", "[cli][report][junit]")
+TEST_CASE("report --format junit: one testcase per area, failures are the recommendations; tensor health skipped "
+          "without tensor statistics",
+    "[cli][report][junit]")
 {
     for (const std::string& trace : kRealTraces) {
         INFO(trace);
@@ -103,8 +105,9 @@ TEST_CASE("report --format junit: one testcase per area, failures are the recomm
         const XmlElement& suite = *suites[0];
         CHECK(suite.attribute("name") == "fp8scope.report");
         const auto cases = suite.descendants("testcase");
-        CHECK(cases.size() == 4);
-        CHECK(suite.attribute("tests") == "4");
+        CHECK(cases.size() == 5);
+        CHECK(suite.attribute("tests") == "5");
+        CHECK(suite.attribute("skipped") == "1"); // these traces have no tensor statistics
         CHECK(suite.attribute("failures") == std::to_string(kinds.size()));
         CHECK(doc.root.attribute("failures") == std::to_string(kinds.size()));
         std::set<std::string> failed, names;
@@ -120,12 +123,14 @@ TEST_CASE("report --format junit: one testcase per area, failures are the recomm
         CHECK(failed == kinds);
         CHECK(names
             == std::set<std::string> { "fp8scope.report.bubbles/reduce_host_work", "fp8scope.report.syncs/remove_sync",
-                "fp8scope.report.launch/cuda_graphs", "fp8scope.report.fp8_overhead/fuse_fp8_bookkeeping" });
+                "fp8scope.report.launch/cuda_graphs", "fp8scope.report.fp8_overhead/fuse_fp8_bookkeeping",
+                "fp8scope.report.tensor_health/tensor_health" });
+        CHECK(xml.find("<skipped message=\"the trace has no tensor statistics\"/>") != std::string::npos);
         std::set<std::string> properties;
         for (const XmlElement* p : suite.descendants("property"))
             properties.insert(p->attribute("name"));
         for (const char* name : { "trace", "steps", "steps_source", "bubble_ratio", "launch_latency_epsilon_ns",
-                 "syncs_per_step", "mean_step_ns" })
+                 "syncs_per_step", "mean_step_ns", "min_recommendation_saving_share", "tensor_samples" })
             CHECK(properties.count(name) == 1);
     }
 }

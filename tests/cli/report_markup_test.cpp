@@ -114,3 +114,49 @@ TEST_CASE("a chart with no bars still is a valid SVG that says so", "[cli][repor
     CHECK(out.find("no steps") != std::string::npos);
     CHECK(cli_test::parse_xml(svg::horizontal_bar_chart("none", {}, "#000")).ok);
 }
+
+TEST_CASE("markdown_escaped shows markup and table cell boundaries as text", "[cli][report][markup]")
+{
+    CHECK(markdown_escaped("train_step/layers.3 · A") == "train\\_step/layers.3 · A");
+    CHECK(markdown_escaped("<b>**x**</b> | [a](b) ~y~ & !")
+        == "\\<b\\>\\*\\*x\\*\\*\\</b\\> \\| \\[a\\](b) \\~y\\~ \\& \\!");
+    CHECK(markdown_escaped("a\\|b `c`") == "a\\\\\\|b \\`c\\`");
+    CHECK(markdown_escaped("line\nbreak") == "line\\\\x0abreak"); // the \xNN of printable(), its backslash escaped
+    CHECK(markdown_escaped("bad \xff") == "bad \xEF\xBF\xBD");
+    CHECK(markdown_escaped("µs ε").size() == std::string("µs ε").size());
+}
+
+TEST_CASE("markdown_code fences with more backticks than the text holds", "[cli][report][markup]")
+{
+    CHECK(markdown_code("cudaMemcpy_v3020", MarkdownPlace::Text) == "`cudaMemcpy_v3020`");
+    CHECK(markdown_code("a `b` c", MarkdownPlace::Text) == "``a `b` c``");
+    CHECK(markdown_code("``x", MarkdownPlace::Text) == "``` ``x ```"); // starts with a backtick: padded
+    CHECK(markdown_code(" x ", MarkdownPlace::Text) == "`  x  `");
+    CHECK(markdown_code("a|b", MarkdownPlace::Text) == "`a|b`");
+    CHECK(markdown_code("a|b", MarkdownPlace::TableCell) == "`a\\|b`"); // GFM drops the backslash in the cell
+    CHECK(markdown_code("<script>", MarkdownPlace::TableCell) == "`<script>`"); // a code span shows it as text
+    CHECK(markdown_code("tab\there", MarkdownPlace::Text) == "`tab\\x09here`");
+    CHECK(markdown_code("", MarkdownPlace::Text).empty());
+}
+
+TEST_CASE("a horizontal bar chart with negative values draws them left of a zero line", "[cli][report][markup]")
+{
+    const std::string out = svg::horizontal_bar_chart(
+        "headroom", { { "clips <a>", -2.0, "-2.00 bits", "#d62728" }, { "fine", 6.0, "6.00 bits" } }, "#1f77b4");
+    const auto doc = cli_test::parse_xml(out);
+    INFO(doc.error << "\n" << out);
+    REQUIRE(doc.ok);
+    CHECK(doc.root.descendants("line").size() == 1); // the zero line, only with a negative value
+    const auto rects = doc.root.descendants("rect");
+    REQUIRE(rects.size() == 2);
+    // 702 px for a range of 8: zero at 8 + 702 * 2 / 8 = 183.5; the negative bar ends there, the positive starts there.
+    CHECK(rects[0]->attribute("fill") == "#d62728");
+    CHECK(std::stod(rects[0]->attribute("x")) + std::stod(rects[0]->attribute("width")) == Approx(183.5).margin(0.1));
+    CHECK(std::stod(rects[1]->attribute("x")) == Approx(183.5).margin(0.1));
+    CHECK(std::stod(rects[1]->attribute("width")) == Approx(526.5).margin(0.1));
+    CHECK(rects[1]->attribute("fill") == "#1f77b4");
+    CHECK(out.find("clips &lt;a&gt;") != std::string::npos);
+    CHECK(cli_test::parse_xml(svg::horizontal_bar_chart("positive", { { "a", 1.0, "1" } }, "#000"))
+              .root.descendants("line")
+              .empty());
+}

@@ -5,11 +5,23 @@
 
 #include "fp8scope/analyzer/report.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace fp8scope::analyzer {
+
+// One analysed step's bubble totals, summed over the devices the report's totals cover (every device, or the one
+// --device names). The budgets' worst steps, the recommendations' worst steps and the reports' per-step charts all
+// read these, so that they agree on what "the step" is.
+struct StepBubbleTotals {
+    int64_t step_index = 0; // StepInterval::index
+    BubbleTotals totals; // bubble_ratio recomputed from the sums
+};
+
+// One entry per step of report.steps, in that order; a step in which no counted device has a row is all zeros.
+std::vector<StepBubbleTotals> bubbles_per_step(const Report& report);
 
 struct Budgets {
     std::optional<double> max_bubble_ratio; // idle / step time, all devices

@@ -6,12 +6,23 @@
 #include "fp8scope/analyzer/report.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace fp8scope::analyzer {
 
+// A recommendation is made only when it saves at least this share of a step: below 1% it is noise, and a report
+// that always recommends everything is not read. Reports print it.
+inline constexpr double kMinRecommendationSavingShare = 0.01;
+
 enum class RecommendationKind { CudaGraphs, RemoveSync, FuseFp8Bookkeeping, ReduceHostWork };
+
+// The step where the figure behind a kind of recommendation is the largest share of the step's time.
+struct RecommendationStep {
+    int64_t step_index = 0; // StepInterval::index
+    double share = 0; // the figure / that step's time
+};
 
 struct Recommendation {
     RecommendationKind kind = RecommendationKind::CudaGraphs;
@@ -19,16 +30,29 @@ struct Recommendation {
     std::string reason; // the figure that triggered it
     int64_t saving_per_step_ns = 0; // estimated, an upper bound
     double saving_share = 0; // saving / mean step time
+    // Where it matters most (recommendation_worst_step()), so that a finding points at a place in the trace.
+    std::optional<RecommendationStep> worst_step;
 };
 
 struct WhatIf {
     int64_t mean_step_ns = 0;
     int64_t without_launch_overhead_ns = 0; // step time minus launch-caused idle (the CUDA Graphs estimate)
     int64_t without_syncs_ns = 0; // step time minus sync-caused idle
-    std::vector<Recommendation> recommendations; // largest saving first; only savings of >= 1% of a step
+    // Largest saving first; only savings of at least kMinRecommendationSavingShare of a step.
+    std::vector<Recommendation> recommendations;
 };
 
 WhatIf estimate_what_if(const Report& report);
 const char* recommendation_kind_name(RecommendationKind kind);
+
+// What a kind's worst step is measured on: "idle caused by launch" (cuda_graphs), "idle caused by sync"
+// (remove_sync), "idle caused by host" (reduce_host_work), "cast and amax/scale kernel time" (fuse_fp8_bookkeeping).
+const char* recommendation_figure(RecommendationKind kind);
+
+// The step where recommendation_figure(kind) is the largest share of the step's time (bubble figures summed over
+// the devices of the report's totals, bubbles_per_step(); kernel time over all devices, as the kernel classes are);
+// ties go to the earlier step. Also for kinds the report does not recommend, so that a passing check can say how
+// close it came. nullopt without steps.
+std::optional<RecommendationStep> recommendation_worst_step(const Report& report, RecommendationKind kind);
 
 } // namespace fp8scope::analyzer

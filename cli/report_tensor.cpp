@@ -1,0 +1,258 @@
+#include "report_tensor.hpp"
+
+#include "human_units.hpp"
+#include "xml_escape.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace fp8scope::cli {
+
+using namespace analyzer;
+
+std::vector<size_t> sites_by_attention(const TensorHealth& health)
+{
+    std::vector<size_t> order(health.sites.size());
+    std::iota(order.begin(), order.end(), size_t { 0 });
+    // A site without a headroom figure sorts after every site with one.
+    const auto headroom = [](const TensorSiteHealth& s) { return s.min_headroom_bits.value_or(HUGE_VAL); };
+    std::ranges::sort(order, [&](size_t a, size_t b) {
+        const TensorSiteHealth& x = health.sites[a];
+        const TensorSiteHealth& y = health.sites[b];
+        if (x.worst_saturation_ratio != y.worst_saturation_ratio)
+            return x.worst_saturation_ratio > y.worst_saturation_ratio;
+        if (x.worst_underflow_ratio != y.worst_underflow_ratio)
+            return x.worst_underflow_ratio > y.worst_underflow_ratio;
+        if (headroom(x) != headroom(y))
+            return headroom(x) < headroom(y);
+        return x.site_id < y.site_id;
+    });
+    return order;
+}
+
+std::string tensor_thresholds_sentence()
+{
+    return fmt::format("FP8 max E4M3 {:g}, E5M2 {:g}; stale scale: headroom below {:g} bits; scale = FLT_MAX: scale "
+                       ">= {:g}",
+        kE4M3Max, kE5M2Max, kStaleScaleHeadroomBits, kFltMaxScale);
+}
+
+std::string tensor_totals_sentence(const TensorHealth& health)
+{
+    const TensorHealthTotals& t = health.totals;
+    const auto count
+        = [](int64_t n, std::string_view word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); };
+    return fmt::format("{} of {}; {} of {} in the analysed steps ({:.1f} per step, {} with samples)",
+        count(t.samples, "sample"), count(t.sites, "site"), count(t.samples_in_steps, "sample"),
+        count(t.sites_in_steps, "site"), t.samples_per_step, count(t.steps_with_samples, "step"));
+}
+
+std::string fraction_text(double ratio)
+{
+    // Fractions that matter are small (1e-4 of a tensor clipped): significant digits, as `check` prints them.
+    return fmt::format("{:.3g}", ratio);
+}
+
+std::string headroom_text(std::optional<double> bits)
+{
+    if (!bits)
+        return "-";
+    // Two decimals, except near 0: a stale scale (below kStaleScaleHeadroomBits) never shows as "-0.00", and
+    // float rounding of an exact scale (about -1e-7 bits) shows as the 0 it is.
+    if (std::abs(*bits) < 0.005)
+        return *bits < kStaleScaleHeadroomBits ? fmt::format("{:.2g} bits", *bits) : "0.00 bits";
+    return fmt::format("{:.2f} bits", *bits);
+}
+
+std::string amax_range_text(const TensorSiteHealth& site)
+{
+    if (!site.amax_min || !site.amax_max)
+        return "-";
+    return fmt::format("{:.3g}..{:.3g}", *site.amax_min, *site.amax_max);
+}
+
+std::string step_text(std::optional<int64_t> step)
+{
+    return step ? fmt::format("step {}", *step) : "no step";
+}
+
+std::string worst_saturation_text(const TensorSiteHealth& site)
+{
+    if (site.saturation_samples == 0)
+        return "-";
+    return fmt::format("{} ({})", fraction_text(site.worst_saturation_ratio), step_text(site.worst_saturation_step));
+}
+
+std::string worst_underflow_text(const TensorSiteHealth& site)
+{
+    if (site.underflow_samples == 0)
+        return "-";
+    return fmt::format("{} ({})", fraction_text(site.worst_underflow_ratio), step_text(site.worst_underflow_step));
+}
+
+std::string min_headroom_text(const TensorSiteHealth& site)
+{
+    if (!site.min_headroom_bits)
+        return "-";
+    return fmt::format("{} ({})", headroom_text(site.min_headroom_bits), step_text(site.min_headroom_step));
+}
+
+std::string first_nonfinite_text(const TensorHealth& health, Escape escape)
+{
+    if (!health.first_nonfinite)
+        return "none";
+    const NonfiniteSample& n = *health.first_nonfinite;
+    return fmt::format("{}: {} NaN, {} Inf in {} elements of {} ({} sample{} with NaN/Inf)", step_text(n.where.step),
+        n.nans, n.infs, n.numel, escape(n.where.site_label), health.totals.nonfinite_samples,
+        health.totals.nonfinite_samples == 1 ? "" : "s");
+}
+
+const TensorEventList& tensor_events(const TensorHealth& health, TensorEventKind kind)
+{
+    switch (kind) {
+    case TensorEventKind::FltMaxScale:
+        return health.flt_max_scale;
+    case TensorEventKind::ZeroAmax:
+        return health.zero_amax;
+    case TensorEventKind::StaleScale:
+        break;
+    }
+    return health.stale_scale;
+}
+
+const char* tensor_event_title(TensorEventKind kind)
+{
+    switch (kind) {
+    case TensorEventKind::FltMaxScale:
+        return "scale = FLT_MAX";
+    case TensorEventKind::ZeroAmax:
+        return "amax = 0";
+    case TensorEventKind::StaleScale:
+        break;
+    }
+    return "stale scale";
+}
+
+std::string tensor_event_text(const TensorHealth& health, TensorEventKind kind, Escape escape)
+{
+    const TensorEventList& list = tensor_events(health, kind);
+    if (list.total == 0 || list.first.empty())
+        return "none";
+    const TensorEvent& first = list.first.front();
+    std::string value;
+    if (kind == TensorEventKind::FltMaxScale)
+        value = fmt::format("scale {:.5g}", first.value);
+    else if (kind == TensorEventKind::StaleScale)
+        value = fmt::format("headroom {}", headroom_text(first.value));
+    else
+        value = "amax 0";
+    return fmt::format("{} sample{}; first at {} in {} ({})", list.total, list.total == 1 ? "" : "s",
+        step_text(first.where.step), escape(first.where.site_label), value);
+}
+
+namespace {
+
+// One ranking of the text report: the analyzer's order, entries whose figure shows nothing left out. `none`
+// when no listed site has a figure above 0, `no_figure` when no site can show the figure at all.
+void ranking_text(std::string& out, std::string_view title, const TensorHealth& health,
+    const std::vector<size_t>& ranking, std::string_view none, std::string_view no_figure,
+    const std::function<std::optional<std::string>(const TensorSiteHealth&)>& figure)
+{
+    std::vector<std::string> rows;
+    for (const size_t i : ranking) {
+        if (rows.size() == kListedRankEntries)
+            break;
+        if (auto text = figure(health.sites[i]))
+            rows.push_back(fmt::format("{:<34} {}", *text, printable(health.sites[i].label)));
+    }
+    if (rows.empty())
+        rows.emplace_back(ranking.empty() ? no_figure : none);
+    for (size_t i = 0; i < rows.size(); ++i)
+        out += fmt::format("  {:<16} {}\n", i == 0 ? title : "", rows[i]);
+}
+
+} // namespace
+
+void tensor_health_text(
+    std::string& out, const TensorHealth& h, const std::function<std::string(std::string_view)>& heading)
+{
+    if (h.totals.samples == 0) {
+        out += "\n" + heading("Tensor health: the trace has no tensor statistics") + "\n";
+        return;
+    }
+    out += "\n" + heading("Tensor health (FP8 statistics per tensor site)") + "\n";
+    out += fmt::format("  samples          {}\n", tensor_totals_sentence(h));
+    out += fmt::format("  thresholds       {} (docs/analysis.md)\n", tensor_thresholds_sentence());
+    out += fmt::format("  first NaN/Inf    {}\n", first_nonfinite_text(h, printable));
+    for (const TensorEventKind kind : kTensorEventKinds)
+        out += fmt::format("  {:<16} {}\n", tensor_event_title(kind), tensor_event_text(h, kind, printable));
+    ranking_text(out, "most saturation", h, h.top_saturation, "no sample saturated",
+        "no sample can show saturation (it needs an FP8 format)",
+        [](const TensorSiteHealth& s) -> std::optional<std::string> {
+            if (!(s.worst_saturation_ratio > 0))
+                return std::nullopt;
+            return fmt::format("{} at {} (mean {})", fraction_text(s.worst_saturation_ratio),
+                step_text(s.worst_saturation_step), fraction_text(s.mean_saturation_ratio));
+        });
+    ranking_text(out, "most underflow", h, h.top_underflow, "no sample underflowed",
+        "no sample can show underflow (it needs a high-precision tensor with a target FP8 format)",
+        [](const TensorSiteHealth& s) -> std::optional<std::string> {
+            if (!(s.worst_underflow_ratio > 0))
+                return std::nullopt;
+            return fmt::format("{} at {} (mean {})", fraction_text(s.worst_underflow_ratio),
+                step_text(s.worst_underflow_step), fraction_text(s.mean_underflow_ratio));
+        });
+    ranking_text(out, "least headroom", h, h.top_least_headroom, "no sample has a headroom figure",
+        "no sample has a headroom figure (it needs an FP8 format, a scale and a finite amax above 0)",
+        [](const TensorSiteHealth& s) -> std::optional<std::string> {
+            if (!s.min_headroom_bits)
+                return std::nullopt;
+            return fmt::format("{} at {}", headroom_text(s.min_headroom_bits), step_text(s.min_headroom_step));
+        });
+
+    const std::vector<size_t> order = sites_by_attention(h);
+    const size_t shown = std::min(order.size(), kListedTensorSites);
+    out += "\n"
+        + heading(fmt::format("Tensor sites ({} of {}, most saturation, then underflow, then least headroom first{})",
+            shown, order.size(), shown < order.size() ? "; --format json lists all" : ""))
+        + "\n";
+    out += fmt::format("  {:>7}  {:<19}  {:<22}  {:<22}  {:<22}  {}\n", "samples", "amax min..max", "worst saturation",
+        "worst underflow", "min headroom", "site");
+    for (size_t i = 0; i < shown; ++i) {
+        const TensorSiteHealth& s = h.sites[order[i]];
+        out += fmt::format("  {:>7}  {:<19}  {:<22}  {:<22}  {:<22}  {}\n", s.samples, amax_range_text(s),
+            worst_saturation_text(s), worst_underflow_text(s), min_headroom_text(s), printable(s.label));
+    }
+}
+
+std::string tensor_health_markdown(const TensorHealth& h)
+{
+    std::string out = "\n### Tensor health\n\n";
+    if (h.totals.samples == 0)
+        return out + "The trace has no tensor statistics.\n";
+    out += fmt::format("{}. Thresholds: {} (docs/analysis.md).\n\n", tensor_totals_sentence(h),
+        markdown_escaped(tensor_thresholds_sentence()));
+    out += "| check | result |\n|---|---|\n";
+    out += fmt::format("| first NaN/Inf | {} |\n", first_nonfinite_text(h, markdown_escaped));
+    for (const TensorEventKind kind : kTensorEventKinds)
+        out += fmt::format(
+            "| {} | {} |\n", markdown_escaped(tensor_event_title(kind)), tensor_event_text(h, kind, markdown_escaped));
+    const std::vector<size_t> order = sites_by_attention(h);
+    const size_t shown = std::min(order.size(), kListedTensorSites);
+    out += "\n| site | samples | amax | worst saturation | worst underflow | min headroom |\n"
+           "|---|---|---|---|---|---|\n";
+    for (size_t i = 0; i < shown; ++i) {
+        const TensorSiteHealth& s = h.sites[order[i]];
+        out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_code(s.label, MarkdownPlace::TableCell),
+            s.samples, amax_range_text(s), worst_saturation_text(s), worst_underflow_text(s), min_headroom_text(s));
+    }
+    out += fmt::format("\n{} of {} sites with samples in the analysed steps, most saturation, then underflow, then "
+                       "least headroom first{}.\n",
+        shown, order.size(), shown < order.size() ? "; the JSON report lists all" : "");
+    return out;
+}
+
+} // namespace fp8scope::cli
