@@ -29,9 +29,11 @@ namespace {
 Steps come from fp8scope.step() markers, else NVTX ranges matching --step-pattern (default: ProfilerStep#N,
 step, train_step, iteration), else the repeating kernel sequence; the report says which. Every figure and
 threshold is defined in docs/analysis.md; the JSON schema (fp8scope.report/1) and the JUnit layout are in
-docs/cli.md. html is one self-contained file (inline SVG charts, no script, nothing fetched). junit has one
-testcase per analysis area (bubbles, syncs, launch, fp8_overhead), failed when the area has a recommendation;
-report still exits 0 (use fp8scope check to gate CI). Text is coloured only on a terminal without NO_COLOR, or
+docs/cli.md. Traces with tensor statistics get a tensor-health section (NaN/Inf, scaling events, the sites
+with the most saturation or underflow or the least headroom, a per-site table). html is one self-contained
+file (inline SVG charts, no script, nothing fetched). junit has one testcase per analysis area (bubbles,
+syncs, launch, fp8_overhead), failed when the area has a recommendation, and tensor_health, failed by a
+NaN/Inf or a stale scale; report still exits 0 (use fp8scope check to gate CI). Text is coloured only on a terminal without NO_COLOR, or
 with --color always.
 
 Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stderr), 70 internal error.
@@ -103,7 +105,7 @@ std::optional<std::string> to_analysis_options(const ReportCliOptions& options, 
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
 {
     CLI::App* report = app.add_subcommand("report", "Diagnose a trace: steps, bubbles and their causes, syncs, "
-                                                    "launch statistics, FP8 overhead");
+                                                    "launch statistics, FP8 overhead, tensor health");
     add_analysis_options(*report, options);
     report->add_option("--format", options.format, "Output format: text, json, md, html or junit")
         ->check(CLI::IsMember({ "text", "json", "md", "html", "junit" }))
