@@ -166,7 +166,7 @@ void ranking_text(std::string& out, std::string_view title, const TensorHealth& 
         if (rows.size() == kListedRankEntries)
             break;
         if (auto text = figure(health.sites[i]))
-            rows.push_back(fmt::format("{:<34} {}", *text, printable(health.sites[i].label)));
+            rows.push_back(fmt::format("{:<36} {}", *text, printable(health.sites[i].label)));
     }
     if (rows.empty())
         rows.emplace_back(ranking.empty() ? no_figure : none);
