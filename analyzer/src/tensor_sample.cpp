@@ -116,7 +116,8 @@ std::string tensor_site_label(const TraceModel& model, const TensorSite& site)
     // The ordinal tells apart same-shaped GEMMs under one NVTX path; probes have unique names instead.
     if (static_cast<schema::StatsSource>(site.source) == schema::StatsSource::GemmInterception)
         label += fmt::format(" #{}", site.ordinal);
-    if (const std::string_view role = role_word(site.role); !role.empty())
+    // A probe named after its role ("input", probed as an input) says it once.
+    if (const std::string_view role = role_word(site.role); !role.empty() && role != name)
         label += fmt::format(" · {}", role);
     return label;
 }
