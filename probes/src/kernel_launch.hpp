@@ -12,6 +12,8 @@ namespace fp8scope::probes::detail {
 
 inline constexpr int kThreadsPerBlock = 256;
 inline constexpr int kBlocksPerSm = 4;
+// 16-byte vectors a thread loads at once (a group, kernel_common.cuh).
+inline constexpr int kVectorsPerGroup = 4;
 // The grid never has more blocks than partial slots in the scratch.
 inline constexpr int kMaxBlocks = 2048;
 // A block handles at most this many elements (the grid grows instead), so that its 32-bit counters (per thread
@@ -43,9 +45,13 @@ struct KernelArgs {
     uint64_t sequence;
 };
 
-// Blocks for a tensor: enough to fill the device, at most one 16-byte vector per thread, and enough that no
-// block sees more than kMaxElementsPerBlock elements.
+// Blocks for a tensor: enough to fill the device, but no more than give each thread a full group of vectors (a
+// small tensor then has fewer blocks to wait for and merge, and no more memory latencies), and enough that no block
+// sees more than kMaxElementsPerBlock elements.
 int grid_blocks(uint64_t numel, uint64_t bytes_per_element, int sm_count);
+
+// The high-precision kernel for an f32, bf16 or f16 input, with or without a target (hp_stats_kernel.cu).
+const void* hp_stats_kernel_for(numerics::ElementType type, bool target);
 
 // Launches one kernel with `blocks` blocks on `stream`; returns cudaLaunchKernel's status.
 cudaError_t launch_stats_kernel(const KernelArgs& args, int blocks, cudaStream_t stream);

@@ -1,7 +1,8 @@
-// The statistics kernel's arithmetic, as __host__ __device__ pieces: the kernel (tensor_stats_kernel.cu) runs
-// them in parallel, and tests/probes/kernel_model.cpp runs them serially on the host to check the kernel's
-// algorithm against the CPU twin without a GPU. The twin itself (tensor_stats_cpu.cpp) does not use this file:
-// it classifies every element by casting it (round_to_fp8), the definition, where this file uses thresholds.
+// The statistics kernels' shared arithmetic, as __host__ __device__ pieces: the kernels (hp_stats_kernel.cu,
+// tensor_stats_kernel.cu) run them in parallel, and tests/probes/kernel_model.cpp runs them serially on the host to
+// check the kernels' algorithm against the CPU twin without a GPU. The twin itself (tensor_stats_cpu.cpp) does not
+// use this file: it classifies every element by casting it (round_to_fp8), the definition, where this file uses
+// thresholds. The high-precision kernel's per-element work is in hp_model.hpp.
 //
 // High-precision inputs (f32, bf16, f16) are binned by their fp32 exponent field into kScratchBins counters:
 //   [0, 255]   fp32 biased exponent E (E = 0 holds zeros and fp32 subnormals, E = 255 Inf and NaN)
@@ -76,60 +77,6 @@ FP8SCOPE_HD TargetThresholds target_thresholds(Fp8 format, ResolvedScale scale)
         spec.min_normal - 0.5f * spec.min_subnormal, saturated_min };
 }
 
-// Per-thread state of the high-precision kernel. 32-bit counts: the launch bounds a block's elements.
-struct HpThreadAcc {
-    uint32_t amax_bits = 0; // max over |x| bits of non-NaN elements (integer max: fmaxf treats a signalling NaN
-                            // differently on the host and the device)
-    uint32_t min_key = kNoMinKey; // min over (|x| bits - 1): zeros wrap to the top and NaNs sort above Inf
-    uint32_t overflows = 0;
-    uint32_t underflows = 0;
-    uint32_t subnormals = 0;
-    uint32_t saturated = 0;
-    double sum = 0.0;
-    double sum_squares = 0.0;
-    double sum_cubes = 0.0;
-    double sum_fourth = 0.0;
-};
-
-// One element (its fp32 bits). Returns its bin in [0, 255]; calls count_extra(bin) for a bin in [256, 279] when
-// the element is an fp32 subnormal or a NaN (inside the rare branch, so the common path has no second test).
-template <bool kTarget, class CountExtra>
-FP8SCOPE_HD uint32_t hp_accumulate(
-    uint32_t bits, const TargetThresholds& thresholds, HpThreadAcc& acc, CountExtra&& count_extra)
-{
-    const uint32_t abs_bits = bits & kF32AbsMask;
-    const uint32_t exponent_field = abs_bits >> 23;
-    const float x = bits_float(bits);
-    float finite_x = x;
-    if (exponent_field - 1u >= 254u) { // zero, fp32 subnormal, Inf or NaN: rare, so a branch
-        if (exponent_field == 0) {
-            if (abs_bits != 0)
-                count_extra(kSubnormalBin0 + highest_bit(abs_bits));
-        } else {
-            finite_x = 0.0f; // moments are over finite elements
-            if (abs_bits > kF32InfBits)
-                count_extra(kNanBin);
-        }
-    }
-    const uint32_t amax_candidate = abs_bits > kF32InfBits ? 0u : abs_bits;
-    acc.amax_bits = acc.amax_bits > amax_candidate ? acc.amax_bits : amax_candidate;
-    acc.min_key = acc.min_key < abs_bits - 1u ? acc.min_key : abs_bits - 1u;
-    if constexpr (kTarget) {
-        const float scaled = fabsf(mul_rn(x, thresholds.scale));
-        acc.overflows += fabsf(x) > thresholds.overflow_abs; // every comparison with NaN is false
-        acc.underflows += (scaled <= thresholds.underflow_max) & (abs_bits != 0);
-        acc.subnormals += (scaled > thresholds.underflow_max) & (scaled < thresholds.subnormal_below);
-        acc.saturated += scaled >= thresholds.saturated_min;
-    }
-    const double d = finite_x;
-    const double d2 = d * d;
-    acc.sum += d;
-    acc.sum_squares += d2;
-    acc.sum_cubes += d2 * d;
-    acc.sum_fourth += d2 * d2;
-    return exponent_field;
-}
-
 // Totals of a block, of the grid, or of one FP8 code.
 struct StatsTotals {
     uint64_t zeros;
@@ -151,12 +98,6 @@ static_assert(sizeof(StatsTotals) == 96);
 FP8SCOPE_HD StatsTotals empty_totals()
 {
     return { 0, 0, 0, 0, 0, 0, 0, 0u, kNoMinKey, 0.0, 0.0, 0.0, 0.0 };
-}
-
-FP8SCOPE_HD StatsTotals totals_of(const HpThreadAcc& acc)
-{
-    return { 0, 0, 0, acc.overflows, acc.underflows, acc.subnormals, acc.saturated, acc.amax_bits, acc.min_key, acc.sum,
-        acc.sum_squares, acc.sum_cubes, acc.sum_fourth };
 }
 
 FP8SCOPE_HD void merge(StatsTotals& into, const StatsTotals& other)

@@ -61,12 +61,12 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
     return (a + b - 1) / b;
 }
 
-// Enough blocks to fill the device (kBlocksPerSm per SM) but no more than one 16-byte vector per thread gives work
-// to; always enough that no block sees more than kMaxElementsPerBlock elements.
+// Enough blocks to fill the device (kBlocksPerSm per SM) but no more than a full group of 16-byte vectors per thread
+// gives work to; always enough that no block sees more than kMaxElementsPerBlock elements.
 int grid_blocks(uint64_t numel, uint64_t bytes_per_element, int sm_count)
 {
     const uint64_t vectors = ceil_div(numel, 16 / bytes_per_element);
-    uint64_t blocks = std::min<uint64_t>(ceil_div(vectors, detail::kThreadsPerBlock),
+    uint64_t blocks = std::min<uint64_t>(ceil_div(vectors, detail::kThreadsPerBlock * detail::kVectorsPerGroup),
         static_cast<uint64_t>(std::max(sm_count, 1)) * detail::kBlocksPerSm);
     blocks = std::max(blocks, ceil_div(numel, detail::kMaxElementsPerBlock));
     return static_cast<int>(std::clamp<uint64_t>(blocks, 1, detail::kMaxBlocks));

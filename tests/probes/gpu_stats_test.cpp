@@ -177,6 +177,27 @@ TEST_CASE("GPU equals twin: sizes 1..67 at every element-aligned offset, and mul
     }
 }
 
+// Inputs with few Inf, NaN or subnormals, so that most of the kernel's groups take its fast path and, near the
+// class boundaries, its class counting: every bf16 and f16 pattern in order, and f32 runs around each boundary.
+TEST_CASE("GPU equals twin: every bf16 and f16 value, f32 around every class boundary", "[probes][gpu]")
+{
+    const ScaleCase scales[] = { { ScaleKind::None, 1.0f, 1.0f }, { ScaleKind::Value, 0.37f, 0.37f },
+        { ScaleKind::InvValue, 3.0e-3f, 1.0f / 3.0e-3f }, { ScaleKind::DevicePointer, 0x1p-10f, 0x1p-10f } };
+    std::vector<uint32_t> every;
+    for (uint32_t raw = 0; raw < 0x10000u; ++raw)
+        every.push_back(raw);
+    uint32_t seed = 31;
+    for (const ScaleCase& s : scales)
+        for (schema::Fp8Format target : kTargets) {
+            for (schema::Dtype dtype : { schema::Dtype::BFloat16, schema::Dtype::Float16 })
+                check_against_twin(HostTensor(dtype, every), target, s.kind, s.scale, 0);
+            if (target != schema::Fp8Format::None)
+                check_against_twin(
+                    HostTensor(schema::Dtype::Float32, f32_around_class_bounds(target, s.effective, seed++)), target,
+                    s.kind, s.scale, 4);
+        }
+}
+
 TEST_CASE("GPU equals twin: an empty tensor still publishes its result", "[probes][gpu]")
 {
     StatsParams empty;

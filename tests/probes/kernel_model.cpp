@@ -1,7 +1,8 @@
 #include "kernel_model.hpp"
 
-#include "stats_model.hpp"
+#include "hp_group.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace fp8scope::probes::test {
@@ -10,38 +11,60 @@ namespace {
 
 using namespace model;
 
-template <bool kTarget>
-void accumulate_hp(
-    const StatsParams& params, const TargetThresholds& thresholds, HpThreadAcc& acc, unsigned long long* bins)
+// The kernel's walk, serially: a few leading elements take the scalar head path, the rest forms 32-bit words in
+// groups of `group_words` (the kernel's are up to 16), a last odd element takes the tail path.
+template <ElementType kType, bool kTarget>
+void emulate_hp(const StatsParams& params, const ClassBounds& bounds, size_t group_words, HpThreadAcc& acc,
+    unsigned long long* bins)
 {
+    constexpr uint64_t kBytes = kType == ElementType::F32 ? 4 : 2;
     const auto* bytes = static_cast<const unsigned char*>(params.data);
+    auto count_bin = [&](uint32_t offset) { ++bins[offset / kBinStrideBytes]; };
     auto count_extra = [&](int bin) { ++bins[bin]; };
-    for (uint64_t i = 0; i < params.numel; ++i) {
-        uint32_t bits = 0;
-        switch (params.dtype) {
-        case schema::Dtype::Float32:
-            std::memcpy(&bits, bytes + 4 * i, 4);
-            break;
-        case schema::Dtype::BFloat16: {
-            uint16_t raw;
-            std::memcpy(&raw, bytes + 2 * i, 2);
-            bits = bf16_to_f32_bits(raw);
-            break;
-        }
-        default: {
-            uint16_t raw;
-            std::memcpy(&raw, bytes + 2 * i, 2);
-            bits = f16_to_f32_bits(raw);
-            break;
-        }
-        }
-        ++bins[hp_accumulate<kTarget>(bits, thresholds, acc, count_extra)];
+    auto element = [&](uint64_t i) {
+        uint32_t raw = 0;
+        std::memcpy(&raw, bytes + i * kBytes, kBytes);
+        process_element<kType, kTarget>(raw, bounds, acc, count_bin, count_extra);
+    };
+    const uint64_t head = std::min<uint64_t>(params.numel, 3);
+    for (uint64_t i = 0; i < head; ++i)
+        element(i);
+    const uint64_t words = (params.numel - head) * kBytes / 4;
+    for (uint64_t first = 0; first < words; first += group_words) {
+        const uint64_t end = std::min<uint64_t>(first + group_words, words);
+        auto each_word = [&](auto&& f) {
+            for (uint64_t w = first; w < end; ++w) {
+                uint32_t word;
+                std::memcpy(&word, bytes + head * kBytes + 4 * w, 4);
+                f(word);
+            }
+        };
+        process_group<kType, kTarget>(each_word, bounds, acc, count_bin, count_extra);
     }
+    for (uint64_t i = head + words * 4 / kBytes; i < params.numel; ++i)
+        element(i);
+}
+
+template <ElementType kType>
+StatsTotals emulate_hp_totals(
+    const StatsParams& params, ResolvedScale scale, size_t group_words, unsigned long long* bins)
+{
+    HpThreadAcc acc;
+    const auto target = static_cast<Fp8>(params.target);
+    if (target == Fp8::None) {
+        emulate_hp<kType, false>(params, ClassBounds {}, group_words, acc, bins);
+    } else {
+        const TargetThresholds thresholds = target_thresholds(target, scale);
+        const ClassBounds bounds { class_bound<kType>(0, thresholds), class_bound<kType>(1, thresholds),
+            class_bound<kType>(2, thresholds), class_bound<kType>(3, thresholds) };
+        emulate_hp<kType, true>(params, bounds, group_words, acc, bins);
+    }
+    return totals_of<kType>(acc);
 }
 
 } // namespace
 
-StatsResult emulate_kernel(const StatsParams& params)
+StatsResult emulate_kernel(const StatsParams& params, size_t group_words)
 {
     const ResolvedScale scale
         = resolve_scale(static_cast<ScaleCode>(params.scale_kind), params.scale, params.scale_ptr);
@@ -68,13 +91,11 @@ StatsResult emulate_kernel(const StatsParams& params)
         return result;
     }
     unsigned long long bins[kScratchBins] = {};
-    HpThreadAcc acc;
+    StatsTotals totals = type == ElementType::F32
+        ? emulate_hp_totals<ElementType::F32>(params, scale, group_words, bins)
+        : (type == ElementType::BF16 ? emulate_hp_totals<ElementType::BF16>(params, scale, group_words, bins)
+                                     : emulate_hp_totals<ElementType::F16>(params, scale, group_words, bins));
     const auto target = static_cast<Fp8>(params.target);
-    if (target == Fp8::None)
-        accumulate_hp<false>(params, TargetThresholds {}, acc, bins);
-    else
-        accumulate_hp<true>(params, target_thresholds(target, scale), acc, bins);
-    StatsTotals totals = totals_of(acc);
     if (target == Fp8::None)
         for (int h = 0; h < own_min_normal_bin(type); ++h)
             totals.subnormals += hp_histogram_count(bins, h);

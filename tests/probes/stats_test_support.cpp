@@ -162,6 +162,28 @@ std::vector<uint32_t> adversarial_raw(
     return raw;
 }
 
+std::vector<uint32_t> f32_around_class_bounds(schema::Fp8Format target, float scale, uint32_t seed)
+{
+    const auto format = to_fp8(target);
+    const auto spec = numerics::fp8_spec(format);
+    const float below_max = numerics::bits_float(numerics::fp8_to_f32_bits(spec.max_code - 1, format));
+    const float keys[] = { 0.5f * spec.min_subnormal, spec.min_normal - 0.5f * spec.min_subnormal,
+        0.5f * (below_max + spec.max_value), spec.max_value };
+    std::vector<uint32_t> raw;
+    for (float key : keys) {
+        const uint32_t center = numerics::float_bits(key / scale);
+        for (int delta = -4096; delta <= 4096; ++delta)
+            raw.push_back(center + delta);
+    }
+    const uint32_t overflow = numerics::float_bits(spec.max_value * (1.0f / scale));
+    for (int delta = -64; delta <= 64; ++delta)
+        raw.push_back(overflow + delta);
+    std::mt19937 rng(seed);
+    for (int i = 0; i < 100000; ++i)
+        raw.push_back(rng());
+    return raw;
+}
+
 StatsParams params_for(
     const HostTensor& tensor, schema::Fp8Format target, ScaleKind kind, float scale, const float* scale_ptr)
 {

@@ -42,6 +42,11 @@ uint32_t f16_raw(float value);
 std::vector<uint32_t> adversarial_raw(
     schema::Dtype dtype, schema::Fp8Format target, float scale, uint32_t seed, size_t random_count);
 
+// f32 patterns in runs of 8193 around each class boundary of x * scale for `target` (underflow tie, subnormal
+// end, saturation midpoint, fp8_max), 129 around the overflow threshold, then 100,000 random patterns. The runs
+// hold no Inf, NaN or subnormal, so the kernel's fast path and its class counting see them.
+std::vector<uint32_t> f32_around_class_bounds(schema::Fp8Format target, float scale, uint32_t seed);
+
 StatsParams params_for(const HostTensor& tensor, schema::Fp8Format target = schema::Fp8Format::None,
     ScaleKind kind = ScaleKind::None, float scale = 1.0f, const float* scale_ptr = nullptr);
 
