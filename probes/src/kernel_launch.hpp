@@ -1,5 +1,5 @@
-// The boundary between the host wrapper (tensor_stats_launch.cpp, C++23) and the kernels (tensor_stats_kernel.cu,
-// C++17): plain values only, already validated.
+// The boundary between the host wrapper (tensor_stats_launch.cpp, C++23) and the kernels (hp_stats_kernel.cu,
+// tensor_stats_kernel.cu, C++17): plain values only, already validated.
 #pragma once
 
 #include "stats_model.hpp"

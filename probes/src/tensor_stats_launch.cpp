@@ -1,4 +1,5 @@
-// Host side of the statistics kernel: argument checks, grid size, launch (the kernel is tensor_stats_kernel.cu).
+// Host side of the statistics kernels: argument checks, grid size, launch (the kernels are hp_stats_kernel.cu and
+// tensor_stats_kernel.cu).
 #include "fp8scope/probes/tensor_stats.hpp"
 
 #include "fp8scope.h"
