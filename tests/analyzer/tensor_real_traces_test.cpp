@@ -89,3 +89,21 @@ TEST_CASE("the recorded BF16 run has BF16 GEMM statistics from cublasLt/cublasGe
     CHECK(health.top_least_headroom.empty());
     CHECK_FALSE(health.first_nonfinite.has_value());
 }
+
+TEST_CASE("a planted overflow in a real FP8 run is flagged at its site and step", "[tensor_health][samples]")
+{
+    // train.py --precision fp8 --plant-overflow 2:20:1000: block 2's fc2 input is multiplied by 1000 in step 20 only,
+    // so its delayed scale (from steps before) no longer covers it; statistics every 10 steps.
+    const TraceModel model = load_sample("h200-train-fp8-planted-overflow.sqlite");
+    const TensorHealth health = analyze(model).tensor_health;
+    REQUIRE_FALSE(health.top_saturation.empty());
+    const TensorSiteHealth& worst = health.sites[health.top_saturation.front()];
+    CHECK(worst.label == "train_step/Transformer/blocks.2/blocks.2.fc2 · input");
+    CHECK(worst.worst_saturation_step == 20);
+    CHECK(worst.worst_saturation_ratio > 0.9); // x1000 puts nearly every element past 448 / scale
+    REQUIRE_FALSE(health.top_least_headroom.empty());
+    const TensorSiteHealth& least = health.sites[health.top_least_headroom.front()];
+    CHECK(least.label == worst.label);
+    CHECK(least.min_headroom_step == 20);
+    CHECK(*least.min_headroom_bits < -9.0); // log2(1000) ~ 10 bits short
+}
