@@ -4,6 +4,7 @@
 // GEMM's own stream. The GEMM itself, its arguments and its stream are never changed.
 //
 // A thread_local depth guard keeps a GEMM that cuBLAS implements through cuBLASLt from being counted twice.
+#include "fp8scope.h"
 #include "nvtx_paths.hpp"
 #include "session.hpp"
 #include "stats_engine.hpp"
@@ -116,6 +117,7 @@ struct Operand {
     bool row_major = false;
     probes::ScaleKind scale_kind = probes::ScaleKind::None;
     const float* scale_ptr = nullptr;
+    const float* amax_ptr = nullptr; // D only: cuBLASLt's AMAX_D_POINTER, set when D is FP8
 };
 
 // Only dense operands are measured: with padding between columns (ld larger than the column) or between batch
@@ -126,16 +128,17 @@ bool is_dense(const Operand& op)
     return op.ld == inner && (op.batch <= 1 || op.batch_stride == op.rows * op.cols);
 }
 
-void probe_operand(const Operand& op, schema::TensorRole role, const std::string& name, std::string_view path,
+// Returns enqueue_probe's status, or FP8SCOPE_E_INVALID_ARGUMENT for an operand that is not measured.
+int probe_operand(const Operand& op, schema::TensorRole role, const std::string& name, std::string_view path,
     int32_t ordinal, void* stream)
 {
     const auto dtype = dtype_of(op.type);
     if (!op.data || !dtype || op.rows <= 0 || op.cols <= 0 || op.batch <= 0)
-        return;
+        return FP8SCOPE_E_INVALID_ARGUMENT;
     if (!is_dense(op)) {
         warn_once("gemm-strided", "a GEMM operand with padding between columns or batches was not measured "
                                   "(tensor statistics cover dense operands only)");
-        return;
+        return FP8SCOPE_E_INVALID_ARGUMENT;
     }
     ProbeRequest request;
     request.site = { name, path, ordinal, op.rows, op.cols, op.batch, *dtype, role,
@@ -147,7 +150,7 @@ void probe_operand(const Operand& op, schema::TensorRole role, const std::string
     request.params.scale_kind = op.scale_ptr ? op.scale_kind : probes::ScaleKind::None;
     request.params.scale_ptr = op.scale_ptr;
     request.stream = stream;
-    enqueue_probe(request);
+    return enqueue_probe(request);
 }
 
 // FP8SCOPE_GEMM_STATS=0 turns interception off (the GEMMs still run through these wrappers, untouched).
@@ -174,7 +177,15 @@ void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m,
     const std::string name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
     probe_operand(a, schema::TensorRole::A, name, path, ordinal, stream);
     probe_operand(b, schema::TensorRole::B, name, path, ordinal, stream);
-    probe_operand(d, schema::TensorRole::D, name, path, ordinal, stream);
+    const int d_status = probe_operand(d, schema::TensorRole::D, name, path, ordinal, stream);
+    // cuBLASLt's own amax of D (before D's scale), with D's statistics: a scalar read in stream order, no sync.
+    if (d.amax_ptr && d_status == FP8SCOPE_OK) {
+        std::string scalar = "amax_D · ";
+        if (!path.empty())
+            scalar.append(path).append(" · ");
+        scalar += name + " #" + std::to_string(ordinal);
+        log_scalar_device(scalar, d.amax_ptr, schema::Dtype::Float32, stream);
+    }
 }
 
 // ---- cuBLASLt
@@ -278,6 +289,7 @@ void lt_scales(const LtApi& api, cublasLtMatmulDesc_t desc, Operand& a, Operand&
         d.scale_ptr = desc_attribute<const float*>(api, desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, nullptr);
         d.scale_kind = probes::ScaleKind::DevicePointer;
     }
+    d.amax_ptr = desc_attribute<const float*>(api, desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, nullptr);
 }
 
 // ---- cuBLAS
