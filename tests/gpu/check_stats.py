@@ -196,10 +196,29 @@ def run_bf16(ctx, report):
                    ctx.keep(f"train-bf16-stats-{STEPS}steps.sqlite", traces[0], top=True))
 
 
+def run_lt_fp8_output(ctx, report):
+    """cuBLASLt with an FP8 D, a D scale and AMAX_D_POINTER (workloads/lt_fp8_output.py): amax_D and D's scale."""
+    script = g.REPO / "tests" / "gpu" / "workloads" / "lt_fp8_output.py"
+    directory = ctx.fresh_dir("stats-lt-fp8-output")
+    env_extra = {"FP8SCOPE_STATS_EVERY": "1", "PYTHONPATH": str(g.REPO / "probes" / "python")}
+    argv, env = ctx.traced(directory / "trace-%p.sqlite", [ctx.python, script], env_extra)
+    result = g.run(ctx, "stats-lt-fp8-output", [str(a) for a in argv], env=env, timeout_s=120, cwd=directory)
+    traces = g.traces_in(directory)
+    truth = next((line for line in result.stdout.splitlines() if line.startswith("LT_FP8_OUTPUT ")), None)
+    if result.rc != 0 or not traces or truth is None:
+        report.add("stats: cuBLASLt FP8 output, D scale, amax_D", "FAIL", result.brief(), result.stderr.strip()[-300:])
+        return
+    checked = g.run(ctx, "stats-lt-fp8-output-check", [ctx.python, str(script), "--check", str(traces[0]), truth],
+                    timeout_s=60)
+    report.judge("stats: cuBLASLt FP8 output: amax_D and D's scale in the trace", checked.rc == 0,
+                 checked.stdout.strip()[:200])
+
+
 def run_all(ctx, report, state):
     g.guarded(report, "stats bandwidth", 60, check_bandwidth, ctx, report)
     first = g.guarded(report, "stats configurations", 120, run_configs, ctx, report, torch=True)
     if first:
         g.guarded(report, "stats planted overflow", 40, run_planted, ctx, report, torch=True)
         g.guarded(report, "stats bf16", 40, run_bf16, ctx, report, torch=True)
+        g.guarded(report, "stats cuBLASLt FP8 output", 30, run_lt_fp8_output, ctx, report, torch=True)
         g.guarded(report, "stats overhead", 120, run_overhead, ctx, report, first, torch=True)
