@@ -164,13 +164,18 @@ bool gemm_stats_enabled()
 }
 
 // Statistics for A, B and D of one GEMM (m x n = op(A) m x k times op(B) k x n).
+// Whether a GEMM made now may be measured at all: interception on, this process recording, and (with steps known)
+// a sampled step. Checked before reading any cuBLAS attribute, so an unsampled GEMM costs a few atomic loads.
+bool gemm_may_be_sampled()
+{
+    if (!gemm_stats_enabled() || !running_session_services())
+        return false;
+    const auto step = current_step();
+    return !step || sampled_now(0);
+}
+
 void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m, int64_t n, int64_t k, void* stream)
 {
-    // Cheap exit first: with steps known, unsampled steps cost one atomic load.
-    if (!gemm_stats_enabled() || !running_session_services())
-        return;
-    if (const auto step = current_step(); step && !sampled_now(0))
-        return;
     const std::string_view path = current_nvtx_path();
     const int32_t types = int32_t(a.type) * 10000 + int32_t(b.type) * 100 + int32_t(d.type);
     const int32_t ordinal = next_gemm_ordinal(path, m, n, k, types);
@@ -371,8 +376,8 @@ FP8SCOPE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtM
                 workspace, workspace_bytes, stream);
         },
         [&] {
-            if (!api.layout_get || !api.desc_get)
-                return; // an older cuBLASLt without the getters: the GEMM runs, unmeasured
+            if (!api.layout_get || !api.desc_get || !gemm_may_be_sampled())
+                return; // unsampled, or an older cuBLASLt without the getters: the GEMM runs, unmeasured
             Operand a = lt_operand(api, A, a_layout);
             Operand b = lt_operand(api, B, b_layout);
             Operand d = lt_operand(api, D, d_layout);
@@ -401,6 +406,8 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperati
                 compute, algo);
         },
         [&] {
+            if (!gemm_may_be_sampled())
+                return;
             void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
             probe_gemm(blas_operand(A, a_type, transa, m, k, lda, 1, 0),
                 blas_operand(B, b_type, transb, k, n, ldb, 1, 0), blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, 1, 0),
@@ -425,6 +432,8 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle,
                 beta, C, c_type, ldc, stride_c, batch, compute, algo);
         },
         [&] {
+            if (!gemm_may_be_sampled())
+                return;
             void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
             probe_gemm(blas_operand(A, a_type, transa, m, k, lda, batch, stride_a),
                 blas_operand(B, b_type, transb, k, n, ldb, batch, stride_b),

@@ -382,13 +382,16 @@ int enqueue_probe(const ProbeRequest& request)
         return FP8SCOPE_E_NOT_RECORDING;
     if (!request.params.data || request.params.numel == 0)
         return FP8SCOPE_E_INVALID_ARGUMENT;
+    // With steps known, an unsampled step returns here, before any CUDA call or site look-up.
+    if (current_step() && !sampled_now(0))
+        return FP8SCOPE_E_SAMPLED_OUT;
     if (!engine_ready())
         return FP8SCOPE_E_CUDA;
     Engine& e = engine();
-    if (!usable_stream(e, request.stream))
-        return FP8SCOPE_E_SAMPLED_OUT;
     const auto [site_id, calls] = site_of(e, request.site);
     if (!sampled_now(calls))
+        return FP8SCOPE_E_SAMPLED_OUT;
+    if (!usable_stream(e, request.stream))
         return FP8SCOPE_E_SAMPLED_OUT;
     const std::optional<int64_t> step = current_step();
     if (!within_step_cap(e, step))
