@@ -20,7 +20,7 @@ Report analyze(const TraceModel& model, const ReportOptions& options)
     report.syncs = build_sync_report(model, report.steps, report.blocking_calls, report.bubbles.bubbles);
     report.kernel_classes = classify_kernels(model, report.steps);
     report.launch = compute_launch_stats(model, report.steps);
-    report.tensor_health = analyze_tensor_health(model, report.steps);
+    report.tensor_health = analyze_tensor_health(model, report.steps, 10, options.device);
     report.device = options.device;
     report.totals = report.bubbles.total;
     if (options.device) {

@@ -155,7 +155,8 @@ std::vector<size_t> ranking(const std::vector<TensorSiteHealth>& sites, size_t t
 
 } // namespace
 
-TensorHealth analyze_tensor_health(const TraceModel& model, const StepSet& steps, size_t top_n)
+TensorHealth analyze_tensor_health(
+    const TraceModel& model, const StepSet& steps, size_t top_n, std::optional<uint32_t> device)
 {
     TensorHealth health;
     const std::vector<TensorStats>& stats = model.tensor_stats;
@@ -168,8 +169,10 @@ TensorHealth analyze_tensor_health(const TraceModel& model, const StepSet& steps
     const SiteLabels labels(model);
     std::vector<std::optional<int64_t>> analysed(stats.size());
     std::vector<TensorSampleFigures> figures(stats.size());
+    std::vector<bool> included(stats.size(), true);
     for (size_t i = 0; i < stats.size(); ++i) {
-        analysed[i] = locator.analysed_step(stats[i]);
+        included[i] = !device || stats[i].device_id == *device;
+        analysed[i] = included[i] ? locator.analysed_step(stats[i]) : std::nullopt;
         figures[i] = tensor_sample_figures(stats[i]);
     }
     const auto locate = [&](size_t i) {
@@ -188,6 +191,8 @@ TensorHealth analyze_tensor_health(const TraceModel& model, const StepSet& steps
     // Events and the first non-finite sample, in sample order, so that each list keeps the earliest.
     std::vector<int64_t> steps_seen;
     for (const size_t i : order) {
+        if (!included[i])
+            continue;
         const TensorStats& s = stats[i];
         const TensorSampleFigures& f = figures[i];
         if (f.nonfinite > 0) {

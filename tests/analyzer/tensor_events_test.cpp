@@ -221,3 +221,30 @@ TEST_CASE("the report carries tensor health: the demo trace's last step, headroo
     CHECK(h.top_saturation.size() == 2);
     CHECK(h.top_underflow.empty());
 }
+
+TEST_CASE("with a device, only that device's samples count", "[tensor_health]")
+{
+    Scenario s;
+    const int64_t site = probe_site(s, "x");
+    s.tensor_stats(healthy_sample(site, 5, 5100)); // device 0, healthy
+    TensorStatsRow row = healthy_sample(site, 6, 6100);
+    row.device_id = 1;
+    row.nans = 3; // the only NaN is on device 1
+    s.tensor_stats(row);
+    const TraceModel model = write_and_load(s, "tensor-device");
+    const StepSet steps = step_set(StepSource::Markers, 5, 2, 5000, 1000);
+
+    const TensorHealth all = analyze_tensor_health(model, steps);
+    REQUIRE(all.first_nonfinite);
+    CHECK(all.totals.samples_in_steps == 2);
+
+    const TensorHealth device0 = analyze_tensor_health(model, steps, 10, 0u);
+    CHECK_FALSE(device0.first_nonfinite);
+    CHECK(device0.totals.nonfinite_samples == 0);
+    CHECK(device0.totals.samples_in_steps == 1);
+    CHECK(device0.totals.samples == 2); // the whole trace's count
+
+    const TensorHealth device1 = analyze_tensor_health(model, steps, 10, 1u);
+    REQUIRE(device1.first_nonfinite);
+    CHECK(device1.first_nonfinite->where.step == 6);
+}
