@@ -67,7 +67,8 @@ namespace {
 // Three marked steps of 1000 ns, one kernel each, launched by a call that runs until just before the kernel starts:
 // the gap before each kernel is launch-bound (the thread is inside the call for over half of it). The gaps are
 // 110, 310 and 60 ns, so step 1 is the worst (31% of the step). No cast, sync or host idle time.
-Report launch_bound_report()
+// `name`: each test case its own file, since CTest runs test cases in parallel.
+Report launch_bound_report(const std::string& name)
 {
     Scenario s;
     const auto host = s.thread(s.session().pid, s.session().pid);
@@ -80,7 +81,7 @@ Report launch_bound_report()
     }
     ReportOptions options;
     options.steps.warmup = 0;
-    return analyze(fp8scope::testing::write_and_load(s, "recommendation-worst-step"), options);
+    return analyze(fp8scope::testing::write_and_load(s, name), options);
 }
 
 } // namespace
@@ -88,7 +89,7 @@ Report launch_bound_report()
 TEST_CASE("per-step bubble totals: one entry per step in order, summed over the counted devices",
     "[recommendations][budgets]")
 {
-    const Report report = launch_bound_report();
+    const Report report = launch_bound_report("recommendation-per-step-totals");
     const auto steps = bubbles_per_step(report);
     REQUIRE(steps.size() == 3);
     const int64_t launch_ns[] = { 110, 310, 60 };
@@ -105,7 +106,7 @@ TEST_CASE("per-step bubble totals: one entry per step in order, summed over the 
 TEST_CASE(
     "a recommendation carries its worst step: where its figure is the largest share of the step", "[recommendations]")
 {
-    const Report report = launch_bound_report();
+    const Report report = launch_bound_report("recommendation-worst-step");
     const WhatIf w = estimate_what_if(report);
     REQUIRE(w.recommendations.size() == 1);
     const Recommendation& graphs = w.recommendations.front();
