@@ -152,13 +152,15 @@ Expected<void> read_meta(ReadContext& context, Version file_version)
     return {};
 }
 
-// Every table of the schema must exist, with every column: a minor version only adds, so any 1.x trace has
-// all of them.
-Expected<void> check_tables(const TraceFile& file)
+// Every table of the schema must exist, with every column: a minor version only adds, so a 1.x trace has all
+// the tables of 1.0 to 1.x (a table added later is read as empty).
+Expected<void> check_tables(const TraceFile& file, int file_minor)
 {
     for (const schema::Table& table : schema::kTables) {
         if (table.kind == schema::TableKind::View)
             continue; // CUPTI_ACTIVITY_KIND_KERNEL, a view for SQL users; the loader reads its two tables
+        if (table.since_minor > file_minor && !file.has_table(table.name))
+            continue;
         if (!file.has_table(table.name))
             return std::unexpected(Error {
                 ErrorCode::InvalidTrace, one_line(fmt::format("trace '{}' lacks table {}", file.path(), table.name)) });
@@ -247,7 +249,7 @@ Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model)
     ReadContext context { file, model, strings, Dialect::Fp8scope };
     if (auto ok = read_meta(context, file_version); !ok)
         return ok;
-    if (auto ok = check_tables(file); !ok)
+    if (auto ok = check_tables(file, file_version.minor); !ok)
         return ok;
     if (auto ok = strings.load(file, model.strings); !ok)
         return ok;

@@ -166,6 +166,18 @@ Expected<void> read_dropped(ReadContext& context)
     return record_count(context, kTable, rows);
 }
 
+// Absent from traces before schema 1.1; then the collector's kernels are still told by name (own_work.cpp).
+Expected<void> read_collector_work(ReadContext& context)
+{
+    constexpr std::string_view kTable = schema::table::kCollectorWork;
+    if (!context.file.has_table(kTable))
+        return {};
+    constexpr std::string_view kColumns[] = { "correlationId" };
+    auto rows = for_each_row(context.file, kTable, kColumns,
+        [&](Columns& row) { context.model.collector_correlation_ids.push_back(row.id32(0)); });
+    return record_count(context, kTable, rows);
+}
+
 } // namespace
 
 Expected<void> read_fp8scope_tables(ReadContext& context)
@@ -175,7 +187,7 @@ Expected<void> read_fp8scope_tables(ReadContext& context)
         return ok;
     if (auto ok = read_tensor_stats(context, site_index); !ok)
         return ok;
-    for (auto read : { read_scalars, read_step_markers, read_overheads, read_dropped }) {
+    for (auto read : { read_scalars, read_step_markers, read_overheads, read_dropped, read_collector_work }) {
         if (auto ok = read(context); !ok)
             return ok;
     }

@@ -21,6 +21,7 @@ Report analyze(const TraceModel& model, const ReportOptions& options)
     report.kernel_classes = classify_kernels(model, report.steps);
     report.launch = compute_launch_stats(model, report.steps);
     report.tensor_health = analyze_tensor_health(model, report.steps, 10, options.device);
+    report.collector_work = summarize_collector_work(model, report.steps, options.device);
     report.device = options.device;
     report.totals = report.bubbles.total;
     if (options.device) {

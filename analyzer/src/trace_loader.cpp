@@ -1,6 +1,7 @@
 // load_trace(): checks the path, opens the file defensively, tells an fp8scope trace from an nsys export, and
 // hands it to the matching reader.
 #include "fp8scope/analyzer/trace_loader.hpp"
+#include "fp8scope/analyzer/collector_work.hpp"
 #include "fp8scope/format/schema.hpp"
 #include "readers.hpp"
 
@@ -74,6 +75,7 @@ Expected<TraceModel> load_trace(const std::string& path)
     if (!read)
         return std::unexpected(read.error());
     detail::sort_by_time(model);
+    separate_collector_work(model);
     return model;
 }
 

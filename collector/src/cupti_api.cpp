@@ -68,6 +68,9 @@ bool resolve_all(CuptiApi& api, std::string& missing)
     need("cuptiSetThreadIdType", api.setThreadIdType);
     resolve(api.handle, "cuptiSubscribe_v2", api.subscribeV2); // optional
     resolve(api.handle, "cuptiGetStreamIdEx", api.getStreamIdEx); // optional: without it rows carry stream 0
+    // optional: without them the collector's own kernels are still told by name, its memsets are not
+    resolve(api.handle, "cuptiActivityPushExternalCorrelationId", api.pushExternalCorrelationId);
+    resolve(api.handle, "cuptiActivityPopExternalCorrelationId", api.popExternalCorrelationId);
     return ok;
 }
 

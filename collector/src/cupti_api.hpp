@@ -40,6 +40,9 @@ struct CuptiApi {
     CUptiResult (*setThreadIdType)(CUpti_ActivityThreadIdType) = nullptr;
     // The stream id CUPTI's records carry for a CUstream (tensor statistics rows name their stream with it).
     CUptiResult (*getStreamIdEx)(CUcontext, CUstream, uint8_t, uint32_t*) = nullptr;
+    // External correlation ids mark the collector's own CUDA calls in the trace (own_work.hpp); optional.
+    CUptiResult (*pushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t) = nullptr;
+    CUptiResult (*popExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t*) = nullptr;
 
     // "CUPTI_ERROR_NOT_INITIALIZED" for a result code, never null.
     const char* result_name(CUptiResult result) const;

@@ -1,5 +1,7 @@
 #include "record_decoder.hpp"
 
+#include "own_work.hpp"
+
 #include <cstdio>
 #include <fstream>
 #include <utility>
@@ -121,6 +123,15 @@ void RecordDecoder::decode(const CUpti_Activity& record, TraceDb& db)
     case CUPTI_ACTIVITY_KIND_DEVICE:
         device(reinterpret_cast<const CUpti_ActivityDevice5&>(record), db);
         break;
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        // Only ours (own_work.hpp): the correlation id of one of the collector's own CUDA calls.
+        const auto& r = reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record);
+        if (r.externalKind == kOwnWorkKind && r.externalId == kOwnWorkId) {
+            ++counters_.collector_calls;
+            check(db.add_collector_work(r.correlationId));
+        }
+        break;
+    }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
         const auto& r = reinterpret_cast<const CUpti_ActivityContext3&>(record);
         note_context(r.contextId, r.deviceId);

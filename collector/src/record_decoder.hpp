@@ -33,6 +33,7 @@ struct DecoderCounters {
     int64_t nvtx = 0;
     int64_t overheads = 0;
     int64_t devices = 0;
+    int64_t collector_calls = 0; // the collector's own CUDA calls (FP8SCOPE_COLLECTOR_WORK)
     int64_t ignored = 0; // kinds the trace has no table for
     int64_t write_errors = 0; // rows the TraceDb refused (disk full, I/O)
 };

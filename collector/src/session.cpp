@@ -353,7 +353,8 @@ bool enable_activities(const Session& s)
         return true;
     for (CUpti_ActivityKind kind : { CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
              CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
-             CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_MARKER }) {
+             CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_MARKER,
+             CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION /* marks the collector's own calls (own_work.hpp) */ }) {
         if (kind == CUPTI_ACTIVITY_KIND_MARKER && !nvtx)
             continue;
         // Diagnostic: FP8SCOPE_SKIP_KINDS=5,38 leaves those CUpti_ActivityKind numbers out.

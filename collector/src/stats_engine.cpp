@@ -2,6 +2,7 @@
 
 #include "cupti_api.hpp"
 #include "nvtx_paths.hpp"
+#include "own_work.hpp"
 #include "session.hpp"
 #include "warn.hpp"
 
@@ -128,6 +129,7 @@ bool engine_ready()
 {
     Engine& e = engine();
     std::call_once(e.init_once, [&e] {
+        const OwnWorkScope own_work;
         e.ready = init_engine(e);
         if (!e.ready)
             warn("cannot allocate memory for tensor statistics (no tensor statistics in this trace)");
@@ -327,6 +329,7 @@ int claim_and_launch(Engine& e, bool is_scalar, int64_t site_id, std::optional<i
     slot.is_scalar = is_scalar;
     slot.site_id = site_id;
     slot.step = step;
+    const OwnWorkScope own_work; // the scratch's allocation and memset, and the kernel
     return launch_into(e, *index, params, stream);
 }
 

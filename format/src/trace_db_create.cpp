@@ -50,6 +50,7 @@ constexpr TableStatement kTableStatements[] = {
     { Insert::StepMarker, schema::table::kStepMarker },
     { Insert::Overhead, schema::table::kOverhead },
     { Insert::Dropped, schema::table::kDropped },
+    { Insert::CollectorWork, schema::table::kCollectorWork },
 };
 static_assert(std::size(kTableStatements) == static_cast<size_t>(Insert::Count));
 

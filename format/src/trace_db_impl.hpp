@@ -40,6 +40,7 @@ enum class Insert : size_t {
     StepMarker,
     Overhead,
     Dropped,
+    CollectorWork,
     Count,
 };
 

@@ -364,4 +364,12 @@ Expected<void> TraceDb::add_dropped(const DroppedRow& row)
     return impl_->insert(Insert::Dropped, "cannot insert into FP8SCOPE_DROPPED");
 }
 
+Expected<void> TraceDb::add_collector_work(uint32_t correlation_id)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::CollectorWork)).integer(correlation_id);
+    return impl_->insert(Insert::CollectorWork, "cannot insert into FP8SCOPE_COLLECTOR_WORK");
+}
+
 } // namespace fp8scope

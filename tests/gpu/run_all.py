@@ -3,7 +3,7 @@
 
   run_all.py --build BUILD_DIR --out OUT_DIR --scratch DIR [--budget-s S] [STAGE ...]
 
-Stages, in this order (default: all): samples torch lifecycle signals bench stats. Every step has a timeout, and one
+Stages, in this order (default: all): samples torch lifecycle signals bench stats realjobs. Every step has a timeout, and one
 failing step never stops the others; steps that no longer fit in the time budget are reported as SKIP. Results
 go to OUT/summary.json after every check, kept traces to OUT/trace-* and SCRATCH/extra, logs of every command to
 SCRATCH/logs (pack_results.py packs SCRATCH into OUT); a table ends stdout.
@@ -21,13 +21,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_runs  # noqa: E402
 import check_lifecycle  # noqa: E402
+import check_realjobs  # noqa: E402
 import check_samples  # noqa: E402
 import check_signals  # noqa: E402
 import check_stats  # noqa: E402
 import check_torch  # noqa: E402
 import gpu_common as g  # noqa: E402
 
-STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats")
+STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realjobs")
 
 
 def parse_args(argv):
@@ -112,6 +113,8 @@ def main(argv=None):
         bench_runs.run_all(ctx, report, state)
     if "stats" in stages:
         check_stats.run_all(ctx, report, state)
+    if "realjobs" in stages:
+        check_realjobs.run_all(ctx, report, state)
     report.write()
     print("\n" + report.table(), flush=True)
     return 1 if any(r["result"] == "FAIL" for r in report.rows) else 0

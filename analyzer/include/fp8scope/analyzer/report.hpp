@@ -4,6 +4,7 @@
 
 #include "fp8scope/analyzer/analysis_types.hpp"
 #include "fp8scope/analyzer/bubbles.hpp"
+#include "fp8scope/analyzer/collector_work.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
 #include "fp8scope/analyzer/launch_stats.hpp"
 #include "fp8scope/analyzer/steps.hpp"
@@ -33,6 +34,7 @@ struct Report {
     KernelClassReport kernel_classes;
     LaunchStats launch;
     TensorHealth tensor_health;
+    CollectorWorkSummary collector_work; // the collector's own GPU time, kept out of everything above
     std::optional<uint32_t> device; // the device the totals are for, when one was asked for
     BubbleTotals totals; // bubbles for that device, or for all devices
 };

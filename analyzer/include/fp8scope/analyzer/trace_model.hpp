@@ -151,6 +151,16 @@ struct Dropped {
     int64_t count = 0;
 };
 
+// The collector's own GPU work (tensor statistics kernels, their scratch memsets), moved out of the activity
+// tables at load so that no analysis counts it as the job's (collector_work.hpp).
+struct CollectorWorkTable {
+    enum class Kind : uint8_t { Kernel, Memcpy, Memset };
+    std::vector<int64_t> start_ns, end_ns;
+    std::vector<uint32_t> device_id, stream_id;
+    std::vector<Kind> kind;
+    size_t size() const { return start_ns.size(); }
+};
+
 // What the file says about itself. For an Nsight export, fields nsys does not record stay empty / -1.
 struct TraceMeta {
     TraceSource source = TraceSource::Fp8scope;
@@ -185,6 +195,11 @@ struct TraceModel {
     std::vector<StepMarker> step_markers;
     std::vector<Overhead> overheads;
     std::vector<Dropped> dropped;
+    // FP8SCOPE_COLLECTOR_WORK as read, and the activities with those correlation ids (or, in older traces, named
+    // as the collector's kernels), which the loader moved here out of kernels, memcpys, memsets and api_calls.
+    std::vector<uint32_t> collector_correlation_ids;
+    CollectorWorkTable collector_work;
+    int64_t collector_api_calls = 0; // API calls of the collector's own work, removed from api_calls
     // Rows per table as found in the file, by table name (the tables the loader read, plus FP8SCOPE_KERNEL_LATENCY).
     std::map<std::string, int64_t> row_counts;
 

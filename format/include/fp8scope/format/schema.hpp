@@ -16,7 +16,7 @@ namespace fp8scope::schema {
 // Version rules follow nsys' EXPORT_SCHEMA_VERSION: a new major version may change anything and is refused by
 // older readers; a new minor version only adds tables or columns and is read by older readers.
 inline constexpr int kMajorVersion = 1;
-inline constexpr int kMinorVersion = 0;
+inline constexpr int kMinorVersion = 1; // 1.1: FP8SCOPE_COLLECTOR_WORK
 // PRAGMA user_version holds (major << 16) | minor.
 inline constexpr int32_t encode_user_version(int major, int minor) { return (major << 16) | minor; }
 inline constexpr int decode_major(int32_t user_version) { return user_version >> 16; }
@@ -39,6 +39,8 @@ struct Table {
     // Table: extra clause after the columns (e.g. a primary key). View: the SELECT body.
     std::string_view extra;
     TableKind kind = TableKind::Table;
+    // The minor version that added the table: a trace of an earlier 1.x lacks it, and readers take it as empty.
+    int since_minor = 0;
 };
 
 namespace detail {
@@ -302,6 +304,12 @@ namespace detail {
         { "deviceId", "INTEGER", N, "TARGET_INFO_GPU.id" },
     };
 
+    // The correlation ids of the collector's own CUDA calls (tensor statistics kernels, their scratch memsets and
+    // allocations): kernels, copies and memsets with these ids are the profiler's work, not the job's.
+    inline constexpr Column kCollectorWork[] = {
+        { "correlationId", "INTEGER", R, "correlationId" },
+    };
+
     inline constexpr Column kDropped[] = {
         { "timestamp", "INTEGER", R, "ns" },
         { "source", "INTEGER", R, "ENUM_FP8SCOPE_DROP_SOURCE" },
@@ -331,6 +339,7 @@ namespace table {
     inline constexpr std::string_view kStepMarker = "FP8SCOPE_STEP_MARKER";
     inline constexpr std::string_view kOverhead = "FP8SCOPE_OVERHEAD";
     inline constexpr std::string_view kDropped = "FP8SCOPE_DROPPED";
+    inline constexpr std::string_view kCollectorWork = "FP8SCOPE_COLLECTOR_WORK";
 } // namespace table
 
 // The SELECT behind the nsys-shaped kernel view. globalPid is the same for every row of a file and lives in
@@ -372,6 +381,7 @@ inline constexpr Table kTables[] = {
     { table::kStepMarker, detail::kStepMarker, "" },
     { table::kOverhead, detail::kOverhead, "" },
     { table::kDropped, detail::kDropped, "" },
+    { table::kCollectorWork, detail::kCollectorWork, "", TableKind::Table, 1 },
 };
 
 // Indexes for the joins that SQL users and the analyzer make, created when recording ends (building them

@@ -66,6 +66,8 @@ public:
     Expected<void> add_step_marker(const StepMarkerRow& row);
     Expected<void> add_overhead(const OverheadRow& row);
     Expected<void> add_dropped(const DroppedRow& row);
+    // A correlation id of the collector's own CUDA calls (FP8SCOPE_COLLECTOR_WORK).
+    Expected<void> add_collector_work(uint32_t correlation_id);
 
     // Commits the open transaction if it is older than the commit interval. Cheap to call often.
     Expected<void> commit_if_due();

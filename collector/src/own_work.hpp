@@ -1,0 +1,48 @@
+// OwnWorkScope: marks the CUDA calls the collector itself makes (tensor statistics kernels, the scratch memset,
+// its allocations) so that the analyzer never counts them as the job's work (spec "Analysis definitions": the
+// collector's own GPU work is reported apart).
+//
+// CUPTI's external correlation (cupti_activity.h, cuptiActivityPushExternalCorrelationId): while an id is pushed
+// on a thread, every runtime and driver API record of that thread is preceded by a
+// CUpti_ActivityExternalCorrelation record carrying the pushed id and the API call's correlationId, which its
+// kernels, copies and memsets share. The decoder keeps the correlation ids of records with our kind and id
+// (FP8SCOPE_COLLECTOR_WORK). Kineto uses CUSTOM0 and CUSTOM1; we take CUSTOM2 with an id of our own.
+#pragma once
+
+#include "cupti_api.hpp"
+#include "session.hpp"
+
+#include <cupti.h>
+
+#include <cstdint>
+
+namespace fp8scope::collector {
+
+inline constexpr CUpti_ExternalCorrelationKind kOwnWorkKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+inline constexpr uint64_t kOwnWorkId = 0xF8'5C'09E0'0000'0001ull;
+
+class OwnWorkScope {
+public:
+    OwnWorkScope()
+    {
+        const SessionServices* s = running_session_services();
+        if (s && s->cupti->pushExternalCorrelationId && s->cupti->popExternalCorrelationId)
+            pushed_ = s->cupti->pushExternalCorrelationId(kOwnWorkKind, kOwnWorkId) == CUPTI_SUCCESS;
+        cupti_ = s ? s->cupti : nullptr;
+    }
+    ~OwnWorkScope()
+    {
+        if (pushed_) {
+            uint64_t id = 0;
+            cupti_->popExternalCorrelationId(kOwnWorkKind, &id);
+        }
+    }
+    OwnWorkScope(const OwnWorkScope&) = delete;
+    OwnWorkScope& operator=(const OwnWorkScope&) = delete;
+
+private:
+    const CuptiApi* cupti_ = nullptr;
+    bool pushed_ = false;
+};
+
+} // namespace fp8scope::collector

@@ -1,0 +1,51 @@
+"""Shared by the real-job workloads (issue 10): step markers through the fp8scope package when it is importable,
+and the ground-truth line every workload prints last.
+
+Each workload marks the start of each training step with fp8scope.step(i) (a no-op when the job is not
+recorded), so its trace holds the true step boundaries (FP8SCOPE_STEP_MARKER); the analyzer's automatic step
+detection is then checked with markers and NVTX hidden from it.
+"""
+
+import json
+import os
+import statistics
+import sys
+import time
+
+try:
+    import fp8scope  # probes/python on PYTHONPATH
+except ImportError:  # pragma: no cover - the workloads also run without it
+    fp8scope = None
+
+
+def mark_step(i):
+    if fp8scope is not None:
+        fp8scope.step(i)
+
+
+def print_truth(name, steps, step_times_s=None, **extra):
+    """FP8SCOPE_GROUND_TRUTH {json}: what the workload did, for the checks."""
+    truth = {"workload": name, "steps": steps, "pid": os.getpid()}
+    if step_times_s:
+        truth["median_step_ms"] = statistics.median(step_times_s) * 1e3
+    truth.update(extra)
+    print("FP8SCOPE_GROUND_TRUTH " + json.dumps(truth, sort_keys=True), flush=True)
+
+
+class StepClock:
+    """Wall-clock step times of a loop, measured between synchronising points the workload already has."""
+
+    def __init__(self):
+        self.times = []
+        self._last = None
+
+    def tick(self):
+        now = time.perf_counter()
+        if self._last is not None:
+            self.times.append(now - self._last)
+        self._last = now
+
+
+def fail(message, code=1):
+    print(f"workload error: {message}", file=sys.stderr, flush=True)
+    sys.exit(code)
