@@ -86,6 +86,11 @@ void add_analysis_options(CLI::App& command, ReportCliOptions& options)
     command.add_option("--warmup", options.warmup, "First steps to leave out (default 2)")->check(CLI::Range(0, 1000000));
     command.add_option("--step-pattern", options.step_pattern,
         "Regular expression (ECMAScript, whole name) for NVTX step ranges");
+    command.add_option("--step-source", options.step_source,
+        "Where steps come from: any (markers, else NVTX, else automatic; the default), markers, nvtx, or auto "
+        "(automatic detection with markers and NVTX ignored)")
+        ->check(CLI::IsMember({ "any", "markers", "nvtx", "auto" }))
+        ->default_str("any");
 }
 
 std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out)
@@ -96,6 +101,8 @@ std::optional<std::string> to_analysis_options(const ReportCliOptions& options, 
             return fmt::format("--step-pattern: {}", *problem);
         out.steps.nvtx_pattern = options.step_pattern;
     }
+    out.steps.ignore_markers = options.step_source == "nvtx" || options.step_source == "auto";
+    out.steps.ignore_nvtx = options.step_source == "markers" || options.step_source == "auto";
     if (!options.steps.empty() && !parse_step_range(options.steps, out))
         return fmt::format("--steps '{}': expected A:B, A: or :B with A <= B", options.steps);
     out.device = options.device;

@@ -23,6 +23,7 @@ struct ReportCliOptions {
     std::optional<uint32_t> device;
     int warmup = 2;
     std::string step_pattern;
+    std::string step_source = "any"; // any, markers, nvtx, auto (StepOptions::ignore_markers, ignore_nvtx)
 };
 
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);

@@ -1,5 +1,7 @@
 #include "report_figures.hpp"
 
+#include "human_units.hpp"
+
 #include <fmt/format.h>
 
 namespace fp8scope::cli {
@@ -33,6 +35,30 @@ std::vector<BubbleCause> causes_to_show(const Report& report)
     if (report.bubbles.multi_rank || report.totals.cause_ns[static_cast<size_t>(BubbleCause::Comm)] > 0)
         causes.push_back(BubbleCause::Comm);
     return causes;
+}
+
+std::string launch_rule_sentence(const BubbleAnalysis& b)
+{
+    return fmt::format("a gap is host when the launching thread made no CUDA call for over {} (max({}, {} × its "
+                       "median silence of {})), else launch; a CUDA graph leaves {} between kernels ({})",
+        format_duration_ns(b.host_stall_threshold_ns), format_duration_ns(kHostStallMinNs), kHostStallMedianMultiple,
+        format_duration_ns(b.host_stall_median_silence_ns), format_duration_ns(b.graph_gap_ns),
+        b.graph_gap_samples > 0 ? fmt::format("measured on {} graph kernels", b.graph_gap_samples)
+                                : std::string("the H100 default; no graph kernels to measure"));
+}
+
+std::string collector_work_sentence(const CollectorWorkSummary& w)
+{
+    if (w.kernels + w.memcpys + w.memsets == 0)
+        return "collector GPU time per step: none (fp8scope launched no GPU work)";
+    std::string what = fmt::format("{} kernel{}", w.kernels, w.kernels == 1 ? "" : "s");
+    if (w.memsets > 0)
+        what += fmt::format(", {} memset{}", w.memsets, w.memsets == 1 ? "" : "s");
+    if (w.memcpys > 0)
+        what += fmt::format(", {} cop{}", w.memcpys, w.memcpys == 1 ? "y" : "ies");
+    return fmt::format("collector GPU time per step: {} ({:.2f}% of the step; fp8scope's own {} in the trace, "
+                       "left out of every other figure)",
+        format_duration_ns(int64_t(w.time_per_step_ns())), 100.0 * w.share(), what);
 }
 
 std::string worst_step_text(const std::optional<RecommendationStep>& worst, RecommendationKind kind)

@@ -61,6 +61,15 @@ inline constexpr FindingArea kFindingAreas[] = {
 std::string worst_step_text(
     const std::optional<analyzer::RecommendationStep>& worst, analyzer::RecommendationKind kind);
 
+// Rule 3 and the CUDA Graphs estimate's constants, as every format prints them: "a gap is host when the launching
+// thread made no CUDA call for over 300 µs (max(100 µs, 20 × its median silence of 15 µs)), else launch; a CUDA
+// graph leaves 256 ns between kernels (measured on 1234 graph kernels)". Plain text.
+std::string launch_rule_sentence(const analyzer::BubbleAnalysis& bubbles);
+
+// "collector GPU time per step: 120 µs (0.4% of the step; 31 kernels, 1 memset of fp8scope's own, left out of
+// every figure)", or "collector GPU time per step: none" when the collector launched nothing.
+std::string collector_work_sentence(const analyzer::CollectorWorkSummary& work);
+
 // "no change would save 1% of a step or more" (kMinRecommendationSavingShare), capitalised or not, without a full
 // stop.
 std::string no_recommendation_sentence(bool capitalised);

@@ -87,9 +87,8 @@ std::string thresholds(const Report& r)
             format_duration_ns(r.bubbles.epsilon_ns), r.bubbles.epsilon_samples))
         + "</tr>\n";
     out += "<tr><th>launch rule</th>"
-        + cell(fmt::format(
-            "a gap is launch when the thread spent over {:.0f}% of it in CUDA calls", 100.0 * kLaunchApiShare))
-        + "</tr>\n";
+        + cell(launch_rule_sentence(r.bubbles)) + "</tr>\n";
+    out += "<tr><th>collector</th>" + cell(collector_work_sentence(r.collector_work)) + "</tr>\n";
     if (r.bubbles.multi_rank)
         out += "<tr><th>comm rule</th>"
             + cell(fmt::format("multi-rank run: communication kernels are not busy time; a gap is comm when they "

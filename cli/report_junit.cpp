@@ -38,6 +38,9 @@ std::string properties(const TraceModel& model, const Report& r, const WhatIf& w
     property(out, "warmup_excluded", fmt::to_string(r.steps.warmup_excluded));
     property(out, "device", r.device ? fmt::to_string(*r.device) : "all");
     property(out, "launch_latency_epsilon_ns", fmt::to_string(r.bubbles.epsilon_ns));
+    property(out, "launch_rule", launch_rule_sentence(r.bubbles));
+    property(out, "collector_gpu_time_per_step_ns", fmt::to_string(int64_t(r.collector_work.time_per_step_ns())));
+    property(out, "collector_work", collector_work_sentence(r.collector_work));
     property(out, "mean_step_ns", fmt::to_string(w.mean_step_ns));
     property(out, "bubble_ratio", fmt::format("{:.4f}", t.bubble_ratio));
     for (BubbleCause c : causes_to_show(r))

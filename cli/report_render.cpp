@@ -70,7 +70,11 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
                 { "warmup_excluded", r.steps.warmup_excluded }, { "steps", steps } } },
         { "thresholds",
             { { "launch_latency_epsilon_ns", r.bubbles.epsilon_ns }, { "epsilon_samples", r.bubbles.epsilon_samples },
-                { "launch_api_share", kLaunchApiShare }, { "gap_bucket_bounds_ns", kGapBucketBoundsNs },
+                { "host_stall_threshold_ns", r.bubbles.host_stall_threshold_ns },
+                { "host_stall_min_ns", kHostStallMinNs }, { "host_stall_median_multiple", kHostStallMedianMultiple },
+                { "host_stall_median_silence_ns", r.bubbles.host_stall_median_silence_ns },
+                { "graph_gap_ns", r.bubbles.graph_gap_ns }, { "graph_gap_samples", r.bubbles.graph_gap_samples },
+                { "gap_bucket_bounds_ns", kGapBucketBoundsNs },
                 { "comm_share", kCommShare }, { "min_recommendation_saving_share", kMinRecommendationSavingShare } } },
         { "device", r.device ? json(*r.device) : json(nullptr) },
         { "multi_rank", r.bubbles.multi_rank },
@@ -87,6 +91,11 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
                         { "p90", l.launch_delay.p90_ns }, { "p99", l.launch_delay.p99_ns },
                         { "max", l.launch_delay.max_ns } } } } },
         { "kernel_classes", classes },
+        { "collector_work",
+            { { "time_per_step_ns", int64_t(r.collector_work.time_per_step_ns()) },
+                { "share_of_step", r.collector_work.share() }, { "kernels", r.collector_work.kernels },
+                { "memcpys", r.collector_work.memcpys }, { "memsets", r.collector_work.memsets },
+                { "api_calls", r.collector_work.api_calls } } },
         { "what_if", what_if_json(estimate_what_if(r)) },
         { "tensor_health", tensor_health_json(r.tensor_health) },
     };
@@ -101,14 +110,15 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
     const size_t steps = r.steps.steps.size();
     const BubbleTotals& t = r.totals;
     std::string out = fmt::format("## fp8scope report: {}\n\n", markdown_code(model.path, MarkdownPlace::Text));
-    out += fmt::format("{}. Launch latency ε = {}; a gap is `launch` when the thread spent over {:.0f}% of it in CUDA "
-                       "calls{}; recommendations need a saving of at least {:g}% of a step (docs/analysis.md).\n\n",
-        markdown_escaped(steps_sentence(r.steps)), format_duration_ns(r.bubbles.epsilon_ns), 100.0 * kLaunchApiShare,
+    out += fmt::format("{}. Launch latency ε = {}; {}{}; recommendations need a saving of at least {:g}% of a step "
+                       "(docs/analysis.md). {}.\n\n",
+        markdown_escaped(steps_sentence(r.steps)), format_duration_ns(r.bubbles.epsilon_ns),
+        markdown_escaped(launch_rule_sentence(r.bubbles)),
         r.bubbles.multi_rank ? fmt::format("; multi-rank run: communication kernels are not busy time, and a gap is "
                                            "`comm` when they cover over {:.0f}% of it",
             100.0 * kCommShare)
                              : std::string(),
-        100.0 * kMinRecommendationSavingShare);
+        100.0 * kMinRecommendationSavingShare, markdown_escaped(collector_work_sentence(r.collector_work)));
     if (steps == 0)
         return out + "No steps: the trace has no GPU activity to analyse.\n";
     const std::vector<BubbleCause> causes = causes_to_show(r);

@@ -157,9 +157,10 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
     std::string out = paint.heading(fmt::format("fp8scope report: {}", printable(model.path))) + "\n";
     out += fmt::format("Steps: {}\n", steps_sentence(report.steps));
     out += fmt::format("Thresholds: launch latency ε = {} (median kernel start - launch call end over {} kernels); "
-                       "a gap is `launch` when the thread spent over {:.0f}% of it in CUDA calls; gap size buckets "
-                       "10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
-        format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples, 100.0 * kLaunchApiShare);
+                       "{}; gap size buckets 10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
+        format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples,
+        launch_rule_sentence(report.bubbles));
+    out += "Collector: " + collector_work_sentence(report.collector_work) + "\n";
     if (report.bubbles.multi_rank)
         out += fmt::format("Multi-rank run (rule 4): communication kernels wait for the other ranks, so they are not "
                            "busy time; a gap is `comm` when they cover over {:.0f}% of it\n",

@@ -36,6 +36,28 @@ struct IntervalUnion {
             covered_before_ns[i + 1] = covered_before_ns[i] + end_ns[i] - start_ns[i];
     }
 
+    // The longest stretch of [a, b) that no interval covers.
+    int64_t longest_hole(int64_t a, int64_t b) const
+    {
+        size_t i = size_t(std::upper_bound(end_ns.begin(), end_ns.end(), a) - end_ns.begin());
+        int64_t longest = 0, from = a;
+        for (; i < start_ns.size() && start_ns[i] < b; ++i) {
+            longest = std::max(longest, start_ns[i] - from);
+            from = std::max(from, end_ns[i]);
+        }
+        return std::max(longest, b - from);
+    }
+
+    // The median hole between consecutive intervals (0 with fewer than two).
+    int64_t median_hole() const
+    {
+        std::vector<int64_t> holes;
+        holes.reserve(start_ns.size());
+        for (size_t i = 1; i < start_ns.size(); ++i)
+            holes.push_back(start_ns[i] - end_ns[i - 1]);
+        return holes.empty() ? 0 : detail::median_of(std::move(holes));
+    }
+
     int64_t covered(int64_t a, int64_t b) const
     {
         // Merged intervals are disjoint and sorted, so their ends are sorted too.
@@ -54,6 +76,8 @@ struct IntervalUnion {
 // calls by end time.
 struct ThreadActivity {
     IntervalUnion api;
+    int64_t stall_threshold_ns = kHostStallMinNs; // rule 3
+    int64_t median_silence_ns = 0;
     std::vector<std::pair<int64_t, size_t>> blocking_by_end; // (end_ns, index into the blocking list)
 };
 
@@ -87,8 +111,12 @@ public:
             // Rows come in start order, so per thread too.
             thread->api.add(api.start_ns[row], api.end_ns[row]);
         }
-        for (auto& [tid, activity] : threads_)
+        for (auto& [tid, activity] : threads_) {
             activity.api.finish();
+            activity.median_silence_ns = activity.api.median_hole();
+            activity.stall_threshold_ns
+                = std::max(kHostStallMinNs, kHostStallMedianMultiple * activity.median_silence_ns);
+        }
         for (size_t i = 0; i < blocking.size(); ++i) {
             threads_[blocking[i].global_tid].blocking_by_end.emplace_back(blocking[i].end_ns, i);
             all_blocking_by_end_.emplace_back(blocking[i].end_ns, i);
@@ -132,10 +160,16 @@ public:
             bubble.cause = BubbleCause::Sync;
         else if (api.end_ns[*call] < a - epsilon_ns_)
             bubble.cause = BubbleCause::Dependency;
-        else if (double(thread->second.api.covered(a, b)) > kLaunchApiShare * double(b - a))
-            bubble.cause = BubbleCause::Launch;
-        else
+        else if (thread->second.api.longest_hole(a, b) > thread->second.stall_threshold_ns)
             bubble.cause = BubbleCause::Host;
+        else
+            bubble.cause = BubbleCause::Launch;
+    }
+
+    const ThreadActivity* thread(int64_t global_tid) const
+    {
+        const auto it = threads_.find(global_tid);
+        return it == threads_.end() ? nullptr : &it->second;
     }
 
 private:
@@ -161,6 +195,7 @@ void add(BubbleTotals& into, const BubbleTotals& from)
     into.busy_ns += from.busy_ns;
     into.idle_ns += from.idle_ns;
     into.bubble_count += from.bubble_count;
+    into.graph_removable_ns += from.graph_removable_ns;
     for (size_t i = 0; i < kBubbleCauseCount; ++i)
         into.cause_ns[i] += from.cause_ns[i];
     for (size_t i = 0; i < kGapBucketCount; ++i)
@@ -171,6 +206,29 @@ void finish(BubbleTotals& totals)
 {
     totals.busy_ns = totals.step_ns - totals.idle_ns;
     totals.bubble_ratio = totals.step_ns > 0 ? double(totals.idle_ns) / double(totals.step_ns) : 0.0;
+}
+
+// The median gap between consecutive kernels of one graph launch (same correlation id) on one stream.
+void graph_kernel_gap(const TraceModel& model, BubbleAnalysis& result)
+{
+    const KernelTable& k = model.kernels;
+    std::unordered_map<uint64_t, int64_t> last_end; // (correlation id, stream) -> end of its previous kernel
+    std::vector<int64_t> gaps;
+    for (size_t i = 0; i < k.size(); ++i) {
+        if (k.graph_id[i] == 0)
+            continue;
+        const uint64_t key = (uint64_t(k.correlation_id[i]) << 32) | k.stream_id[i];
+        const auto [it, inserted] = last_end.try_emplace(key, k.end_ns[i]);
+        if (!inserted) {
+            if (k.start_ns[i] >= it->second)
+                gaps.push_back(k.start_ns[i] - it->second);
+            it->second = std::max(it->second, k.end_ns[i]);
+        }
+    }
+    if (int64_t(gaps.size()) >= kMinGraphGapSamples) {
+        result.graph_gap_samples = int64_t(gaps.size());
+        result.graph_gap_ns = detail::median_of(std::move(gaps));
+    }
 }
 
 } // namespace
@@ -214,6 +272,24 @@ BubbleAnalysis analyze_bubbles(
     }
     std::sort(result.devices.begin(), result.devices.end());
     result.epsilon_samples = int64_t(latencies_ns.size());
+    // The main launching thread (most launched activities), for the threshold the report prints.
+    {
+        std::unordered_map<int64_t, int64_t> launched;
+        int64_t best = 0;
+        for (detail::ActivityCursor cursor(model); cursor.next(activity);)
+            if (const auto call = classifier.launching_call(activity.correlation_id)) {
+                const int64_t tid = model.api_calls.global_tid[*call];
+                if (++launched[tid] > best) {
+                    best = launched[tid];
+                    result.launching_thread_tid = tid;
+                }
+            }
+        if (const ThreadActivity* t = classifier.thread(result.launching_thread_tid)) {
+            result.host_stall_threshold_ns = t->stall_threshold_ns;
+            result.host_stall_median_silence_ns = t->median_silence_ns;
+        }
+    }
+    graph_kernel_gap(model, result);
     result.epsilon_ns = std::max<int64_t>(0, detail::median_of(std::move(latencies_ns)));
     classifier.set_epsilon(result.epsilon_ns);
 
@@ -263,6 +339,8 @@ BubbleAnalysis analyze_bubbles(
                 const int64_t length_ns = piece.end_ns - piece.start_ns;
                 row.totals.idle_ns += length_ns;
                 row.totals.cause_ns[size_t(piece.cause)] += length_ns;
+                if (piece.cause == BubbleCause::Launch)
+                    row.totals.graph_removable_ns += std::max<int64_t>(0, length_ns - result.graph_gap_ns);
                 ++row.totals.gap_counts[gap_bucket(length_ns)];
                 ++row.totals.bubble_count;
                 result.bubbles.push_back(piece);

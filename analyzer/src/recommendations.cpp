@@ -93,6 +93,34 @@ std::optional<RecommendationStep> recommendation_worst_step(const Report& report
     return std::nullopt;
 }
 
+namespace {
+
+// The CUDA Graphs estimate of one step on one device (WhatIf::without_launch_overhead_ns).
+int64_t graph_step_ns(const DeviceStepBubbles& row)
+{
+    const BubbleTotals& t = row.totals;
+    const int64_t host_ns = t.cause_ns[static_cast<size_t>(BubbleCause::Host)];
+    const int64_t sync_ns = t.cause_ns[static_cast<size_t>(BubbleCause::Sync)];
+    const int64_t serial_ns = t.step_ns - t.graph_removable_ns;
+    if (sync_ns > 0)
+        return serial_ns;
+    return std::max(host_ns, serial_ns - host_ns);
+}
+
+int64_t graph_step_estimate_ns(const Report& report)
+{
+    int64_t sum = 0, rows = 0;
+    for (const DeviceStepBubbles& row : report.bubbles.per_device_step) {
+        if (report.device && row.device_id != *report.device)
+            continue;
+        sum += graph_step_ns(row);
+        ++rows;
+    }
+    return rows > 0 ? sum / rows : 0;
+}
+
+} // namespace
+
 WhatIf estimate_what_if(const Report& report)
 {
     WhatIf w;
@@ -107,7 +135,8 @@ WhatIf estimate_what_if(const Report& report)
     const int64_t launch_ns = per_step(t.cause_ns[static_cast<size_t>(BubbleCause::Launch)]);
     const int64_t sync_ns = per_step(t.cause_ns[static_cast<size_t>(BubbleCause::Sync)]);
     const int64_t host_ns = per_step(t.cause_ns[static_cast<size_t>(BubbleCause::Host)]);
-    w.without_launch_overhead_ns = w.mean_step_ns - launch_ns;
+    w.without_launch_overhead_ns = graph_step_estimate_ns(report);
+    const int64_t graph_saving_ns = std::max<int64_t>(0, w.mean_step_ns - w.without_launch_overhead_ns);
     w.without_syncs_ns = w.mean_step_ns - sync_ns;
 
     auto add = [&](RecommendationKind kind, std::string title, std::string reason, int64_t saving_ns) {
@@ -120,7 +149,7 @@ WhatIf estimate_what_if(const Report& report)
         "Capture the step in a CUDA Graph (or torch.compile with mode=\"reduce-overhead\")",
         "the GPU waited for kernel launches for "
             + percent(static_cast<double>(launch_ns) / static_cast<double>(w.mean_step_ns)) + " of each step",
-        launch_ns);
+        graph_saving_ns);
     // The sync API that caused the most idle time, by name.
     const SyncApiSummary* worst = nullptr;
     for (const SyncApiSummary& api : report.syncs.by_api)

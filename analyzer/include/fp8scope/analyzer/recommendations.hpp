@@ -36,7 +36,10 @@ struct Recommendation {
 
 struct WhatIf {
     int64_t mean_step_ns = 0;
-    int64_t without_launch_overhead_ns = 0; // step time minus launch-caused idle (the CUDA Graphs estimate)
+    // The CUDA Graphs estimate, per step and device, averaged (docs/analysis.md "What-if estimates"): each launch
+    // bubble shrinks to the graph's kernel-to-kernel gap, and host stalls stay. Without a sync in the step the GPU
+    // then runs ahead of the host, so the step takes max(host stall, GPU time); with one, the two add up.
+    int64_t without_launch_overhead_ns = 0;
     int64_t without_syncs_ns = 0; // step time minus sync-caused idle
     // Largest saving first; only savings of at least kMinRecommendationSavingShare of a step.
     std::vector<Recommendation> recommendations;
