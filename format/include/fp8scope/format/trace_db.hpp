@@ -66,6 +66,8 @@ public:
     Expected<void> add_step_marker(const StepMarkerRow& row);
     Expected<void> add_overhead(const OverheadRow& row);
     Expected<void> add_dropped(const DroppedRow& row);
+    // Meta tensor_stats_skipped: statistics samples skipped by the cap so far (a total, not an increment).
+    Expected<void> set_tensor_stats_skipped(int64_t total);
 
     // Commits the open transaction if it is older than the commit interval. Cheap to call often.
     Expected<void> commit_if_due();
