@@ -65,14 +65,13 @@ GemmPeriodLearner::GemmPeriodLearner(GemmPeriodOptions options)
 {
     options_.max_period = std::max<uint32_t>(options_.max_period, 1);
     options_.repeats = std::max<uint32_t>(options_.repeats, 2);
-    const size_t window = size_t(options_.max_period) * options_.repeats;
-    options_.min_lock_calls = uint32_t(std::min<size_t>(options_.min_lock_calls, window));
+    options_.min_lock_calls = uint32_t(std::min<int64_t>(options_.min_lock_calls, capacity()));
     size_t ring = 1;
-    while (ring < window + options_.max_period) // the window, and one period before it for the phase
+    while (ring < size_t(capacity()) + options_.max_period) // the window, and one period before it for the phase
         ring <<= 1;
     ring_.assign(ring, 0);
     ring_mask_ = ring - 1;
-    pi_.reserve(window);
+    window_.pi.reserve(size_t(capacity()));
 }
 
 uint32_t GemmPeriodLearner::period() const
@@ -80,83 +79,102 @@ uint32_t GemmPeriodLearner::period() const
     return locked_ ? uint32_t(known_.back().keys.size()) : 0;
 }
 
+bool GemmPeriodLearner::lockable(const Window& w) const
+{
+    const int64_t period = w.smallest_period();
+    return period <= options_.max_period && w.length() >= options_.repeats * period
+        && w.length() >= options_.min_lock_calls;
+}
+
 GemmPlace GemmPeriodLearner::observe(uint64_t key)
 {
     const int64_t index = calls_++;
     ring_[size_t(index) & ring_mask_] = key;
+    if (background_) {
+        extend(*background_, index);
+        if (lockable(*background_) && !(locked_ && period() == background_->smallest_period())) {
+            // Everything since the background window's start repeats: that period is the job's.
+            window_ = std::move(*background_);
+            background_.reset();
+            window_stopped_ = false;
+            locked_ = false;
+            return lock(uint32_t(window_.smallest_period()), index);
+        }
+        if (background_->length() >= capacity())
+            background_.reset();
+    }
     if (locked_) {
         if (known_.back().keys[position_] == key) {
             if (!window_stopped_) {
-                extend_window(index);
-                window_stopped_ = window_length() == int64_t(options_.max_period) * options_.repeats;
+                extend(window_, index);
+                window_stopped_ = window_.length() >= capacity();
             }
             return place_and_advance();
         }
         // The pattern broke. A young lock (it held for fewer calls than it took to find) may have been a run of
         // identical layers rather than the step: the window goes on from its anchor, where the step's longer
-        // period shows. An established lock was the job's period, and something else runs now (evaluation, a
-        // changed order): learning starts afresh at this call.
+        // period shows. An established lock was likely the job's period, and something else runs now
+        // (evaluation, a changed order): learning starts afresh at this call, the old window in the background.
         locked_ = false;
         const bool young = index - locked_at_ < lock_window_length_;
         if (window_stopped_ || !young) {
+            if (!window_stopped_ && !background_) {
+                background_ = std::move(window_);
+                extend(*background_, index);
+            }
             window_stopped_ = false;
-            restart_window(index);
+            window_ = Window {};
+            window_.anchor = index;
         }
     }
     return learn(index);
 }
 
-void GemmPeriodLearner::restart_window(int64_t anchor)
+void GemmPeriodLearner::restart(Window& w, int64_t anchor) const
 {
-    anchor_ = anchor;
-    pi_.clear();
+    w.anchor = anchor;
+    w.pi.clear();
+    for (int64_t i = anchor; i < calls_; ++i)
+        extend(w, i);
 }
 
-void GemmPeriodLearner::extend_window(int64_t index)
+void GemmPeriodLearner::extend(Window& w, int64_t index) const
 {
     const uint64_t key = at(index);
-    if (pi_.empty()) {
-        pi_.push_back(0);
+    if (w.pi.empty()) {
+        w.pi.push_back(0);
         return;
     }
-    uint32_t j = pi_.back();
-    while (j > 0 && at(anchor_ + j) != key)
-        j = pi_[j - 1];
-    pi_.push_back(at(anchor_ + j) == key ? j + 1 : j);
+    uint32_t j = w.pi.back();
+    while (j > 0 && at(w.anchor + j) != key)
+        j = w.pi[j - 1];
+    w.pi.push_back(at(w.anchor + j) == key ? j + 1 : j);
 }
 
 GemmPlace GemmPeriodLearner::learn(int64_t index)
 {
-    extend_window(index);
-    const int64_t capacity = int64_t(options_.max_period) * options_.repeats;
-    int64_t length = window_length();
-    const int64_t smallest = length - pi_.back();
-    if (smallest <= options_.max_period && length >= options_.repeats * smallest && length >= options_.min_lock_calls)
-        return lock(uint32_t(smallest), index);
-    const bool full = length >= capacity;
+    extend(window_, index);
+    if (lockable(window_))
+        return lock(uint32_t(window_.smallest_period()), index);
+    const int64_t length = window_.length();
+    const bool full = length >= capacity();
     const bool checkpoint = (length & (length - 1)) == 0 && length >= options_.min_lock_calls;
     if (!full && !checkpoint)
         return {};
     const auto suffix = periodic_suffix();
     if (suffix && (full || suffix->first * 8 >= length * 7)) {
-        restart_window(calls_ - suffix->first);
-        for (int64_t i = anchor_; i < calls_; ++i)
-            extend_window(i);
-        length = window_length();
-        return lock(uint32_t(length - pi_.back()), index);
+        restart(window_, calls_ - suffix->first);
+        return lock(uint32_t(window_.smallest_period()), index);
     }
-    if (full) { // no period within reach: keep the last max_period calls, where one may be starting
-        restart_window(calls_ - options_.max_period);
-        for (int64_t i = anchor_; i < calls_; ++i)
-            extend_window(i);
-    }
+    if (full) // no period within reach: keep the last max_period calls, where one may be starting
+        restart(window_, calls_ - options_.max_period);
     return {};
 }
 
 std::optional<std::pair<int64_t, uint32_t>> GemmPeriodLearner::periodic_suffix() const
 {
     // The prefix function of the window read backwards: entry m - 1 gives the smallest period of the last m calls.
-    const int64_t length = window_length();
+    const int64_t length = window_.length();
     std::vector<uint32_t> pi(size_t(length), 0);
     const auto back = [this](int64_t i) { return at(calls_ - 1 - i); };
     for (int64_t i = 1; i < length; ++i) {
@@ -177,7 +195,7 @@ std::optional<std::pair<int64_t, uint32_t>> GemmPeriodLearner::periodic_suffix()
 GemmPlace GemmPeriodLearner::lock(uint32_t period, int64_t index)
 {
     // The phase: the earliest call from which the pattern held (the first step of a job without a prologue).
-    int64_t origin = anchor_;
+    int64_t origin = window_.anchor;
     const int64_t oldest = std::max<int64_t>(0, calls_ - int64_t(ring_.size()));
     while (origin > oldest && at(origin - 1) == at(origin - 1 + period))
         --origin;
@@ -212,8 +230,8 @@ GemmPlace GemmPeriodLearner::lock(uint32_t period, int64_t index)
     ++locks_;
     locked_ = true;
     locked_at_ = index;
-    lock_window_length_ = window_length();
-    window_stopped_ = window_length() >= int64_t(options_.max_period) * options_.repeats;
+    lock_window_length_ = window_.length();
+    window_stopped_ = window_.length() >= capacity();
     return place_and_advance();
 }
 

@@ -18,7 +18,9 @@
 // - While locked, each call is checked against the period's keys. On a mismatch (evaluation, a changed order) the
 //   lock ends. A young lock (it held for fewer calls than the window it was found in) may have been a run of
 //   identical layers rather than the step: the window goes on from its anchor, where the step's longer period
-//   shows later. After an established lock, learning restarts at the mismatching call.
+//   shows later. After an established lock, learning restarts at the mismatching call, for a quick relock after
+//   an evaluation; the old window is still followed in the background until it fills, and if it shows a period
+//   (the lock was a long run of identical layers, and the step repeats from the window's start) that one wins.
 // - The phase (which call is the period's first) is the earliest call from which the pattern held, looking back
 //   through the history. A period that is a rotation of one locked before keeps that one's phase and ordinals, so
 //   that identities survive a break.
@@ -64,10 +66,18 @@ private:
         std::vector<uint64_t> keys;
         std::vector<int32_t> ordinals;
     };
+    // The prefix function of the keys [anchor, anchor + pi.size()).
+    struct Window {
+        int64_t anchor = 0;
+        std::vector<uint32_t> pi;
+        int64_t length() const { return int64_t(pi.size()); }
+        int64_t smallest_period() const { return length() - pi.back(); }
+    };
     uint64_t at(int64_t index) const { return ring_[size_t(index) & ring_mask_]; }
-    int64_t window_length() const { return int64_t(pi_.size()); }
-    void extend_window(int64_t index);
-    void restart_window(int64_t anchor);
+    int64_t capacity() const { return int64_t(options_.max_period) * options_.repeats; }
+    bool lockable(const Window& w) const;
+    void extend(Window& w, int64_t index) const;
+    void restart(Window& w, int64_t anchor) const; // anchored there, holding the calls from there to now
     GemmPlace learn(int64_t index);
     std::optional<std::pair<int64_t, uint32_t>> periodic_suffix() const; // (length, period)
     GemmPlace lock(uint32_t period, int64_t index);
@@ -79,10 +89,11 @@ private:
     int64_t calls_ = 0;
     int64_t locks_ = 0;
 
-    // The prefix function of the keys [anchor_, anchor_ + pi_.size()).
-    int64_t anchor_ = 0;
-    std::vector<uint32_t> pi_;
+    Window window_;
     bool window_stopped_ = false; // a long lock filled the window: it no longer follows the calls
+    // After an established lock broke: the window it was found in, still followed. If the lock was a run of
+    // identical layers rather than the step, this window, which began earlier, shows the step's period.
+    std::optional<Window> background_;
 
     std::vector<Pattern> known_; // periods locked so far, the current or latest last; at most kKnownPatterns
     bool locked_ = false; // known_.back() is locked

@@ -227,6 +227,36 @@ TEST_CASE("gemm period: a lock on a run of identical layers is superseded by the
     CHECK(learner.locks() == 2);
 }
 
+TEST_CASE("gemm period: a long run of identical layers locked as the period gives way to the step within 3 steps",
+    "[gemm_period]")
+{
+    // 40 identical layers, with min_lock_calls 16: the forward run (40 calls) and the backward run (80) each last
+    // long enough to be locked and established, and to be locked again in every step.
+    const GemmPeriodOptions options { .max_period = 128, .repeats = 3, .min_lock_calls = 16 };
+    std::vector<uint64_t> step(40, kForward);
+    for (int layer = 0; layer < 40; ++layer) {
+        step.push_back(kDgrad);
+        step.push_back(kWgrad);
+    }
+    std::vector<uint64_t> keys;
+    append(keys, step, 8); // 120 calls a step
+    GemmPeriodLearner learner(options);
+    const auto places = feed(learner, keys);
+    // Calls 15-39 are locked on the forward run (period 1), 55-119 on the backward run (period 2), and so on in
+    // steps 1 and 2: the runs' own ordinals (all 0 in the forward run). The window the first run was found in,
+    // followed in the background from call 0, repeats the step 3 times at call 359: from there the step's period.
+    CHECK(places[20].ordinal == 0);
+    CHECK(places[150].ordinal == 0); // layer 10's forward GEMM in step 1: the run's ordinal, not 10
+    for (size_t i = 359; i < keys.size(); ++i) {
+        INFO("call " << i);
+        const size_t at = i % 120;
+        const int32_t ordinal = at < 40 ? int32_t(at) : int32_t((at - 40) / 2);
+        REQUIRE(places[i].ordinal == ordinal);
+        REQUIRE(places[i].period == places[360].period + int64_t(i / 120) - 3);
+    }
+    CHECK(learner.period() == 120);
+}
+
 TEST_CASE("gemm period: a sequence without a period never locks; a full window moves on and finds a later one",
     "[gemm_period]")
 {
