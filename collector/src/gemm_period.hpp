@@ -24,7 +24,8 @@
 // - The phase (which call is the period's first) is the earliest call from which the pattern held, looking back
 //   through the history. A period that is a rotation of one locked before keeps that one's phase and ordinals, so
 //   that identities survive a break.
-// Cost: O(1) amortised per call (the suffix checks are O(window) at doubling window lengths), about 250 KB.
+// Cost: O(1) amortised per call (the suffix checks are O(window) at doubling window lengths). Memory: 128 KiB of
+// key history and 48 KiB per window, about 250 KB; up to about 450 KB with periods of thousands of calls.
 #pragma once
 
 #include <cstdint>
