@@ -15,6 +15,7 @@ torchrun (workloads/torchrun_ranks.py, gloo, both ranks on cuda:0), `fp8scope re
 """
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -203,7 +204,7 @@ def torchrun_names(ctx, report):
     for variant, launcher_cuda in (("plain", False), ("launcher initializes CUDA", True)):
         directory = ctx.fresh_dir(f"realstats-torchrun-{'launcher' if launcher_cuda else 'plain'}")
         argv, env = ctx.traced(directory / "rank%r.sqlite", torchrun_argv(ctx, launcher_cuda))
-        env = dict(env, OMP_NUM_THREADS="1")
+        env = dict(env, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME=os.environ.get("GLOO_SOCKET_IFNAME", "lo"))
         for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"):
             env.pop(name, None)  # the launcher must start without a rank, as from a shell
         result = g.run(ctx, f"realstats-torchrun-{variant.split()[0]}", argv, env=env, timeout_s=TORCHRUN_TIMEOUT_S,
