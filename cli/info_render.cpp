@@ -15,6 +15,8 @@ using analyzer::TraceSource;
 using Json = nlohmann::ordered_json;
 
 constexpr int kLabelWidth = 16;
+// Samples skipped by FP8SCOPE_STATS_CAP are no lost records: shown on their own line, never in the dropped total.
+constexpr std::string_view kSkippedLabel = "tensor samples skipped by cap";
 
 std::string source_name(TraceSource source)
 {
@@ -97,7 +99,7 @@ void write_gpus(TextWriter& text, const TraceModel& model)
 void write_rows(TextWriter& text, const TraceModel& model)
 {
     text.heading("Rows");
-    size_t name_width = std::string_view("dropped records").size();
+    size_t name_width = std::max(std::string_view("dropped records").size(), kSkippedLabel.size());
     size_t count_width = 1;
     for (const auto& [table, rows] : model.row_counts) {
         name_width = std::max(name_width, table.size());
@@ -106,6 +108,9 @@ void write_rows(TextWriter& text, const TraceModel& model)
     for (const auto& [table, rows] : model.row_counts)
         text.line(fmt::format("{:<{}}  {:>{}}", printable(table), name_width, rows, count_width));
     text.line(fmt::format("{:<{}}  {:>{}}", "dropped records", name_width, model.dropped_records(), count_width));
+    if (model.meta.source == TraceSource::Fp8scope)
+        text.line(fmt::format(
+            "{:<{}}  {:>{}}", kSkippedLabel, name_width, model.meta.tensor_stats_skipped, count_width));
 }
 
 Json id_or_null(int64_t value)
@@ -227,6 +232,8 @@ Json render_info_json(const TraceModel& model)
         { "time_span_ns", time_span },
         { "row_counts", row_counts },
         { "dropped_records", model.dropped_records() },
+        { "tensor_stats_skipped",
+            model.meta.source == TraceSource::Fp8scope ? Json(model.meta.tensor_stats_skipped) : Json(nullptr) },
     };
 }
 

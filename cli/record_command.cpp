@@ -25,7 +25,8 @@ constexpr const char* kRecordExamples = R"(Examples:
   fp8scope record -q --no-latency-timestamps -- ./my_cuda_app --size 4096
 
 Every process of the command that initializes CUDA writes its own trace (-o: %h host, %p pid, %r rank from
-RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID, %n counter, %% percent sign; relative to the current directory).
+RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID, else LOCAL_RANK, else 'norank' (torchrun's launcher), %n counter,
+%% percent sign; relative to the current directory).
 Without -o each process writes fp8scope-<host>-<pid>.sqlite in its own working directory. The command's stdout
 is untouched; when it exits, a summary of the traces (kernels, syncs, memcpys, dropped records, size) goes to
 stderr. Options of the command may follow it: everything from the first word that is not an option of record

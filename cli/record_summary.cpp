@@ -62,7 +62,9 @@ std::array<std::string, kColumnCount> cells(const TraceFileSummary& trace)
         fmt::format("{}", counts.syncs),
         fmt::format("{}", counts.memcpys),
         fmt::format("{}", counts.dropped_records),
-        fmt::format("{}", counts.tensor_samples),
+        counts.tensor_samples_skipped > 0
+            ? fmt::format("{} (+{} skipped by cap)", counts.tensor_samples, counts.tensor_samples_skipped)
+            : fmt::format("{}", counts.tensor_samples),
         counts.bubbles,
         counts.finished ? "finished" : "unfinished",
         trace.file_bytes ? format_bytes(*trace.file_bytes) : "unknown",
@@ -134,6 +136,7 @@ TraceFileSummary summarize_trace(const std::string& path)
             .memcpys = rows(model->memcpys.size()),
             .dropped_records = model->dropped_records(),
             .tensor_samples = rows(model->tensor_stats.size()),
+            .tensor_samples_skipped = model->meta.tensor_stats_skipped,
             .finished = model->meta.finished,
             .bubbles = bubble_summary(*model),
         };

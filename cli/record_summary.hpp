@@ -18,6 +18,7 @@ struct TraceCounts {
     int64_t memcpys = 0;
     int64_t dropped_records = 0;
     int64_t tensor_samples = 0; // FP8SCOPE_TENSOR_STATS rows
+    int64_t tensor_samples_skipped = 0; // meta tensor_stats_skipped: not taken because of the cap, not lost
     bool finished = false; // meta `finished` = 1: the recording process closed the trace
     // Per device, the bubble ratio (idle time / step time) and the top cause of idle time, as `report` computes
     // them: "0.676 host", or "d0 0.31 launch, d1 0.12 sync" with several devices; "-" with no GPU activity.

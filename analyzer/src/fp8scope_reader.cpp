@@ -147,6 +147,7 @@ Expected<void> read_meta(ReadContext& context, Version file_version)
     meta.cupti_version = static_cast<int32_t>(integer(schema::meta::kCuptiVersion, 0, 0, kMax32));
     meta.session_start_utc_ns = integer(schema::meta::kSessionStartUtcNs, 0, kMin64, kMax64);
     meta.finished = integer(schema::meta::kFinished, 0, 0, 1) == 1;
+    meta.tensor_stats_skipped = integer(schema::meta::kTensorStatsSkipped, 0, 0, kMax64);
     if (!problem.empty())
         return std::unexpected(context.file.invalid(problem));
     return {};

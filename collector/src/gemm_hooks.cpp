@@ -128,9 +128,16 @@ bool is_dense(const Operand& op)
     return op.ld == inner && (op.batch <= 1 || op.batch_stride == op.rows * op.cols);
 }
 
+// How a GEMM that is to be measured is named and capped: its ordinal, and (no step known) the cap unit its sampling
+// gave.
+struct GemmSite {
+    int32_t ordinal = 0;
+    std::optional<int64_t> cap_unit;
+};
+
 // Returns enqueue_probe's status, or FP8SCOPE_E_INVALID_ARGUMENT for an operand that is not measured.
 int probe_operand(const Operand& op, schema::TensorRole role, const std::string& name, std::string_view path,
-    int32_t ordinal, void* stream)
+    const GemmSite& site, void* stream)
 {
     const auto dtype = dtype_of(op.type);
     if (!op.data || !dtype || op.rows <= 0 || op.cols <= 0 || op.batch <= 0)
@@ -141,8 +148,9 @@ int probe_operand(const Operand& op, schema::TensorRole role, const std::string&
         return FP8SCOPE_E_INVALID_ARGUMENT;
     }
     ProbeRequest request;
-    request.site = { name, path, ordinal, op.rows, op.cols, op.batch, *dtype, role,
+    request.site = { name, path, site.ordinal, op.rows, op.cols, op.batch, *dtype, role,
         schema::StatsSource::GemmInterception };
+    request.cap_unit = site.cap_unit;
     request.params.data = op.data;
     request.params.numel = uint64_t(op.rows) * uint64_t(op.cols) * uint64_t(op.batch);
     request.params.dtype = *dtype;
@@ -163,32 +171,52 @@ bool gemm_stats_enabled()
     return enabled;
 }
 
-// Statistics for A, B and D of one GEMM (m x n = op(A) m x k times op(B) k x n).
-// Whether a GEMM made now may be measured at all: interception on, this process recording, and (with steps known)
-// a sampled step. Checked before reading any cuBLAS attribute, so an unsampled GEMM costs a few atomic loads.
-bool gemm_may_be_sampled()
+// Whether GEMMs made now may be measured: not at all (interception off, not recording, an unsampled step), those of
+// a sampled step, or, with no step known, those the period learner samples. Checked before reading any cuBLAS
+// attribute, so a GEMM of an unsampled step costs a few atomic loads.
+enum class GemmGate { Skip, SampledStep, NoSteps };
+
+GemmGate gemm_gate()
 {
     if (!gemm_stats_enabled() || !running_session_services())
-        return false;
-    const auto step = current_step();
-    return !step || sampled_now(0);
+        return GemmGate::Skip;
+    if (const auto step = current_step())
+        return step_sampled(*step) ? GemmGate::SampledStep : GemmGate::Skip;
+    return GemmGate::NoSteps;
 }
 
-void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m, int64_t n, int64_t k, void* stream)
+int32_t gemm_types(cudaDataType a, cudaDataType b, cudaDataType d)
 {
-    const std::string_view path = current_nvtx_path();
-    const int32_t types = int32_t(a.type) * 10000 + int32_t(b.type) * 100 + int32_t(d.type);
-    const int32_t ordinal = next_gemm_ordinal(path, m, n, k, types);
+    return int32_t(a) * 10000 + int32_t(b) * 100 + int32_t(d);
+}
+
+// The site of a GEMM to be measured, or nullopt when it is not sampled. With no step known every GEMM's key goes
+// through the period learner (no CUDA call), and an unsampled GEMM returns here, before any CUDA call.
+std::optional<GemmSite> gemm_site(GemmGate gate, std::string_view path, int64_t m, int64_t n, int64_t k,
+    int64_t batch, int32_t types, int32_t transposes)
+{
+    if (gate == GemmGate::SampledStep)
+        return GemmSite { next_gemm_ordinal(path, m, n, k, types), std::nullopt };
+    const GemmDecision decision = decide_gemm_without_steps(gemm_call_key(path, m, n, k, batch, types, transposes));
+    if (!decision.sampled)
+        return std::nullopt;
+    return GemmSite { decision.ordinal, decision.cap_unit };
+}
+
+// Statistics for A, B and D of one GEMM (m x n = op(A) m x k times op(B) k x n).
+void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m, int64_t n, int64_t k,
+    std::string_view path, const GemmSite& site, void* stream)
+{
     const std::string name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-    probe_operand(a, schema::TensorRole::A, name, path, ordinal, stream);
-    probe_operand(b, schema::TensorRole::B, name, path, ordinal, stream);
-    const int d_status = probe_operand(d, schema::TensorRole::D, name, path, ordinal, stream);
+    probe_operand(a, schema::TensorRole::A, name, path, site, stream);
+    probe_operand(b, schema::TensorRole::B, name, path, site, stream);
+    const int d_status = probe_operand(d, schema::TensorRole::D, name, path, site, stream);
     // cuBLASLt's own amax of D (before D's scale), with D's statistics: a scalar read in stream order, no sync.
     if (d.amax_ptr && d_status == FP8SCOPE_OK) {
         std::string scalar = "amax_D · ";
         if (!path.empty())
             scalar.append(path).append(" · ");
-        scalar += name + " #" + std::to_string(ordinal);
+        scalar += name + " #" + std::to_string(site.ordinal);
         log_scalar_device(scalar, d.amax_ptr, schema::Dtype::Float32, stream);
     }
 }
@@ -376,16 +404,23 @@ FP8SCOPE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtM
                 workspace, workspace_bytes, stream);
         },
         [&] {
-            if (!api.layout_get || !api.desc_get || !gemm_may_be_sampled())
+            const GemmGate gate = gemm_gate();
+            if (!api.layout_get || !api.desc_get || gate == GemmGate::Skip)
                 return; // unsampled, or an older cuBLASLt without the getters: the GEMM runs, unmeasured
+            // Layouts and transposes are plain reads of host-side descriptors, no CUDA call.
             Operand a = lt_operand(api, A, a_layout);
             Operand b = lt_operand(api, B, b_layout);
             Operand d = lt_operand(api, D, d_layout);
+            const int32_t transa = desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_N);
+            const int32_t transb = desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+            const int64_t k = transa != CUBLAS_OP_N ? a.rows : a.cols;
+            const std::string_view path = current_nvtx_path();
+            const auto site = gemm_site(gate, path, d.rows, d.cols, k, d.batch, gemm_types(a.type, b.type, d.type),
+                transa * 16 + transb);
+            if (!site)
+                return;
             lt_scales(api, desc, a, b, d);
-            const bool transa
-                = desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_N) != CUBLAS_OP_N;
-            const int64_t k = transa ? a.rows : a.cols;
-            probe_gemm(a, b, d, d.rows, d.cols, k, stream);
+            probe_gemm(a, b, d, d.rows, d.cols, k, path, *site, stream);
         });
 }
 
@@ -406,12 +441,18 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperati
                 compute, algo);
         },
         [&] {
-            if (!gemm_may_be_sampled())
+            const GemmGate gate = gemm_gate();
+            if (gate == GemmGate::Skip)
+                return;
+            const std::string_view path = current_nvtx_path();
+            const auto site = gemm_site(
+                gate, path, m, n, k, 1, gemm_types(a_type, b_type, c_type), int32_t(transa) * 16 + int32_t(transb));
+            if (!site)
                 return;
             void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
             probe_gemm(blas_operand(A, a_type, transa, m, k, lda, 1, 0),
                 blas_operand(B, b_type, transb, k, n, ldb, 1, 0), blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, 1, 0),
-                m, n, k, stream);
+                m, n, k, path, *site, stream);
         });
 }
 
@@ -432,11 +473,17 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle,
                 beta, C, c_type, ldc, stride_c, batch, compute, algo);
         },
         [&] {
-            if (!gemm_may_be_sampled())
+            const GemmGate gate = gemm_gate();
+            if (gate == GemmGate::Skip)
+                return;
+            const std::string_view path = current_nvtx_path();
+            const auto site = gemm_site(gate, path, m, n, k, batch, gemm_types(a_type, b_type, c_type),
+                int32_t(transa) * 16 + int32_t(transb));
+            if (!site)
                 return;
             void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
             probe_gemm(blas_operand(A, a_type, transa, m, k, lda, batch, stride_a),
                 blas_operand(B, b_type, transb, k, n, ldb, batch, stride_b),
-                blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, batch, stride_c), m, n, k, stream);
+                blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, batch, stride_c), m, n, k, path, *site, stream);
         });
 }

@@ -41,7 +41,10 @@ std::string expand_output_pattern(std::string_view pattern, const OutputNameInpu
             out += std::to_string(inputs.pid);
             break;
         case 'r':
-            out += std::to_string(inputs.rank.value_or(0));
+            if (const auto rank = inputs.rank ? inputs.rank : inputs.local_rank)
+                out += std::to_string(*rank);
+            else
+                out += kNoRankText;
             break;
         case 'n':
             out += std::to_string(counter);
@@ -72,6 +75,11 @@ std::string expand_output_pattern(std::string_view pattern, const OutputNameInpu
 std::optional<int32_t> rank_from_environment()
 {
     return first_int_env({ "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID" });
+}
+
+std::optional<int32_t> local_rank_from_environment()
+{
+    return first_int_env({ "LOCAL_RANK" });
 }
 
 std::optional<int32_t> world_size_from_environment()

@@ -1,6 +1,10 @@
-// Output file naming (spec "Trace format"): FP8SCOPE_OUTPUT is a pattern with %h (host), %p (pid), %r (rank from
-// RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID; "0" when none), %n (a counter) and %% (a percent sign). The default,
-// fp8scope-%h-%p.sqlite, gives one file per process.
+// Output file naming (spec "Trace format"): FP8SCOPE_OUTPUT is a pattern with %h (host), %p (pid), %r (the rank),
+// %n (a counter) and %% (a percent sign). The default, fp8scope-%h-%p.sqlite, gives one file per process.
+//
+// %r is the rank from RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID; in a process that has none of them but a
+// LOCAL_RANK (single-node launchers that set only that), the local rank; in a process with neither, "norank".
+// A process without a rank is never named as rank 0: torchrun's launcher process may initialize CUDA itself, and
+// with "0" it took rank0.sqlite, so that rank 0's own trace became rank0-1.sqlite (issue 10).
 #pragma once
 
 #include <cstdint>
@@ -11,11 +15,14 @@
 namespace fp8scope::collector {
 
 inline constexpr std::string_view kDefaultOutputPattern = "fp8scope-%h-%p.sqlite";
+// What %r gives in a process with no rank (nor local rank) in its environment.
+inline constexpr std::string_view kNoRankText = "norank";
 
 struct OutputNameInputs {
     std::string host;
     int64_t pid = 0;
     std::optional<int32_t> rank;
+    std::optional<int32_t> local_rank; // used for %r only when `rank` is unset
 };
 
 // Expands the pattern for attempt `counter` (0, 1, ...). With %n in the pattern the counter goes there; without,
@@ -27,5 +34,7 @@ std::string expand_output_pattern(std::string_view pattern, const OutputNameInpu
 // OMPI_COMM_WORLD_SIZE or SLURM_NTASKS; none when unset or not a number.
 std::optional<int32_t> rank_from_environment();
 std::optional<int32_t> world_size_from_environment();
+// LOCAL_RANK (torchrun, torch.distributed.launch, DeepSpeed, Accelerate); none when unset or not a number.
+std::optional<int32_t> local_rank_from_environment();
 
 } // namespace fp8scope::collector

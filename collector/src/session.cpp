@@ -150,7 +150,7 @@ Expected<std::unique_ptr<TraceDb>> create_trace(const SessionInfo& info, std::st
 {
     const char* pattern = std::getenv("FP8SCOPE_OUTPUT");
     const std::string_view chosen = pattern && *pattern ? std::string_view(pattern) : kDefaultOutputPattern;
-    const OutputNameInputs inputs { info.host, info.pid, rank_from_environment() };
+    const OutputNameInputs inputs { info.host, info.pid, rank_from_environment(), local_rank_from_environment() };
     for (int counter = 0; counter < 1000; ++counter) {
         path = expand_output_pattern(chosen, inputs, counter);
         if (counter == 0)

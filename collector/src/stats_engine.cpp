@@ -68,19 +68,28 @@ struct Engine {
     SlotMeta slots[kSlots];
     std::atomic<size_t> cursor { 0 };
     std::atomic<uint64_t> next_sequence { 1 };
-    std::atomic<int64_t> dropped_full { 0 }, dropped_cap { 0 };
+    // Lost samples (all slots in flight) are dropped records; samples the cap left out are skipped, by design.
+    std::atomic<int64_t> lost_full { 0 }, skipped_cap { 0 };
     std::atomic<int64_t> launches_since_harvest { 0 };
-    int64_t dropped_written = 0; // writer thread
+    int64_t lost_written = 0, skipped_written = 0; // writer thread
 
-    std::mutex sites_mutex; // sites, ordinals, scalar names: touched by GEMM calls and probes, never by launches
+    // Sites, ordinals, scalar names and the GEMM period learner: touched by GEMM calls and probes, never by
+    // launches.
+    std::mutex sites_mutex;
     std::unordered_map<std::string, std::pair<int64_t, int64_t>> sites; // key -> (id, calls)
     std::unordered_map<std::string, std::pair<int64_t, int32_t>> ordinals; // key -> (step epoch, next ordinal)
     std::unordered_map<std::string, int64_t> scalar_ids;
     std::vector<std::string> scalar_names;
+    std::optional<GemmSampler> gemm_sampler; // made by the first GEMM without steps (about 250 KB)
 
     std::atomic<int64_t> explicit_step { -1 };
-    std::atomic<int64_t> cap_step { INT64_MIN };
-    std::atomic<int64_t> probes_in_step { 0 };
+    std::atomic<int64_t> cap_unit { INT64_MIN }; // what probes_in_unit counts: a step, a period or a second
+    std::atomic<int64_t> probes_in_unit { 0 };
+};
+
+// FP8SCOPE_STATS_EVERY and FP8SCOPE_STATS_CAP, read once on first use, with no CUDA call: sampling decisions are
+// made before the engine's CUDA set-up (an unsampled GEMM never reaches it).
+struct Settings {
     size_t every = 10, cap = 256;
 };
 
@@ -104,10 +113,20 @@ size_t env_count(const char* name, size_t fallback)
     return static_cast<size_t>(parsed);
 }
 
+const Settings& settings()
+{
+    static const Settings s { env_count("FP8SCOPE_STATS_EVERY", 10), env_count("FP8SCOPE_STATS_CAP", 256) };
+    return s;
+}
+
+int64_t steady_now_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 bool init_engine(Engine& e)
 {
-    e.every = env_count("FP8SCOPE_STATS_EVERY", 10);
-    e.cap = env_count("FP8SCOPE_STATS_CAP", 256);
     if (cudaGetDevice(&e.device) != cudaSuccess) {
         cudaGetLastError();
         return false;
@@ -304,16 +323,27 @@ std::pair<int64_t, int64_t> site_of(Engine& e, const SiteKey& k)
     return result;
 }
 
-bool within_step_cap(Engine& e, std::optional<int64_t> step)
+// FP8SCOPE_STATS_CAP: at most `cap` samples per unit (a step; without steps a locked GEMM period, else a second).
+// The rest are skipped and counted as such: not lost records.
+bool within_cap(Engine& e, int64_t unit)
 {
-    const int64_t key = step.value_or(INT64_MIN + 1);
-    int64_t seen = e.cap_step.load(std::memory_order_relaxed);
-    if (seen != key && e.cap_step.compare_exchange_strong(seen, key))
-        e.probes_in_step.store(0, std::memory_order_relaxed);
-    if (e.probes_in_step.fetch_add(1, std::memory_order_relaxed) < int64_t(e.cap))
+    int64_t seen = e.cap_unit.load(std::memory_order_relaxed);
+    if (seen != unit && e.cap_unit.compare_exchange_strong(seen, unit))
+        e.probes_in_unit.store(0, std::memory_order_relaxed);
+    if (e.probes_in_unit.fetch_add(1, std::memory_order_relaxed) < int64_t(settings().cap))
         return true;
-    e.dropped_cap.fetch_add(1, std::memory_order_relaxed);
+    e.skipped_cap.fetch_add(1, std::memory_order_relaxed);
     return false;
+}
+
+// An explicit probe made with no step known, at its site's `site_calls`-th call: its cap unit when sampled.
+std::optional<int64_t> probe_unit_without_steps(Engine& e, int64_t site_calls)
+{
+    const int64_t now_ns = steady_now_ns();
+    std::lock_guard lock(e.sites_mutex);
+    if (e.gemm_sampler)
+        return e.gemm_sampler->probe_unit(site_calls, now_ns);
+    return site_calls % int64_t(settings().every) == 0 ? std::optional(cap_unit_of_second(now_ns)) : std::nullopt;
 }
 
 // Claims a free slot and launches into it; with every slot in flight the sample is dropped and counted.
@@ -322,7 +352,7 @@ int claim_and_launch(Engine& e, bool is_scalar, int64_t site_id, std::optional<i
 {
     const auto index = claim_slot(e);
     if (!index) {
-        e.dropped_full.fetch_add(1, std::memory_order_relaxed);
+        e.lost_full.fetch_add(1, std::memory_order_relaxed);
         return FP8SCOPE_E_SAMPLED_OUT;
     }
     SlotMeta& slot = e.slots[*index];
@@ -351,13 +381,19 @@ void set_explicit_step(int64_t step)
     engine().explicit_step.store(step, std::memory_order_relaxed);
 }
 
-bool sampled_now(int64_t site_calls)
+bool step_sampled(int64_t step)
 {
-    const Engine& e = engine();
-    const size_t every = e.every == 0 ? 10 : e.every;
-    if (const auto step = current_step())
-        return *step % int64_t(every) == 0;
-    return site_calls % int64_t(every) == 0;
+    return step % int64_t(settings().every) == 0;
+}
+
+GemmDecision decide_gemm_without_steps(uint64_t key)
+{
+    Engine& e = engine();
+    const int64_t now_ns = steady_now_ns();
+    std::lock_guard lock(e.sites_mutex);
+    if (!e.gemm_sampler)
+        e.gemm_sampler.emplace(int64_t(settings().every));
+    return e.gemm_sampler->on_gemm(key, now_ns);
 }
 
 int32_t next_gemm_ordinal(std::string_view nvtx_path, int64_t m, int64_t n, int64_t k, int32_t dtypes)
@@ -369,8 +405,7 @@ int32_t next_gemm_ordinal(std::string_view nvtx_path, int64_t m, int64_t n, int6
     const int64_t epoch = current_step().value_or(-1);
     std::lock_guard lock(e.sites_mutex);
     auto& [seen_epoch, next] = e.ordinals[key];
-    // Without steps every call shares ordinal 0: one site per path and shape, never an endless series.
-    if (epoch < 0)
+    if (epoch < 0) // steps ended (not expected): one site per path and shape, never an endless series
         return 0;
     if (seen_epoch != epoch) {
         seen_epoch = epoch;
@@ -385,19 +420,23 @@ int enqueue_probe(const ProbeRequest& request)
         return FP8SCOPE_E_NOT_RECORDING;
     if (!request.params.data || request.params.numel == 0)
         return FP8SCOPE_E_INVALID_ARGUMENT;
-    // With steps known, an unsampled step returns here, before any CUDA call or site look-up.
-    if (current_step() && !sampled_now(0))
+    // With steps known, an unsampled step returns here, before any CUDA call or site look-up. (A GEMM with no step
+    // known comes here only when its hook sampled it.)
+    const std::optional<int64_t> step = current_step();
+    if (step && !step_sampled(*step))
         return FP8SCOPE_E_SAMPLED_OUT;
     if (!engine_ready())
         return FP8SCOPE_E_CUDA;
     Engine& e = engine();
     const auto [site_id, calls] = site_of(e, request.site);
-    if (!sampled_now(calls))
+    const std::optional<int64_t> unit = step ? std::optional(cap_unit_of_step(*step))
+        : request.cap_unit                   ? request.cap_unit
+                                             : probe_unit_without_steps(e, calls);
+    if (!unit)
         return FP8SCOPE_E_SAMPLED_OUT;
     if (!usable_stream(e, request.stream))
         return FP8SCOPE_E_SAMPLED_OUT;
-    const std::optional<int64_t> step = current_step();
-    if (!within_step_cap(e, step))
+    if (!within_cap(e, *unit))
         return FP8SCOPE_E_SAMPLED_OUT;
     return claim_and_launch(e, false, site_id, step, request.params, request.stream);
 }
@@ -537,14 +576,20 @@ void harvest_tensor_stats(TraceDb& db, bool final)
             pending = harvest_once(e, db);
         }
     }
-    const int64_t dropped = e.dropped_full.load() + e.dropped_cap.load() + (final ? int64_t(pending) : 0);
-    if (dropped > e.dropped_written) {
+    // Lost: every slot was in flight, or (at the end) the kernel has not finished. Skipped by the cap: not lost.
+    const int64_t lost = e.lost_full.load() + (final ? int64_t(pending) : 0);
+    if (lost > e.lost_written) {
         DroppedRow row;
         row.timestamp_ns = now_ns();
-        row.source = schema::DropSource::TensorStatsCap;
-        row.count = dropped - e.dropped_written;
+        row.source = schema::DropSource::TensorStatsLost;
+        row.count = lost - e.lost_written;
         [[maybe_unused]] auto added = db.add_dropped(row);
-        e.dropped_written = dropped;
+        e.lost_written = lost;
+    }
+    const int64_t skipped = e.skipped_cap.load();
+    if (skipped != e.skipped_written) {
+        [[maybe_unused]] auto written = db.set_tensor_stats_skipped(skipped);
+        e.skipped_written = skipped;
     }
 }
 

@@ -4,6 +4,8 @@
 // here waits for the GPU: the writer polls each slot's sequence number, which the kernel writes last.
 #pragma once
 
+#include "gemm_period.hpp"
+
 #include "fp8scope/format/rows.hpp"
 #include "fp8scope/probes/tensor_stats.hpp"
 
@@ -31,6 +33,9 @@ struct ProbeRequest {
     SiteKey site;
     probes::StatsParams params;
     void* stream = nullptr; // cudaStream_t
+    // Set by the GEMM hooks for a GEMM they sampled with no step known (decide_gemm_without_steps): what the cap
+    // counts it in. Unset for explicit probes, and for GEMMs when steps are known.
+    std::optional<int64_t> cap_unit;
 };
 
 // Status codes of probes/include/fp8scope.h (FP8SCOPE_OK, FP8SCOPE_E_*).
@@ -41,12 +46,17 @@ int enqueue_probe(const ProbeRequest& request);
 std::optional<int64_t> current_step();
 void set_explicit_step(int64_t step);
 
-// Sampling (FP8SCOPE_STATS_EVERY, FP8SCOPE_STATS_CAP; docs/collector.md): whether a probe at `site_calls` (the
-// site's call count so far, used when there are no steps) should run now.
-bool sampled_now(int64_t site_calls);
+// Sampling (FP8SCOPE_STATS_EVERY, FP8SCOPE_STATS_CAP; docs/collector.md "Tensor statistics"). With steps known:
+// whether `step` is sampled (every N-th step). No CUDA call.
+bool step_sampled(int64_t step);
 
-// The ordinal of a GEMM among those with the same NVTX path and shape in the current step (spec's site identity).
+// With steps known: the ordinal of a GEMM among those with the same NVTX path and shape in the current step (spec's
+// site identity).
 int32_t next_gemm_ordinal(std::string_view nvtx_path, int64_t m, int64_t n, int64_t k, int32_t dtypes);
+
+// With no step known: every GEMM call's key goes through the period learner (gemm_period.hpp), which gives its
+// ordinal within the job's repeating GEMM period and whether it is sampled. No CUDA call.
+GemmDecision decide_gemm_without_steps(uint64_t key);
 
 // A scalar, stored by the writer. `value_device` non-null: read when `stream` gets there, no sync.
 int log_scalar(std::string_view name, double value);

@@ -112,7 +112,8 @@ constexpr EnumValue kDropSource[] = {
     { 1, "BUFFER_POOL_EXHAUSTED", "Buffer pool exhausted" },
     { 2, "WRITER_QUEUE_FULL", "Writer queue full" },
     { 3, "WRITER_ERROR", "Writer error" },
-    { 4, "TENSOR_STATS_CAP", "Tensor statistics cap reached" },
+    { 4, "TENSOR_STATS_CAP", "Tensor statistics cap reached (older traces; now meta tensor_stats_skipped)" },
+    { 5, "TENSOR_STATS_LOST", "Tensor statistics samples lost" },
 };
 
 constexpr Enum kEnums[] = {

@@ -159,6 +159,7 @@ Expected<void> TraceDb::Impl::write_schema(const SessionInfo& session)
              meta_integer(schema::meta::kCuptiVersion, session.cupti_version),
              meta_integer(schema::meta::kSessionStartUtcNs, session.utc_epoch_ns),
              meta_integer(schema::meta::kFinished, 0),
+             meta_integer(schema::meta::kTensorStatsSkipped, 0),
          }) {
         if (!ok)
             return ok;

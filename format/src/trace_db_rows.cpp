@@ -372,4 +372,13 @@ Expected<void> TraceDb::add_collector_work(uint32_t correlation_id)
     return impl_->insert(Insert::CollectorWork, "cannot insert into FP8SCOPE_COLLECTOR_WORK");
 }
 
+Expected<void> TraceDb::set_tensor_stats_skipped(int64_t total)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    // Meta rows are INSERT OR REPLACE: written again as the total grows, committed with the rows around it.
+    Binder(impl_->statement(Insert::Meta)).text(schema::meta::kTensorStatsSkipped).integer(total);
+    return impl_->insert(Insert::Meta, "cannot write FP8SCOPE_META");
+}
+
 } // namespace fp8scope

@@ -70,6 +70,7 @@ TEST_CASE("info prints a finished trace's origin, process, GPU, time span and ro
     CHECK(field(result.out, "CUPTI_ACTIVITY_KIND_RUNTIME") == "4");
     CHECK(field(result.out, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") == "1");
     CHECK(field(result.out, "dropped records") == "0");
+    CHECK(field(result.out, "tensor samples skipped by cap") == "0");
 }
 
 TEST_CASE("info --format json prints the documented, versioned object", "[cli][info]")
@@ -111,6 +112,28 @@ TEST_CASE("info --format json prints the documented, versioned object", "[cli][i
     CHECK(json.at("row_counts").at("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") == Facts::kSyncs);
     CHECK(json.at("row_counts").at("CUPTI_ACTIVITY_KIND_MEMCPY") == 0);
     CHECK(json.at("dropped_records") == 0);
+    CHECK(json.at("tensor_stats_skipped") == 0);
+}
+
+TEST_CASE("info shows tensor samples skipped by the cap apart from dropped records", "[cli][info]")
+{
+    const auto path = scratch_dir("info_skipped") + "/skipped.sqlite";
+    auto scenario = small_scenario();
+    scenario.dropped({ .timestamp_ns = 1'000, .source = schema::DropSource::TensorStatsLost, .count = 3,
+        .device_id = 0 });
+    scenario.tensor_stats_skipped(120);
+    REQUIRE(scenario.write_fp8scope(path));
+
+    const auto text = run_fp8scope({ "info", path });
+    INFO("stdout:\n" << text.out << "\nstderr:\n" << text.err);
+    REQUIRE(text.exit_code == 0);
+    CHECK(field(text.out, "dropped records") == "3");
+    CHECK(field(text.out, "tensor samples skipped by cap") == "120");
+
+    const auto json = parse_json(run_fp8scope({ "info", path, "--format", "json" }));
+    CHECK(json.at("dropped_records") == 3);
+    CHECK(json.at("tensor_stats_skipped") == 120);
+    CHECK(json.at("meta").at("tensor_stats_skipped") == "120");
 }
 
 TEST_CASE("info says a trace is unfinished when its recording process never closed it", "[cli][info]")
@@ -147,9 +170,11 @@ TEST_CASE("info reads an Nsight Systems SQLite export", "[cli][info][nsight]")
     CHECK(field(text.out, "status") == "finished");
     CHECK(field(text.out, "CUPTI_ACTIVITY_KIND_KERNEL") == "3");
     CHECK(text.out.find(Facts::kGpuName) != std::string::npos);
+    CHECK_FALSE(field(text.out, "tensor samples skipped by cap")); // nsys has no such count
 
     const auto json = parse_json(run_fp8scope({ "info", path, "--format", "json" }));
     CHECK(json.at("source") == "nsight");
+    CHECK(json.at("tensor_stats_skipped").is_null());
     CHECK(json.at("finished") == true);
     CHECK(json.at("row_counts").at("CUPTI_ACTIVITY_KIND_KERNEL") == Facts::kKernels);
     CHECK(json.at("row_counts").at("CUPTI_ACTIVITY_KIND_RUNTIME") == Facts::kApiCalls);

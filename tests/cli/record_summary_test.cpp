@@ -46,6 +46,7 @@ TEST_CASE(
     CHECK(summary.counts->syncs == 1);
     CHECK(summary.counts->memcpys == 1);
     CHECK(summary.counts->dropped_records == 7);
+    CHECK(summary.counts->tensor_samples_skipped == 0);
     CHECK(summary.counts->finished);
     REQUIRE(summary.file_bytes);
     CHECK(*summary.file_bytes >= static_cast<int64_t>(std::filesystem::file_size(path)));
@@ -126,6 +127,38 @@ TEST_CASE("record summary: render_record_summary: one trace, singular", "[cli][r
         == "fp8scope: 1 trace written\n"
            "  trace      kernels  syncs  memcpys  dropped  tensor samples  bubble ratio  status    size\n"
            "  /t.sqlite        0      0        0        0               0  -             finished  512 B\n");
+}
+
+TEST_CASE("record summary: tensor samples skipped by the cap are shown with the samples, not as dropped",
+    "[cli][record][summary]")
+{
+    const auto dir = scratch_dir("record_summary_skipped");
+    auto scenario = cli_test::small_scenario();
+    scenario.tensor_stats_skipped(56);
+    scenario.dropped(
+        { .timestamp_ns = 1'000, .source = schema::DropSource::TensorStatsLost, .count = 2, .device_id = 0 });
+    const auto path = dir + "/skipped.sqlite";
+    REQUIRE(scenario.write_fp8scope(path));
+    const auto summary = summarize_trace(path);
+    INFO(summary.error);
+    REQUIRE(summary.counts);
+    CHECK(summary.counts->tensor_samples_skipped == 56);
+    CHECK(summary.counts->dropped_records == 2);
+
+    const std::vector<TraceFileSummary> traces { { .path = "/t.sqlite",
+        .file_bytes = 512,
+        .counts = TraceCounts { .kernels = 0,
+            .syncs = 0,
+            .memcpys = 0,
+            .dropped_records = 2,
+            .tensor_samples = 16,
+            .tensor_samples_skipped = 56,
+            .finished = true },
+        .error = {} } };
+    CHECK(render_record_summary(traces)
+        == "fp8scope: 1 trace written\n"
+           "  trace      kernels  syncs  memcpys  dropped           tensor samples  bubble ratio  status    size\n"
+           "  /t.sqlite        0      0        0        2  16 (+56 skipped by cap)  -             finished  512 B\n");
 }
 
 TEST_CASE("record summary: the no-trace warning is one line", "[cli][record][summary]")

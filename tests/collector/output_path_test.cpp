@@ -8,20 +8,34 @@ using namespace fp8scope::collector;
 
 TEST_CASE("output patterns expand host, pid, rank, counter and percent")
 {
-    const OutputNameInputs in { "node7", 1234, 3 };
+    const OutputNameInputs in { "node7", 1234, 3, std::nullopt };
     CHECK(expand_output_pattern(kDefaultOutputPattern, in, 0) == "fp8scope-node7-1234.sqlite");
     CHECK(expand_output_pattern("runs/r%r-%p-%n.sqlite", in, 0) == "runs/r3-1234-0.sqlite");
     CHECK(expand_output_pattern("runs/r%r-%p-%n.sqlite", in, 2) == "runs/r3-1234-2.sqlite");
     CHECK(expand_output_pattern("100%%-%h", in, 0) == "100%-node7");
     CHECK(expand_output_pattern("odd-%q.sqlite", in, 0) == "odd-%q.sqlite"); // unknown: kept visibly
     CHECK(expand_output_pattern("trailing%", in, 0) == "trailing%");
-    const OutputNameInputs no_rank { "h", 1, std::nullopt };
-    CHECK(expand_output_pattern("r%r", no_rank, 0) == "r0");
+}
+
+TEST_CASE("a process without a rank never takes rank 0's name: %r is 'norank' there, or its LOCAL_RANK")
+{
+    // torchrun's launcher has no RANK; when it initializes CUDA it must not take rank0.sqlite (issue 10).
+    const OutputNameInputs launcher { "h", 1, std::nullopt, std::nullopt };
+    CHECK(expand_output_pattern("rank%r.sqlite", launcher, 0) == "ranknorank.sqlite");
+    CHECK(expand_output_pattern("rank%r.sqlite", launcher, 1) == "ranknorank-1.sqlite");
+    const OutputNameInputs rank0 { "h", 2, 0, 0 };
+    CHECK(expand_output_pattern("rank%r.sqlite", rank0, 0) == "rank0.sqlite");
+    // The global rank wins over the local one (node 1 of a 2 x 4 job).
+    const OutputNameInputs node1 { "h", 3, 5, 1 };
+    CHECK(expand_output_pattern("rank%r.sqlite", node1, 0) == "rank5.sqlite");
+    // Only LOCAL_RANK set (a single-node launcher that sets nothing else): the local rank.
+    const OutputNameInputs local_only { "h", 4, std::nullopt, 1 };
+    CHECK(expand_output_pattern("rank%r.sqlite", local_only, 0) == "rank1.sqlite");
 }
 
 TEST_CASE("without %n, later attempts insert a counter before the extension instead of clobbering")
 {
-    const OutputNameInputs in { "h", 9, std::nullopt };
+    const OutputNameInputs in { "h", 9, std::nullopt, std::nullopt };
     CHECK(expand_output_pattern("out.sqlite", in, 1) == "out-1.sqlite");
     CHECK(expand_output_pattern("dir.d/out", in, 2) == "dir.d/out-2");
     CHECK(expand_output_pattern("dir/.hidden", in, 1) == "dir/.hidden-1");
@@ -44,4 +58,19 @@ TEST_CASE("rank and world size come from the launcher's variables, first match w
     setenv("WORLD_SIZE", "8", 1);
     CHECK(world_size_from_environment() == 8);
     unsetenv("WORLD_SIZE");
+}
+
+TEST_CASE("the local rank comes from LOCAL_RANK only, and is not a rank")
+{
+    unsetenv("RANK");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("SLURM_PROCID");
+    unsetenv("LOCAL_RANK");
+    CHECK_FALSE(local_rank_from_environment().has_value());
+    setenv("LOCAL_RANK", "3", 1);
+    CHECK(local_rank_from_environment() == 3);
+    CHECK_FALSE(rank_from_environment().has_value()); // meta `rank` stays -1: a local rank is not a global one
+    setenv("LOCAL_RANK", "-1", 1);
+    CHECK_FALSE(local_rank_from_environment().has_value());
+    unsetenv("LOCAL_RANK");
 }

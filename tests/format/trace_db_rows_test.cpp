@@ -377,6 +377,27 @@ TEST_CASE("add_scalar and add_step_marker and add_overhead and add_dropped write
         == std::vector<Row> { { "42", "integer" } });
 }
 
+TEST_CASE("meta tensor_stats_skipped is 0 from creation, holds the latest total, and is not dropped records")
+{
+    auto t = open_trace("rows_skipped.sqlite");
+    const auto skipped = [&] {
+        SqliteFile file(t.path);
+        return file.rows("SELECT value, typeof(value) FROM FP8SCOPE_META WHERE key = 'tensor_stats_skipped'");
+    };
+    CHECK(skipped() == std::vector<Row> { { "0", "integer" } });
+    REQUIRE(t.db->set_tensor_stats_skipped(56).has_value());
+    REQUIRE(t.db->set_tensor_stats_skipped(112).has_value());
+    REQUIRE(t.db->commit().has_value());
+    // Committed while recording: a trace whose process dies keeps the count.
+    CHECK(skipped() == std::vector<Row> { { "112", "integer" } });
+    finish(t);
+    CHECK(skipped() == std::vector<Row> { { "112", "integer" } });
+    CHECK(t.db->counters().dropped_records == 0);
+    SqliteFile file(t.path);
+    CHECK(file.rows("SELECT COUNT(*) FROM FP8SCOPE_DROPPED") == std::vector<Row> { { "0" } });
+    CHECK(file.rows("SELECT value FROM FP8SCOPE_META WHERE key = 'dropped_records'") == std::vector<Row> { { "0" } });
+}
+
 TEST_CASE("meta holds the session fields with integers as INTEGER and the session start time")
 {
     auto t = open_trace("rows_meta.sqlite");

@@ -3,7 +3,7 @@
 
   run_all.py --build BUILD_DIR --out OUT_DIR --scratch DIR [--budget-s S] [STAGE ...]
 
-Stages, in this order (default: all): samples torch lifecycle signals bench stats realjobs. Every step has a timeout, and one
+Stages, in this order (default: all): samples torch lifecycle signals bench stats realstats realjobs. Every step has a timeout, and one
 failing step never stops the others; steps that no longer fit in the time budget are reported as SKIP. Results
 go to OUT/summary.json after every check, kept traces to OUT/trace-* and SCRATCH/extra, logs of every command to
 SCRATCH/logs (pack_results.py packs SCRATCH into OUT); a table ends stdout.
@@ -22,13 +22,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_runs  # noqa: E402
 import check_lifecycle  # noqa: E402
 import check_realjobs  # noqa: E402
+import check_realstats  # noqa: E402
 import check_samples  # noqa: E402
 import check_signals  # noqa: E402
 import check_stats  # noqa: E402
 import check_torch  # noqa: E402
 import gpu_common as g  # noqa: E402
 
-STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realjobs")
+STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs")
+# Stages that need only `fp8scope` and libfp8scope.so from the build (and PyTorch): the preflight asks for no more.
+LIGHT_STAGES = {"realstats", "realjobs"}
 
 
 def parse_args(argv):
@@ -52,14 +55,16 @@ def parse_args(argv):
     return args
 
 
-def preflight(ctx, report):
+def preflight(ctx, report, stages=STAGES):
     """What the machine and the build are; whether `fp8scope record` works (else env injection is used)."""
     info = g.run(ctx, "nvidia-smi", ["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                                      "--format=csv,noheader"], timeout_s=30) if _which("nvidia-smi") else None
     report.add("machine", "INFO", (info.stdout.strip() if info and info.rc == 0 else "nvidia-smi unavailable")[:120],
                f"python {sys.version.split()[0]} ({ctx.python}), {os.cpu_count()} cores")
-    needed = [ctx.fp8scope, ctx.collector, ctx.build / "bench" / "libfp8scope_launch_loop.so",
-              ctx.build / "bench" / "fp8scope_launch_overhead", ctx.train_py] + [ctx.sample(s) for s in g.SAMPLES]
+    needed = [ctx.fp8scope, ctx.collector]
+    if not set(stages) <= LIGHT_STAGES:
+        needed += [ctx.build / "bench" / "libfp8scope_launch_loop.so", ctx.build / "bench" / "fp8scope_launch_overhead",
+                   ctx.train_py] + [ctx.sample(s) for s in g.SAMPLES]
     missing = [str(p) for p in needed if not Path(p).exists()]
     report.judge("build complete", not missing, f"{len(needed) - len(missing)}/{len(needed)} files", missing)
     for path in (ctx.collector, ctx.sample("syncs")):
@@ -99,7 +104,7 @@ def main(argv=None):
     ctx = g.Ctx(args.build, args.out, args.scratch, args.budget_s, python=args.python)
     report = g.Report(ctx)
     report.extra.update(build=str(ctx.build), stages=stages)
-    g.guarded(report, "preflight", 0, preflight, ctx, report)
+    g.guarded(report, "preflight", 0, preflight, ctx, report, stages)
     state = {}
     if "samples" in stages:
         check_samples.run_all(ctx, report)
@@ -113,6 +118,8 @@ def main(argv=None):
         bench_runs.run_all(ctx, report, state)
     if "stats" in stages:
         check_stats.run_all(ctx, report, state)
+    if "realstats" in stages:
+        check_realstats.run_all(ctx, report, state)
     if "realjobs" in stages:
         check_realjobs.run_all(ctx, report, state)
     report.write()

@@ -2,7 +2,7 @@
 # Verifies the collector on the GPU machine in one call (issue 3): CUDA samples and PyTorch traces against ground
 # truth, lifecycle cases, overhead benchmarks. Run from the repository root:
 #
-#   OUT=/some/folder tests/gpu/run_all.sh BUILD_DIR [STAGE ...]      stages: samples torch lifecycle signals bench
+#   OUT=/some/folder tests/gpu/run_all.sh BUILD_DIR [STAGE ...]   stages: samples torch lifecycle signals bench stats realstats
 #
 # $OUT receives summary.json, run_all.log, kept traces (trace-*), details.tar.gz (every command's logs, per-check
 # JSON) and traces-extra.tar.gz; a PASS/FAIL table ends stdout. FP8SCOPE_GPU_WORK sets the scratch folder.

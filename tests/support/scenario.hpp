@@ -95,6 +95,7 @@ public:
     void tensor_stats(TensorStatsRow row); // row.site_id must come from tensor_site()
     void overhead(const OverheadRow& row);
     void dropped(const DroppedRow& row);
+    void tensor_stats_skipped(int64_t total) { tensor_stats_skipped_ = total; } // meta tensor_stats_skipped
 
     // Writes the scenario. `finished = false` leaves the trace as a crashed collector would (meta finished=0).
     Expected<void> write_fp8scope(const std::string& path, bool finished = true) const;
@@ -128,6 +129,7 @@ private:
     std::vector<TensorStatsRow> stats_;
     std::vector<OverheadRow> overheads_;
     std::vector<DroppedRow> dropped_;
+    int64_t tensor_stats_skipped_ = 0;
     uint32_t next_correlation_id_ = 1;
 
     friend class ScenarioWriters;

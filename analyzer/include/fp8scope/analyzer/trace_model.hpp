@@ -173,6 +173,9 @@ struct TraceMeta {
     int64_t session_start_utc_ns = 0;
     bool finished = false; // nsys exports are always complete: true
     std::string finish_reason;
+    // Tensor statistics samples the collector skipped because of FP8SCOPE_STATS_CAP (meta tensor_stats_skipped):
+    // not lost records, so not in dropped_records(). 0 when the trace does not say (older traces, nsys).
+    int64_t tensor_stats_skipped = 0;
     // Every FP8SCOPE_META key and value as text, for display (`fp8scope info --format json` prints it).
     std::map<std::string, std::string> raw;
 };

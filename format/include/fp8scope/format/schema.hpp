@@ -238,7 +238,8 @@ namespace detail {
     };
 
     // A tensor site is the stable identity of a tensor across steps (spec "Tensor statistics"): the NVTX range
-    // path, the ordinal among GEMMs of the same shape within the step, the shape, the dtype and the operand role.
+    // path, the ordinal among GEMMs of the same shape within the step (without steps: within the GEMM period the
+    // collector learned; -1 when neither was known), the shape, the dtype and the operand role.
     inline constexpr Column kTensorSite[] = {
         { "id", "INTEGER", R, "id" },
         { "nameId", "INTEGER", R, "StringIds.id" },
@@ -446,8 +447,12 @@ enum class OverheadKind : int32_t {
     CuptiBufferFlush = 0, CuptiInstrumentation = 1, CuptiResource = 2, DriverCompiler = 3, CommandBufferFull = 4,
     WriterCommit = 5, WriterDecode = 6, Other = 7
 };
+// TensorStatsCap is found in older traces only: their collectors counted statistics samples skipped by
+// FP8SCOPE_STATS_CAP as dropped. Skipped samples are not lost records; they are counted in meta
+// tensor_stats_skipped. TensorStatsLost is a real loss (every result slot in flight, or kernels still pending when
+// the trace ended).
 enum class DropSource : int32_t { CuptiNoBuffer = 0, BufferPoolExhausted = 1, WriterQueueFull = 2, WriterError = 3,
-    TensorStatsCap = 4 };
+    TensorStatsCap = 4, TensorStatsLost = 5 };
 
 std::span<const Enum> enums();
 // The name of an enum value ("CONTEXT_SYNCHRONIZE"), or an empty view if the id is not in the enum.
@@ -474,6 +479,9 @@ namespace meta {
     inline constexpr std::string_view kFinishReason = "finish_reason"; // "exit", "SIGTERM", "cudaDeviceReset", ...
     inline constexpr std::string_view kSessionEndNs = "session_end_ns"; // relative to session start
     inline constexpr std::string_view kDroppedRecords = "dropped_records"; // total, written when finished
+    // Tensor statistics samples not taken because FP8SCOPE_STATS_CAP was reached in their step (or period, or
+    // second); not lost records. 0 at creation, updated while recording.
+    inline constexpr std::string_view kTensorStatsSkipped = "tensor_stats_skipped";
 } // namespace meta
 
 // nsys encodes process and thread ids into one integer: globalTid = (pid << 24) | (tid & 0xFFFFFF) and

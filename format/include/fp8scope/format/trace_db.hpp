@@ -68,6 +68,8 @@ public:
     Expected<void> add_dropped(const DroppedRow& row);
     // A correlation id of the collector's own CUDA calls (FP8SCOPE_COLLECTOR_WORK).
     Expected<void> add_collector_work(uint32_t correlation_id);
+    // Meta tensor_stats_skipped: statistics samples skipped by the cap so far (a total, not an increment).
+    Expected<void> set_tensor_stats_skipped(int64_t total);
 
     // Commits the open transaction if it is older than the commit interval. Cheap to call often.
     Expected<void> commit_if_due();
