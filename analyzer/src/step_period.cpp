@@ -1,14 +1,187 @@
 #include "step_period.hpp"
 
+#include "correlation_index.hpp"
 #include "device_activity.hpp"
+#include "fp8scope/analyzer/kernel_classes.hpp"
 #include "median.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <unordered_map>
 
 namespace fp8scope::analyzer::detail {
+
+namespace {
+
+// What the phase alignment needs of each activity of the device, in sequence order.
+struct Sequence {
+    std::vector<int64_t> start_ns;
+    std::vector<int64_t> host_gap_ns; // launch-call start - the latest earlier launch-call start (0: unknown)
+    std::vector<uint8_t> optimizer, gemm;
+};
+
+bool optimizer_name(std::string_view name)
+{
+    std::string lower(name.substr(0, 256));
+    for (char& c : lower)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    // PyTorch's foreach and fused optimizers (multi_tensor_apply_kernel, _fused_adam(w)_kernel, _fused_sgd), Apex's
+    // and TransformerEngine's multi_tensor_* kernels. Not "lamb": lambdas fill PyTorch's element-wise kernel names.
+    for (std::string_view word : { "multi_tensor_apply", "multi_tensor_adam", "fused_adam", "fused_sgd" })
+        if (lower.find(word) != std::string::npos)
+            return true;
+    return false;
+}
+
+Sequence read_sequence(const TraceModel& model, uint32_t device)
+{
+    Sequence s;
+    CorrelationIndex calls(model.api_calls.correlation_id, &model.api_calls.is_driver);
+    KernelClassCache classes(model);
+    std::unordered_map<uint32_t, uint8_t> optimizer_names; // name index -> 0/1
+    int64_t latest_launch_ns = INT64_MIN;
+    Activity activity;
+    for (ActivityCursor cursor(model, device); cursor.next(activity);) {
+        s.start_ns.push_back(activity.start_ns);
+        int64_t gap = 0;
+        if (const auto call = calls.find(activity.correlation_id)) {
+            const int64_t launch_ns = model.api_calls.start_ns[*call];
+            if (latest_launch_ns != INT64_MIN)
+                gap = std::max<int64_t>(0, launch_ns - latest_launch_ns);
+            latest_launch_ns = std::max(latest_launch_ns, launch_ns);
+        }
+        s.host_gap_ns.push_back(gap);
+        uint8_t optimizer = 0, gemm = 0;
+        if (activity.kind == ActivityKind::Kernel) {
+            const StringRef name = model.kernels.name[activity.row];
+            auto [it, inserted] = optimizer_names.try_emplace(name.index, 0);
+            if (inserted)
+                it->second = optimizer_name(model.strings[name]) ? 1 : 0;
+            optimizer = it->second;
+            const KernelClass cls = classes.of(activity.row).cls;
+            gemm = cls == KernelClass::Fp8Gemm || cls == KernelClass::OtherGemm ? 1 : 0;
+        }
+        s.optimizer.push_back(optimizer);
+        s.gemm.push_back(gemm);
+    }
+    return s;
+}
+
+// Where the loop's step begins, relative to the anchor (docs/analysis.md "Steps", phase): a training step ends
+// with its optimizer update, and the next begins where the launching thread paused longest between the end of
+// the optimizer's kernels and the next GEMM (data loading, logging, the step's Python top). Each such place is
+// a candidate; the offset from the anchor shared by at least half the steps, with the longest median pause,
+// wins. nullopt: no optimizer kernels, or no consistent offset (the anchor's phase stays).
+// One boundary per optimizer group: the position after the group where the launching thread paused longest before
+// the next GEMM (within 64 activities).
+std::vector<uint32_t> optimizer_boundaries(const Sequence& s)
+{
+    const size_t n = s.start_ns.size();
+    std::vector<uint32_t> boundaries;
+    size_t i = 0;
+    while (i < n) {
+        if (!s.optimizer[i]) {
+            ++i;
+            continue;
+        }
+        // The optimizer's group: its kernels and the non-GEMM work between them (up to 8 apart).
+        size_t last = i;
+        for (size_t j = i + 1; j < n && j <= last + 8 && !s.gemm[j]; ++j)
+            if (s.optimizer[j])
+                last = j;
+        size_t best = n;
+        for (size_t k = last + 1; k < n && k <= last + 64; ++k) {
+            if (best == n || s.host_gap_ns[k] > s.host_gap_ns[best])
+                best = k;
+            if (s.gemm[k])
+                break;
+        }
+        i = last + 1;
+        if (best != n && (boundaries.empty() || best > boundaries.back()))
+            boundaries.push_back(uint32_t(best));
+    }
+    return boundaries;
+}
+
+// At least 70% of the spacings within 10% of their median: a loop's steps are alike.
+bool regular_spacing(const std::vector<uint32_t>& positions)
+{
+    if (positions.size() < 3)
+        return false;
+    std::vector<int64_t> lengths;
+    for (size_t i = 0; i + 1 < positions.size(); ++i)
+        lengths.push_back(int64_t(positions[i + 1]) - int64_t(positions[i]));
+    const int64_t median = median_of(lengths);
+    const auto close = std::count_if(
+        lengths.begin(), lengths.end(), [&](int64_t length) { return std::abs(length - median) <= median / 10; });
+    return close * 10 >= int64_t(lengths.size()) * 7;
+}
+
+std::optional<int64_t> loop_offset(const Sequence& s, const std::vector<uint32_t>& boundaries,
+    const std::vector<uint32_t>& anchor_positions)
+{
+    std::map<int64_t, std::vector<int64_t>> pauses_by_offset;
+    for (uint32_t best : boundaries) {
+        const auto anchor = std::upper_bound(anchor_positions.begin(), anchor_positions.end(), best);
+        if (anchor == anchor_positions.begin())
+            continue;
+        pauses_by_offset[int64_t(best) - int64_t(*(anchor - 1))].push_back(s.host_gap_ns[best]);
+    }
+    std::optional<int64_t> chosen;
+    int64_t chosen_pause = -1;
+    for (auto& [offset, pauses] : pauses_by_offset) {
+        if (pauses.size() * 2 < anchor_positions.size())
+            continue;
+        const int64_t pause = median_of(pauses);
+        if (pause > chosen_pause) {
+            chosen = offset;
+            chosen_pause = pause;
+        }
+    }
+    return chosen;
+}
+
+// The anchor's step starts moved to the loop's boundary: positions + offset, one more step before the first when
+// the sequence holds it whole, and a last repetition with fewer than half the median step's activities dropped
+// (a trace that ends inside a step).
+std::vector<int64_t> aligned_starts(
+    const Sequence& s, const std::vector<uint32_t>& positions, int64_t offset, bool prepend)
+{
+    std::vector<int64_t> lengths;
+    for (size_t i = 0; i + 1 < positions.size(); ++i)
+        lengths.push_back(int64_t(positions[i + 1]) - int64_t(positions[i]));
+    const int64_t median = median_of(lengths);
+    const int64_t n = int64_t(s.start_ns.size());
+    std::vector<int64_t> starts;
+    std::vector<int64_t> at;
+    // The step before the first boundary, when the sequence holds it: it begins where the thread paused longest
+    // about one step earlier (the first step often runs extra work, lazy initialisation, so not exactly one
+    // median step before).
+    const int64_t first = int64_t(positions.front()) + offset;
+    if (prepend && first - median / 2 >= 0) {
+        int64_t best = std::max<int64_t>(0, first - median);
+        for (int64_t p = std::max<int64_t>(0, first - median - median / 2); p <= first - median / 2; ++p)
+            if (s.host_gap_ns[size_t(p)] > s.host_gap_ns[size_t(best)])
+                best = p;
+        at.push_back(best);
+    }
+    for (uint32_t p : positions)
+        if (int64_t(p) + offset >= 0 && int64_t(p) + offset < n)
+            at.push_back(int64_t(p) + offset);
+    if (!at.empty() && n - at.back() < median / 2)
+        at.pop_back();
+    for (int64_t p : at)
+        if (starts.empty() || s.start_ns[size_t(p)] > starts.back())
+            starts.push_back(s.start_ns[size_t(p)]);
+    return starts;
+}
+
+} // namespace
 
 std::optional<Period> find_step_period(const TraceModel& model)
 {
@@ -85,6 +258,8 @@ std::optional<Period> find_step_period(const TraceModel& model)
     if (candidates.size() > 6)
         candidates.resize(6); // each try is a pass over the activities
 
+    const Sequence sequence = read_sequence(model, device);
+    const std::vector<uint32_t> boundaries = optimizer_boundaries(sequence);
     auto try_steps = [&](uint32_t steps) -> std::optional<Period> {
         // Anchor candidates: tokens occurring k = 1..8 times per step, fewest first.
         struct Anchor {
@@ -146,23 +321,57 @@ std::optional<Period> find_step_period(const TraceModel& model)
         if (!best)
             return std::nullopt;
         Period period;
-        for (int64_t start_ns : best->starts_ns)
-            if (period.step_starts_ns.empty() || start_ns > period.step_starts_ns.back())
-                period.step_starts_ns.push_back(start_ns);
+        const auto offset = loop_offset(sequence, boundaries, best->positions);
+        period.step_starts_ns = aligned_starts(sequence, best->positions, offset.value_or(0), offset.value_or(0) > 0);
+        if (period.step_starts_ns.size() < kMinSteps)
+            return std::nullopt;
         std::string anchor_name = best->token < base ? std::string(model.strings.values[best->token])
             : best->token == base + 16               ? std::string("memset")
                                                      : fmt::format("memcpy (copy kind {})", best->token - base);
         if (anchor_name.size() > 80)
             anchor_name = anchor_name.substr(0, 77) + "...";
-        period.description = fmt::format("{} repetitions of a {}-activity sequence on device {}, each starting at "
-                                         "'{}' (occurs {}x per step, median idle before it {} ns)",
-            steps, activities / steps, device, anchor_name, best->per_step, best_idle_ns);
+        period.description = fmt::format("{} repetitions of a {}-activity sequence on device {}, anchored at '{}' "
+                                         "(occurs {}x per step, median idle before it {} ns){}",
+            period.step_starts_ns.size(), activities / steps, device, anchor_name, best->per_step, best_idle_ns,
+            offset && *offset != 0
+                ? fmt::format("; steps begin {} activities after it, at the launching thread's longest pause "
+                              "after the optimizer",
+                      *offset)
+                : std::string());
         return period;
     };
+    std::optional<Period> found;
     for (uint32_t steps : candidates)
-        if (auto period = try_steps(steps))
+        if ((found = try_steps(steps)))
+            break;
+    // The optimizer's evidence: it runs once per step. When its groups are regular and the kernel sequence gave a
+    // different count, the sequence repeated over several steps (or a fragment of one): a whole multiple is
+    // explained and the optimizer wins; anything else is a disagreement, and no period is reported.
+    if (!regular_spacing(boundaries))
+        return found;
+    std::vector<int64_t> starts = aligned_starts(sequence, boundaries, 0, true);
+    if (starts.size() < kMinSteps)
+        return found;
+    const int64_t by_optimizer = int64_t(starts.size());
+    const int64_t by_sequence = found ? int64_t(found->step_starts_ns.size()) : 0;
+    if (found && std::llabs(by_sequence - by_optimizer) <= 1)
+        return found;
+    Period period;
+    if (found) {
+        const int64_t multiple = (by_optimizer + by_sequence / 2) / by_sequence;
+        if (multiple < 2 || std::llabs(by_optimizer - multiple * by_sequence) > 1) {
+            period.disagreement = fmt::format(
+                "the kernel sequence repeats {} times but the optimizer ran {} times", by_sequence, by_optimizer);
             return period;
-    return std::nullopt;
+        }
+    }
+    period.step_starts_ns = std::move(starts);
+    period.description = fmt::format("{} optimizer updates on device {}, each step beginning at the launching "
+                                     "thread's longest pause after them{}",
+        by_optimizer, device,
+        found ? fmt::format(" (the kernel sequence alone repeats {} times: it spans several steps)", by_sequence)
+              : std::string());
+    return period;
 }
 
 } // namespace fp8scope::analyzer::detail

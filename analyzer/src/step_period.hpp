@@ -15,6 +15,8 @@ namespace fp8scope::analyzer::detail {
 struct Period {
     std::vector<int64_t> step_starts_ns;
     std::string description;
+    // Set (and no starts) when the evidence disagrees: the report falls back to the whole trace and says why.
+    std::string disagreement;
 };
 
 // The repeating activity sequence of the busiest device (docs/analysis.md "Steps", automatic detection).
@@ -24,5 +26,10 @@ struct Period {
 // per step: the one after the longest typical device idle time, which is where a training loop's host work (data
 // loading, logging, the optimizer's bookkeeping) sits. O(n), two passes, no per-activity allocation.
 std::optional<Period> find_step_period(const TraceModel& model);
+
+// Steps from CUDA graph launches (step_graphs.cpp): the thread with the most cudaGraphLaunch/cuGraphLaunch calls,
+// when its graphs' activities outnumber the activities launched otherwise over the same span, and the launched
+// graph ids repeat with a period of k = 1..8 launches. Each step begins at the first activity of every k-th launch.
+std::optional<Period> find_graph_step_period(const TraceModel& model);
 
 } // namespace fp8scope::analyzer::detail

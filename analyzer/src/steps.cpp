@@ -156,9 +156,15 @@ std::optional<StepSet> steps_from_nvtx(const TraceModel& model, const std::strin
 
 std::optional<StepSet> steps_automatic(const TraceModel& model, int64_t trace_end_ns)
 {
-    const auto period = detail::find_step_period(model);
+    auto period = detail::find_graph_step_period(model);
+    if (!period)
+        period = detail::find_step_period(model);
     if (!period)
         return std::nullopt;
+    if (!period->disagreement.empty())
+        return StepSet { .source = StepSource::WholeTrace,
+            .detail = "automatic detection declined, the evidence disagrees: " + period->disagreement,
+            .steps = { { 0, model.time_span_ns()->first, trace_end_ns } } };
     std::vector<int64_t> indices(period->step_starts_ns.size());
     for (size_t i = 0; i < indices.size(); ++i)
         indices[i] = int64_t(i);

@@ -124,21 +124,28 @@ TEST_CASE("rule 2: work submitted long before the gap ended is a dependency", "[
     CHECK(totals.gap_counts == std::array<int64_t, kGapBucketCount> { 3, 0, 0, 0 });
 }
 
-TEST_CASE("rule 3: a thread inside CUDA calls is launch-bound, outside them host-bound", "[bubbles]")
+TEST_CASE("rule 3: a thread that keeps issuing work is launch-bound, one silent past its threshold host-bound",
+    "[bubbles]")
 {
     Scenario s;
     const auto host = s.thread(4242, 4242);
-    s.launch(host, call(0, 10), kernel(20, 100));
-    s.api_call(host, call(100, 180, "cudaEventRecord_v3020"));
-    s.launch(host, call(180, 190), kernel(200, 300)); // 90 of the gap's 100 ns inside CUDA
-    s.launch(host, call(380, 390), kernel(400, 500)); // 10 of 100
-    const BubbleAnalysis analysis = analyze(write_and_load(s, "launch-host"), steps_of({ { 20, 500 } }));
-    CHECK(analysis.epsilon_ns == 10);
-    check_bubbles(analysis, { { 100, 200, BubbleCause::Launch }, { 300, 400, BubbleCause::Host } });
+    s.launch(host, call(0, 10'000), kernel(20'000, 100'000));
+    // The thread keeps calling (every 5 us, 3 us each: its median silence is 2 us, so its threshold is 100 us).
+    for (int64_t t = 100'000; t < 180'000; t += 5'000)
+        s.api_call(host, call(t, t + 3'000, "cudaEventRecord_v3020"));
+    s.launch(host, call(180'000, 190'000), kernel(200'000, 300'000)); // silent at most 10 us of the gap: launch
+    s.launch(host, call(480'000, 490'000), kernel(500'000, 600'000)); // silent 290 us (190 to 480): host
+    const BubbleAnalysis analysis = analyze(write_and_load(s, "launch-host"), steps_of({ { 20'000, 600'000 } }));
+    CHECK(analysis.epsilon_ns == 10'000);
+    CHECK(analysis.host_stall_median_silence_ns == 2'000);
+    CHECK(analysis.host_stall_threshold_ns == kHostStallMinNs);
+    check_bubbles(
+        analysis, { { 100'000, 200'000, BubbleCause::Launch }, { 300'000, 500'000, BubbleCause::Host } });
     const BubbleTotals& totals = analysis.per_device_step[0].totals;
-    CHECK(totals.busy_ns == 280);
-    CHECK(totals.idle_ns == 200);
-    CHECK(totals.bubble_ratio == Approx(200.0 / 480.0));
+    CHECK(totals.busy_ns == 280'000);
+    CHECK(totals.idle_ns == 300'000);
+    // Launch gaps shrink to the graph's kernel gap in the CUDA Graphs estimate.
+    CHECK(totals.graph_removable_ns == 100'000 - kDefaultGraphKernelGapNs);
 }
 
 TEST_CASE("one stream idle while another is busy is not a bubble", "[bubbles]")

@@ -31,18 +31,24 @@ const Recommendation* find(const WhatIf& w, RecommendationKind kind)
 
 } // namespace
 
-TEST_CASE("the host-bound FP8 sample: reduce host work first, CUDA Graphs and FP8 bookkeeping fusion after",
-    "[recommendations][sample]")
+TEST_CASE("the launch-bound FP8 sample: CUDA Graphs first, FP8 bookkeeping fusion after", "[recommendations][sample]")
 {
+    // PyTorch eager dispatches ~1,500 tiny kernels per step; its per-op work happens outside CUDA calls, and the
+    // rule before issue 10 called it host work. The same step replayed from a CUDA graph ran 47 -> 20 ms on an H100
+    // (docs/benchmarks.md), so graphs must come first.
     const Report report = report_of("h100-train-fp8.sqlite");
     const WhatIf w = estimate_what_if(report);
     REQUIRE(!w.recommendations.empty());
-    CHECK(w.recommendations.front().kind == RecommendationKind::ReduceHostWork);
+    CHECK(w.recommendations.front().kind == RecommendationKind::CudaGraphs);
     const auto steps = static_cast<int64_t>(report.steps.steps.size());
     CHECK(w.mean_step_ns == report.totals.step_ns / steps);
-    // The CUDA Graphs estimate removes exactly the launch-caused idle time.
+    // The graph recommendation's saving is the step minus the CUDA Graphs estimate, at most the launch idle.
+    CHECK(w.recommendations.front().saving_per_step_ns == w.mean_step_ns - w.without_launch_overhead_ns);
+    // At most the launch and host idle: graphs remove launch gaps and let the GPU overlap the host's stalls.
     CHECK(w.mean_step_ns - w.without_launch_overhead_ns
-        == report.totals.cause_ns[static_cast<size_t>(BubbleCause::Launch)] / steps);
+        <= (report.totals.cause_ns[static_cast<size_t>(BubbleCause::Launch)]
+               + report.totals.cause_ns[static_cast<size_t>(BubbleCause::Host)])
+            / steps);
     const Recommendation* fuse = find(w, RecommendationKind::FuseFp8Bookkeeping);
     REQUIRE(fuse != nullptr);
     CHECK(fuse->saving_per_step_ns
@@ -64,20 +70,20 @@ TEST_CASE("the BF16 sample gets no FP8 recommendation, the syncs sample gets the
 
 namespace {
 
-// Three marked steps of 1000 ns, one kernel each, launched by a call that runs until just before the kernel starts:
-// the gap before each kernel is launch-bound (the thread is inside the call for over half of it). The gaps are
-// 110, 310 and 60 ns, so step 1 is the worst (31% of the step). No cast, sync or host idle time.
+// Three marked steps of 1 ms, one kernel each, launched by a call that runs until just before the kernel starts:
+// the gap before each kernel is launch-bound (the thread issued work through it). The gaps are 110, 310 and 60 us,
+// so step 1 is the worst (31% of the step). No cast, sync or host idle time.
 // `name`: each test case its own file, since CTest runs test cases in parallel.
 Report launch_bound_report(const std::string& name)
 {
     Scenario s;
     const auto host = s.thread(s.session().pid, s.session().pid);
-    const int64_t call_ns[] = { 100, 300, 50 };
+    const int64_t call_ns[] = { 100'000, 300'000, 50'000 };
     for (int64_t step = 0; step < 3; ++step) {
-        const int64_t t = step * 1000;
+        const int64_t t = step * 1'000'000;
         s.step_marker(host, t, step);
         s.launch(host, { .api_start_ns = t, .api_end_ns = t + call_ns[step] },
-            { .start_ns = t + call_ns[step] + 10, .end_ns = t + 1000, .name = "gemm" });
+            { .start_ns = t + call_ns[step] + 10'000, .end_ns = t + 1'000'000, .name = "gemm" });
     }
     ReportOptions options;
     options.steps.warmup = 0;
@@ -92,14 +98,14 @@ TEST_CASE("per-step bubble totals: one entry per step in order, summed over the 
     const Report report = launch_bound_report("recommendation-per-step-totals");
     const auto steps = bubbles_per_step(report);
     REQUIRE(steps.size() == 3);
-    const int64_t launch_ns[] = { 110, 310, 60 };
+    const int64_t launch_ns[] = { 110'000, 310'000, 60'000 };
     for (size_t i = 0; i < 3; ++i) {
         INFO("step " << i);
         CHECK(steps[i].step_index == static_cast<int64_t>(i));
-        CHECK(steps[i].totals.step_ns == 1000);
+        CHECK(steps[i].totals.step_ns == 1'000'000);
         CHECK(steps[i].totals.idle_ns == launch_ns[i]);
         CHECK(steps[i].totals.cause_ns[static_cast<size_t>(BubbleCause::Launch)] == launch_ns[i]);
-        CHECK(steps[i].totals.bubble_ratio == Approx(static_cast<double>(launch_ns[i]) / 1000));
+        CHECK(steps[i].totals.bubble_ratio == Approx(static_cast<double>(launch_ns[i]) / 1'000'000));
     }
 }
 
@@ -111,7 +117,8 @@ TEST_CASE(
     REQUIRE(w.recommendations.size() == 1);
     const Recommendation& graphs = w.recommendations.front();
     CHECK(graphs.kind == RecommendationKind::CudaGraphs);
-    CHECK(graphs.saving_per_step_ns == 160); // (110 + 310 + 60) / 3
+    // Each launch gap shrinks to the graph's kernel gap: (110 + 310 + 60 us - 3 x 300 ns) / 3.
+    CHECK(graphs.saving_per_step_ns == (110'000 + 310'000 + 60'000 - 3 * kDefaultGraphKernelGapNs) / 3);
     REQUIRE(graphs.worst_step);
     CHECK(graphs.worst_step->step_index == 1);
     CHECK(graphs.worst_step->share == Approx(0.31));

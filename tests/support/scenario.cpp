@@ -246,6 +246,8 @@ Expected<void> Scenario::write_fp8scope(const std::string& path, bool finished) 
         ok = all_ok(overheads_, [&](const OverheadRow& row) { return db.add_overhead(row); });
     if (ok)
         ok = all_ok(dropped_, [&](const DroppedRow& row) { return db.add_dropped(row); });
+    if (ok)
+        ok = all_ok(collector_work_, [&](uint32_t id) { return db.add_collector_work(id); });
     if (ok && tensor_stats_skipped_ > 0)
         ok = db.set_tensor_stats_skipped(tensor_stats_skipped_);
     if (!ok)

@@ -75,6 +75,8 @@ public:
 
     // An API call on `thread` and the GPU work it launched, joined by a fresh correlation id, which is returned.
     uint32_t launch(HostThread thread, const ApiSpec& api, const KernelSpec& kernel);
+    // One more kernel of an earlier launch (a CUDA graph's nodes share the graph launch's correlation id).
+    void more_of(uint32_t correlation_id, const KernelSpec& kernel) { kernels_.push_back(Kernel { kernel, correlation_id }); }
     uint32_t memcpy(HostThread thread, const ApiSpec& api, const CopySpec& copy);
     uint32_t memset(HostThread thread, const ApiSpec& api, const MemsetSpec& set);
     // A kernel with no API call (correlation id 0, as CUPTI reports when it cannot correlate).
@@ -95,6 +97,8 @@ public:
     void tensor_stats(TensorStatsRow row); // row.site_id must come from tensor_site()
     void overhead(const OverheadRow& row);
     void dropped(const DroppedRow& row);
+    // Marks a correlation id as the collector's own CUDA call (FP8SCOPE_COLLECTOR_WORK).
+    void collector_work(uint32_t correlation_id) { collector_work_.push_back(correlation_id); }
     void tensor_stats_skipped(int64_t total) { tensor_stats_skipped_ = total; } // meta tensor_stats_skipped
 
     // Writes the scenario. `finished = false` leaves the trace as a crashed collector would (meta finished=0).
@@ -129,6 +133,7 @@ private:
     std::vector<TensorStatsRow> stats_;
     std::vector<OverheadRow> overheads_;
     std::vector<DroppedRow> dropped_;
+    std::vector<uint32_t> collector_work_;
     int64_t tensor_stats_skipped_ = 0;
     uint32_t next_correlation_id_ = 1;
 

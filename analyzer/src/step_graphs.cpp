@@ -1,0 +1,111 @@
+// Automatic steps from CUDA graph launches (docs/analysis.md "Steps", automatic detection, host evidence): a job
+// that captured its step into graphs (torch.cuda.graph, torch.compile mode="reduce-overhead", JAX/XLA command
+// buffers) launches the same graph, or the same few graphs, once per step. Its kernel sequence says little (a graph
+// replays identically), but the launching thread's cudaGraphLaunch/cuGraphLaunch calls count the steps exactly.
+#include "step_period.hpp"
+
+#include "correlation_index.hpp"
+#include "device_activity.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+
+namespace fp8scope::analyzer::detail {
+
+namespace {
+
+bool is_graph_launch(std::string_view name)
+{
+    return name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch");
+}
+
+// The smallest k (1..8) such that the sequence repeats with period k in at least 90% of its positions.
+std::optional<size_t> sequence_period(const std::vector<int64_t>& ids)
+{
+    for (size_t k = 1; k <= 8 && 3 * k <= ids.size(); ++k) {
+        size_t same = 0;
+        for (size_t i = k; i < ids.size(); ++i)
+            same += ids[i] == ids[i - k] ? 1 : 0;
+        if (same * 10 >= (ids.size() - k) * 9)
+            return k;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Period> find_graph_step_period(const TraceModel& model)
+{
+    const ApiTable& api = model.api_calls;
+    std::vector<int8_t> named(model.strings.size(), -1);
+    std::map<int64_t, std::vector<size_t>> by_thread; // graph launch calls per thread, in start order
+    for (size_t row = 0; row < api.size(); ++row) {
+        int8_t& is_launch = named[api.name[row].index];
+        if (is_launch < 0)
+            is_launch = is_graph_launch(model.strings[api.name[row]]) ? 1 : 0;
+        // A runtime launch and the driver launch inside it share the correlation id: count the outer one.
+        if (is_launch == 1 && !(api.is_driver[row] && !by_thread[api.global_tid[row]].empty()
+                && api.correlation_id[by_thread[api.global_tid[row]].back()] == api.correlation_id[row]))
+            by_thread[api.global_tid[row]].push_back(row);
+    }
+    const auto thread = std::max_element(by_thread.begin(), by_thread.end(),
+        [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+    if (thread == by_thread.end() || thread->second.size() < 3)
+        return std::nullopt;
+    const std::vector<size_t>& launches = thread->second;
+
+    // Each launch's first activity and graph id, through its correlation id.
+    std::unordered_map<uint32_t, size_t> launch_of; // correlation id -> position in `launches`
+    for (size_t i = 0; i < launches.size(); ++i)
+        launch_of.emplace(api.correlation_id[launches[i]], i);
+    std::vector<int64_t> first_start(launches.size(), INT64_MAX), graph_id(launches.size(), 0);
+    size_t graph_activities = 0, other_activities = 0;
+    const int64_t from_ns = api.start_ns[launches.front()];
+    const int64_t to_ns = api.end_ns[launches.back()];
+    Activity activity;
+    for (ActivityCursor cursor(model); cursor.next(activity);) {
+        const auto it = activity.correlation_id != 0 ? launch_of.find(activity.correlation_id) : launch_of.end();
+        if (it != launch_of.end()) {
+            ++graph_activities;
+            first_start[it->second] = std::min(first_start[it->second], activity.start_ns);
+            if (activity.kind == ActivityKind::Kernel && graph_id[it->second] == 0)
+                graph_id[it->second] = model.kernels.graph_id[activity.row];
+        } else if (activity.start_ns >= from_ns && activity.start_ns <= to_ns) {
+            ++other_activities;
+        }
+    }
+    // Graphs must carry the job's work where they run: a job that launches one small graph now and then is
+    // stepped by its kernel sequence instead.
+    if (graph_activities < other_activities)
+        return std::nullopt;
+    std::vector<int64_t> ids;
+    for (size_t i = 0; i < launches.size(); ++i)
+        if (first_start[i] != INT64_MAX)
+            ids.push_back(graph_id[i]);
+    const auto per_step = sequence_period(ids);
+    if (!per_step)
+        return std::nullopt;
+    Period period;
+    size_t seen = 0;
+    for (size_t i = 0; i < launches.size(); ++i) {
+        if (first_start[i] == INT64_MAX)
+            continue;
+        // A step is a whole group of per_step launches: a trailing partial group is not a step.
+        if (seen % *per_step == 0 && seen + *per_step <= ids.size()
+            && (period.step_starts_ns.empty() || first_start[i] > period.step_starts_ns.back()))
+            period.step_starts_ns.push_back(first_start[i]);
+        ++seen;
+    }
+    if (period.step_starts_ns.size() < 3)
+        return std::nullopt;
+    period.description = fmt::format("{} CUDA graph launches on thread {}, {} per step ({} of their activities "
+                                     "against {} launched otherwise)",
+        ids.size(), thread->first & 0xFFFFFF, *per_step, graph_activities, other_activities);
+    return period;
+}
+
+} // namespace fp8scope::analyzer::detail
