@@ -28,7 +28,7 @@ namespace {
 
 Steps come from fp8scope.step() markers, else NVTX ranges matching --step-pattern (default: ProfilerStep#N,
 step, train_step, iteration), else the repeating kernel sequence; the report says which. Every figure and
-threshold is defined in docs/analysis.md; the JSON schema (fp8scope.report/1) and the JUnit layout are in
+threshold is defined in docs/analysis.md; the JSON schema (fp8scope.report/2) and the JUnit layout are in
 docs/cli.md. Traces with tensor statistics get a tensor-health section (NaN/Inf, scaling events, the sites
 with the most saturation or underflow or the least headroom, a per-site table). html is one self-contained
 file (inline SVG charts, no script, nothing fetched). junit has one testcase per analysis area (bubbles,

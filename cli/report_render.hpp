@@ -1,5 +1,5 @@
 // `fp8scope report` output: the analyzer's Report as text (terminals), Markdown (CI job summaries), JSON
-// (schema fp8scope.report/1, docs/cli.md), one self-contained HTML page (CI artifacts) or JUnit XML (CI test
+// (schema fp8scope.report/2, docs/cli.md), one self-contained HTML page (CI artifacts) or JUnit XML (CI test
 // reports). Formatting only: every figure comes from the analyzer.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace fp8scope::cli {
 
-inline constexpr const char* kReportJsonSchema = "fp8scope.report/1";
+inline constexpr const char* kReportJsonSchema = "fp8scope.report/2";
 
 struct ReportTextStyle {
     bool color = false; // ANSI colour: bold headings, bubble ratios by severity, recommendations highlighted

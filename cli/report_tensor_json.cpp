@@ -1,4 +1,4 @@
-// The report's "tensor_health" object (schema fp8scope.report/1, docs/cli.md): every figure of the analyzer's
+// The report's "tensor_health" object (schema fp8scope.report/2, docs/cli.md): every figure of the analyzer's
 // TensorHealth, sites by site id and rankings as site ids, so that a consumer can join them.
 #include "report_tensor.hpp"
 

@@ -1,5 +1,7 @@
 #include "fp8scope/analyzer/recommendations.hpp"
 
+#include "median.hpp"
+
 #include "fp8scope/analyzer/budgets.hpp"
 
 #include <algorithm>
@@ -107,16 +109,15 @@ int64_t graph_step_ns(const DeviceStepBubbles& row)
     return std::max(host_ns, serial_ns - host_ns);
 }
 
+// The median over steps (and devices): a stall that hits a few steps (a garbage collection, the host thread
+// descheduled) is inside the captured step and goes with the graph; the loader's stall that every step has stays.
 int64_t graph_step_estimate_ns(const Report& report)
 {
-    int64_t sum = 0, rows = 0;
-    for (const DeviceStepBubbles& row : report.bubbles.per_device_step) {
-        if (report.device && row.device_id != *report.device)
-            continue;
-        sum += graph_step_ns(row);
-        ++rows;
-    }
-    return rows > 0 ? sum / rows : 0;
+    std::vector<int64_t> estimates;
+    for (const DeviceStepBubbles& row : report.bubbles.per_device_step)
+        if (!report.device || row.device_id == *report.device)
+            estimates.push_back(graph_step_ns(row));
+    return estimates.empty() ? 0 : detail::median_of(std::move(estimates));
 }
 
 } // namespace

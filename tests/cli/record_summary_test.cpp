@@ -171,6 +171,7 @@ TEST_CASE("record summary: the real FP8 trace gets its bubble ratio and top caus
     const auto summary = summarize_trace(std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/h100-train-fp8.sqlite");
     REQUIRE(summary.counts);
     CHECK(summary.counts->kernels == 46'133);
-    // The same figure `fp8scope report` prints for device 0 (0.676, host-bound: tests/cli/report_test.cpp).
-    CHECK(summary.counts->bubbles == "0.676 host");
+    // The same figure `fp8scope report` prints for device 0 (0.676, launch-bound: PyTorch's per-op dispatch between
+    // launches, docs/analysis.md rule 3; tests/cli/report_test.cpp).
+    CHECK(summary.counts->bubbles == "0.676 launch");
 }

@@ -68,7 +68,7 @@ TEST_CASE("report shows idle time caused by comm in a multi-rank run, in every f
     CHECK(text.find("    0      0       600 ns    0.550  comm\n") != std::string::npos); // the per-step top cause
 
     const auto json = nlohmann::json::parse(run_ok({ "report", trace, "--warmup", "0", "--format", "json" }));
-    CHECK(json["schema"] == "fp8scope.report/1");
+    CHECK(json["schema"] == "fp8scope.report/2");
     CHECK(json["multi_rank"] == true);
     CHECK(json["thresholds"]["comm_share"] == 0.5);
     const auto& causes = json["totals"]["idle_by_cause_ns"];

@@ -117,7 +117,7 @@ TEST_CASE("report text and JSON give the scenario's tensor health exactly", "[cl
         != std::string::npos);
 
     const auto json = nlohmann::json::parse(run_ok({ "report", trace, "--format", "json" }));
-    CHECK(json["schema"] == "fp8scope.report/1");
+    CHECK(json["schema"] == "fp8scope.report/2");
     const auto& h = json["tensor_health"];
     CHECK(h["samples"] == 6);
     CHECK(h["samples_in_steps"] == 4);

@@ -29,7 +29,7 @@ nlohmann::json report_json(const std::vector<std::string>& extra)
 TEST_CASE("report on the real FP8 trace: NVTX steps, warm-up, bubbles and FP8 kernel classes", "[cli][report]")
 {
     const auto json = report_json({ kFp8Trace });
-    CHECK(json["schema"] == "fp8scope.report/1");
+    CHECK(json["schema"] == "fp8scope.report/2");
     CHECK(json["steps"]["source"] == "nvtx");
     CHECK(json["steps"]["warmup_excluded"] == 2);
     CHECK(json["steps"]["steps"].size() == 28); // 30 train_step ranges, 2 warm-up

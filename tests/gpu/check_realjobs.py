@@ -17,6 +17,7 @@ Traces and truths are packed, gzip per file, into $OUT/realjobs-N.tar (each unde
 import gzip
 import json
 import os
+import re
 import shutil
 import sqlite3
 import statistics
@@ -89,8 +90,8 @@ def record_job(ctx, report, kept, name, argv, expect_traces=1, extra_env=None):
     env_extra.update(extra_env or {})
     targv, env = ctx.traced(directory / "trace-%p.sqlite", argv, env_extra)
     result = g.run(ctx, f"realjobs-{name}", targv, env=env, timeout_s=JOB_TIMEOUT_S, cwd=directory)
-    truths = [json.loads(line.split(" ", 1)[1]) for line in result.stdout.splitlines()
-              if line.startswith(g.GROUND_TRUTH_PREFIX)]
+    # Ranks share one pipe, so their lines can run together: find each JSON object after the prefix.
+    truths = [json.loads(m) for m in re.findall(g.GROUND_TRUTH_PREFIX + r"(\{[^{}]*\})", result.stdout)]
     traces = [t for t in g.traces_in(directory)]
     # Only the traces that hold step markers are the job's (a launcher may write one without).
     marked = [(t, _markers(t)) for t in traces]

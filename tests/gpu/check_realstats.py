@@ -15,6 +15,7 @@ torchrun (workloads/torchrun_ranks.py, gloo, both ranks on cuda:0), `fp8scope re
 """
 
 import json
+import re
 import os
 import shutil
 from pathlib import Path
@@ -210,8 +211,8 @@ def torchrun_names(ctx, report):
         result = g.run(ctx, f"realstats-torchrun-{variant.split()[0]}", argv, env=env, timeout_s=TORCHRUN_TIMEOUT_S,
                        cwd=directory)
         ranks = trace_ranks(directory)
-        printed = sorted(json.loads(line.split(" ", 1)[1])["rank"] for line in result.stdout.splitlines()
-                         if line.startswith("TORCHRUN_RANK "))
+        # Two ranks write to one pipe: their lines can run together, so find each JSON object after the tag.
+        printed = sorted(json.loads(m)["rank"] for m in re.findall(r"TORCHRUN_RANK (\{[^{}]*\})", result.stdout))
         ok = result.rc == 0 and printed == [0, 1] and ranks.get("rank0.sqlite") == 0 \
             and ranks.get("rank1.sqlite") == 1 and not any(n.startswith("rank0-") for n in ranks)
         if launcher_cuda:

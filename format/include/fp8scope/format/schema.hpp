@@ -462,7 +462,7 @@ std::string create_enum_sql(const Enum& e);
 
 // FP8SCOPE_META keys. Integers are stored as INTEGER, everything else as TEXT.
 namespace meta {
-    inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.0"
+    inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.1"
     inline constexpr std::string_view kProducer = "producer"; // "fp8scope 0.1.0 (collector)"
     inline constexpr std::string_view kToolVersion = "tool_version";
     inline constexpr std::string_view kCommandLine = "command_line";
