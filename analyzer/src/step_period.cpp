@@ -347,15 +347,21 @@ std::optional<Period> find_step_period(const TraceModel& model)
     // The optimizer's evidence: it runs once per step. When its groups are regular and the kernel sequence gave a
     // different count, the sequence repeated over several steps (or a fragment of one): a whole multiple is
     // explained and the optimizer wins; anything else is a disagreement, and no period is reported.
-    if (!regular_spacing(boundaries))
+    if (!regular_spacing(boundaries)) {
+        if (found)
+            found->description += boundaries.empty() ? "; no optimizer kernels to check it against"
+                                                     : "; the optimizer's kernels are irregular, no second opinion";
         return found;
+    }
     std::vector<int64_t> starts = aligned_starts(sequence, boundaries, 0, true);
     if (starts.size() < kMinSteps)
         return found;
     const int64_t by_optimizer = int64_t(starts.size());
     const int64_t by_sequence = found ? int64_t(found->step_starts_ns.size()) : 0;
-    if (found && std::llabs(by_sequence - by_optimizer) <= 1)
+    if (found && std::llabs(by_sequence - by_optimizer) <= 1) {
+        found->description += fmt::format("; the optimizer ran {} times, which agrees", by_optimizer);
         return found;
+    }
     Period period;
     if (found) {
         const int64_t multiple = (by_optimizer + by_sequence / 2) / by_sequence;

@@ -20,6 +20,17 @@ StepOptions no_warmup()
     return options;
 }
 
+// Automatic detection (markers and NVTX absent) finds exactly these step starts.
+void check_automatic_starts(const TraceModel& model, const std::vector<int64_t>& starts)
+{
+    const StepSet steps = find_steps(model, no_warmup());
+    CAPTURE(steps.detail);
+    CHECK(steps.source == StepSource::Automatic);
+    REQUIRE(steps.steps.size() == starts.size());
+    for (size_t i = 0; i < starts.size(); ++i)
+        CHECK(steps.steps[i].start_ns == starts[i]);
+}
+
 int64_t cause_ns(const Report& r, BubbleCause cause)
 {
     return r.totals.cause_ns[size_t(cause)];
@@ -117,13 +128,7 @@ TEST_CASE("a job that launches one CUDA graph per step gets one step per launch"
     }
     // A trailing eager kernel after the last replay is not a step of its own.
     s.launch(t, { at + 100'000, at + 101'000 }, { at + 102'000, at + 103'000, "k0" });
-    const TraceModel model = write_and_load(s, "graph-steps");
-    const StepSet steps = find_steps(model, no_warmup());
-    CAPTURE(steps.detail);
-    CHECK(steps.source == StepSource::Automatic);
-    REQUIRE(steps.steps.size() == 6);
-    for (size_t i = 0; i < 6; ++i)
-        CHECK(steps.steps[i].start_ns == starts[i]);
+    check_automatic_starts(write_and_load(s, "graph-steps"), starts);
 }
 
 TEST_CASE("automatic steps begin after the optimizer, where the thread paused; a partial last one is dropped",
@@ -152,11 +157,5 @@ TEST_CASE("automatic steps begin after the optimizer, where the thread paused; a
     }
     op("sm90_xmma_gemm_bf16_fwd", 200'000); // the trace ends inside the 7th step
     op("elementwise_act", 1'000);
-    const TraceModel model = write_and_load(s, "optimizer-phase");
-    const StepSet steps = find_steps(model, no_warmup());
-    CAPTURE(steps.detail);
-    CHECK(steps.source == StepSource::Automatic);
-    REQUIRE(steps.steps.size() == 6);
-    for (size_t i = 0; i < 6; ++i)
-        CHECK(steps.steps[i].start_ns == starts[i]);
+    check_automatic_starts(write_and_load(s, "optimizer-phase"), starts);
 }
