@@ -61,6 +61,23 @@ inline constexpr FindingArea kFindingAreas[] = {
 std::string worst_step_text(
     const std::optional<analyzer::RecommendationStep>& worst, analyzer::RecommendationKind kind);
 
+// What a reader must know about how complete the trace is, one sentence each, empty when nothing: the recording
+// process did not close it (kUnfinishedText), records the collector dropped, kernels the loader clipped.
+std::vector<std::string> recording_warnings(const analyzer::RecordingStatus& recording);
+// recording_warnings() joined by "; ", or "finished (exit), no records dropped" when there is none.
+std::string recording_sentence(const analyzer::RecordingStatus& recording);
+
+// The kernel classes with no kernel in the steps, as "other GEMM, communication" (empty when every class has one):
+// reports list them in one line instead of rows of zeros.
+std::string empty_kernel_classes(const analyzer::KernelClassReport& classes);
+
+// The APIs with calls in the steps, most GPU idle caused first (ties: the analyzer's order, most blocked time):
+// the rows a sync table shows. APIs called only outside the steps are left out (SyncReport::outside_steps counts them).
+std::vector<const analyzer::SyncApiSummary*> syncs_by_idle_caused(const analyzer::SyncReport& syncs);
+
+// "1 step", "2 steps".
+std::string count_of(int64_t count, std::string_view singular, std::string_view plural);
+
 // "no change would save 1% of a step or more" (kMinRecommendationSavingShare), capitalised or not, without a full
 // stop.
 std::string no_recommendation_sentence(bool capitalised);

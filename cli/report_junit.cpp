@@ -33,6 +33,9 @@ std::string properties(const TraceModel& model, const Report& r, const WhatIf& w
     const size_t steps = r.steps.steps.size();
     std::string out = "    <properties>\n";
     property(out, "trace", model.path);
+    property(out, "trace_finished", r.recording.finished ? "true" : "false");
+    property(out, "dropped_records", fmt::to_string(r.recording.dropped_records));
+    property(out, "clipped_kernels", fmt::to_string(r.recording.clipped_kernels.count));
     property(out, "steps", fmt::to_string(steps));
     property(out, "steps_source", step_source_name(r.steps.source));
     property(out, "warmup_excluded", fmt::to_string(r.steps.warmup_excluded));
@@ -46,7 +49,7 @@ std::string properties(const TraceModel& model, const Report& r, const WhatIf& w
     property(out, "syncs_per_step",
         fmt::format("{:.2f}", steps ? static_cast<double>(r.syncs.total.count) / static_cast<double>(steps) : 0.0));
     property(out, "kernels_per_step", fmt::to_string(per_step(r.launch.kernels, steps)));
-    property(out, "fp8_gemm_share", fmt::format("{:.4f}", r.kernel_classes.share(KernelClass::Fp8Gemm)));
+    property(out, "fp8_gemm_share", fmt::format("{:.4f}", r.kernel_classes.share_of_kernel_time(KernelClass::Fp8Gemm)));
     property(out, "min_recommendation_saving_share", fmt::format("{:g}", kMinRecommendationSavingShare));
     const TensorHealth& h = r.tensor_health;
     property(out, "tensor_samples", fmt::to_string(h.totals.samples));

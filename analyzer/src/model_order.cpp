@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 namespace fp8scope::analyzer::detail {
 
@@ -45,12 +46,41 @@ template <class Row, class Key> void sort_rows(std::vector<Row>& rows, Key key)
         std::ranges::stable_sort(rows, {}, key);
 }
 
+// Clips kernels that start before the previous kernel of their (device, stream) ended (ClippedKernels,
+// trace_model.hpp). `k` is sorted by start. Returns whether any start moved (the table may then be out of order).
+bool clip_overlapping_kernels(KernelTable& k, ClippedKernels& clipped)
+{
+    std::unordered_map<uint64_t, int64_t> stream_end; // (device << 32 | stream) -> latest end so far
+    uint64_t last_key = UINT64_MAX;
+    int64_t* last_end = nullptr; // consecutive kernels are mostly on one stream: skip the hash look-up then
+    for (size_t i = 0; i < k.size(); ++i) {
+        if (k.graph_id[i] != 0)
+            continue;
+        const uint64_t key = (uint64_t { k.device_id[i] } << 32) | k.stream_id[i];
+        if (key != last_key) {
+            last_key = key;
+            last_end = &stream_end.try_emplace(key, INT64_MIN).first->second;
+        }
+        if (k.start_ns[i] < *last_end) [[unlikely]] {
+            ++clipped.count;
+            clipped.clipped_ns += std::min(*last_end, k.end_ns[i]) - k.start_ns[i];
+            k.start_ns[i] = *last_end;
+            k.end_ns[i] = std::max(k.end_ns[i], k.start_ns[i]);
+        }
+        *last_end = std::max(*last_end, k.end_ns[i]);
+    }
+    return clipped.count > 0;
+}
+
 } // namespace
 
 void sort_by_time(TraceModel& model)
 {
     auto& k = model.kernels;
     sort_columns(k.start_ns, k.end_ns, k.device_id, k.stream_id, k.correlation_id, k.name, k.short_name, k.graph_id);
+    if (clip_overlapping_kernels(k, model.clipped_kernels))
+        sort_columns(
+            k.start_ns, k.end_ns, k.device_id, k.stream_id, k.correlation_id, k.name, k.short_name, k.graph_id);
     auto& a = model.api_calls;
     sort_columns(a.start_ns, a.end_ns, a.global_tid, a.correlation_id, a.name, a.is_driver, a.return_value);
     auto& s = model.syncs;

@@ -59,6 +59,8 @@ Expected<TraceModel> load_trace(const std::string& path)
         return std::unexpected(file.error());
     if (auto ok = file->load_catalog(); !ok)
         return std::unexpected(ok.error());
+    if (auto ok = file->quick_check(); !ok)
+        return std::unexpected(ok.error());
 
     TraceModel model;
     model.path = path;
