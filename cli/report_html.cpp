@@ -85,7 +85,7 @@ std::string thresholds(const Report& r)
     out += "<tr><th>steps</th>" + cell(steps_sentence(r.steps)) + "</tr>\n";
     out += "<tr><th>recording</th>" + cell(recording_sentence(r.recording)) + "</tr>\n";
     out += "<tr><th>launch latency ε</th>"
-        + cell(fmt::format("{} (median activity start − launch call end over {} kernels, copies and memsets)",
+        + cell(fmt::format("{} (median activity start − launch call end over {} activities: kernels, copies and memsets)",
             format_duration_ns(r.bubbles.epsilon_ns), r.bubbles.epsilon_samples))
         + "</tr>\n";
     out += "<tr><th>launch rule</th>"
@@ -240,8 +240,7 @@ std::string render_report_html(const TraceModel& model, const Report& r)
         out += "<p class=\"bad\">Warning: " + xml_escaped(recording_sentence(r.recording)) + ".</p>\n";
     if (r.steps.steps.empty())
         return out + thresholds(r)
-            + "<p>No steps to analyse: the trace has no GPU activity, or --steps selected "
-              "none.</p>\n</body>\n</html>\n";
+            + "<p>No steps to analyse: the trace has no activity.</p>\n</body>\n</html>\n";
     out += headline(r) + thresholds(r);
     out += "<h2>Bubbles</h2>\n" + bubble_ratio_chart(r) + idle_by_cause_chart(r) + per_step_table(r);
     out += syncs_table(r) + top_syncs_chart(model, r);

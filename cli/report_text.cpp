@@ -58,8 +58,8 @@ void bubbles_text(std::string& out, const Report& r, const Paint& paint)
         + "\n";
     out += fmt::format("  step time        {} in all, {} per step\n", format_duration_ns(t.step_ns),
         format_duration_ns(per_step(t.step_ns, r.steps.steps.size())));
-    out += fmt::format("  busy             {} ({:.1f}%; kernels, copies and memsets of all streams, a union)\n",
-        format_duration_ns(t.busy_ns), percent(t.busy_ns, t.step_ns));
+    out += fmt::format(
+        "  busy             {} ({:.1f}%)\n", format_duration_ns(t.busy_ns), percent(t.busy_ns, t.step_ns));
     out += fmt::format("  bubble ratio     {} ({} idle in {})\n",
         paint.ratio(fmt::format("{:.3f}", t.bubble_ratio), t.bubble_ratio), format_duration_ns(t.idle_ns),
         count_of(t.bubble_count, "bubble", "bubbles"));
@@ -166,9 +166,9 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
     out += fmt::format("Recording: {}\n",
         recording_ok ? recording_sentence(report.recording) : paint.warning(recording_sentence(report.recording)));
     out += fmt::format("Steps: {}\n", printable(steps_sentence(report.steps)));
-    out += fmt::format("Thresholds: launch latency ε = {} (median activity start - launch call end over {} kernels, "
-                       "copies and memsets); a gap is `launch` when the thread spent over {:.0f}% of it in CUDA calls; "
-                       "gap size buckets 10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
+    out += fmt::format("Thresholds: launch latency ε = {} (median activity start - launch call end over {} activities: "
+                       "kernels, copies and memsets); a gap is `launch` when the thread spent over {:.0f}% of it in "
+                       "CUDA calls; gap size buckets 10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
         format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples, 100.0 * kLaunchApiShare);
     if (report.bubbles.multi_rank)
         out += fmt::format("Multi-rank run (rule 4): communication kernels wait for the other ranks, so they are not "

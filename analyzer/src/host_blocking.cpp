@@ -64,14 +64,15 @@ std::string_view api_base_name(std::string_view name)
 {
     for (bool changed = true; changed;) {
         changed = false;
-        if (ends_with(name, "_ptds") || ends_with(name, "_ptsz")) {
+        // A suffix is only dropped when a name stays: "_v2" alone is left as it is.
+        if (name.size() > 5 && (ends_with(name, "_ptds") || ends_with(name, "_ptsz"))) {
             name.remove_suffix(5);
             changed = true;
         }
         size_t digits = 0;
         while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[name.size() - 1 - digits])))
             ++digits;
-        if (digits > 0 && name.size() >= digits + 2 && name.substr(name.size() - digits - 2, 2) == "_v") {
+        if (digits > 0 && name.size() > digits + 2 && name.substr(name.size() - digits - 2, 2) == "_v") {
             name.remove_suffix(digits + 2);
             changed = true;
         }
