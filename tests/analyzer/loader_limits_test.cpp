@@ -2,6 +2,7 @@
 // refuses or clips"): times near the int64 limits and end-before-start spans are refused; kernels that overlap on
 // one stream are clipped and counted; counts above a tensor's numel are refused; a b-tree that silently lost rows
 // is found by PRAGMA quick_check. The loader never writes beside the trace.
+#include "corrupt_page.hpp"
 #include "fp8scope/analyzer/trace_loader.hpp"
 #include "loader_test_support.hpp"
 
@@ -10,7 +11,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <set>
 
@@ -43,6 +43,13 @@ std::string written(const Scenario& s, const std::string& test_name)
     return path;
 }
 
+// REQUIREs `s` to be refused as an invalid trace with `fragment` in the message.
+void check_refused(const Scenario& s, const std::string& test_name, const std::string& fragment)
+{
+    const std::string path = written(s, test_name);
+    check_error(load_trace(path), ErrorCode::InvalidTrace, path, fragment);
+}
+
 std::set<std::string> files_in(const std::string& dir)
 {
     std::set<std::string> names;
@@ -65,25 +72,6 @@ int64_t plain_count(const std::string& path, const std::string& table)
     return rows;
 }
 
-// The page size and the root page of `table`, as the file's own schema says.
-std::pair<int64_t, int64_t> page_of(const std::string& path, const std::string& table)
-{
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-    auto one = [&](const std::string& sql) {
-        sqlite3_stmt* stmt = nullptr;
-        REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
-        REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
-        const int64_t value = sqlite3_column_int64(stmt, 0);
-        sqlite3_finalize(stmt);
-        return value;
-    };
-    const int64_t page_size = one("PRAGMA page_size");
-    const int64_t root = one("SELECT rootpage FROM sqlite_schema WHERE name = '" + table + "'");
-    sqlite3_close(db);
-    return { page_size, root };
-}
-
 } // namespace
 
 TEST_CASE("times beyond 2^53 ns from the session start are refused in every table", "[loader][bad][limits]")
@@ -92,8 +80,7 @@ TEST_CASE("times beyond 2^53 ns from the session start are refused in every tabl
     {
         Scenario s = kernels_scenario(3);
         s.orphan_kernel({ .start_ns = kInt64Max - 100, .end_ns = kInt64Max - 50 });
-        const std::string path = written(s, "limits_kernel");
-        check_error(load_trace(path), ErrorCode::InvalidTrace, path,
+        check_refused(s, "limits_kernel",
             "time 9223372036854775707 ns out of range (more than 2^53 ns, about 104 days, from the session start) "
             "in FP8SCOPE_KERNEL.start");
     }
@@ -101,8 +88,7 @@ TEST_CASE("times beyond 2^53 ns from the session start are refused in every tabl
     {
         Scenario s = kernels_scenario(1);
         s.orphan_kernel({ .start_ns = kMaxTraceTimeNs - 10, .end_ns = kMaxTraceTimeNs + 10 });
-        const std::string path = written(s, "limits_kernel_end");
-        check_error(load_trace(path), ErrorCode::InvalidTrace, path,
+        check_refused(s, "limits_kernel_end",
             "time 9007199254741002 ns out of range (more than 2^53 ns, about 104 days, from the session start) in "
             "FP8SCOPE_KERNEL.duration");
     }
@@ -110,22 +96,19 @@ TEST_CASE("times beyond 2^53 ns from the session start are refused in every tabl
     {
         Scenario s = kernels_scenario(1);
         s.api_call(s.thread(1, 1), { .api_start_ns = 0, .api_end_ns = kInt64Max, .name = "cudaMalloc_v3020" });
-        const std::string path = written(s, "limits_api");
-        check_error(load_trace(path), ErrorCode::InvalidTrace, path, "in CUPTI_ACTIVITY_KIND_RUNTIME.end");
+        check_refused(s, "limits_api", "in CUPTI_ACTIVITY_KIND_RUNTIME.end");
     }
     SECTION("an NVTX range starting at INT64_MIN")
     {
         Scenario s = kernels_scenario(1);
         s.nvtx_range(s.thread(1, 1), kInt64Min, 0, "train_step");
-        const std::string path = written(s, "limits_nvtx");
-        check_error(load_trace(path), ErrorCode::InvalidTrace, path, "in NVTX_EVENTS.start");
+        check_refused(s, "limits_nvtx", "in NVTX_EVENTS.start");
     }
     SECTION("a step marker far in the future")
     {
         Scenario s = kernels_scenario(1);
         s.step_marker(s.thread(1, 1), kMaxTraceTimeNs + 1, 7);
-        const std::string path = written(s, "limits_marker");
-        check_error(load_trace(path), ErrorCode::InvalidTrace, path, "in FP8SCOPE_STEP_MARKER.timestamp");
+        check_refused(s, "limits_marker", "in FP8SCOPE_STEP_MARKER.timestamp");
     }
     SECTION("the same limit in an Nsight Systems export")
     {
@@ -151,30 +134,25 @@ TEST_CASE("an end before its start is refused", "[loader][bad][limits]")
     {
         Scenario s = kernels_scenario(2);
         s.orphan_kernel({ .start_ns = 500, .end_ns = 400 });
-        const std::string path = written(s, "span_kernel");
-        check_error(load_trace(path), ErrorCode::InvalidTrace, path, "negative duration in FP8SCOPE_KERNEL row 3");
+        check_refused(s, "span_kernel", "negative duration in FP8SCOPE_KERNEL row 3");
     }
     SECTION("an API call")
     {
         Scenario s = kernels_scenario(1);
         s.api_call(s.thread(1, 1), { .api_start_ns = 900, .api_end_ns = 899, .name = "cudaMalloc_v3020" });
-        const std::string path = written(s, "span_api");
-        check_error(
-            load_trace(path), ErrorCode::InvalidTrace, path, "negative duration in CUPTI_ACTIVITY_KIND_RUNTIME row 2");
+        check_refused(s, "span_api", "negative duration in CUPTI_ACTIVITY_KIND_RUNTIME row 2");
     }
     SECTION("a sync")
     {
         Scenario s = kernels_scenario(1);
         s.sync(s.thread(1, 1), 300, 200, schema::SyncType::StreamSynchronize, 7u);
-        const std::string path = written(s, "span_sync");
-        check_error(load_trace(path), ErrorCode::InvalidTrace, path, "negative duration in CUPTI_ACTIVITY_KIND_");
+        check_refused(s, "span_sync", "negative duration in CUPTI_ACTIVITY_KIND_");
     }
     SECTION("an NVTX range")
     {
         Scenario s = kernels_scenario(1);
         s.nvtx_range(s.thread(1, 1), 1000, 10, "train_step");
-        const std::string path = written(s, "span_nvtx");
-        check_error(load_trace(path), ErrorCode::InvalidTrace, path, "negative duration in NVTX_EVENTS row 1");
+        check_refused(s, "span_nvtx", "negative duration in NVTX_EVENTS row 1");
     }
 }
 
@@ -234,17 +212,14 @@ TEST_CASE("a tensor count above its numel is refused", "[loader][bad][limits]")
     {
         row.saturated = 1001;
         s.tensor_stats(row);
-        const std::string path = written(s, "count_saturated");
-        check_error(load_trace(path), ErrorCode::InvalidTrace, path,
-            "count 1001 above numel 1000 in FP8SCOPE_TENSOR_STATS.saturated (row 1)");
+        check_refused(s, "count_saturated", "count 1001 above numel 1000 in FP8SCOPE_TENSOR_STATS.saturated (row 1)");
     }
     SECTION("NaN and Inf together")
     {
         row.nans = 600;
         row.infs = 600;
         s.tensor_stats(row);
-        const std::string path = written(s, "count_nonfinite");
-        check_error(load_trace(path), ErrorCode::InvalidTrace, path, "nans + infs above numel 1000");
+        check_refused(s, "count_nonfinite", "nans + infs above numel 1000");
     }
 }
 
@@ -254,22 +229,10 @@ TEST_CASE("a b-tree page that lost cells is found by quick_check, not read as fe
     const std::string path = dir + "/trace.sqlite";
     REQUIRE(kernels_scenario(40).write_fp8scope(path));
     REQUIRE(plain_count(path, "FP8SCOPE_KERNEL") == 40);
-    const auto [page_size, root] = page_of(path, "FP8SCOPE_KERNEL");
-    REQUIRE(root > 1);
-
-    // The table fits one leaf page (type 0x0D), whose header holds the cell count at bytes 3-4 (big-endian;
-    // sqlite.org/fileformat2.html, "B-tree Page Header Format"). Telling it 30 hides 10 rows.
-    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-    const std::streamoff header = (root - 1) * page_size;
-    unsigned char page_header[5] = {};
-    file.seekg(header);
-    file.read(reinterpret_cast<char*>(page_header), sizeof page_header);
-    REQUIRE(page_header[0] == 0x0D);
-    REQUIRE(((page_header[3] << 8) | page_header[4]) == 40);
-    const char thirty[2] = { 0, 30 };
-    file.seekp(header + 3);
-    file.write(thirty, 2);
-    file.close();
+    // The table fits one leaf page; telling its header it holds 30 cells hides 10 rows.
+    const auto cells = hide_cells_of_leaf_table(path, "FP8SCOPE_KERNEL", 30);
+    INFO((cells ? std::string() : cells.error().message));
+    REQUIRE(cells == 40);
 
     // Plain SQLite reads the damaged page without an error: 10 kernels are silently gone.
     CHECK(plain_count(path, "FP8SCOPE_KERNEL") == 30);

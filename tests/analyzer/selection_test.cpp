@@ -209,7 +209,8 @@ TEST_CASE("API base names drop the version and per-thread suffixes, and one API 
     CHECK(r.syncs.by_api[0].count == 2);
 }
 
-TEST_CASE("kernel-class shares are of kernel time: never above 1 with concurrent streams", "[kernel_classes][selection]")
+TEST_CASE(
+    "kernel-class shares are of kernel time: never above 1 with concurrent streams", "[kernel_classes][selection]")
 {
     Scenario s;
     const HostThread host = s.thread(s.session().pid, 11);
@@ -228,8 +229,8 @@ TEST_CASE("kernel-class shares are of kernel time: never above 1 with concurrent
     CHECK(r.kernel_classes.share_of_kernel_time(KernelClass::Cast) == Approx(2.0 / 3.0));
     // 1800 ns of casts in a 1000 ns step: fusing them can give back at most the step.
     const WhatIf w = estimate_what_if(r);
-    const auto fuse = std::ranges::find_if(
-        w.recommendations, [](const Recommendation& rec) { return rec.kind == RecommendationKind::FuseFp8Bookkeeping; });
+    const auto fuse = std::ranges::find_if(w.recommendations,
+        [](const Recommendation& rec) { return rec.kind == RecommendationKind::FuseFp8Bookkeeping; });
     REQUIRE(fuse != w.recommendations.end());
     CHECK(fuse->saving_per_step_ns == 1000);
     CHECK(fuse->saving_share == 1.0);
