@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace fp8scope::cli {
 
@@ -14,6 +15,16 @@ using namespace analyzer;
 std::string count_of(int64_t count, std::string_view singular, std::string_view plural)
 {
     return fmt::format("{} {}", count, count == 1 ? singular : plural);
+}
+
+std::string per_step_rate(int64_t count, size_t steps, int decimals)
+{
+    if (steps == 0 || count == 0)
+        return "0";
+    const double rate = static_cast<double>(count) / static_cast<double>(steps);
+    if (rate < 0.5 * std::pow(10.0, -decimals))
+        return fmt::format("{:.2g}", rate);
+    return fmt::format("{:.{}f}", rate, decimals);
 }
 
 std::string steps_sentence(const StepSet& steps)

@@ -75,6 +75,10 @@ std::string empty_kernel_classes(const analyzer::KernelClassReport& classes);
 // the rows a sync table shows. APIs called only outside the steps are left out (SyncReport::outside_steps counts them).
 std::vector<const analyzer::SyncApiSummary*> syncs_by_idle_caused(const analyzer::SyncReport& syncs);
 
+// count / steps with `decimals` decimals, or two significant digits when that would read as 0 for a count above 0
+// (1 call in 28 steps: "0.036" per step, not "0.0"), "0" without steps.
+std::string per_step_rate(int64_t count, size_t steps, int decimals);
+
 // "1 step", "2 steps".
 std::string count_of(int64_t count, std::string_view singular, std::string_view plural);
 

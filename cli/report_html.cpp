@@ -143,7 +143,7 @@ std::string syncs_table(const Report& r)
                "<th>outside the steps</th></tr>\n";
     for (const SyncApiSummary* a : apis)
         out += "<tr><td><code>" + xml_escaped(a->name) + "</code></td>" + num(fmt::to_string(a->count))
-            + num(fmt::format("{:.1f}", static_cast<double>(a->count) / steps)) + duration(a->duration_ns)
+            + num(per_step_rate(a->count, r.steps.steps.size(), 1)) + duration(a->duration_ns)
             + duration(a->idle_caused_ns) + num(fmt::to_string(a->outside_steps)) + "</tr>\n";
     return apis.empty() ? out : out + "</table>\n";
 }
@@ -193,7 +193,7 @@ std::string classes_table(const TraceModel& model, const Report& r)
         }
         out += "<tr>" + cell(kernel_class_label(cls)) + duration(per_step(t.time_ns, steps))
             + num(fmt::format("{:.1f}%", 100.0 * k.share_of_kernel_time(cls)))
-            + num(fmt::to_string(per_step(t.count, steps))) + num(fmt::to_string(k.distinct_names[c])) + top
+            + num(per_step_rate(t.count, steps, 0)) + num(fmt::to_string(k.distinct_names[c])) + top
             + "</tr>\n";
     }
     out += "</table>\n";

@@ -115,8 +115,12 @@ std::string tensor_testcase(const TensorHealth& h, size_t& failures, size_t& ski
     }
     lines.push_back("thresholds: " + tensor_thresholds_sentence());
     std::string details;
-    for (const std::string& line : lines)
-        details += (details.empty() ? "" : "\n") + xml_escaped(line);
+    for (const std::string& line : lines) {
+        // Appended piece by piece: `"\n" + std::string` makes GCC 12's -Wrestrict misfire at -O3 (GCC bug 105329).
+        if (!details.empty())
+            details += '\n';
+        details += xml_escaped(line);
+    }
     std::vector<std::string> findings;
     if (h.first_nonfinite)
         findings.push_back("first NaN/Inf at " + first_nonfinite_text(h, printable));

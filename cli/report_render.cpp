@@ -143,8 +143,8 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
     else
         out += "| API | calls per step | GPU idle caused |\n|---|---|---|\n";
     for (const SyncApiSummary* a : syncs_by_idle_caused(r.syncs))
-        out += fmt::format("| {} | {:.1f} | {} |\n", markdown_code(a->name, MarkdownPlace::TableCell),
-            static_cast<double>(a->count) / static_cast<double>(steps), format_duration_ns(a->idle_caused_ns));
+        out += fmt::format("| {} | {} | {} |\n", markdown_code(a->name, MarkdownPlace::TableCell),
+            per_step_rate(a->count, steps, 1), format_duration_ns(a->idle_caused_ns));
     out += "\n### Kernel classes\n\n| class | time per step | share of kernel time | kernels per step |\n"
            "|---|---|---|---|\n";
     for (size_t c = 0; c < kKernelClassCount; ++c) {
@@ -153,7 +153,7 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
         if (k.count > 0)
             out += fmt::format("| {} | {} | {:.1f}% | {} |\n", kernel_class_label(cls),
                 format_duration_ns(per_step(k.time_ns, steps)), 100.0 * r.kernel_classes.share_of_kernel_time(cls),
-                per_step(k.count, steps));
+                per_step_rate(k.count, steps, 0));
     }
     if (const std::string empty = empty_kernel_classes(r.kernel_classes); !empty.empty())
         out += fmt::format("\nNo kernels in the steps: {}.\n", empty);

@@ -50,12 +50,20 @@ private:
     bool on_;
 };
 
+// A blank line, then `text` as a heading line. Appended piece by piece: `"\n" + paint.heading(...)` makes GCC 12's
+// -Wrestrict misfire at -O3 (GCC bug 105329), a screen of warnings in the Release build of scripts/demo.sh.
+void heading_line(std::string& out, const Paint& paint, std::string_view text)
+{
+    out += '\n';
+    out += paint.heading(text);
+    out += '\n';
+}
+
 void bubbles_text(std::string& out, const Report& r, const Paint& paint)
 {
     const BubbleTotals& t = r.totals;
-    out += "\n"
-        + paint.heading(fmt::format("GPU time{}", r.device ? fmt::format(" (device {})", *r.device) : std::string()))
-        + "\n";
+    heading_line(
+        out, paint, fmt::format("GPU time{}", r.device ? fmt::format(" (device {})", *r.device) : std::string()));
     out += fmt::format("  step time        {} in all, {} per step\n", format_duration_ns(t.step_ns),
         format_duration_ns(per_step(t.step_ns, r.steps.steps.size())));
     out += fmt::format(
@@ -75,7 +83,7 @@ void bubbles_text(std::string& out, const Report& r, const Paint& paint)
     out += fmt::format("  gap sizes        <10 µs {}, 10-100 µs {}, 100 µs-1 ms {}, >=1 ms {}\n", t.gap_counts[0],
         t.gap_counts[1], t.gap_counts[2], t.gap_counts[3]);
 
-    out += "\n" + paint.heading("Per step (device, step, time, bubble ratio, top cause)") + "\n";
+    heading_line(out, paint, "Per step (device, step, time, bubble ratio, top cause)");
     for (const DeviceStepBubbles& d : r.bubbles.per_device_step) {
         if (r.device && d.device_id != *r.device)
             continue;
@@ -90,16 +98,15 @@ void syncs_text(std::string& out, const Report& r, const Paint& paint)
 {
     const size_t steps = r.steps.steps.size();
     const int64_t outside = r.syncs.outside_steps.count;
-    out += "\n"
-        + paint.heading(fmt::format("Host-blocking syncs: {} in the steps, {:.1f} per step, {} idle caused{}",
-            r.syncs.total.count, steps ? static_cast<double>(r.syncs.total.count) / static_cast<double>(steps) : 0.0,
+    heading_line(out, paint,
+        fmt::format("Host-blocking syncs: {} in the steps, {:.1f} per step, {} idle caused{}", r.syncs.total.count,
+            steps ? static_cast<double>(r.syncs.total.count) / static_cast<double>(steps) : 0.0,
             format_duration_ns(r.syncs.total.idle_caused_ns),
-            outside > 0 ? fmt::format(" ({} outside the steps)", outside) : std::string()))
-        + "\n";
+            outside > 0 ? fmt::format(" ({} outside the steps)", outside) : std::string()));
     // Only the APIs called in the steps: a row of zeros says nothing.
     for (const SyncApiSummary* a : syncs_by_idle_caused(r.syncs))
-        out += fmt::format("  {:<36} {:>7} calls {:>6.1f}/step  blocked {:>10}  GPU idle caused {:>10}\n",
-            printable(a->name), a->count, static_cast<double>(a->count) / static_cast<double>(steps),
+        out += fmt::format("  {:<36} {:>7} calls {:>6}/step  blocked {:>10}  GPU idle caused {:>10}\n",
+            printable(a->name), a->count, per_step_rate(a->count, steps, 1),
             format_duration_ns(a->duration_ns), format_duration_ns(a->idle_caused_ns));
 }
 
@@ -107,7 +114,7 @@ void launch_text(std::string& out, const Report& r, const Paint& paint)
 {
     const LaunchStats& l = r.launch;
     const size_t steps = r.steps.steps.size();
-    out += "\n" + paint.heading("Launches") + "\n";
+    heading_line(out, paint, "Launches");
     out += fmt::format("  kernels          {} ({} per step), {} launches/s of step time\n", l.kernels,
         per_step(l.kernels, steps), static_cast<int64_t>(l.launches_per_s));
     out += fmt::format("  launch delay     median {}, p90 {}, p99 {}, max {} ({} kernels)\n",
@@ -124,7 +131,7 @@ void classes_text(std::string& out, const TraceModel& model, const Report& r, co
 {
     const KernelClassReport& k = r.kernel_classes;
     const size_t steps = r.steps.steps.size();
-    out += "\n" + paint.heading("Kernel classes (time is summed kernel time; share of the steps' kernel time)") + "\n";
+    heading_line(out, paint, "Kernel classes (time is summed kernel time; share of the steps' kernel time)");
     for (size_t c = 0; c < kKernelClassCount; ++c) {
         const auto cls = static_cast<KernelClass>(c);
         const ClassTotals& t = k.by_class[c];
@@ -132,7 +139,7 @@ void classes_text(std::string& out, const TraceModel& model, const Report& r, co
             continue; // listed below, in one line
         out += fmt::format("  {:<28} {:>10}/step {:>6.1f}%  {:>6} kernels/step\n", kernel_class_label(cls),
             format_duration_ns(per_step(t.time_ns, steps)), 100.0 * k.share_of_kernel_time(cls),
-            per_step(t.count, steps));
+            per_step_rate(t.count, steps, 0));
         if (!k.top[c].empty())
             out += fmt::format("      top: {}\n", printable(shortened(model.strings[k.top[c].front().name], 100)));
     }
@@ -142,10 +149,8 @@ void classes_text(std::string& out, const TraceModel& model, const Report& r, co
 
 void what_if_text(std::string& out, const WhatIf& w, const Paint& paint)
 {
-    out += "\n"
-        + paint.heading(
-            "What if (estimated savings per step are upper bounds: the idle time each change could give back)")
-        + "\n";
+    heading_line(
+        out, paint, "What if (estimated savings per step are upper bounds: the idle time each change could give back)");
     out += fmt::format("  step time {}; without launch overhead (CUDA Graphs) {}; without sync stalls {}\n",
         format_duration_ns(w.mean_step_ns), format_duration_ns(w.without_launch_overhead_ns),
         format_duration_ns(w.without_syncs_ns));

@@ -136,7 +136,7 @@ WhatIf estimate_what_if(const Report& report)
     if (worst && worst->idle_caused_ns > 0)
         add(RecommendationKind::RemoveSync,
             "Remove or defer the host-blocking syncs (.item(), .cpu(), blocking copies)",
-            std::to_string(worst->count) + " calls of the top syncing API left the GPU idle",
+            worst->name + " (" + std::to_string(worst->count) + " calls in the steps) left the GPU idle most",
             per_step(worst->idle_caused_ns));
     // FP8 bookkeeping: the amax/scale and cast kernels are small and many; fused (as TransformerEngine does), their
     // time mostly disappears along with their launches.
