@@ -122,7 +122,7 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
                              : std::string(),
         100.0 * kMinRecommendationSavingShare);
     if (steps == 0)
-        return out + "No steps: the trace has no GPU activity to analyse.\n";
+        return out + "No steps: the trace has no activity to analyse.\n";
     const std::vector<BubbleCause> causes = causes_to_show(r);
     out += "| step time | busy | bubble ratio |";
     for (BubbleCause c : causes)

@@ -105,8 +105,8 @@ void syncs_text(std::string& out, const Report& r, const Paint& paint)
             outside > 0 ? fmt::format(" ({} outside the steps)", outside) : std::string()));
     // Only the APIs called in the steps: a row of zeros says nothing.
     for (const SyncApiSummary* a : syncs_by_idle_caused(r.syncs))
-        out += fmt::format("  {:<36} {:>7} calls {:>6}/step  blocked {:>10}  GPU idle caused {:>10}\n",
-            printable(a->name), a->count, per_step_rate(a->count, steps, 1),
+        out += fmt::format("  {:<36} {:>7} {:<5} {:>6}/step  blocked {:>10}  GPU idle caused {:>10}\n",
+            printable(a->name), a->count, a->count == 1 ? "call" : "calls", per_step_rate(a->count, steps, 1),
             format_duration_ns(a->duration_ns), format_duration_ns(a->idle_caused_ns));
 }
 
@@ -180,7 +180,7 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
                            "busy time; a gap is `comm` when they cover over {:.0f}% of it\n",
             100.0 * kCommShare);
     if (report.steps.steps.empty()) {
-        out += "\nNo steps: the trace has no GPU activity to analyse.\n";
+        out += "\nNo steps: the trace has no activity to analyse.\n";
         return out;
     }
     bubbles_text(out, report, paint);

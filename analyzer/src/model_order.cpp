@@ -3,6 +3,7 @@
 #include "readers.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <unordered_map>
 
@@ -51,23 +52,34 @@ template <class Row, class Key> void sort_rows(std::vector<Row>& rows, Key key)
 bool clip_overlapping_kernels(KernelTable& k, ClippedKernels& clipped)
 {
     std::unordered_map<uint64_t, int64_t> stream_end; // (device << 32 | stream) -> latest end so far
-    uint64_t last_key = UINT64_MAX;
-    int64_t* last_end = nullptr; // consecutive kernels are mostly on one stream: skip the hash look-up then
+    // Kernels of a few streams interleave: the streams met last are looked up in a small array first, so that the
+    // hash map (whose element addresses never move) is searched only when a stream comes back after many others.
+    struct Recent {
+        uint64_t key = UINT64_MAX;
+        int64_t* end = nullptr;
+    };
+    std::array<Recent, 8> recent {};
+    size_t next_slot = 0;
     for (size_t i = 0; i < k.size(); ++i) {
         if (k.graph_id[i] != 0)
             continue;
         const uint64_t key = (uint64_t { k.device_id[i] } << 32) | k.stream_id[i];
-        if (key != last_key) {
-            last_key = key;
-            last_end = &stream_end.try_emplace(key, INT64_MIN).first->second;
+        int64_t* end = nullptr;
+        for (const Recent& r : recent)
+            if (r.key == key)
+                end = r.end;
+        if (!end) [[unlikely]] {
+            end = &stream_end.try_emplace(key, INT64_MIN).first->second;
+            recent[next_slot] = { key, end };
+            next_slot = (next_slot + 1) % recent.size();
         }
-        if (k.start_ns[i] < *last_end) [[unlikely]] {
+        if (k.start_ns[i] < *end) [[unlikely]] {
             ++clipped.count;
-            clipped.clipped_ns += std::min(*last_end, k.end_ns[i]) - k.start_ns[i];
-            k.start_ns[i] = *last_end;
+            clipped.clipped_ns += std::min(*end, k.end_ns[i]) - k.start_ns[i];
+            k.start_ns[i] = *end;
             k.end_ns[i] = std::max(k.end_ns[i], k.start_ns[i]);
         }
-        *last_end = std::max(*last_end, k.end_ns[i]);
+        *end = std::max(*end, k.end_ns[i]);
     }
     return clipped.count > 0;
 }

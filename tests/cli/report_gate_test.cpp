@@ -213,6 +213,10 @@ TEST_CASE("--help lists the exit codes, the same in every command", "[cli][gate]
     CHECK(report_help.find("Exit codes: 0 ok, 2 usage error (also: --steps, --device or --warmup selecting nothing;")
         != std::string::npos);
     CHECK(report_help.find("74 stdout cannot be") != std::string::npos);
+    const std::string info_help = run_fp8scope({ "info", "--help" }).out;
+    CHECK(info_help.find("Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stderr), 74 "
+                         "stdout cannot be\nwritten, 70 internal error.")
+        != std::string::npos);
     const std::string check_help = run_fp8scope({ "check", "--help" }).out;
     CHECK(check_help.find("Exit codes: 0 every budget holds, 1 a budget failed (or had no data to judge), 2 usage "
                           "error")

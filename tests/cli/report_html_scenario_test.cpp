@@ -134,6 +134,9 @@ TEST_CASE("report html on a trace with no activity says so", "[cli][report][html
     CHECK(parse_xml(html).ok);
     CHECK(html.find("No steps to analyse: the trace has no activity.") != std::string::npos);
     CHECK(html.find("<svg") == std::string::npos);
+    CHECK(run_ok({ "report", trace }).find("\nNo steps: the trace has no activity to analyse.\n") != std::string::npos);
+    CHECK(run_ok({ "report", trace, "--format", "md" }).find("No steps: the trace has no activity to analyse.")
+        != std::string::npos);
 }
 
 TEST_CASE("report html on one step draws one bar per chart", "[cli][report][html]")
