@@ -22,7 +22,7 @@ std::string per_step_rate(int64_t count, size_t steps, int decimals)
     if (steps == 0 || count == 0)
         return "0";
     const double rate = static_cast<double>(count) / static_cast<double>(steps);
-    if (rate < 0.5 * std::pow(10.0, -decimals))
+    if (rate < std::pow(10.0, -decimals)) // below one unit of the last decimal: "0.5", not "0" or "1"
         return fmt::format("{:.2g}", rate);
     return fmt::format("{:.{}f}", rate, decimals);
 }

@@ -75,8 +75,8 @@ std::string empty_kernel_classes(const analyzer::KernelClassReport& classes);
 // the rows a sync table shows. APIs called only outside the steps are left out (SyncReport::outside_steps counts them).
 std::vector<const analyzer::SyncApiSummary*> syncs_by_idle_caused(const analyzer::SyncReport& syncs);
 
-// count / steps with `decimals` decimals, or two significant digits when that would read as 0 for a count above 0
-// (1 call in 28 steps: "0.036" per step, not "0.0"), "0" without steps.
+// count / steps with `decimals` decimals, or two significant digits when the rate is below one unit of the last
+// decimal (1 call in 28 steps: "0.036" per step, not "0.0"; 14 kernels in 28 steps: "0.5", not "0"), "0" for none.
 std::string per_step_rate(int64_t count, size_t steps, int decimals);
 
 // "1 step", "2 steps".

@@ -3,6 +3,7 @@
 // characters in kernel and NVTX names escaped in text too, and a readable tensor-site column in HTML.
 #include "cli_test_support.hpp"
 #include "human_units.hpp"
+#include "report_figures.hpp"
 #include "tensor_samples.hpp"
 #include "xml_check.hpp"
 
@@ -159,4 +160,19 @@ TEST_CASE("the HTML tensor-site column shows the end of a long label and keeps i
               + "\"><code>…/<wbr/>layers.11/<wbr/>self_attention/<wbr/>"
                 "linear_qkv · gemm 4096x1024x4096 #0 · A</code></td>")
         != std::string::npos);
+}
+
+TEST_CASE("per-step rates never read 0 for something that happened; cut names keep whole characters",
+    "[cli][report][hygiene]")
+{
+    CHECK(cli::per_step_rate(0, 28, 1) == "0");
+    CHECK(cli::per_step_rate(5, 0, 1) == "0");
+    CHECK(cli::per_step_rate(1, 28, 1) == "0.036");
+    CHECK(cli::per_step_rate(3, 28, 1) == "0.1");
+    CHECK(cli::per_step_rate(28, 28, 1) == "1.0");
+    CHECK(cli::per_step_rate(14, 28, 0) == "0.5");
+    CHECK(cli::per_step_rate(1344, 28, 0) == "48");
+    CHECK(cli::shortened("abcdef", 6) == "abcdef");
+    CHECK(cli::shortened("abcdef", 4) == "abcd…");
+    CHECK(cli::shortened("ab·cd", 3) == "ab…"); // '·' is two bytes: never cut in half
 }
