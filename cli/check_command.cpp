@@ -35,16 +35,14 @@ sample in the analysed steps (a fraction of its elements, 0 to 1) and name its s
 fails on any sample with NaN/Inf, warm-up included, naming the first. A trace without tensor statistics fails
 them: a gate that passes without data would vouch for numerics it never saw.
 
-Exit codes: 0 every budget holds, 1 a budget failed (or a tensor budget had no data), 2 usage error (also: no
-budget given), 3 unreadable or invalid trace (one line on stderr), 74 a report file cannot be written, 70 internal
-error.
-)";
+A budget with nothing to judge fails, with the reason in place of the figure: no steps or no GPU activity in
+them (bubble and launch-bound ratios), no CUDA API calls (launch-bound ratio, syncs), no tensor statistics.
+A gate passes only on data it has seen.
 
-    int usage_error(const std::string& message)
-    {
-        fmt::print(stderr, "fp8scope: usage error: {}\nRun 'fp8scope check --help' for usage and examples.\n", message);
-        return kExitUsage;
-    }
+Exit codes: 0 every budget holds, 1 a budget failed (or had no data to judge), 2 usage error (also: no budget
+given; --steps, --device or --warmup selecting nothing, with what the trace has), 3 unreadable or invalid trace
+(one line on stderr), 74 a report file or stdout cannot be written, 70 internal error.
+)";
 
     bool write_file(const std::string& path, const std::string& text)
     {
@@ -107,23 +105,20 @@ int run_check(const CheckCliOptions& options)
         .no_nonfinite = options.no_nonfinite };
     if (!budgets.max_bubble_ratio && !budgets.max_syncs_per_step && !budgets.max_launch_bound_ratio
         && !budgets.max_saturation && !budgets.max_underflow && !budgets.no_nonfinite)
-        return usage_error("no budget given: use --max-bubble-ratio, --max-syncs-per-step, --max-launch-bound-ratio, "
-                           "--max-saturation, --max-underflow or --no-nonfinite");
-    analyzer::ReportOptions report_options;
-    if (auto problem = to_analysis_options(options.report, report_options))
-        return usage_error(*problem);
-
-    const std::optional<analyzer::TraceModel> model = load_trace_or_report(options.report.trace_path);
-    if (!model)
-        return kExitBadTrace;
-    const analyzer::Report report = analyzer::analyze(*model, report_options);
-    const auto results = analyzer::evaluate_budgets(report, budgets);
-    const std::string& trace = options.report.trace_path;
-    if (!options.junit_path.empty() && !write_file(options.junit_path, render_check_junit(trace, results)))
+        return usage_error("check",
+            "no budget given: use --max-bubble-ratio, --max-syncs-per-step, --max-launch-bound-ratio, "
+            "--max-saturation, --max-underflow or --no-nonfinite");
+    int exit_code = kExitOk;
+    const std::optional<AnalysedTrace> analysed = load_and_analyse(options.report, "check", exit_code);
+    if (!analysed)
+        return exit_code;
+    const auto results = analyzer::evaluate_budgets(analysed->report, budgets);
+    const CheckSubject subject { .trace = options.report.trace_path, .recording = analysed->report.recording };
+    if (!options.junit_path.empty() && !write_file(options.junit_path, render_check_junit(subject, results)))
         return kExitOutput;
-    if (!options.md_path.empty() && !write_file(options.md_path, render_check_markdown(trace, results)))
+    if (!options.md_path.empty() && !write_file(options.md_path, render_check_markdown(subject, results)))
         return kExitOutput;
-    if (const int written = write_stdout(render_check_text(trace, results)); written != kExitOk)
+    if (const int written = write_stdout(render_check_text(subject, results)); written != kExitOk)
         return written;
     for (const auto& r : results)
         if (!r.passed)

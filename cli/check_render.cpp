@@ -1,6 +1,7 @@
 #include "check_render.hpp"
 
 #include "human_units.hpp"
+#include "report_figures.hpp"
 #include "xml_escape.hpp"
 
 #include <fmt/format.h>
@@ -23,6 +24,12 @@ namespace {
         return r.name == "max-syncs-per-step" ? fmt::format("{:.2f}", value) : fmt::format("{:.3f}", value);
     }
 
+    // The figure, or "-" for a budget with no data to judge (worst_text() gives the reason).
+    std::string shown_value(const BudgetResult& r)
+    {
+        return r.unavailable.empty() ? figure(r, r.value) : "-";
+    }
+
     std::string worst_text(const BudgetResult& r)
     {
         if (!r.unavailable.empty())
@@ -36,7 +43,7 @@ namespace {
         if (!r.where.empty())
             return fmt::format("worst {}: {} in {}", step, figure(r, r.worst_value), printable(r.where));
         if (!r.worst_step)
-            return "no steps";
+            return "no step has a figure";
         return fmt::format("worst step {}: {}", *r.worst_step, figure(r, r.worst_value));
     }
 
@@ -56,28 +63,36 @@ namespace {
 
 } // namespace
 
-std::string render_check_text(const std::string& trace, const std::vector<BudgetResult>& results)
+std::string render_check_text(const CheckSubject& subject, const std::vector<BudgetResult>& results)
 {
-    std::string out = fmt::format("fp8scope check: {}\n", printable(trace));
+    std::string out = fmt::format("fp8scope check: {}\n", printable(subject.trace));
+    for (const std::string& warning : recording_warnings(subject.recording))
+        out += fmt::format("  warning: {}\n", warning);
+    // A budget without data has no figure: the reason stands in its place.
     for (const BudgetResult& r : results)
         out += fmt::format("  {:<4} {:<24} {:>8} (budget {:>8}; {})\n", r.passed ? "ok" : "FAIL", r.name,
-            figure(r, r.value), figure(r, r.limit), worst_text(r));
+            shown_value(r), figure(r, r.limit), worst_text(r));
     out += fmt::format("{} of {} budgets hold\n", results.size() - failures(results), results.size());
     return out;
 }
 
-std::string render_check_junit(const std::string& trace, const std::vector<BudgetResult>& results)
+std::string render_check_junit(const CheckSubject& subject, const std::vector<BudgetResult>& results)
 {
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out += fmt::format("<testsuites name=\"fp8scope check\" tests=\"{}\" failures=\"{}\">\n", results.size(),
         failures(results));
-    out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n", xml_escaped(trace), results.size(),
-        failures(results));
+    out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n", xml_escaped(subject.trace),
+        results.size(), failures(results));
+    out += fmt::format("    <properties>\n      <property name=\"trace_finished\" value=\"{}\"/>\n"
+                       "      <property name=\"dropped_records\" value=\"{}\"/>\n"
+                       "      <property name=\"clipped_kernels\" value=\"{}\"/>\n    </properties>\n",
+        subject.recording.finished ? "true" : "false", subject.recording.dropped_records,
+        subject.recording.clipped_kernels.count);
     for (const BudgetResult& r : results) {
         out += fmt::format("    <testcase classname=\"fp8scope.check\" name=\"{}\">\n", r.name);
         if (!r.passed)
             out += fmt::format("      <failure message=\"{}\"/>\n", xml_escaped(failure_text(r)));
-        out += fmt::format("      <system-out>{} = {} (budget {}); {}</system-out>\n", r.name, figure(r, r.value),
+        out += fmt::format("      <system-out>{} = {} (budget {}); {}</system-out>\n", r.name, shown_value(r),
             figure(r, r.limit), xml_escaped(worst_text(r)));
         out += "    </testcase>\n";
     }
@@ -85,14 +100,16 @@ std::string render_check_junit(const std::string& trace, const std::vector<Budge
     return out;
 }
 
-std::string render_check_markdown(const std::string& trace, const std::vector<BudgetResult>& results)
+std::string render_check_markdown(const CheckSubject& subject, const std::vector<BudgetResult>& results)
 {
     std::string out = fmt::format("### fp8scope check: {}\n\n", failures(results) == 0 ? "all budgets hold" : "FAILED");
-    out += fmt::format("Trace: {}\n\n", markdown_code(trace, MarkdownPlace::Text));
+    out += fmt::format("Trace: {}\n\n", markdown_code(subject.trace, MarkdownPlace::Text));
+    for (const std::string& warning : recording_warnings(subject.recording))
+        out += fmt::format("**Warning:** {}.\n\n", markdown_escaped(warning));
     out += "| budget | value | limit | result | worst step |\n|---|---|---|---|---|\n";
     // worst_text() holds site labels from the trace: escaped, so that markup and "|" stay text in the cell.
     for (const BudgetResult& r : results)
-        out += fmt::format("| `{}` | {} | {} | {} | {} |\n", r.name, figure(r, r.value), figure(r, r.limit),
+        out += fmt::format("| `{}` | {} | {} | {} | {} |\n", r.name, shown_value(r), figure(r, r.limit),
             r.passed ? "ok" : "**FAIL**", markdown_escaped(worst_text(r)));
     return out;
 }

@@ -9,8 +9,15 @@
 
 namespace fp8scope::cli {
 
-std::string render_check_text(const std::string& trace, const std::vector<analyzer::BudgetResult>& results);
-std::string render_check_junit(const std::string& trace, const std::vector<analyzer::BudgetResult>& results);
-std::string render_check_markdown(const std::string& trace, const std::vector<analyzer::BudgetResult>& results);
+// What was checked: the trace as given on the command line, and how complete its recording is (an unfinished trace
+// or dropped records are said in every format, as in `report`).
+struct CheckSubject {
+    std::string trace;
+    analyzer::RecordingStatus recording;
+};
+
+std::string render_check_text(const CheckSubject& subject, const std::vector<analyzer::BudgetResult>& results);
+std::string render_check_junit(const CheckSubject& subject, const std::vector<analyzer::BudgetResult>& results);
+std::string render_check_markdown(const CheckSubject& subject, const std::vector<analyzer::BudgetResult>& results);
 
 } // namespace fp8scope::cli

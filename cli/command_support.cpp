@@ -50,6 +50,12 @@ bool use_color(std::string_view choice)
     return use_bold_headings();
 }
 
+int usage_error(std::string_view command, std::string_view message)
+{
+    fmt::print(stderr, "fp8scope: usage error: {}\nRun 'fp8scope {} --help' for usage and examples.\n", message, command);
+    return kExitUsage;
+}
+
 int write_stdout(const std::string& text)
 {
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {

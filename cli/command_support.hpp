@@ -13,6 +13,9 @@ namespace fp8scope::cli {
 // The loaded trace, or nullopt after printing "fp8scope: error: <one line>" on stderr (exit with kExitBadTrace).
 std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path);
 
+// "fp8scope: usage error: <message>" and "Run 'fp8scope <command> --help' ..." on stderr; returns kExitUsage.
+int usage_error(std::string_view command, std::string_view message);
+
 // Writes everything to stdout and flushes; kExitOk, or kExitOutput after one line on stderr.
 int write_stdout(const std::string& text);
 

@@ -74,4 +74,15 @@ std::string printable(std::string_view text)
     return out;
 }
 
+std::string shortened(std::string_view text, size_t max_bytes)
+{
+    if (text.size() <= max_bytes)
+        return std::string(text);
+    size_t cut = max_bytes;
+    // Back over UTF-8 continuation bytes (10xxxxxx), so that no character is split.
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+        --cut;
+    return std::string(text.substr(0, cut)) + "…";
+}
+
 } // namespace fp8scope::cli

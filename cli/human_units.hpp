@@ -18,5 +18,8 @@ std::optional<std::string> format_utc_iso(int64_t utc_epoch_ns);
 // Trace text is untrusted: control characters (a newline in a host name would break the one-item-per-line
 // layout, an escape sequence would reach the terminal) are shown as \xNN.
 std::string printable(std::string_view text);
+// `text` cut to at most `max_bytes` bytes at a UTF-8 character boundary, with "…" added when cut (a cell or a line
+// with a long kernel name or site label; the full text goes where there is room, e.g. an HTML title attribute).
+std::string shortened(std::string_view text, size_t max_bytes);
 
 } // namespace fp8scope::cli

@@ -23,7 +23,8 @@ constexpr const char* kInfoExamples = R"(Examples:
   fp8scope info run.sqlite --format json
   fp8scope info report.sqlite     (an Nsight Systems export: nsys export --type sqlite)
 
-Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stderr), 70 internal error.
+Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stderr), 74 stdout cannot be
+written, 70 internal error.
 The JSON object is documented in docs/cli.md.
 )";
 

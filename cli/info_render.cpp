@@ -44,15 +44,6 @@ std::string rank_text(const analyzer::TraceMeta& meta)
     return fmt::format("{} of {}", meta.rank, meta.world_size);
 }
 
-std::string status_text(const analyzer::TraceMeta& meta)
-{
-    if (!meta.finished)
-        return std::string(kUnfinishedText);
-    if (meta.finish_reason.empty())
-        return "finished";
-    return fmt::format("finished ({})", printable(meta.finish_reason));
-}
-
 class TextWriter {
 public:
     explicit TextWriter(TextStyle style)
@@ -128,6 +119,15 @@ Json text_or_null(const std::string& value)
 
 } // namespace
 
+std::string finish_status_text(bool finished, std::string_view finish_reason)
+{
+    if (!finished)
+        return std::string(kUnfinishedText);
+    if (finish_reason.empty())
+        return "finished";
+    return fmt::format("finished ({})", printable(finish_reason));
+}
+
 std::string render_info_text(const TraceModel& model, TextStyle style)
 {
     const auto& meta = model.meta;
@@ -141,7 +141,7 @@ std::string render_info_text(const TraceModel& model, TextStyle style)
     else
         text.field("format", fmt::format("fp8scope trace, schema {}.{}", meta.schema_major, meta.schema_minor));
     text.field("producer", or_unknown(meta.producer));
-    text.field("status", status_text(meta));
+    text.field("status", finish_status_text(meta.finished, meta.finish_reason));
 
     text.heading("Process");
     text.field("command line", or_unknown(meta.command_line));

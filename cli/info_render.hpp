@@ -17,6 +17,10 @@ inline constexpr int kInfoJsonVersion = 1;
 inline constexpr std::string_view kUnfinishedText = "unfinished: the recording process did not close the trace "
                                                     "(crash or SIGKILL); data up to the last commit is present";
 
+// "finished", "finished (exit)" (the reason made printable) or kUnfinishedText: how `info` and every report name a
+// trace's state.
+std::string finish_status_text(bool finished, std::string_view finish_reason);
+
 struct TextStyle {
     bool bold_headings = false; // only when stdout is a terminal
 };

@@ -1,5 +1,6 @@
 // fp8scope: the command-line tool. A thin layer over the analyzer: it parses arguments (CLI11), calls the
 // analyzer, and formats what comes back. Exit codes follow the spec's "CLI conventions" (exit_codes.hpp).
+#include "command_support.hpp"
 #include "exit_codes.hpp"
 #include "info_command.hpp"
 #include "record_command.hpp"
@@ -23,8 +24,9 @@ constexpr const char* kMainExamples = R"(Examples:
   fp8scope record -o 'traces/run-%r-%p.sqlite' -- python train.py --precision fp8
   fp8scope record --help
 
-Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace, 70 internal error (a bug: please report it).
-record exits with the recorded command's exit code (see fp8scope record --help).
+Exit codes: 0 ok, 1 a check budget failed (or had no data to judge), 2 usage error (also --steps, --device
+or --warmup selecting nothing), 3 unreadable or invalid trace, 74 output cannot be written, 70 internal error
+(a bug: please report it). record exits with the recorded command's exit code (see fp8scope record --help).
 Reference: docs/cli.md; trace format: docs/trace-format.md.
 )";
 
@@ -83,11 +85,8 @@ int run(int argc, char** argv)
     if (check->parsed())
         return run_check(check_options);
     if (record->parsed()) {
-        if (const auto error = record_usage_error(record_options)) {
-            fmt::print(stderr, "fp8scope: usage error: {}\n", *error);
-            fmt::print(stderr, "Run 'fp8scope record --help' for usage and examples.\n");
-            return kExitUsage;
-        }
+        if (const auto error = record_usage_error(record_options))
+            return usage_error("record", *error);
         return run_record(record_options);
     }
     fmt::print(stderr, "fp8scope: usage error: a subcommand is required ({})\n", kAvailable);

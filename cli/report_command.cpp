@@ -2,6 +2,7 @@
 
 #include "command_support.hpp"
 #include "exit_codes.hpp"
+#include "report_figures.hpp"
 #include "report_render.hpp"
 
 #include "fp8scope/analyzer/report.hpp"
@@ -36,7 +37,9 @@ syncs, launch, fp8_overhead), failed when the area has a recommendation, and ten
 NaN/Inf or a stale scale; report still exits 0 (use fp8scope check to gate CI). Text is coloured only on a terminal without NO_COLOR, or
 with --color always.
 
-Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stderr), 70 internal error.
+Exit codes: 0 ok, 2 usage error (also: --steps, --device or --warmup selecting nothing; the message names
+what the trace has), 3 unreadable or invalid trace (one line on stderr), 74 stdout cannot be written, 70
+internal error.
 )";
 
     bool parse_int(std::string_view text, int64_t& value)
@@ -69,12 +72,6 @@ Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stde
         return !(out.first_step && out.last_step && *out.first_step > *out.last_step);
     }
 
-    int usage_error(const std::string& message)
-    {
-        fmt::print(stderr, "fp8scope: usage error: {}\nRun 'fp8scope report --help' for usage and examples.\n", message);
-        return kExitUsage;
-    }
-
 } // namespace
 
 void add_analysis_options(CLI::App& command, ReportCliOptions& options)
@@ -83,7 +80,11 @@ void add_analysis_options(CLI::App& command, ReportCliOptions& options)
         ->required();
     command.add_option("--steps", options.steps, "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B");
     command.add_option("--device", options.device, "Only this device in the totals");
-    command.add_option("--warmup", options.warmup, "First steps to leave out (default 2)")->check(CLI::Range(0, 1000000));
+    command
+        .add_option("--warmup", options.warmup,
+            "First steps to leave out (default 2, fewer when the trace is shorter; a --warmup that leaves no step is "
+            "a usage error)")
+        ->check(CLI::Range(0, 1000000));
     command.add_option("--step-pattern", options.step_pattern,
         "Regular expression (ECMAScript, whole name) for NVTX step ranges");
     command.add_option("--step-source", options.step_source,
@@ -95,7 +96,10 @@ void add_analysis_options(CLI::App& command, ReportCliOptions& options)
 
 std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out)
 {
-    out.steps.warmup = options.warmup;
+    if (options.warmup) {
+        out.steps.warmup = *options.warmup;
+        out.warmup_given = true;
+    }
     if (!options.step_pattern.empty()) {
         if (auto problem = analyzer::check_nvtx_step_pattern(options.step_pattern))
             return fmt::format("--step-pattern: {}", *problem);
@@ -124,27 +128,51 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
     return report;
 }
 
-int run_report(const ReportCliOptions& options)
+std::optional<AnalysedTrace> load_and_analyse(const ReportCliOptions& options, std::string_view command, int& exit_code)
 {
     analyzer::ReportOptions report_options;
-    if (auto problem = to_analysis_options(options, report_options))
-        return usage_error(*problem);
+    if (auto problem = to_analysis_options(options, report_options)) {
+        exit_code = usage_error(command, *problem);
+        return std::nullopt;
+    }
+    std::optional<analyzer::TraceModel> model = load_trace_or_report(options.trace_path);
+    if (!model) {
+        exit_code = kExitBadTrace;
+        return std::nullopt;
+    }
+    analyzer::Report report = analyzer::analyze(*model, report_options);
+    const analyzer::Selection& selection = report.selection;
+    if (!selection.empty.empty()) {
+        exit_code = usage_error(command, selection.empty);
+        return std::nullopt;
+    }
+    if (selection.warmup_clamped)
+        fmt::print(stderr,
+            "fp8scope: warning: the trace has {} ({}): {} left out instead of {}, so that one step is analysed\n",
+            count_of(selection.steps_found, "step", "steps"), analyzer::step_source_name(report.steps.source),
+            count_of(report.steps.warmup_excluded, "warm-up step", "warm-up steps"), selection.warmup_requested);
+    return AnalysedTrace { std::move(*model), std::move(report) };
+}
 
-    const std::optional<analyzer::TraceModel> model = load_trace_or_report(options.trace_path);
-    if (!model)
-        return kExitBadTrace;
-    const analyzer::Report report = analyzer::analyze(*model, report_options);
+int run_report(const ReportCliOptions& options)
+{
+    int exit_code = kExitOk;
+    const std::optional<AnalysedTrace> analysed = load_and_analyse(options, "report", exit_code);
+    if (!analysed)
+        return exit_code;
+    const analyzer::TraceModel& model = analysed->model;
+    const analyzer::Report& report = analysed->report;
     if (options.format == "json") {
-        const auto json = render_report_json(*model, report);
+        const auto json = render_report_json(model, report);
         return write_stdout(json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
     if (options.format == "md")
-        return write_stdout(render_report_markdown(*model, report));
+        return write_stdout(render_report_markdown(model, report));
     if (options.format == "html")
-        return write_stdout(render_report_html(*model, report));
+        return write_stdout(render_report_html(model, report));
     if (options.format == "junit")
-        return write_stdout(render_report_junit(*model, report));
-    return write_stdout(render_report_text(*model, report, ReportTextStyle { .color = use_color(options.color) }));
+        return write_stdout(render_report_junit(model, report));
+    return write_stdout(render_report_text(model, report, ReportTextStyle { .color = use_color(options.color) }));
 }
 
 } // namespace fp8scope::cli

@@ -9,9 +9,9 @@ namespace CLI {
 class App;
 }
 
-namespace fp8scope::analyzer {
-struct ReportOptions;
-}
+#include "fp8scope/analyzer/report.hpp"
+
+#include <string_view>
 
 namespace fp8scope::cli {
 
@@ -21,7 +21,7 @@ struct ReportCliOptions {
     std::string color = "auto"; // text only: auto (a terminal without NO_COLOR), always, never
     std::string steps; // "A:B", "A:", ":B"
     std::optional<uint32_t> device;
-    int warmup = 2;
+    std::optional<int> warmup; // nullopt: the analyzer's default (2), clamped to keep one step
     std::string step_pattern;
     std::string step_source = "any"; // any, markers, nvtx, auto (StepOptions::ignore_markers, ignore_nvtx)
 };
@@ -33,5 +33,16 @@ int run_report(const ReportCliOptions& options);
 void add_analysis_options(CLI::App& command, ReportCliOptions& options);
 // Fills the analyzer's options from the command line's; a one-line usage error instead when one is bad.
 std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out);
+
+// What `report` and `check` do alike once the options are parsed: load the trace and analyse it. nullopt with
+// `exit_code` set after one line on stderr: kExitUsage for a bad option or a selection that leaves nothing
+// (`--device 99`, `--steps 500:600`, `--warmup 50` on a shorter trace, naming what exists), kExitBadTrace for a trace
+// that cannot be loaded. Prints a one-line warning when the default warm-up was clamped to keep one step.
+struct AnalysedTrace {
+    analyzer::TraceModel model;
+    analyzer::Report report;
+};
+std::optional<AnalysedTrace> load_and_analyse(
+    const ReportCliOptions& options, std::string_view command, int& exit_code);
 
 } // namespace fp8scope::cli

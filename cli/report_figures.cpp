@@ -1,22 +1,87 @@
 #include "report_figures.hpp"
 
 #include "human_units.hpp"
+#include "info_render.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 
 namespace fp8scope::cli {
 
 using namespace analyzer;
 
+std::string count_of(int64_t count, std::string_view singular, std::string_view plural)
+{
+    return fmt::format("{} {}", count, count == 1 ? singular : plural);
+}
+
+std::string per_step_rate(int64_t count, size_t steps, int decimals)
+{
+    if (steps == 0 || count == 0)
+        return "0";
+    const double rate = static_cast<double>(count) / static_cast<double>(steps);
+    if (rate < std::pow(10.0, -decimals)) // below one unit of the last decimal: "0.5", not "0" or "1"
+        return fmt::format("{:.2g}", rate);
+    return fmt::format("{:.{}f}", rate, decimals);
+}
+
 std::string steps_sentence(const StepSet& steps)
 {
-    std::string line = fmt::format("{} steps from {}", steps.steps.size(), step_source_name(steps.source));
+    std::string line = fmt::format("{} from {}", count_of(static_cast<int64_t>(steps.steps.size()), "step", "steps"),
+        step_source_name(steps.source));
     if (!steps.detail.empty())
         line += fmt::format(" ({})", steps.detail);
     if (steps.warmup_excluded > 0)
-        line += fmt::format(
-            ", {} warm-up step{} excluded", steps.warmup_excluded, steps.warmup_excluded == 1 ? "" : "s");
+        line += fmt::format(", {} excluded", count_of(steps.warmup_excluded, "warm-up step", "warm-up steps"));
     return line;
+}
+
+std::vector<std::string> recording_warnings(const RecordingStatus& recording)
+{
+    std::vector<std::string> warnings;
+    if (!recording.finished)
+        warnings.push_back(finish_status_text(false, {}));
+    if (recording.dropped_records > 0)
+        warnings.push_back(fmt::format("{} dropped while recording: the figures miss them",
+            count_of(recording.dropped_records, "record", "records")));
+    if (const ClippedKernels& clipped = recording.clipped_kernels; clipped.count > 0)
+        warnings.push_back(fmt::format("{} started before the previous kernel of {} stream ended and {} clipped by {} "
+                                       "in all (docs/analysis.md)",
+            count_of(clipped.count, "kernel", "kernels"), clipped.count == 1 ? "its" : "their",
+            clipped.count == 1 ? "was" : "were", format_duration_ns(clipped.clipped_ns)));
+    return warnings;
+}
+
+std::string recording_sentence(const RecordingStatus& recording)
+{
+    const std::vector<std::string> warnings = recording_warnings(recording);
+    if (warnings.empty())
+        return finish_status_text(true, recording.finish_reason) + ", no records dropped";
+    std::string sentence;
+    for (const std::string& w : warnings)
+        sentence += (sentence.empty() ? "" : "; ") + w;
+    return sentence;
+}
+
+std::vector<const SyncApiSummary*> syncs_by_idle_caused(const SyncReport& syncs)
+{
+    std::vector<const SyncApiSummary*> apis;
+    for (const SyncApiSummary& a : syncs.by_api)
+        if (a.count > 0)
+            apis.push_back(&a);
+    std::ranges::stable_sort(apis, [](auto* a, auto* b) { return a->idle_caused_ns > b->idle_caused_ns; });
+    return apis;
+}
+
+std::string empty_kernel_classes(const KernelClassReport& classes)
+{
+    std::string names;
+    for (size_t c = 0; c < kKernelClassCount; ++c)
+        if (classes.by_class[c].count == 0)
+            names += (names.empty() ? "" : ", ") + std::string(kernel_class_label(static_cast<KernelClass>(c)));
+    return names;
 }
 
 BubbleCause top_cause(const BubbleTotals& totals)

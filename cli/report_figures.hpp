@@ -70,6 +70,27 @@ std::string launch_rule_sentence(const analyzer::BubbleAnalysis& bubbles);
 // every figure)", or "collector GPU time per step: none" when the collector launched nothing.
 std::string collector_work_sentence(const analyzer::CollectorWorkSummary& work);
 
+// What a reader must know about how complete the trace is, one sentence each, empty when nothing: the recording
+// process did not close it (kUnfinishedText), records the collector dropped, kernels the loader clipped.
+std::vector<std::string> recording_warnings(const analyzer::RecordingStatus& recording);
+// recording_warnings() joined by "; ", or "finished (exit), no records dropped" when there is none.
+std::string recording_sentence(const analyzer::RecordingStatus& recording);
+
+// The kernel classes with no kernel in the steps, as "other GEMM, communication" (empty when every class has one):
+// reports list them in one line instead of rows of zeros.
+std::string empty_kernel_classes(const analyzer::KernelClassReport& classes);
+
+// The APIs with calls in the steps, most GPU idle caused first (ties: the analyzer's order, most blocked time):
+// the rows a sync table shows. APIs called only outside the steps are left out (SyncReport::outside_steps counts them).
+std::vector<const analyzer::SyncApiSummary*> syncs_by_idle_caused(const analyzer::SyncReport& syncs);
+
+// count / steps with `decimals` decimals, or two significant digits when the rate is below one unit of the last
+// decimal (1 call in 28 steps: "0.036" per step, not "0.0"; 14 kernels in 28 steps: "0.5", not "0"), "0" for none.
+std::string per_step_rate(int64_t count, size_t steps, int decimals);
+
+// "1 step", "2 steps".
+std::string count_of(int64_t count, std::string_view singular, std::string_view plural);
+
 // "no change would save 1% of a step or more" (kMinRecommendationSavingShare), capitalised or not, without a full
 // stop.
 std::string no_recommendation_sentence(bool capitalised);

@@ -30,6 +30,7 @@ h1{font-size:1.5em;margin-bottom:.2em}h2{border-bottom:1px solid #ddd;margin-top
 table{border-collapse:collapse;margin:.4em 0 1em}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.n,table.n td{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code{font-size:12px;word-break:break-all}.note{color:#555;font-size:12px;margin-top:0}
+td.site{min-width:16em;max-width:28em}td.site code{word-break:normal;overflow-wrap:anywhere}
 .ok{color:#1a7f37}.warn{color:#9a6700;font-weight:bold}.bad{color:#c62828;font-weight:bold}
 )";
 
@@ -82,8 +83,9 @@ std::string thresholds(const Report& r)
 {
     std::string out = "<h2>How it was measured</h2>\n<table>\n";
     out += "<tr><th>steps</th>" + cell(steps_sentence(r.steps)) + "</tr>\n";
+    out += "<tr><th>recording</th>" + cell(recording_sentence(r.recording)) + "</tr>\n";
     out += "<tr><th>launch latency ε</th>"
-        + cell(fmt::format("{} (median kernel start − launch call end over {} kernels)",
+        + cell(fmt::format("{} (median activity start − launch call end over {} activities: kernels, copies and memsets)",
             format_duration_ns(r.bubbles.epsilon_ns), r.bubbles.epsilon_samples))
         + "</tr>\n";
     out += "<tr><th>launch rule</th>"
@@ -125,25 +127,23 @@ std::string per_step_table(const Report& r)
     return out + "</table>\n</details>\n";
 }
 
-std::string syncs_table(const TraceModel& model, const Report& r)
+std::string syncs_table(const Report& r)
 {
     const auto steps = static_cast<double>(r.steps.steps.size());
+    const int64_t outside = r.syncs.outside_steps.count;
     std::string out = fmt::format("<h2>Host-blocking syncs</h2>\n<p>{} in the steps, {:.1f} per step, {} GPU idle "
-                                  "time caused.</p>\n",
+                                  "time caused{}.</p>\n",
         r.syncs.total.count, static_cast<double>(r.syncs.total.count) / steps,
-        format_duration_ns(r.syncs.total.idle_caused_ns));
-    std::vector<const SyncApiSummary*> apis;
-    for (const SyncApiSummary& a : r.syncs.by_api)
-        apis.push_back(&a);
-    std::ranges::stable_sort(apis, [](auto* a, auto* b) { return a->idle_caused_ns > b->idle_caused_ns; });
+        format_duration_ns(r.syncs.total.idle_caused_ns),
+        outside > 0 ? fmt::format("; {} outside the steps", outside) : std::string());
+    const std::vector<const SyncApiSummary*> apis = syncs_by_idle_caused(r.syncs);
     if (!apis.empty())
         out += "<table>\n<tr><th>API</th><th>calls</th><th>per step</th><th>blocked</th><th>GPU idle caused</th>"
                "<th>outside the steps</th></tr>\n";
     for (const SyncApiSummary* a : apis)
-        out += "<tr><td><code>" + xml_escaped(model.strings[a->api_name]) + "</code></td>"
-            + num(fmt::to_string(a->count)) + num(fmt::format("{:.1f}", static_cast<double>(a->count) / steps))
-            + duration(a->duration_ns) + duration(a->idle_caused_ns) + num(fmt::to_string(a->outside_steps))
-            + "</tr>\n";
+        out += "<tr><td><code>" + xml_escaped(a->name) + "</code></td>" + num(fmt::to_string(a->count))
+            + num(per_step_rate(a->count, r.steps.steps.size(), 1)) + duration(a->duration_ns)
+            + duration(a->idle_caused_ns) + num(fmt::to_string(a->outside_steps)) + "</tr>\n";
     return apis.empty() ? out : out + "</table>\n";
 }
 
@@ -178,21 +178,27 @@ std::string classes_table(const TraceModel& model, const Report& r)
     const size_t steps = r.steps.steps.size();
     std::string out
         = "<h2>FP8 overhead: kernel classes</h2>\n<table>\n<tr><th>class</th><th>time per step</th>"
-          "<th>share of step</th><th>kernels per step</th><th>distinct names</th><th>top kernel</th></tr>\n";
+          "<th>share of kernel time</th><th>kernels per step</th><th>distinct names</th><th>top kernel</th></tr>\n";
     for (size_t c = 0; c < kKernelClassCount; ++c) {
         const auto cls = static_cast<KernelClass>(c);
         const ClassTotals& t = k.by_class[c];
+        if (t.count == 0)
+            continue; // named in the note below
         std::string top = "<td></td>";
-        if (!k.top[c].empty() && t.count > 0) {
+        if (!k.top[c].empty()) {
             const std::string_view name = model.strings[k.top[c].front().name];
-            top = fmt::format("<td title=\"{}\"><code>{}{}</code></td>", xml_escaped(name),
-                xml_escaped(name.substr(0, kMaxKernelNameBytes)), name.size() > kMaxKernelNameBytes ? "…" : "");
+            top = fmt::format("<td title=\"{}\"><code>{}</code></td>", xml_escaped(name),
+                xml_escaped(shortened(name, kMaxKernelNameBytes)));
         }
         out += "<tr>" + cell(kernel_class_label(cls)) + duration(per_step(t.time_ns, steps))
-            + num(fmt::format("{:.1f}%", 100.0 * k.share(cls))) + num(fmt::to_string(per_step(t.count, steps)))
-            + num(fmt::to_string(k.distinct_names[c])) + top + "</tr>\n";
+            + num(fmt::format("{:.1f}%", 100.0 * k.share_of_kernel_time(cls)))
+            + num(per_step_rate(t.count, steps, 0)) + num(fmt::to_string(k.distinct_names[c])) + top
+            + "</tr>\n";
     }
-    return out + "</table>\n";
+    out += "</table>\n";
+    if (const std::string empty = empty_kernel_classes(k); !empty.empty())
+        out += "<p class=\"note\">No kernels in the steps: " + xml_escaped(empty) + ".</p>\n";
+    return out;
 }
 
 std::string recommendations(const Report& r)
@@ -229,13 +235,14 @@ std::string render_report_html(const TraceModel& model, const Report& r)
                                   "<title>fp8scope report: {}</title>\n<style>\n{}</style>\n</head>\n<body>\n"
                                   "<h1>fp8scope report</h1>\n<p>Trace <code>{}</code></p>\n",
         path, kStyle, path);
+    if (!recording_warnings(r.recording).empty())
+        out += "<p class=\"bad\">Warning: " + xml_escaped(recording_sentence(r.recording)) + ".</p>\n";
     if (r.steps.steps.empty())
         return out + thresholds(r)
-            + "<p>No steps to analyse: the trace has no GPU activity, or --steps selected "
-              "none.</p>\n</body>\n</html>\n";
+            + "<p>No steps to analyse: the trace has no activity.</p>\n</body>\n</html>\n";
     out += headline(r) + thresholds(r);
     out += "<h2>Bubbles</h2>\n" + bubble_ratio_chart(r) + idle_by_cause_chart(r) + per_step_table(r);
-    out += syncs_table(model, r) + top_syncs_chart(model, r);
+    out += syncs_table(r) + top_syncs_chart(model, r);
     out += launch_table(r);
     out += classes_table(model, r) + kernel_class_chart(r);
     out += tensor_health_html(r.tensor_health);

@@ -1,10 +1,12 @@
 #include "report_html_charts.hpp"
 
+#include "human_units.hpp"
 #include "report_figures.hpp"
 #include "svg_chart.hpp"
 #include "xml_escape.hpp"
 
 #include "fp8scope/analyzer/budgets.hpp"
+#include "fp8scope/analyzer/host_blocking.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
 
 #include <fmt/format.h>
@@ -153,7 +155,7 @@ std::string top_syncs_chart(const TraceModel& model, const Report& r)
     for (const SyncCallReport& call : r.syncs.calls) {
         if (!call.step)
             continue;
-        Site& site = sites[{ model.strings[call.api_name], call.nvtx_path }];
+        Site& site = sites[{ api_base_name(model.strings[call.api_name]), call.nvtx_path }];
         site.idle_ns += call.idle_caused_ns;
         ++site.calls;
     }
@@ -164,8 +166,7 @@ std::string top_syncs_chart(const TraceModel& model, const Report& r)
         if (bars.size() == kTopSyncs || site.idle_ns <= 0)
             break;
         std::string label = fmt::format("{} at {}", key.first, key.second.empty() ? "(no NVTX range)" : key.second);
-        if (label.size() > kMaxLabelBytes)
-            label = label.substr(0, kMaxLabelBytes) + "…";
+        label = shortened(label, kMaxLabelBytes);
         bars.push_back({ std::move(label), static_cast<double>(site.idle_ns),
             fmt::format("{} over {} call{}", compact_duration(static_cast<double>(site.idle_ns)), site.calls,
                 site.calls == 1 ? "" : "s") });

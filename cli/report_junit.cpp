@@ -33,6 +33,9 @@ std::string properties(const TraceModel& model, const Report& r, const WhatIf& w
     const size_t steps = r.steps.steps.size();
     std::string out = "    <properties>\n";
     property(out, "trace", model.path);
+    property(out, "trace_finished", r.recording.finished ? "true" : "false");
+    property(out, "dropped_records", fmt::to_string(r.recording.dropped_records));
+    property(out, "clipped_kernels", fmt::to_string(r.recording.clipped_kernels.count));
     property(out, "steps", fmt::to_string(steps));
     property(out, "steps_source", step_source_name(r.steps.source));
     property(out, "warmup_excluded", fmt::to_string(r.steps.warmup_excluded));
@@ -49,7 +52,7 @@ std::string properties(const TraceModel& model, const Report& r, const WhatIf& w
     property(out, "syncs_per_step",
         fmt::format("{:.2f}", steps ? static_cast<double>(r.syncs.total.count) / static_cast<double>(steps) : 0.0));
     property(out, "kernels_per_step", fmt::to_string(per_step(r.launch.kernels, steps)));
-    property(out, "fp8_gemm_share", fmt::format("{:.4f}", r.kernel_classes.share(KernelClass::Fp8Gemm)));
+    property(out, "fp8_gemm_share", fmt::format("{:.4f}", r.kernel_classes.share_of_kernel_time(KernelClass::Fp8Gemm)));
     property(out, "min_recommendation_saving_share", fmt::format("{:g}", kMinRecommendationSavingShare));
     const TensorHealth& h = r.tensor_health;
     property(out, "tensor_samples", fmt::to_string(h.totals.samples));
@@ -115,8 +118,12 @@ std::string tensor_testcase(const TensorHealth& h, size_t& failures, size_t& ski
     }
     lines.push_back("thresholds: " + tensor_thresholds_sentence());
     std::string details;
-    for (const std::string& line : lines)
-        details += (details.empty() ? "" : "\n") + xml_escaped(line);
+    for (const std::string& line : lines) {
+        // Appended piece by piece: `"\n" + std::string` makes GCC 12's -Wrestrict misfire at -O3 (GCC bug 105329).
+        if (!details.empty())
+            details += '\n';
+        details += xml_escaped(line);
+    }
     std::vector<std::string> findings;
     if (h.first_nonfinite)
         findings.push_back("first NaN/Inf at " + first_nonfinite_text(h, printable));

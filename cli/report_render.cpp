@@ -53,18 +53,27 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
             { { "device", d.device_id }, { "step", d.step_index }, { "totals", totals_json(d.totals) } });
     json syncs = json::array();
     for (const SyncApiSummary& a : r.syncs.by_api)
-        syncs.push_back({ { "api", model.strings[a.api_name] }, { "count", a.count }, { "duration_ns", a.duration_ns },
+        syncs.push_back({ { "api", a.name }, { "count", a.count }, { "duration_ns", a.duration_ns },
             { "idle_caused_ns", a.idle_caused_ns }, { "outside_steps", a.outside_steps } });
     json classes = json::object();
     for (size_t c = 0; c < kKernelClassCount; ++c) {
         const auto cls = static_cast<KernelClass>(c);
         classes[std::string(kernel_class_id(cls))] = { { "time_ns", r.kernel_classes.by_class[c].time_ns },
-            { "count", r.kernel_classes.by_class[c].count }, { "share_of_step", r.kernel_classes.share(cls) } };
+            { "count", r.kernel_classes.by_class[c].count }, { "share_of_step", r.kernel_classes.share(cls) },
+            { "share_of_kernel_time", r.kernel_classes.share_of_kernel_time(cls) } };
     }
     const LaunchStats& l = r.launch;
     return json {
         { "schema", kReportJsonSchema },
         { "trace", model.path },
+        { "recording",
+            { { "finished", r.recording.finished },
+                { "finish_reason",
+                    r.recording.finish_reason.empty() ? json(nullptr) : json(r.recording.finish_reason) },
+                { "dropped_records", r.recording.dropped_records },
+                { "clipped_kernels",
+                    { { "count", r.recording.clipped_kernels.count },
+                        { "clipped_ns", r.recording.clipped_kernels.clipped_ns } } } } },
         { "steps",
             { { "source", step_source_name(r.steps.source) }, { "detail", r.steps.detail },
                 { "warmup_excluded", r.steps.warmup_excluded }, { "steps", steps } } },
@@ -110,6 +119,9 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
     const size_t steps = r.steps.steps.size();
     const BubbleTotals& t = r.totals;
     std::string out = fmt::format("## fp8scope report: {}\n\n", markdown_code(model.path, MarkdownPlace::Text));
+    const bool recording_ok = recording_warnings(r.recording).empty();
+    out += fmt::format(
+        "{}Recording: {}.\n\n", recording_ok ? "" : "**Warning:** ", markdown_escaped(recording_sentence(r.recording)));
     out += fmt::format("{}. Launch latency ε = {}; {}{}; recommendations need a saving of at least {:g}% of a step "
                        "(docs/analysis.md). {}.\n\n",
         markdown_escaped(steps_sentence(r.steps)), format_duration_ns(r.bubbles.epsilon_ns),
@@ -120,7 +132,7 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
                              : std::string(),
         100.0 * kMinRecommendationSavingShare, markdown_escaped(collector_work_sentence(r.collector_work)));
     if (steps == 0)
-        return out + "No steps: the trace has no GPU activity to analyse.\n";
+        return out + "No steps: the trace has no activity to analyse.\n";
     const std::vector<BubbleCause> causes = causes_to_show(r);
     out += "| step time | busy | bubble ratio |";
     for (BubbleCause c : causes)
@@ -140,19 +152,21 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
         out += "None in the analysed steps.\n";
     else
         out += "| API | calls per step | GPU idle caused |\n|---|---|---|\n";
-    for (const SyncApiSummary& a : r.syncs.by_api)
-        if (a.count > 0)
-            out += fmt::format("| {} | {:.1f} | {} |\n",
-                markdown_code(model.strings[a.api_name], MarkdownPlace::TableCell),
-                static_cast<double>(a.count) / static_cast<double>(steps), format_duration_ns(a.idle_caused_ns));
-    out += "\n### Kernel classes\n\n| class | time per step | share of step | kernels per step |\n|---|---|---|---|\n";
+    for (const SyncApiSummary* a : syncs_by_idle_caused(r.syncs))
+        out += fmt::format("| {} | {} | {} |\n", markdown_code(a->name, MarkdownPlace::TableCell),
+            per_step_rate(a->count, steps, 1), format_duration_ns(a->idle_caused_ns));
+    out += "\n### Kernel classes\n\n| class | time per step | share of kernel time | kernels per step |\n"
+           "|---|---|---|---|\n";
     for (size_t c = 0; c < kKernelClassCount; ++c) {
         const auto cls = static_cast<KernelClass>(c);
         const ClassTotals& k = r.kernel_classes.by_class[c];
-        out += fmt::format("| {} | {} | {:.1f}% | {} |\n", kernel_class_label(cls),
-            format_duration_ns(per_step(k.time_ns, steps)), 100.0 * r.kernel_classes.share(cls),
-            per_step(k.count, steps));
+        if (k.count > 0)
+            out += fmt::format("| {} | {} | {:.1f}% | {} |\n", kernel_class_label(cls),
+                format_duration_ns(per_step(k.time_ns, steps)), 100.0 * r.kernel_classes.share_of_kernel_time(cls),
+                per_step_rate(k.count, steps, 0));
     }
+    if (const std::string empty = empty_kernel_classes(r.kernel_classes); !empty.empty())
+        out += fmt::format("\nNo kernels in the steps: {}.\n", empty);
     out += tensor_health_markdown(r.tensor_health);
     const WhatIf w = estimate_what_if(r);
     out += "\n### Recommendations\n\n";

@@ -19,6 +19,32 @@ namespace {
 
 constexpr const char* kHeadroomChartTitle = "Least headroom per site";
 constexpr size_t kMaxChartLabelBytes = 140; // the tooltip has the whole label
+constexpr size_t kMaxSiteCellBytes = 72; // the site column of the table; the cell's title has the whole label
+
+// A site label in a table cell. Labels start with the NVTX path from the step down, so a long one is cut at the front,
+// at a "/", keeping the module and operand a reader looks for ("…/blocks.2.fc2 · input · A"); it may wrap after each
+// "/" (and at the spaces of " · "), never inside a name; the cell's title holds the whole label.
+std::string site_cell(std::string_view label)
+{
+    std::string shown(label);
+    if (label.size() > kMaxSiteCellBytes) {
+        size_t from = label.size() - kMaxSiteCellBytes;
+        const size_t slash = label.find('/', from);
+        const bool at_slash = slash != std::string_view::npos && slash + 1 < label.size();
+        if (at_slash)
+            from = slash + 1;
+        while (from < label.size() && (static_cast<unsigned char>(label[from]) & 0xC0) == 0x80)
+            ++from; // not inside a UTF-8 character
+        shown = (at_slash ? "…/" : "…") + std::string(label.substr(from));
+    }
+    std::string cell;
+    for (const char c : xml_escaped(shown)) {
+        cell += c;
+        if (c == '/')
+            cell += "<wbr/>";
+    }
+    return fmt::format("<td class=\"site\" title=\"{}\"><code>{}</code></td>", xml_escaped(label), cell);
+}
 
 // A row of the checks table; `finding` marks it as a problem.
 std::string check_row(std::string_view name, const std::string& escaped_text, bool finding)
@@ -34,8 +60,7 @@ std::string headroom_chart(const TensorHealth& h)
         const TensorSiteHealth& s = h.sites[i];
         if (!s.min_headroom_bits)
             continue;
-        std::string label
-            = s.label.size() > kMaxChartLabelBytes ? s.label.substr(0, kMaxChartLabelBytes) + "…" : s.label;
+        std::string label = shortened(s.label, kMaxChartLabelBytes);
         const bool clips = *s.min_headroom_bits < kStaleScaleHeadroomBits;
         bars.push_back({ std::move(label), *s.min_headroom_bits,
             fmt::format("{}{}", min_headroom_text(s), clips ? ", clips" : ""), clips ? "#d62728" : "" });
@@ -68,7 +93,7 @@ std::string sites_table(const TensorHealth& h)
     for (size_t i = 0; i < shown; ++i) {
         const TensorSiteHealth& s = h.sites[order[i]];
         const bool clips = s.min_headroom_bits && *s.min_headroom_bits < kStaleScaleHeadroomBits;
-        out += "<tr><td><code>" + xml_escaped(s.label) + "</code></td>" + num(fmt::to_string(s.samples))
+        out += "<tr>" + site_cell(s.label) + num(fmt::to_string(s.samples))
             + num(s.first_step && s.last_step ? fmt::format("{}-{}", *s.first_step, *s.last_step) : "-")
             + num(amax_range_text(s)) + num(worst_saturation_text(s))
             + num(s.saturation_samples ? fraction_text(s.mean_saturation_ratio) : "-") + num(worst_underflow_text(s))

@@ -40,6 +40,7 @@ public:
         return wrap("32", text);
     }
     std::string highlight(std::string_view text) const { return wrap("1;36", text); }
+    std::string warning(std::string_view text) const { return wrap("1;31", text); }
 
 private:
     std::string wrap(const char* sgr, std::string_view text) const
@@ -49,29 +50,40 @@ private:
     bool on_;
 };
 
+// A blank line, then `text` as a heading line. Appended piece by piece: `"\n" + paint.heading(...)` makes GCC 12's
+// -Wrestrict misfire at -O3 (GCC bug 105329), a screen of warnings in the Release build of scripts/demo.sh.
+void heading_line(std::string& out, const Paint& paint, std::string_view text)
+{
+    out += '\n';
+    out += paint.heading(text);
+    out += '\n';
+}
+
 void bubbles_text(std::string& out, const Report& r, const Paint& paint)
 {
     const BubbleTotals& t = r.totals;
-    out += "\n"
-        + paint.heading(fmt::format("GPU time{}", r.device ? fmt::format(" (device {})", *r.device) : std::string()))
-        + "\n";
+    heading_line(
+        out, paint, fmt::format("GPU time{}", r.device ? fmt::format(" (device {})", *r.device) : std::string()));
     out += fmt::format("  step time        {} in all, {} per step\n", format_duration_ns(t.step_ns),
         format_duration_ns(per_step(t.step_ns, r.steps.steps.size())));
     out += fmt::format(
         "  busy             {} ({:.1f}%)\n", format_duration_ns(t.busy_ns), percent(t.busy_ns, t.step_ns));
-    out += fmt::format("  bubble ratio     {} ({} idle in {} bubbles)\n",
+    out += fmt::format("  bubble ratio     {} ({} idle in {})\n",
         paint.ratio(fmt::format("{:.3f}", t.bubble_ratio), t.bubble_ratio), format_duration_ns(t.idle_ns),
-        t.bubble_count);
+        count_of(t.bubble_count, "bubble", "bubbles"));
+    // Shares of step time, as in every other format, so that they read against the bubble ratio.
     out += "  idle by cause   ";
-    for (BubbleCause c : causes_to_show(r))
-        out += fmt::format(" {} {} ({:.0f}%)", bubble_cause_name(c),
-            format_duration_ns(t.cause_ns[static_cast<size_t>(c)]),
-            percent(t.cause_ns[static_cast<size_t>(c)], t.idle_ns));
-    out += "\n";
+    const std::vector<BubbleCause> causes = causes_to_show(r);
+    for (size_t i = 0; i < causes.size(); ++i) {
+        const int64_t ns = t.cause_ns[static_cast<size_t>(causes[i])];
+        out += fmt::format("{} {} {} ({:.1f}%)", i == 0 ? "" : ",", bubble_cause_name(causes[i]),
+            format_duration_ns(ns), percent(ns, t.step_ns));
+    }
+    out += "; shares of step time\n";
     out += fmt::format("  gap sizes        <10 µs {}, 10-100 µs {}, 100 µs-1 ms {}, >=1 ms {}\n", t.gap_counts[0],
         t.gap_counts[1], t.gap_counts[2], t.gap_counts[3]);
 
-    out += "\n" + paint.heading("Per step (device, step, time, bubble ratio, top cause)") + "\n";
+    heading_line(out, paint, "Per step (device, step, time, bubble ratio, top cause)");
     for (const DeviceStepBubbles& d : r.bubbles.per_device_step) {
         if (r.device && d.device_id != *r.device)
             continue;
@@ -82,22 +94,19 @@ void bubbles_text(std::string& out, const Report& r, const Paint& paint)
     }
 }
 
-void syncs_text(std::string& out, const TraceModel& model, const Report& r, const Paint& paint)
+void syncs_text(std::string& out, const Report& r, const Paint& paint)
 {
     const size_t steps = r.steps.steps.size();
-    out += "\n"
-        + paint.heading(fmt::format("Host-blocking syncs: {} in the steps, {:.1f} per step, {} idle caused",
-            r.syncs.total.count, steps ? static_cast<double>(r.syncs.total.count) / static_cast<double>(steps) : 0.0,
-            format_duration_ns(r.syncs.total.idle_caused_ns)))
-        + "\n";
-    std::vector<const SyncApiSummary*> apis;
-    for (const auto& a : r.syncs.by_api)
-        apis.push_back(&a);
-    std::ranges::sort(apis, [](auto* a, auto* b) { return a->idle_caused_ns > b->idle_caused_ns; });
-    for (const SyncApiSummary* a : apis)
-        out += fmt::format("  {:<36} {:>7} calls {:>6.1f}/step  blocked {:>10}  GPU idle caused {:>10}\n",
-            printable(model.strings[a->api_name]), a->count,
-            steps ? static_cast<double>(a->count) / static_cast<double>(steps) : 0.0,
+    const int64_t outside = r.syncs.outside_steps.count;
+    heading_line(out, paint,
+        fmt::format("Host-blocking syncs: {} in the steps, {:.1f} per step, {} idle caused{}", r.syncs.total.count,
+            steps ? static_cast<double>(r.syncs.total.count) / static_cast<double>(steps) : 0.0,
+            format_duration_ns(r.syncs.total.idle_caused_ns),
+            outside > 0 ? fmt::format(" ({} outside the steps)", outside) : std::string()));
+    // Only the APIs called in the steps: a row of zeros says nothing.
+    for (const SyncApiSummary* a : syncs_by_idle_caused(r.syncs))
+        out += fmt::format("  {:<36} {:>7} {:<5} {:>6}/step  blocked {:>10}  GPU idle caused {:>10}\n",
+            printable(a->name), a->count, a->count == 1 ? "call" : "calls", per_step_rate(a->count, steps, 1),
             format_duration_ns(a->duration_ns), format_duration_ns(a->idle_caused_ns));
 }
 
@@ -105,7 +114,7 @@ void launch_text(std::string& out, const Report& r, const Paint& paint)
 {
     const LaunchStats& l = r.launch;
     const size_t steps = r.steps.steps.size();
-    out += "\n" + paint.heading("Launches") + "\n";
+    heading_line(out, paint, "Launches");
     out += fmt::format("  kernels          {} ({} per step), {} launches/s of step time\n", l.kernels,
         per_step(l.kernels, steps), static_cast<int64_t>(l.launches_per_s));
     out += fmt::format("  launch delay     median {}, p90 {}, p99 {}, max {} ({} kernels)\n",
@@ -122,23 +131,26 @@ void classes_text(std::string& out, const TraceModel& model, const Report& r, co
 {
     const KernelClassReport& k = r.kernel_classes;
     const size_t steps = r.steps.steps.size();
-    out += "\n" + paint.heading("Kernel classes (time is summed kernel time; share of step time)") + "\n";
+    heading_line(out, paint, "Kernel classes (time is summed kernel time; share of the steps' kernel time)");
     for (size_t c = 0; c < kKernelClassCount; ++c) {
         const auto cls = static_cast<KernelClass>(c);
         const ClassTotals& t = k.by_class[c];
+        if (t.count == 0)
+            continue; // listed below, in one line
         out += fmt::format("  {:<28} {:>10}/step {:>6.1f}%  {:>6} kernels/step\n", kernel_class_label(cls),
-            format_duration_ns(per_step(t.time_ns, steps)), 100.0 * k.share(cls), per_step(t.count, steps));
-        if (!k.top[c].empty() && t.count > 0)
-            out += fmt::format("      top: {}\n", printable(model.strings[k.top[c].front().name]).substr(0, 100));
+            format_duration_ns(per_step(t.time_ns, steps)), 100.0 * k.share_of_kernel_time(cls),
+            per_step_rate(t.count, steps, 0));
+        if (!k.top[c].empty())
+            out += fmt::format("      top: {}\n", printable(shortened(model.strings[k.top[c].front().name], 100)));
     }
+    if (const std::string empty = empty_kernel_classes(k); !empty.empty())
+        out += fmt::format("  no kernels: {}\n", empty);
 }
 
 void what_if_text(std::string& out, const WhatIf& w, const Paint& paint)
 {
-    out += "\n"
-        + paint.heading(
-            "What if (estimated savings per step are upper bounds: the idle time each change could give back)")
-        + "\n";
+    heading_line(
+        out, paint, "What if (estimated savings per step are upper bounds: the idle time each change could give back)");
     out += fmt::format("  step time {}; without launch overhead (CUDA Graphs) {}; without sync stalls {}\n",
         format_duration_ns(w.mean_step_ns), format_duration_ns(w.without_launch_overhead_ns),
         format_duration_ns(w.without_syncs_ns));
@@ -155,9 +167,12 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
 {
     const Paint paint(style.color);
     std::string out = paint.heading(fmt::format("fp8scope report: {}", printable(model.path))) + "\n";
-    out += fmt::format("Steps: {}\n", steps_sentence(report.steps));
-    out += fmt::format("Thresholds: launch latency ε = {} (median kernel start - launch call end over {} kernels); "
-                       "{}; gap size buckets 10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
+    const bool recording_ok = recording_warnings(report.recording).empty();
+    out += fmt::format("Recording: {}\n",
+        recording_ok ? recording_sentence(report.recording) : paint.warning(recording_sentence(report.recording)));
+    out += fmt::format("Steps: {}\n", printable(steps_sentence(report.steps)));
+    out += fmt::format("Thresholds: launch latency ε = {} (median activity start - launch call end over {} activities: "
+                       "kernels, copies and memsets); {}; gap size buckets 10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
         format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples,
         launch_rule_sentence(report.bubbles));
     std::string collector = collector_work_sentence(report.collector_work);
@@ -168,11 +183,11 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
                            "busy time; a gap is `comm` when they cover over {:.0f}% of it\n",
             100.0 * kCommShare);
     if (report.steps.steps.empty()) {
-        out += "\nNo steps: the trace has no GPU activity to analyse.\n";
+        out += "\nNo steps: the trace has no activity to analyse.\n";
         return out;
     }
     bubbles_text(out, report, paint);
-    syncs_text(out, model, report, paint);
+    syncs_text(out, report, paint);
     launch_text(out, report, paint);
     classes_text(out, model, report, paint);
     tensor_health_text(out, report.tensor_health, [&](std::string_view text) { return paint.heading(text); });

@@ -69,8 +69,8 @@ Expected<void> read_api_calls(ReadContext& context)
     const bool lenient = context.nsight();
     const auto& strings = context.strings;
     auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
-        const int64_t start_ns = row.integer(ix[0]);
-        const int64_t end_ns = row.integer(ix[1]);
+        const int64_t start_ns = row.time(ix[0]);
+        const int64_t end_ns = row.time(ix[1]);
         check_duration(row, start_ns, end_ns);
         const int32_t event_class = lenient ? row.int32_or(ix[2], 0) : row.int32(ix[2]);
         t.start_ns.push_back(start_ns);
@@ -102,8 +102,8 @@ Expected<void> read_syncs(ReadContext& context)
     const auto& ix = plan->index;
     const bool lenient = context.nsight();
     auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
-        const int64_t start_ns = row.integer(ix[0]);
-        const int64_t end_ns = row.integer(ix[1]);
+        const int64_t start_ns = row.time(ix[0]);
+        const int64_t end_ns = row.time(ix[1]);
         check_duration(row, start_ns, end_ns);
         t.start_ns.push_back(start_ns);
         t.end_ns.push_back(end_ns);
@@ -135,8 +135,8 @@ Expected<void> read_memcpys(ReadContext& context)
     const bool lenient = context.nsight();
     constexpr auto kUnknownMemory = static_cast<int32_t>(schema::MemoryKind::Unknown);
     auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
-        const int64_t start_ns = row.integer(ix[0]);
-        const int64_t end_ns = row.integer(ix[1]);
+        const int64_t start_ns = row.time(ix[0]);
+        const int64_t end_ns = row.time(ix[1]);
         check_duration(row, start_ns, end_ns);
         t.start_ns.push_back(start_ns);
         t.end_ns.push_back(end_ns);
@@ -171,8 +171,8 @@ Expected<void> read_memsets(ReadContext& context)
     const bool lenient = context.nsight();
     constexpr auto kUnknownMemory = static_cast<int32_t>(schema::MemoryKind::Unknown);
     auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
-        const int64_t start_ns = row.integer(ix[0]);
-        const int64_t end_ns = row.integer(ix[1]);
+        const int64_t start_ns = row.time(ix[0]);
+        const int64_t end_ns = row.time(ix[1]);
         check_duration(row, start_ns, end_ns);
         t.start_ns.push_back(start_ns);
         t.end_ns.push_back(end_ns);
@@ -211,15 +211,17 @@ Expected<void> read_nvtx(ReadContext& context)
             && event_type != static_cast<int32_t>(schema::NvtxEventType::PushPopRange)
             && event_type != static_cast<int32_t>(schema::NvtxEventType::StartEndRange))
             return;
-        const int64_t start_ns = row.integer(ix[0]);
+        const int64_t start_ns = row.time(ix[0]);
         int64_t end_ns = NvtxTable::kNoEnd;
         if (!row.is_null(ix[1])) {
             end_ns = row.integer(ix[1]);
             // Some nsys versions write -1 for the end of marks and of ranges never closed.
-            if (end_ns == -1 && start_ns > -1)
+            if (end_ns == -1 && start_ns > -1) {
                 end_ns = NvtxTable::kNoEnd;
-            else
+            } else {
+                end_ns = row.checked_time(ix[1], end_ns);
                 check_duration(row, start_ns, end_ns);
+            }
         }
         StringRef text;
         if (!row.is_null(ix[4]))

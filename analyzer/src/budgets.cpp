@@ -36,6 +36,19 @@ namespace {
         return r;
     }
 
+    // Why a timeline budget has no figure, or an empty string when it has one: no steps (a trace without activity),
+    // no GPU time in them, or (for figures that need the host side) no CUDA API calls to charge a gap or a sync to.
+    std::string missing_timeline_data(const Report& report, bool needs_gpu_time, bool needs_api_calls)
+    {
+        if (report.steps.steps.empty())
+            return "the trace has no steps (no GPU activity or NVTX ranges to analyse)";
+        if (needs_gpu_time && report.totals.step_ns <= 0)
+            return "no GPU activity in the analysed steps";
+        if (needs_api_calls && report.recording.api_calls == 0)
+            return "the trace has no CUDA API calls (no launch or sync to judge)";
+        return {};
+    }
+
     // Why a tensor budget has no figure, or an empty string when it has one.
     std::string missing_tensor_data(const TensorHealth& health)
     {
@@ -117,12 +130,14 @@ std::vector<BudgetResult> evaluate_budgets(const Report& report, const Budgets& 
     const BubbleTotals& t = report.totals;
     if (budgets.max_bubble_ratio) {
         BudgetResult r = make_result("max-bubble-ratio", *budgets.max_bubble_ratio, t.bubble_ratio);
+        r.unavailable = missing_timeline_data(report, true, false);
         worst(r, steps, [](const BubbleTotals& f) { return f.bubble_ratio; });
         results.push_back(r);
     }
     if (budgets.max_launch_bound_ratio) {
         BudgetResult r = make_result("max-launch-bound-ratio", *budgets.max_launch_bound_ratio,
             ratio(t.cause_ns[static_cast<size_t>(BubbleCause::Launch)], t.step_ns));
+        r.unavailable = missing_timeline_data(report, true, true);
         worst(r, steps, [](const BubbleTotals& f) {
             return ratio(f.cause_ns[static_cast<size_t>(BubbleCause::Launch)], f.step_ns);
         });
@@ -132,6 +147,8 @@ std::vector<BudgetResult> evaluate_budgets(const Report& report, const Budgets& 
         const size_t n = report.steps.steps.size();
         BudgetResult r = make_result("max-syncs-per-step", *budgets.max_syncs_per_step,
             n > 0 ? static_cast<double>(report.syncs.total.count) / static_cast<double>(n) : 0.0);
+        // Syncs are counted per step whether or not the GPU was busy, so steps and API calls are all it needs.
+        r.unavailable = missing_timeline_data(report, false, true);
         for (size_t i = 0; i < report.syncs.per_step.size() && i < n; ++i) {
             const double value = static_cast<double>(report.syncs.per_step[i].count);
             if (!r.worst_step || value > r.worst_value) {

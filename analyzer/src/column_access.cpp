@@ -58,6 +58,12 @@ void Columns::out_of_range(int index, int64_t value)
     fail(index, fmt::format("value {} out of range", value));
 }
 
+void Columns::time_out_of_range(int index, int64_t value)
+{
+    fail(index,
+        fmt::format("time {} ns out of range (more than 2^53 ns, about 104 days, from the session start)", value));
+}
+
 double Columns::real(int index)
 {
     const int type = sqlite3_column_type(stmt_, index);

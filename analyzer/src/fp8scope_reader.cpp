@@ -203,13 +203,15 @@ Expected<void> read_kernels(ReadContext& context)
     if (!reserved)
         return std::unexpected(reserved.error());
     auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
-        const int64_t start_ns = row.integer(0);
+        const int64_t start_ns = row.time(0);
         const int64_t duration_ns = row.integer(1);
         int64_t end_ns = start_ns;
         if (duration_ns < 0) [[unlikely]]
             row.fail_row("negative duration");
-        else if (__builtin_add_overflow(start_ns, duration_ns, &end_ns)) [[unlikely]]
+        else if (duration_ns > 2 * kMaxTraceTimeNs) [[unlikely]]
             row.fail(1, fmt::format("value {} out of range", duration_ns));
+        else
+            end_ns = row.checked_time(1, start_ns + duration_ns); // the end: start + duration
         t.start_ns.push_back(start_ns);
         t.end_ns.push_back(end_ns);
         t.device_id.push_back(row.id32(2));

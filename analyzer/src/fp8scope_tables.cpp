@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace fp8scope::analyzer::detail {
 
 namespace {
@@ -88,7 +90,7 @@ Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index
         if (!site_index.find(s.site_id))
             row.fail(0, fmt::format("dangling site id {}", s.site_id));
         s.step = row.optional_integer(1);
-        s.timestamp_ns = row.integer(2);
+        s.timestamp_ns = row.time(2);
         s.device_id = row.id32(3);
         s.stream_id = row.id32(4);
         s.correlation_id = row.optional_id32(5);
@@ -110,6 +112,13 @@ Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index
         s.sum_squares = row.real(21);
         s.sum_cubes = row.real(22);
         s.sum_fourth = row.real(23);
+        // Every count is of the tensor's elements, so none can exceed numel: a fraction above 1 is never shown.
+        for (const auto& [count, index] : { std::pair { s.zeros, 13 }, { s.nans, 14 }, { s.infs, 15 },
+                 { s.overflows, 16 }, { s.underflows, 17 }, { s.subnormals, 18 }, { s.saturated, 19 } })
+            if (count > s.numel) [[unlikely]]
+                row.fail(index, fmt::format("count {} above numel {}", count, s.numel));
+        if (s.nans > s.numel - s.infs) [[unlikely]]
+            row.fail_row(fmt::format("nans + infs above numel {}", s.numel));
         s.hist_first_exponent = row.int32(24);
         s.exponent_histogram = decode_histogram(row, 25);
         stats.push_back(std::move(s));
@@ -123,7 +132,7 @@ Expected<void> read_scalars(ReadContext& context)
     constexpr std::string_view kColumns[] = { "timestamp", "step", "nameId", "value", "globalTid" };
     auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
         Scalar scalar;
-        scalar.timestamp_ns = row.integer(0);
+        scalar.timestamp_ns = row.time(0);
         scalar.step = row.optional_integer(1);
         scalar.name = string_ref(row, 2, context.strings);
         scalar.value = row.real(3);
@@ -138,7 +147,7 @@ Expected<void> read_step_markers(ReadContext& context)
     constexpr std::string_view kTable = schema::table::kStepMarker;
     constexpr std::string_view kColumns[] = { "timestamp", "step", "globalTid" };
     auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
-        context.model.step_markers.push_back(StepMarker { row.integer(0), row.integer(1), row.integer(2) });
+        context.model.step_markers.push_back(StepMarker { row.time(0), row.integer(1), row.integer(2) });
     });
     return record_count(context, kTable, rows);
 }
@@ -148,7 +157,7 @@ Expected<void> read_overheads(ReadContext& context)
     constexpr std::string_view kTable = schema::table::kOverhead;
     constexpr std::string_view kColumns[] = { "start", "end", "kind" };
     auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
-        Overhead overhead { row.integer(0), row.integer(1), row.int32(2) };
+        Overhead overhead { row.time(0), row.time(1), row.int32(2) };
         if (overhead.end_ns < overhead.start_ns)
             row.fail_row("negative duration");
         context.model.overheads.push_back(overhead);
@@ -161,7 +170,7 @@ Expected<void> read_dropped(ReadContext& context)
     constexpr std::string_view kTable = schema::table::kDropped;
     constexpr std::string_view kColumns[] = { "timestamp", "source", "count" };
     auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
-        context.model.dropped.push_back(Dropped { row.integer(0), row.int32(1), row.count(2) });
+        context.model.dropped.push_back(Dropped { row.time(0), row.int32(1), row.count(2) });
     });
     return record_count(context, kTable, rows);
 }

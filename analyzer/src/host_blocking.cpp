@@ -31,29 +31,9 @@ bool ends_with(std::string_view s, std::string_view suffix)
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// cudaMemcpyAsync_ptsz_v7000 -> cudaMemcpyAsync; cuMemcpyDtoH_v2 -> cuMemcpyDtoH.
-std::string_view base_name(std::string_view name)
-{
-    for (bool changed = true; changed;) {
-        changed = false;
-        if (ends_with(name, "_ptds") || ends_with(name, "_ptsz")) {
-            name.remove_suffix(5);
-            changed = true;
-        }
-        size_t digits = 0;
-        while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[name.size() - 1 - digits])))
-            ++digits;
-        if (digits > 0 && name.size() >= digits + 2 && name.substr(name.size() - digits - 2, 2) == "_v") {
-            name.remove_suffix(digits + 2);
-            changed = true;
-        }
-    }
-    return name;
-}
-
 ApiClass classify(std::string_view full_name)
 {
-    const std::string_view name = base_name(full_name);
+    const std::string_view name = api_base_name(full_name);
     if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize")
         return ApiClass::StreamSync;
     if (name == "cudaDeviceSynchronize" || name == "cudaThreadSynchronize" || name == "cuCtxSynchronize")
@@ -79,6 +59,26 @@ bool is_pageable(int32_t memory_kind)
 }
 
 } // namespace
+
+std::string_view api_base_name(std::string_view name)
+{
+    for (bool changed = true; changed;) {
+        changed = false;
+        // A suffix is only dropped when a name stays: "_v2" alone is left as it is.
+        if (name.size() > 5 && (ends_with(name, "_ptds") || ends_with(name, "_ptsz"))) {
+            name.remove_suffix(5);
+            changed = true;
+        }
+        size_t digits = 0;
+        while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[name.size() - 1 - digits])))
+            ++digits;
+        if (digits > 0 && name.size() > digits + 2 && name.substr(name.size() - digits - 2, 2) == "_v") {
+            name.remove_suffix(digits + 2);
+            changed = true;
+        }
+    }
+    return name;
+}
 
 std::vector<HostBlockingCall> find_host_blocking_calls(const TraceModel& model)
 {

@@ -227,6 +227,11 @@ double KernelClassReport::share(KernelClass cls) const
     return step_ns > 0 ? static_cast<double>(of(cls).time_ns) / static_cast<double>(step_ns) : 0.0;
 }
 
+double KernelClassReport::share_of_kernel_time(KernelClass cls) const
+{
+    return total.time_ns > 0 ? static_cast<double>(of(cls).time_ns) / static_cast<double>(total.time_ns) : 0.0;
+}
+
 KernelClassReport classify_kernels(const TraceModel& model, const StepSet& steps, size_t top_n)
 {
     KernelClassCache classes(model);

@@ -3,7 +3,9 @@
 #include "readers.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
+#include <unordered_map>
 
 namespace fp8scope::analyzer::detail {
 
@@ -45,12 +47,52 @@ template <class Row, class Key> void sort_rows(std::vector<Row>& rows, Key key)
         std::ranges::stable_sort(rows, {}, key);
 }
 
+// Clips kernels that start before the previous kernel of their (device, stream) ended (ClippedKernels,
+// trace_model.hpp). `k` is sorted by start. Returns whether any start moved (the table may then be out of order).
+bool clip_overlapping_kernels(KernelTable& k, ClippedKernels& clipped)
+{
+    std::unordered_map<uint64_t, int64_t> stream_end; // (device << 32 | stream) -> latest end so far
+    // Kernels of a few streams interleave: the streams met last are looked up in a small array first, so that the
+    // hash map (whose element addresses never move) is searched only when a stream comes back after many others.
+    struct Recent {
+        uint64_t key = UINT64_MAX;
+        int64_t* end = nullptr;
+    };
+    std::array<Recent, 8> recent {};
+    size_t next_slot = 0;
+    for (size_t i = 0; i < k.size(); ++i) {
+        if (k.graph_id[i] != 0)
+            continue;
+        const uint64_t key = (uint64_t { k.device_id[i] } << 32) | k.stream_id[i];
+        int64_t* end = nullptr;
+        for (const Recent& r : recent)
+            if (r.key == key)
+                end = r.end;
+        if (!end) [[unlikely]] {
+            end = &stream_end.try_emplace(key, INT64_MIN).first->second;
+            recent[next_slot] = { key, end };
+            next_slot = (next_slot + 1) % recent.size();
+        }
+        if (k.start_ns[i] < *end) [[unlikely]] {
+            ++clipped.count;
+            clipped.clipped_ns += std::min(*end, k.end_ns[i]) - k.start_ns[i];
+            k.start_ns[i] = *end;
+            k.end_ns[i] = std::max(k.end_ns[i], k.start_ns[i]);
+        }
+        *end = std::max(*end, k.end_ns[i]);
+    }
+    return clipped.count > 0;
+}
+
 } // namespace
 
 void sort_by_time(TraceModel& model)
 {
     auto& k = model.kernels;
     sort_columns(k.start_ns, k.end_ns, k.device_id, k.stream_id, k.correlation_id, k.name, k.short_name, k.graph_id);
+    if (clip_overlapping_kernels(k, model.clipped_kernels))
+        sort_columns(
+            k.start_ns, k.end_ns, k.device_id, k.stream_id, k.correlation_id, k.name, k.short_name, k.graph_id);
     auto& a = model.api_calls;
     sort_columns(a.start_ns, a.end_ns, a.global_tid, a.correlation_id, a.name, a.is_driver, a.return_value);
     auto& s = model.syncs;

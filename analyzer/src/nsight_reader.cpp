@@ -95,8 +95,8 @@ Expected<void> read_kernels(ReadContext& context)
     const auto& ix = plan->index;
     const auto& strings = context.strings;
     auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
-        const int64_t start_ns = row.integer(ix[0]);
-        const int64_t end_ns = row.integer(ix[1]);
+        const int64_t start_ns = row.time(ix[0]);
+        const int64_t end_ns = row.time(ix[1]);
         if (end_ns < start_ns) [[unlikely]]
             row.fail_row("negative duration");
         t.start_ns.push_back(start_ns);

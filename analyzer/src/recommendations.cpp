@@ -26,13 +26,20 @@ std::optional<RecommendationStep> worst_cause_step(const Report& report, BubbleC
     return worst;
 }
 
+// Kernel classes sum the kernels of every device with activity, and kernels on concurrent streams can together run
+// longer than the step: the kernel figure is per device and capped at the step, so that no share exceeds 1.
+int64_t kernel_devices(const Report& report)
+{
+    return std::max<int64_t>(1, static_cast<int64_t>(report.bubbles.devices.size()));
+}
+
 std::optional<RecommendationStep> worst_bookkeeping_step(const Report& report)
 {
     std::optional<RecommendationStep> worst;
     for (const StepKernelClasses& s : report.kernel_classes.steps) {
         const int64_t bookkeeping_ns = s.by_class[static_cast<size_t>(KernelClass::Cast)].time_ns
             + s.by_class[static_cast<size_t>(KernelClass::AmaxScale)].time_ns;
-        const double share = share_of(bookkeeping_ns, s.step_ns);
+        const double share = std::min(1.0, share_of(bookkeeping_ns / kernel_devices(report), s.step_ns));
         if (!worst || share > worst->share)
             worst = RecommendationStep { s.step_index, share };
     }
@@ -159,13 +166,14 @@ WhatIf estimate_what_if(const Report& report)
     if (worst && worst->idle_caused_ns > 0)
         add(RecommendationKind::RemoveSync,
             "Remove or defer the host-blocking syncs (.item(), .cpu(), blocking copies)",
-            std::to_string(worst->count) + " calls of the top syncing API left the GPU idle",
+            worst->name + " (" + std::to_string(worst->count) + " calls in the steps) left the GPU idle most",
             per_step(worst->idle_caused_ns));
     // FP8 bookkeeping: the amax/scale and cast kernels are small and many; fused (as TransformerEngine does), their
     // time mostly disappears along with their launches.
     const ClassTotals& amax = report.kernel_classes.of(KernelClass::AmaxScale);
     const ClassTotals& cast = report.kernel_classes.of(KernelClass::Cast);
-    const int64_t bookkeeping_ns = (amax.time_ns + cast.time_ns) / steps;
+    const int64_t bookkeeping_ns
+        = std::min(w.mean_step_ns, (amax.time_ns + cast.time_ns) / steps / kernel_devices(report));
     const int64_t bookkeeping_kernels = (amax.count + cast.count) / steps;
     if (bookkeeping_kernels > 0)
         add(RecommendationKind::FuseFp8Bookkeeping,

@@ -2,14 +2,72 @@
 
 #include "fp8scope/analyzer/host_blocking.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <string>
 
 namespace fp8scope::analyzer {
+
+namespace {
+
+std::string device_list(const std::vector<uint32_t>& devices)
+{
+    if (devices.empty())
+        return "none";
+    std::string list;
+    for (const uint32_t d : devices)
+        list += (list.empty() ? "" : ", ") + std::to_string(d);
+    return list;
+}
+
+std::string step_range(const Selection& s)
+{
+    if (!s.first_step)
+        return "no steps";
+    if (*s.first_step == *s.last_step)
+        return fmt::format("step {}", *s.first_step);
+    return fmt::format("steps {}–{}", *s.first_step, *s.last_step);
+}
+
+// Why the selection leaves nothing, in the order the options apply: warm-up, --steps, --device. The devices
+// are those with activity in the steps the other options kept.
+std::string empty_selection(const Selection& s, const ReportOptions& options, const StepSet& kept)
+{
+    // A trace without activity has no steps to leave out: the report itself says it has nothing to analyse.
+    if (options.warmup_given && s.steps_found > 0 && options.steps.warmup >= s.steps_found)
+        return fmt::format("--warmup {} leaves no step: the trace has {} step{} ({}); use --warmup {} or less",
+            options.steps.warmup, s.steps_found, s.steps_found == 1 ? "" : "s", step_source_name(kept.source),
+            s.steps_found - 1);
+    if ((options.first_step || options.last_step) && kept.steps.empty()) {
+        const std::string first = options.first_step ? std::to_string(*options.first_step) : "";
+        const std::string last = options.last_step ? std::to_string(*options.last_step) : "";
+        return fmt::format("--steps {}:{} selects none of {}", first, last, step_range(s));
+    }
+    if (options.device && std::ranges::find(s.devices, *options.device) == s.devices.end())
+        return fmt::format("--device {}: no device {} with GPU activity in the analysed steps; devices: {}",
+            *options.device, *options.device, device_list(s.devices));
+    return {};
+}
+
+} // namespace
 
 Report analyze(const TraceModel& model, const ReportOptions& options)
 {
     Report report;
     report.steps = find_steps(model, options.steps);
+    Selection& selection = report.selection;
+    selection.steps_found = report.steps.warmup_excluded + static_cast<int64_t>(report.steps.steps.size());
+    selection.warmup_requested = options.steps.warmup;
+    selection.warmup_clamped = !report.steps.steps.empty() && report.steps.warmup_excluded < options.steps.warmup;
+    if (!report.steps.steps.empty()) {
+        selection.first_step = report.steps.steps.front().index;
+        selection.last_step = report.steps.steps.front().index;
+        for (const StepInterval& s : report.steps.steps) {
+            selection.first_step = std::min(*selection.first_step, s.index);
+            selection.last_step = std::max(*selection.last_step, s.index);
+        }
+    }
     if (options.first_step || options.last_step) {
         const int64_t first = options.first_step.value_or(INT64_MIN);
         const int64_t last = options.last_step.value_or(INT64_MAX);
@@ -23,6 +81,13 @@ Report analyze(const TraceModel& model, const ReportOptions& options)
     report.tensor_health = analyze_tensor_health(model, report.steps, 10, options.device);
     report.collector_work = summarize_collector_work(model, report.steps, options.device);
     report.device = options.device;
+    selection.devices = report.bubbles.devices;
+    selection.empty = empty_selection(selection, options, report.steps);
+    report.recording = RecordingStatus { .finished = model.meta.finished,
+        .finish_reason = model.meta.finish_reason,
+        .dropped_records = model.dropped_records(),
+        .clipped_kernels = model.clipped_kernels,
+        .api_calls = static_cast<int64_t>(model.api_calls.size()) };
     report.totals = report.bubbles.total;
     if (options.device) {
         report.totals = {};

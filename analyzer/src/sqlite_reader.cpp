@@ -220,6 +220,23 @@ bool TraceFile::has_table_with_prefix(std::string_view prefix) const
         catalog_, [&](const auto& entry) { return entry.second == "table" && entry.first.starts_with(prefix); });
 }
 
+Expected<void> TraceFile::quick_check() const
+{
+    // One problem is enough to refuse the file; quick_check stops there instead of listing them all.
+    auto statement = prepare("PRAGMA quick_check(1)", "checking the file (PRAGMA quick_check)");
+    if (!statement)
+        return std::unexpected(statement.error());
+    auto has_row = statement->step();
+    if (!has_row)
+        return std::unexpected(has_row.error());
+    const auto* text = *has_row ? reinterpret_cast<const char*>(sqlite3_column_text(statement->get(), 0)) : nullptr;
+    const std::string_view result = text ? text : "no result";
+    if (result == "ok")
+        return {};
+    return std::unexpected(Error { ErrorCode::InvalidTrace,
+        one_line(fmt::format("trace '{}' is corrupt: {} (PRAGMA quick_check)", path_, result)) });
+}
+
 Expected<std::vector<std::string>> TraceFile::columns_of(std::string_view table) const
 {
     auto statement = prepare("SELECT name FROM pragma_table_info(?)", "reading the columns of " + std::string(table));

@@ -3,6 +3,7 @@
 // file, table, column and row.
 #pragma once
 
+#include "fp8scope/analyzer/trace_model.hpp"
 #include "fp8scope/format/error.hpp"
 
 #include <sqlite3.h>
@@ -49,6 +50,9 @@ public:
     bool has_table(std::string_view name) const;
     bool has_object(std::string_view name) const;
     bool has_table_with_prefix(std::string_view prefix) const;
+    // PRAGMA quick_check(1): the b-trees' structure, every page's cells and free space. A leaf page whose cell count
+    // was damaged makes a full-table SELECT skip rows without any error; this finds it (InvalidTrace, "corrupt").
+    Expected<void> quick_check() const;
     // Column names of a table, by PRAGMA table_info.
     Expected<std::vector<std::string>> columns_of(std::string_view table) const;
     Expected<int64_t> count_rows(std::string_view table) const;
@@ -165,6 +169,16 @@ public:
         return static_cast<int32_t>(in_range(index, integer_or(index, fallback), kMinI32, kMaxI32));
     }
     int64_t count(int index) { return in_range(index, integer(index), 0, std::numeric_limits<int64_t>::max()); }
+    // A time in ns relative to the session start: within +-kMaxTraceTimeNs (trace_model.hpp).
+    int64_t time(int index) { return checked_time(index, integer(index)); }
+    int64_t checked_time(int index, int64_t value)
+    {
+        if (value < -kMaxTraceTimeNs || value > kMaxTraceTimeNs) [[unlikely]] {
+            time_out_of_range(index, value);
+            return 0;
+        }
+        return value;
+    }
 
     double real(int index);
     std::optional<double> optional_real(int index)
@@ -189,6 +203,7 @@ public:
 private:
     void bad_type(int index, std::string_view wanted);
     void out_of_range(int index, int64_t value);
+    void time_out_of_range(int index, int64_t value);
     std::string_view name(int index) const;
 
     sqlite3_stmt* stmt_;

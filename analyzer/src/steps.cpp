@@ -2,9 +2,9 @@
 // repeating kernel sequence, then the whole trace. Every rule looks at each distinct string once, never per row.
 #include "fp8scope/analyzer/steps.hpp"
 
+#include "fp8scope/format/schema.hpp"
 #include "median.hpp"
 #include "step_period.hpp"
-#include "fp8scope/format/schema.hpp"
 
 #include <fmt/format.h>
 
@@ -66,7 +66,7 @@ std::optional<StepSet> steps_from_markers(const TraceModel& model, int64_t trace
         indices.push_back(marker.step);
     }
     StepSet set { .source = StepSource::Markers,
-        .detail = fmt::format("{} step markers on thread {}", starts.size(), tid),
+        .detail = fmt::format("{} step markers on thread {}", starts.size(), schema::tid_of(tid)), // the OS tid
         .steps = steps_from_starts(starts, indices, trace_end_ns) };
     if (set.steps.empty())
         return std::nullopt;
@@ -132,8 +132,8 @@ std::optional<StepSet> steps_from_nvtx(const TraceModel& model, const std::strin
 
     StepSet set;
     set.source = StepSource::Nvtx;
-    set.detail = fmt::format(
-        "{} NVTX ranges '{}' on thread {}", rows.size(), model.strings[nvtx.text[rows.front()]], best->first.second);
+    set.detail = fmt::format("{} NVTX ranges '{}' on thread {}", rows.size(), model.strings[nvtx.text[rows.front()]],
+        schema::tid_of(best->first.second));
     for (size_t i = 0; i < rows.size(); ++i) {
         const size_t row = rows[i];
         const int64_t index = all_numbered ? *split_trailing_number(model.strings[nvtx.text[row]]).second : int64_t(i);

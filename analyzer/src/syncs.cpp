@@ -1,9 +1,12 @@
 #include "fp8scope/analyzer/syncs.hpp"
+#include "fp8scope/analyzer/host_blocking.hpp"
 
 #include "fp8scope/format/schema.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 
 namespace fp8scope::analyzer {
 
@@ -126,13 +129,20 @@ SyncReport build_sync_report(const TraceModel& model, const StepSet& steps, cons
     }
     fill_nvtx_paths(model, report.calls);
 
-    // One summary slot per API name, found through a table indexed by the name's StringRef.
+    // One summary slot per API base name (api_base_name(): cudaMemcpy_v3020 and cudaMemcpy_ptds_v7000 are one API),
+    // found through a table indexed by the raw name's StringRef, filled once per distinct raw name.
     std::vector<int32_t> slot_of_name(model.strings.size(), -1);
+    std::unordered_map<std::string_view, int32_t> slot_of_base;
     for (const SyncCallReport& row : report.calls) {
         int32_t& slot = slot_of_name[row.api_name.index];
         if (slot < 0) {
-            slot = static_cast<int32_t>(report.by_api.size());
+            const std::string_view base = api_base_name(model.strings[row.api_name]);
+            const auto [found, added] = slot_of_base.try_emplace(base, static_cast<int32_t>(report.by_api.size()));
+            slot = found->second;
+        }
+        if (static_cast<size_t>(slot) == report.by_api.size()) {
             report.by_api.push_back({ .api_name = row.api_name,
+                .name = std::string(api_base_name(model.strings[row.api_name])),
                 .count = 0,
                 .duration_ns = 0,
                 .idle_caused_ns = 0,

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <thread>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -60,6 +61,14 @@ Expected<TraceModel> load_trace(const std::string& path)
         return std::unexpected(file.error());
     if (auto ok = file->load_catalog(); !ok)
         return std::unexpected(ok.error());
+    // PRAGMA quick_check reads every page once, as the readers do: on a connection of its own in a second thread, so
+    // that it runs while the tables are read. Its verdict is awaited before the model is returned: a file it finds
+    // corrupt is refused even when every read succeeded (rows lost in a damaged page read without an error).
+    Expected<void> checked;
+    std::jthread checker([&] {
+        auto own = detail::TraceFile::open(path);
+        checked = own ? own->quick_check() : Expected<void>(std::unexpected(own.error()));
+    });
 
     TraceModel model;
     model.path = path;
@@ -69,9 +78,13 @@ Expected<TraceModel> load_trace(const std::string& path)
     else if (looks_like_nsight(*file))
         read = detail::read_nsight(*file, model);
     else
-        return std::unexpected(Error { ErrorCode::InvalidTrace,
+        read = std::unexpected(Error { ErrorCode::InvalidTrace,
             detail::one_line(
                 fmt::format("'{}' is not an fp8scope trace or Nsight Systems export (no known tables)", path)) });
+    checker.join();
+    // Corruption explains a failed read better than the read's own symptom (a bad value in a damaged row).
+    if (!checked)
+        return std::unexpected(checked.error());
     if (!read)
         return std::unexpected(read.error());
     detail::sort_by_time(model);

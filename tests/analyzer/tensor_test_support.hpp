@@ -3,6 +3,7 @@
 #pragma once
 
 #include "analysis_test_support.hpp"
+#include "tensor_samples.hpp"
 #include "fp8scope/analyzer/analysis_types.hpp"
 #include "fp8scope/analyzer/tensor_health.hpp"
 
@@ -11,24 +12,6 @@
 #include <vector>
 
 namespace fp8scope::testing {
-
-// A BF16 tensor of 1000 elements cast to E4M3 with scale_inv 1/64 (covers amax 7) and amax 1.75: headroom 2 bits,
-// nothing saturated, underflowed or non-finite.
-inline TensorStatsRow healthy_sample(int64_t site_id, std::optional<int64_t> step, int64_t timestamp_ns)
-{
-    TensorStatsRow row;
-    row.site_id = site_id;
-    row.step = step;
-    row.timestamp_ns = timestamp_ns;
-    row.dtype = schema::Dtype::BFloat16;
-    row.target_format = schema::Fp8Format::E4M3;
-    row.numel = 1000;
-    row.scale = 64.0;
-    row.scale_inv = 1.0 / 64.0;
-    row.amax = 1.75;
-    row.min_nonzero_abs = 0.01;
-    return row;
-}
 
 // Steps [start, start + length) numbered first_index, first_index + 1, ... back to back.
 inline analyzer::StepSet step_set(

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace fp8scope::cli_test {
 
@@ -28,6 +29,20 @@ testing::ProcessResult run_fp8scope(const std::vector<std::string>& args)
     std::vector<std::string> argv { FP8SCOPE_EXE };
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::run_process(argv);
+}
+
+std::string run_fp8scope_ok(const std::vector<std::string>& args)
+{
+    const auto result = run_fp8scope(args);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return result.out;
+}
+
+std::string read_text_file(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return { std::istreambuf_iterator<char>(in), {} };
 }
 
 void exec_sql(const std::string& path, const std::string& sql)

@@ -16,6 +16,10 @@ void write_file(const std::string& path, const std::string& bytes);
 
 // Runs the fp8scope executable under test with `args`.
 testing::ProcessResult run_fp8scope(const std::vector<std::string>& args);
+// run_fp8scope(), REQUIREing exit code 0 (stderr is shown when not); returns stdout.
+std::string run_fp8scope_ok(const std::vector<std::string>& args);
+// The whole file, or "" when it cannot be read.
+std::string read_text_file(const std::string& path);
 
 // Runs `sql` on the file with a plain read-write connection; REQUIREs success.
 void exec_sql(const std::string& path, const std::string& sql);

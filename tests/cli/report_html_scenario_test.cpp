@@ -112,19 +112,31 @@ TEST_CASE("report html and junit on a trace with no steps", "[cli][report][html]
     // No GPU activity: the whole trace is one step of no length, which must not divide by zero anywhere.
     const std::string whole = run_ok({ "report", trace, "--warmup", "0", "--format", "html" });
     CHECK(parse_xml(whole).ok);
-    CHECK(whole.find("1 steps from whole trace") != std::string::npos);
-    // --steps past the end leaves no step at all.
-    const std::string html = run_ok({ "report", trace, "--steps", "5:6", "--format", "html" });
-    CHECK(parse_xml(html).ok);
-    CHECK(html.find("No steps to analyse") != std::string::npos);
-    CHECK(html.find("<svg") == std::string::npos);
-    for (const auto& steps : { "0:0", "5:6" }) {
-        const auto junit
-            = parse_xml(run_ok({ "report", trace, "--warmup", "0", "--steps", steps, "--format", "junit" }));
-        REQUIRE(junit.ok);
-        CHECK(junit.root.descendants("testcase").size() == 5); // the fifth, tensor health, skipped
-        CHECK(junit.root.descendants("failure").empty());
+    CHECK(whole.find("1 step from whole trace") != std::string::npos);
+    // --steps past the end selects nothing: a usage error naming the step there is, never an empty report.
+    for (const auto& format : { "html", "junit" }) {
+        const auto none = run_fp8scope({ "report", trace, "--warmup", "0", "--steps", "5:6", "--format", format });
+        CHECK(none.exit_code == 2);
+        CHECK(none.out.empty());
+        CHECK(none.err.starts_with("fp8scope: usage error: --steps 5:6 selects none of step 0\n"));
     }
+    const auto junit = parse_xml(run_ok({ "report", trace, "--warmup", "0", "--steps", "0:0", "--format", "junit" }));
+    REQUIRE(junit.ok);
+    CHECK(junit.root.descendants("testcase").size() == 5); // the fifth, tensor health, skipped
+    CHECK(junit.root.descendants("failure").empty());
+}
+
+TEST_CASE("report html on a trace with no activity says so", "[cli][report][html]")
+{
+    testing::Scenario s; // a trace the collector closed before the job did anything
+    const std::string trace = write(s, scratch_dir("report_no_activity") + "/idle.sqlite");
+    const std::string html = run_ok({ "report", trace, "--format", "html" });
+    CHECK(parse_xml(html).ok);
+    CHECK(html.find("No steps to analyse: the trace has no activity.") != std::string::npos);
+    CHECK(html.find("<svg") == std::string::npos);
+    CHECK(run_ok({ "report", trace }).find("\nNo steps: the trace has no activity to analyse.\n") != std::string::npos);
+    CHECK(run_ok({ "report", trace, "--format", "md" }).find("No steps: the trace has no activity to analyse.")
+        != std::string::npos);
 }
 
 TEST_CASE("report html on one step draws one bar per chart", "[cli][report][html]")

@@ -96,8 +96,12 @@ struct KernelClassReport {
     std::array<int64_t, kKernelClassCount> distinct_names {};
 
     const ClassTotals& of(KernelClass cls) const { return by_class[static_cast<size_t>(cls)]; }
-    // time_ns of the class / step_ns, 0 when there is no step time.
+    // time_ns of the class / step_ns, 0 when there is no step time. Kernel time is summed, so with concurrent
+    // streams or several devices this can exceed 1: reports print share_of_kernel_time() instead.
     double share(KernelClass cls) const;
+    // time_ns of the class / total.time_ns (the kernel time of all classes), 0 without kernel time: never above 1,
+    // and the classes' shares add up to 1.
+    double share_of_kernel_time(KernelClass cls) const;
 };
 
 // Classifies every kernel of the model by its demangled name (the short name when the demangled one is empty)

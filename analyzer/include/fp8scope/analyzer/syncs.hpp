@@ -38,7 +38,8 @@ struct SyncStepCounts {
 };
 
 struct SyncApiSummary {
-    StringRef api_name;
+    StringRef api_name; // the first raw name met of this API
+    std::string name; // api_base_name(): the API as the program called it, without version or _ptds/_ptsz suffix
     // Over the calls inside the steps.
     int64_t count = 0;
     int64_t duration_ns = 0;
@@ -49,7 +50,8 @@ struct SyncApiSummary {
 
 struct SyncReport {
     std::vector<SyncCallReport> calls; // every host-blocking call, in the order given
-    // Per API name, most total duration first (ties: name index). Figures cover the calls inside the steps.
+    // Per API (raw names with the same api_base_name() are one API), most total duration first (ties: name index).
+    // Figures cover the calls inside the steps.
     std::vector<SyncApiSummary> by_api;
     std::vector<SyncStepCounts> per_step; // all names together, one per step
     SyncStepCounts total; // all names, all steps

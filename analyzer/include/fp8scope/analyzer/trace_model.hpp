@@ -3,7 +3,8 @@
 // downstream (analyses, CLI, GUI) reads only this model.
 //
 // Invariants the loader guarantees (a trace that breaks one is refused, never half-loaded):
-// - every time is ns relative to the session start and every end >= its start;
+// - every time is ns relative to the session start, within +-kMaxTraceTimeNs, and every end >= its start;
+// - kernels on one (device, stream) do not overlap, outside CUDA graphs (see ClippedKernels);
 // - every StringRef indexes `strings`, and every string is valid UTF-8 (bad sequences become U+FFFD);
 // - rows of each activity table are sorted by start (stable for equal starts).
 #pragma once
@@ -24,6 +25,11 @@ struct StringRef {
 };
 
 enum class TraceSource { Fp8scope, Nsight };
+
+// The largest distance from the session start a time may have: 2^53 ns, about 104 days, also the largest integer a
+// double holds exactly. Every difference of two times, and every sum the analyses make of non-overlapping intervals
+// over steps and devices, then stays far from int64's limits; a time beyond it is refused as invalid.
+inline constexpr int64_t kMaxTraceTimeNs = int64_t { 1 } << 53;
 
 struct StringTable {
     std::vector<std::string> values;
@@ -161,6 +167,16 @@ struct CollectorWorkTable {
     size_t size() const { return start_ns.size(); }
 };
 
+// Kernels that started before the previous kernel of their (device, stream) had ended. One stream runs its kernels
+// one after another, so this is timestamp skew or programmatic dependent launch; the loader clips each such kernel
+// to start where the previous one ended (and to zero length when it ended before that), so that kernel time summed
+// over a stream never exceeds the time the stream spans, and reports what it clipped. Kernels launched from a CUDA
+// graph are left alone: a graph's branches run concurrently and CUPTI can report them on one stream.
+struct ClippedKernels {
+    int64_t count = 0;
+    int64_t clipped_ns = 0; // total overlap removed
+};
+
 // What the file says about itself. For an Nsight export, fields nsys does not record stay empty / -1.
 struct TraceMeta {
     TraceSource source = TraceSource::Fp8scope;
@@ -205,6 +221,7 @@ struct TraceModel {
     int64_t collector_api_calls = 0; // API calls of the collector's own work, removed from api_calls
     // Rows per table as found in the file, by table name (the tables the loader read, plus FP8SCOPE_KERNEL_LATENCY).
     std::map<std::string, int64_t> row_counts;
+    ClippedKernels clipped_kernels;
 
     int64_t dropped_records() const;
     // Earliest start and latest end over every activity (kernels, API calls, syncs, copies, NVTX ranges);
