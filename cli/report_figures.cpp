@@ -115,13 +115,13 @@ std::string launch_rule_sentence(const BubbleAnalysis& b)
 std::string collector_work_sentence(const CollectorWorkSummary& w)
 {
     if (w.kernels + w.memcpys + w.memsets == 0)
-        return "collector GPU time per step: none (fp8scope launched no GPU work)";
+        return "Collector GPU time per step: none (fp8scope launched no GPU work)";
     std::string what = fmt::format("{} kernel{}", w.kernels, w.kernels == 1 ? "" : "s");
     if (w.memsets > 0)
         what += fmt::format(", {} memset{}", w.memsets, w.memsets == 1 ? "" : "s");
     if (w.memcpys > 0)
         what += fmt::format(", {} cop{}", w.memcpys, w.memcpys == 1 ? "y" : "ies");
-    return fmt::format("collector GPU time per step: {} ({:.2f}% of the step; fp8scope's own {} in the trace, "
+    return fmt::format("Collector GPU time per step: {} ({:.2f}% of the step; fp8scope's own {} in the trace, "
                        "left out of every other figure)",
         format_duration_ns(int64_t(w.time_per_step_ns())), 100.0 * w.share(), what);
 }

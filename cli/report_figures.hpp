@@ -66,8 +66,8 @@ std::string worst_step_text(
 // graph leaves 256 ns between kernels (measured on 1234 graph kernels)". Plain text.
 std::string launch_rule_sentence(const analyzer::BubbleAnalysis& bubbles);
 
-// "collector GPU time per step: 120 µs (0.4% of the step; 31 kernels, 1 memset of fp8scope's own, left out of
-// every figure)", or "collector GPU time per step: none" when the collector launched nothing.
+// "Collector GPU time per step: 120 µs (0.4% of the step; 31 kernels, 1 memset of fp8scope's own, left out of
+// every figure)", or "Collector GPU time per step: none" when the collector launched nothing.
 std::string collector_work_sentence(const analyzer::CollectorWorkSummary& work);
 
 // What a reader must know about how complete the trace is, one sentence each, empty when nothing: the recording

@@ -175,9 +175,7 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
                        "kernels, copies and memsets); {}; gap size buckets 10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
         format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples,
         launch_rule_sentence(report.bubbles));
-    std::string collector = collector_work_sentence(report.collector_work);
-    collector[0] = 'C'; // "collector GPU time per step: ..." begins a line here
-    out += collector + "\n";
+    out += collector_work_sentence(report.collector_work) + "\n";
     if (report.bubbles.multi_rank)
         out += fmt::format("Multi-rank run (rule 4): communication kernels wait for the other ranks, so they are not "
                            "busy time; a gap is `comm` when they cover over {:.0f}% of it\n",

@@ -182,3 +182,23 @@ TEST_CASE("report text is coloured only when asked; piped it has no escape bytes
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.starts_with("fp8scope: usage error: "));
 }
+
+TEST_CASE("every format gives the collector's own GPU time as one line, apart from the job's", "[cli][report]")
+{
+    // The FP8 sample with statistics every step (H100): fp8scope's statistics kernels are in the trace, marked.
+    const std::string trace = kTraces + "realjobs/h100-train-fp8-stats.sqlite";
+    for (const char* format : { "text", "md", "html", "junit" }) {
+        INFO(format);
+        const std::string out = report({ trace, "--format", format });
+        CHECK(occurrences(out, "Collector GPU time per step: ") == 1);
+        CHECK(out.find("Collector GPU time per step: none") == std::string::npos);
+    }
+    const auto json = nlohmann::json::parse(report({ trace, "--format", "json" }));
+    const auto& work = json.at("collector_work");
+    CHECK(work.at("kernels").get<int64_t>() > 0);
+    CHECK(work.at("time_per_step_ns").get<int64_t>() > 0);
+    CHECK(work.at("share_of_step").get<double>() > 0.0);
+    CHECK(work.at("share_of_step").get<double>() < 1.0);
+    // And none of them counts as the job's: no fp8scope kernel among the report's top kernels.
+    CHECK(json.dump().find("fp8scope::probes") == std::string::npos);
+}
