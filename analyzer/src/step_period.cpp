@@ -23,6 +23,7 @@ struct Sequence {
     std::vector<int64_t> start_ns;
     std::vector<int64_t> host_gap_ns; // launch-call start - the latest earlier launch-call start (0: unknown)
     std::vector<uint8_t> optimizer, gemm;
+    std::vector<uint32_t> token; // kernel name index, or strings.size() + 1 + copy kind, or strings.size() (memset)
 };
 
 bool optimizer_name(std::string_view name)
@@ -48,6 +49,11 @@ Sequence read_sequence(const TraceModel& model, uint32_t device)
     Activity activity;
     for (ActivityCursor cursor(model, device); cursor.next(activity);) {
         s.start_ns.push_back(activity.start_ns);
+        const uint32_t base = uint32_t(model.strings.size());
+        s.token.push_back(activity.kind == ActivityKind::Kernel ? model.kernels.name[activity.row].index
+                : activity.kind == ActivityKind::Memcpy
+                ? base + 1 + uint32_t(std::clamp(model.memcpys.copy_kind[activity.row], 0, 15))
+                : base);
         int64_t gap = 0;
         if (const auto call = calls.find(activity.correlation_id)) {
             const int64_t launch_ns = model.api_calls.start_ns[*call];
@@ -164,10 +170,29 @@ std::vector<int64_t> aligned_starts(
     // median step before).
     const int64_t first = int64_t(positions.front()) + offset;
     if (prepend && first - median / 2 >= 0) {
-        int64_t best = std::max<int64_t>(0, first - median);
-        for (int64_t p = std::max<int64_t>(0, first - median - median / 2); p <= first - median / 2; ++p)
-            if (s.host_gap_ns[size_t(p)] > s.host_gap_ns[size_t(best)])
+        // The later steps begin with the same few activities (the data copy, the first forward kernels): the last
+        // place at least half a step before the first boundary where those begin is the first step's start, also
+        // when lazy initialisation or compilation made that step longer. Without one, the longest pause about one
+        // step earlier.
+        constexpr size_t kSignature = 8;
+        auto same_start = [&](int64_t p) {
+            for (size_t k = 0; k < kSignature; ++k) {
+                const size_t a = size_t(p) + k, b = size_t(first) + k;
+                if (a >= s.token.size() || b >= s.token.size() || s.token[a] != s.token[b])
+                    return false;
+            }
+            return true;
+        };
+        int64_t best = -1;
+        for (int64_t p = first - median / 2; p >= 0 && best < 0; --p)
+            if (same_start(p))
                 best = p;
+        if (best < 0) {
+            best = std::max<int64_t>(0, first - median);
+            for (int64_t p = std::max<int64_t>(0, first - median - median / 2); p <= first - median / 2; ++p)
+                if (s.host_gap_ns[size_t(p)] > s.host_gap_ns[size_t(best)])
+                    best = p;
+        }
         at.push_back(best);
     }
     for (uint32_t p : positions)
