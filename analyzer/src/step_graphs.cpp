@@ -13,6 +13,7 @@
 #include <map>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace fp8scope::analyzer::detail {
 
@@ -43,13 +44,13 @@ std::optional<Period> find_graph_step_period(const TraceModel& model)
     const ApiTable& api = model.api_calls;
     std::vector<int8_t> named(model.strings.size(), -1);
     std::map<int64_t, std::vector<size_t>> by_thread; // graph launch calls per thread, in start order
+    std::unordered_set<uint32_t> counted; // correlation ids already counted
     for (size_t row = 0; row < api.size(); ++row) {
         int8_t& is_launch = named[api.name[row].index];
         if (is_launch < 0)
             is_launch = is_graph_launch(model.strings[api.name[row]]) ? 1 : 0;
-        // A runtime launch and the driver launch inside it share the correlation id: count the outer one.
-        if (is_launch == 1 && !(api.is_driver[row] && !by_thread[api.global_tid[row]].empty()
-                && api.correlation_id[by_thread[api.global_tid[row]].back()] == api.correlation_id[row]))
+        // A runtime launch and the driver launch inside it share the correlation id (the outer call starts first).
+        if (is_launch == 1 && counted.insert(api.correlation_id[row]).second)
             by_thread[api.global_tid[row]].push_back(row);
     }
     const auto thread = std::max_element(by_thread.begin(), by_thread.end(),
