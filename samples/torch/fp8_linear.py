@@ -12,6 +12,8 @@ pytorch/quantization.py `_default_sf_compute`; see shared/reference/fp8_numerics
   the cast, so it first affects the next step's scale.
 - The GEMM receives the dequantisation factors scale_inv = 1/scale (TE passes scale_inv to cuBLASLt as
   A/B_SCALE_POINTER; torch._scaled_mm's scale_a/scale_b mean the same).
+- With scaling="current" (TransformerEngine's Float8CurrentScaling) each cast computes the tensor's amax first and
+  casts with scale = (fp8_max / amax) / 2**margin: one more reduction per cast, and no history.
 - Fast accumulation in the forward GEMM only; dgrad and wgrad accumulate in full precision (TE's
   use_split_accumulator: False for fprop, True for dgrad and wgrad).
 
@@ -52,8 +54,11 @@ def scaled_mm(a, b_col_major, scale_inv_a, scale_inv_b, fast_accum):
 
 
 class Fp8Linear(nn.Module):
-    def __init__(self, in_features, out_features, amax_history_len=16, margin=0):
+    def __init__(self, in_features, out_features, amax_history_len=16, margin=0, scaling="delayed"):
         super().__init__()
+        if scaling not in ("delayed", "current"):
+            raise ValueError("scaling must be 'delayed' or 'current'")
+        self.scaling = scaling
         if in_features % 16 or out_features % 16:
             raise ValueError("Fp8Linear needs in_features and out_features to be multiples of 16")
         self.in_features = in_features
@@ -79,6 +84,13 @@ class Fp8Linear(nn.Module):
         """Casts t to FP8 with the current (delayed) scale, then records t's amax and updates the scale.
 
         Returns the FP8 tensor (same layout as t) and the scale_inv that dequantises it."""
+        if self.scaling == "current":
+            # Current scaling: the scale comes from this tensor's own amax, reduced before the cast (an extra
+            # reduction per cast); the history and the delayed scale are not used.
+            amax = t.abs().amax().float()
+            scale = torch.where(amax > 0.0, (fp8_max / amax) / (2.0**self.margin), torch.ones_like(amax))
+            scale = torch.where(torch.isfinite(scale), scale, torch.full_like(scale, FLT_MAX))
+            self.scale[row].copy_(scale)
         scale = self.scale[row]
         if fp8scope is not None:
             # Before the cast, with the scale the cast uses (a device tensor: no sync): overflow = |t| >
@@ -88,7 +100,8 @@ class Fp8Linear(nn.Module):
         scale_inv = scale.reciprocal()  # a new tensor: the update below does not change it
         # In float32, as TE's cast kernels compute: bf16 * a float32 0-dim tensor would stay bf16.
         t_fp8 = t.float().mul_(scale).clamp_(-fp8_max, fp8_max).to(dtype)
-        self._update_scale(row, t.abs().amax().float(), fp8_max)
+        if self.scaling == "delayed":
+            self._update_scale(row, t.abs().amax().float(), fp8_max)
         return t_fp8, scale_inv
 
     def _update_scale(self, row, amax, fp8_max):

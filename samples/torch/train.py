@@ -82,6 +82,20 @@ def parse_args(argv):
         help="test run: multiply block BLOCK's fc2 input by FACTOR in step STEP, so that its delayed FP8 scale "
         "no longer covers it (fp8scope must flag that site and step)",
     )
+    p.add_argument(
+        "--plant-drift",
+        metavar="BLOCK:STEP:FACTOR",
+        help="test run, in either precision: from step STEP on, feature 0 of block BLOCK's fc1 input (after ln2) is "
+        "multiplied by FACTOR**(step - STEP + 1), a gradual outlier that both precisions see; what differs is FP8's "
+        "handling of it (fp8scope compare must name that operand, with its onset near STEP)",
+    )
+    p.add_argument(
+        "--scaling",
+        choices=("delayed", "current"),
+        default="delayed",
+        help="fp8: delayed scaling (the scale from earlier steps' amaxes, TransformerEngine's DelayedScaling; the "
+        "default) or current scaling (each cast's scale from the tensor's own amax, an extra reduction first)",
+    )
     args = p.parse_args(argv)
     if args.steps < 1:
         p.error("--steps must be at least 1")
@@ -105,6 +119,17 @@ def parse_args(argv):
             p.error("--plant-overflow expects BLOCK:STEP:FACTOR, e.g. 2:12:1000")
         if not 0 <= args.plant[0] < args.layers or not 0 <= args.plant[1] < args.steps:
             p.error("--plant-overflow: BLOCK must be a layer index and STEP a step index")
+    args.drift = None
+    if args.plant_drift:
+        try:
+            block, step, factor = args.plant_drift.split(":")
+            args.drift = (int(block), int(step), float(factor))
+        except ValueError:
+            p.error("--plant-drift expects BLOCK:STEP:FACTOR, e.g. 1:14:1.5")
+        if not 0 <= args.drift[0] < args.layers or not 0 <= args.drift[1] < args.steps:
+            p.error("--plant-drift: BLOCK must be a layer index and STEP a step index")
+        if not args.drift[2] > 1.0 or not math.isfinite(args.drift[2]):
+            p.error("--plant-drift: FACTOR must be a finite number above 1")
     return args
 
 
@@ -151,7 +176,8 @@ def make_linear(g, in_features, out_features, std, args):
     """Both precisions draw the same initial weights in the same order, so BF16 and FP8 runs start equal."""
     weight = normal_weight(g, out_features, in_features, std)
     if args.precision == "fp8":
-        layer = Fp8Linear(in_features, out_features, amax_history_len=args.amax_history, margin=args.margin)
+        layer = Fp8Linear(in_features, out_features, amax_history_len=args.amax_history, margin=args.margin,
+                          scaling=args.scaling)
     else:
         layer = nn.Linear(in_features, out_features, bias=False, dtype=torch.bfloat16)
     with torch.no_grad():
@@ -164,6 +190,7 @@ class Block(nn.Module):
         super().__init__()
         self.index = index
         self.plant = args.plant
+        self.drift = args.drift if args.drift and args.drift[0] == index else None
         d = args.d_model
         std = 0.02
         out_std = std / math.sqrt(2 * args.layers)  # GPT-2's scaled init of the residual projections
@@ -187,7 +214,14 @@ class Block(nn.Module):
 
     def forward(self, x):
         x = x + self.attention(self.ln1(x))
-        h = F.gelu(self.fc1(self.ln2(x)), approximate="tanh")
+        u = self.ln2(x)
+        if self.drift and CURRENT_STEP[0] >= self.drift[1]:
+            # The planted drift: one outlier feature of fc1's input, growing by FACTOR per step. The gain vector is
+            # filled on the device (no host sync), identically in both precisions.
+            gain = torch.ones(u.shape[-1], device=u.device, dtype=u.dtype)
+            gain[0] = self.drift[2] ** (CURRENT_STEP[0] - self.drift[1] + 1)
+            u = u * gain
+        h = F.gelu(self.fc1(u), approximate="tanh")
         if self.plant and self.plant[0] == self.index and self.plant[1] == CURRENT_STEP[0]:
             h = h * self.plant[2]  # the planted overflow: this step's fc2 input exceeds its delayed scale
         return x + self.fc2(h)
@@ -380,6 +414,13 @@ def main(argv=None):
             if args.plant
             else None
         ),
+        "planted_drift": (
+            {"block": args.drift[0], "site": f"blocks.{args.drift[0]}.fc1", "operand": "input (activation)",
+             "feature": 0, "from_step": args.drift[1], "factor_per_step": args.drift[2]}
+            if args.drift
+            else None
+        ),
+        "scaling": args.scaling if args.precision == "fp8" else None,
         "profiled_with_torch_profiler": bool(args.profile_torch),
         "torch_version": torch.__version__,
         "device": torch.cuda.get_device_name(device),

@@ -56,8 +56,9 @@ def _trace_figures(trace):
 class Kept:
     """Traces and truths to bring back, stored gzip'd under scratch/realjobs-keep."""
 
-    def __init__(self, ctx):
-        self.dir = ctx.work / "realjobs-keep"
+    def __init__(self, ctx, prefix="realjobs"):
+        self.prefix = prefix
+        self.dir = ctx.work / f"{prefix}-keep"
         self.dir.mkdir(parents=True, exist_ok=True)
 
     def add(self, name, trace, truth):
@@ -75,7 +76,7 @@ class Kept:
             if current is None or size + n > CAP_BYTES:
                 if current is not None:
                     current.close()
-                archives.append(out / f"realjobs-{len(archives) + 1}.tar")
+                archives.append(out / f"{self.prefix}-{len(archives) + 1}.tar")
                 current, size = tarfile.open(archives[-1], "w"), 0
             current.add(path, arcname=path.name)
             size += n

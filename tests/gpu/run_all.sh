@@ -4,11 +4,11 @@
 # repository root:
 #
 #   OUT=/some/folder tests/gpu/run_all.sh BUILD_DIR [STAGE ...]
-#       stages: samples torch lifecycle signals bench stats realstats realjobs (all of them take more than one
+#       stages: samples torch lifecycle signals bench stats realstats realjobs compare (all of them take more than one
 #       10-minute call: tests/gpu/README.md says how to split them)
 #
 # $OUT receives summary.json, run_all.log, kept traces (trace-*), details.tar.gz (every command's logs, per-check
-# JSON), traces-extra.tar.gz and, for realjobs, realjobs-N.tar; a PASS/FAIL table ends stdout. FP8SCOPE_GPU_WORK sets the scratch folder.
+# JSON), traces-extra.tar.gz and, for realjobs and compare, realjobs-N.tar and compare-N.tar; a PASS/FAIL table ends stdout. FP8SCOPE_GPU_WORK sets the scratch folder.
 # The whole run is bounded: the Python driver keeps to FP8SCOPE_GPU_BUDGET_S (default 510 s) and is killed at
 # FP8SCOPE_GPU_HARD_LIMIT_S (default 570 s), within the device's 10 minutes per call.
 # Exit codes: 0 all judged checks passed, 1 a check failed, 2 usage error, 124 the hard limit was hit.

@@ -1,0 +1,189 @@
+// Scaling drift against a reference run (spec "Scaling drift (compare)"; docs/analysis.md "Compare"): two traces of
+// the same job, typically FP8 (the run) and BF16 (the reference), analysed on the same steps. Their tensor sites are
+// matched by GEMM-site identity with dtype ignored and operand roles normalised; per matched site and step the run's
+// figures are set against the reference's distribution; a change-point test over steps flags drifting sites and
+// names the first divergent one; the loss scalars and the performance of both runs are set side by side. The result
+// is plain data for the renderers and `check --ref`.
+#pragma once
+
+#include "fp8scope/analyzer/budgets.hpp"
+#include "fp8scope/analyzer/report.hpp"
+#include "fp8scope/analyzer/trace_model.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace fp8scope::analyzer {
+
+// Thresholds, printed in every compare output (docs/analysis.md "Compare").
+inline constexpr double kAmaxRatioEventLog2 = 1.0; // |log2(amax run / amax ref)| above this is an amax-ratio event
+inline constexpr double kLossDeltaThreshold = 1e-2; // default --max-loss-delta
+inline constexpr double kLossDeltaStrict = 2.5e-3; // shown beside it (DeepSeek-V3: < 0.25 %)
+inline constexpr int kLossWindowSteps = 10; // the loss delta compares means over this many trailing steps
+// Change-point test: a shift is a drift when it is at least kDriftSigmas noise units (of the series' robust step-to-
+// step noise, scaled for the segment sizes) and at least the series' practical floor, with at least
+// kDriftMinStepsAfter steps from the onset on and kDriftMinStepsBefore before it.
+inline constexpr double kDriftSigmas = 5.0;
+inline constexpr int kDriftMinStepsBefore = 3;
+inline constexpr int kDriftMinStepsAfter = 3;
+inline constexpr double kDriftFloorLog2 = 0.5; // bits: amax ratio and headroom against the reference
+inline constexpr double kDriftFloorSaturation = 1e-5; // fraction of elements (also at least 8 elements)
+inline constexpr double kDriftFloorUnderflow = 1e-2; // fraction of the reference's nonzero elements
+// Early-step baseline: the median over the first steps of a site's series, this many (fewer in short runs).
+inline constexpr int kBaselineSteps = 5;
+
+// Why two traces cannot be compared at all (the CLI exits 3 with the message).
+struct CompareRefusal {
+    std::string message;
+};
+
+enum class ScalingRecipe { NotFp8, Delayed, Current, Static, Unknown };
+const char* scaling_recipe_name(ScalingRecipe recipe); // "not FP8", "delayed", "current", "static", "unknown"
+
+// One matched site's figures at one common step (nullopt where a side cannot show the figure).
+struct CompareStep {
+    int64_t step = 0;
+    std::optional<double> amax_run, amax_ref;
+    std::optional<double> log2_amax_ratio; // log2(amax_run / amax_ref)
+    std::optional<double> run_saturation; // the run's own clipped fraction (FP8 codes at max, or probe overflows)
+    std::optional<double> run_underflow; // the run's own underflow (high-precision probes with a target only)
+    // The reference's distribution under the run's scale: the fraction of its nonzero elements that the run's
+    // scale_inv would clip (above fp8_max) or flush to zero (below half the format's smallest subnormal), from the
+    // reference's exponent histogram, log-uniform within a bin.
+    std::optional<double> ref_saturation_under_run_scale, ref_underflow_under_run_scale;
+    std::optional<double> run_headroom_bits; // log2(fp8_max * scale_inv_run / amax_run), the run's own
+    std::optional<double> headroom_vs_ref_bits; // log2(fp8_max * scale_inv_run / amax_ref)
+    bool stale_scale = false; // headroom_vs_ref < 0: the reference's amax is beyond the run's scale
+    std::optional<double> baseline_delta_log2_ratio; // log2_amax_ratio minus the site's early-step baseline
+    std::optional<double> baseline_delta_saturation; // run_saturation minus its baseline
+};
+
+// The evidence for one series of one site: the change point the test found.
+struct DriftEvidence {
+    std::string series; // "log2_amax_ratio", "run_saturation", "headroom_vs_ref_bits", "ref_underflow_under_run_scale"
+    int64_t onset_step = 0; // the first step of the shifted segment
+    double mean_before = 0, mean_after = 0;
+    double noise = 0; // robust sigma of the series' step-to-step changes
+    double statistic = 0; // |shift| / (noise * sqrt(1/n_before + 1/n_after)); infinite when the noise is 0
+    double floor = 0; // the practical floor the shift had to reach
+    int64_t steps_before = 0, steps_after = 0;
+};
+
+struct CompareSite {
+    std::string label; // tensor_site_label() of the run's site, with the normalised role
+    int64_t run_site_id = 0, ref_site_id = 0;
+    int32_t run_dtype = 0, ref_dtype = 0;
+    std::string role; // normalised role: "A", "B", "D" or the probe's role word
+    std::optional<std::string> logical_role; // "activation", "weight", "gradient" when known
+    bool role_swapped = false; // the run's cuBLAS A/B were swapped to the canonical orientation
+    bool orientation_ambiguous = false; // m == n: cuBLAS's own A/B order kept
+    ScalingRecipe recipe = ScalingRecipe::Unknown; // the run's
+    std::string recipe_evidence;
+    double position_in_step = 0; // median offset of the site's samples in their step, 0..1 (execution order)
+    std::vector<CompareStep> steps; // common steps where both sides have a sample
+    std::optional<double> baseline_log2_ratio, baseline_saturation;
+    std::vector<DriftEvidence> drift; // empty: no drift
+    std::optional<int64_t> onset_step; // earliest onset over drift
+    int64_t amax_ratio_events = 0; // steps with |log2_amax_ratio| > kAmaxRatioEventLog2
+    int64_t stale_scale_events = 0;
+};
+
+struct UnmatchedSite {
+    std::string label;
+    int64_t site_id = 0;
+    std::string reason;
+};
+
+struct CompareEvent {
+    std::string site;
+    int64_t step = 0;
+    double value = 0; // log2 ratio, or headroom against the reference in bits
+};
+
+struct LossStep {
+    int64_t step = 0;
+    double run = 0, ref = 0;
+    double relative_delta = 0; // |run - ref| / |ref|
+};
+
+struct LossComparison {
+    std::string scalar; // the scalar's name ("loss")
+    std::string unavailable; // non-empty: why there is no loss delta
+    std::vector<LossStep> steps;
+    // |mean(run) - mean(ref)| / |mean(ref)| over the last kLossWindowSteps common steps (fewer when fewer): the
+    // gated figure.
+    std::optional<double> final_relative_delta;
+    int window = 0;
+    std::optional<double> max_step_relative_delta;
+    std::optional<int64_t> max_step;
+};
+
+struct RunPerformance {
+    int64_t steps = 0;
+    double step_ns = 0; // mean over the common steps
+    double bubble_ratio = 0;
+    double kernels_per_step = 0;
+    double gemm_ns = 0; // FP8 GEMM + other GEMM kernel time per step
+    double fp8_gemm_ns = 0;
+    double bookkeeping_ns = 0; // cast/quantize + amax/scale kernel time per step
+};
+
+struct PerformanceComparison {
+    RunPerformance run, ref;
+    double gemm_saved_ns = 0; // ref.gemm - run.gemm
+    double bookkeeping_added_ns = 0; // run.bookkeeping - ref.bookkeeping
+    double net_gain_ns = 0; // gemm_saved - bookkeeping_added
+    double step_change_ns = 0; // run.step - ref.step (negative: the run is faster)
+};
+
+struct StepAlignment {
+    StepSource run_source = StepSource::WholeTrace, ref_source = StepSource::WholeTrace;
+    std::vector<int64_t> common; // step indices analysed in both, ascending
+    std::vector<int64_t> run_only, ref_only;
+};
+
+struct CompareResult {
+    StepAlignment alignment;
+    std::vector<CompareSite> sites; // matched, by the run's site id
+    std::vector<UnmatchedSite> run_unmatched, ref_unmatched;
+    std::vector<size_t> flagged; // indices into sites: earliest onset, then position in step, then run site id
+    std::optional<size_t> first_divergent; // flagged.front()
+    int64_t amax_ratio_events = 0, stale_scale_events = 0;
+    std::vector<CompareEvent> first_amax_ratio_events, first_stale_scale_events; // earliest 20 each
+    LossComparison loss;
+    PerformanceComparison performance;
+    // Sites of the run per recipe (FP8 sites only) and the run's bookkeeping time per step they cost.
+    int64_t delayed_sites = 0, current_sites = 0, static_sites = 0, unknown_recipe_sites = 0;
+};
+
+struct CompareOptions {
+    ReportOptions report; // steps, warm-up, device: applied to both traces
+    std::string loss_scalar = "loss";
+};
+
+// The two analyses are made by the caller (analyze() on each model with the same options), so that a GUI can reuse
+// them. Returns a refusal for traces that cannot be compared: different jobs, no tensor statistics in one, no
+// common step, no site in common.
+struct CompareInput {
+    const TraceModel& run_model;
+    const Report& run_report;
+    const TraceModel& ref_model;
+    const Report& ref_report;
+};
+
+std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& input, const CompareOptions& options = {});
+
+// `check RUN --ref REF` budgets (docs/analysis.md "Budgets"). With neither given, check --ref applies both defaults:
+// no drifting site and the loss delta within kLossDeltaThreshold.
+struct CompareBudgets {
+    std::optional<double> max_loss_delta; // final_relative_delta; fails without loss scalars in both traces
+    std::optional<int64_t> max_drift_sites; // flagged sites; `where` names the first divergent one and its onset
+};
+
+// Results named "max-loss-delta" and "max-drift-sites", in that order (only those given).
+std::vector<BudgetResult> evaluate_compare_budgets(const CompareResult& result, const CompareBudgets& budgets);
+
+} // namespace fp8scope::analyzer
