@@ -3,6 +3,8 @@
 // by site), so the whole analysis is O(samples log samples).
 #include "fp8scope/analyzer/tensor_health.hpp"
 
+#include "step_locator.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -11,38 +13,6 @@
 
 namespace fp8scope::analyzer {
 namespace {
-
-// Which analysed step holds a sample. With steps from markers, the sample's own step number is the
-// collector's stamp from the same markers, so it names the step exactly (also for a sample enqueued after the
-// analyser cut the last step short); otherwise the step whose [start, end) holds the sample's timestamp, the
-// host time its statistics were enqueued, like the markers and NVTX ranges that make steps.
-class StepLocator {
-public:
-    explicit StepLocator(const StepSet& steps)
-        : steps_(steps.steps)
-        , by_marker_(steps.source == StepSource::Markers)
-    {
-        for (const StepInterval& s : steps_)
-            indices_.push_back(s.index);
-        std::ranges::sort(indices_);
-    }
-
-    std::optional<int64_t> analysed_step(const TensorStats& sample) const
-    {
-        if (by_marker_ && sample.step)
-            return std::ranges::binary_search(indices_, *sample.step) ? sample.step : std::nullopt;
-        const auto after = std::ranges::upper_bound(steps_, sample.timestamp_ns, {}, &StepInterval::start_ns);
-        if (after == steps_.begin())
-            return std::nullopt;
-        const StepInterval& step = *std::prev(after);
-        return sample.timestamp_ns < step.end_ns ? std::optional<int64_t>(step.index) : std::nullopt;
-    }
-
-private:
-    const std::vector<StepInterval>& steps_;
-    bool by_marker_ = false;
-    std::vector<int64_t> indices_;
-};
 
 // Sample order for "first" and "earliest": the sample's own step number (a sample without one, recorded
 // before the first marker or in a trace without markers, comes before every numbered one), then time, then
@@ -165,7 +135,7 @@ TensorHealth analyze_tensor_health(
     if (stats.empty())
         return health;
 
-    const StepLocator locator(steps);
+    const detail::StepLocator locator(steps);
     const SiteLabels labels(model);
     std::vector<std::optional<int64_t>> analysed(stats.size());
     std::vector<TensorSampleFigures> figures(stats.size());

@@ -29,7 +29,7 @@ inline constexpr int kLossWindowSteps = 10; // the loss delta compares means ove
 inline constexpr double kDriftSigmas = 5.0;
 inline constexpr int kDriftMinStepsBefore = 3;
 inline constexpr int kDriftMinStepsAfter = 3;
-inline constexpr double kDriftFloorLog2 = 0.5; // bits: amax ratio and headroom against the reference
+inline constexpr double kDriftFloorLog2 = 0.5; // bits: amax ratio and scale shortfall against the reference
 inline constexpr double kDriftFloorSaturation = 1e-5; // fraction of elements (also at least 8 elements)
 inline constexpr double kDriftFloorUnderflow = 1e-2; // fraction of the reference's nonzero elements
 // Early-step baseline: the median over the first steps of a site's series, this many (fewer in short runs).
@@ -63,7 +63,9 @@ struct CompareStep {
 
 // The evidence for one series of one site: the change point the test found.
 struct DriftEvidence {
-    std::string series; // "log2_amax_ratio", "run_saturation", "headroom_vs_ref_bits", "ref_underflow_under_run_scale"
+    // "log2_amax_ratio", "run_saturation", "scale_shortfall_vs_ref_bits" (max(0, -headroom_vs_ref_bits)),
+    // "ref_underflow_under_run_scale"
+    std::string series;
     int64_t onset_step = 0; // the first step of the shifted segment
     double mean_before = 0, mean_after = 0;
     double noise = 0; // robust sigma of the series' step-to-step changes
@@ -84,6 +86,7 @@ struct CompareSite {
     std::string recipe_evidence;
     double position_in_step = 0; // median offset of the site's samples in their step, 0..1 (execution order)
     std::vector<CompareStep> steps; // common steps where both sides have a sample
+    int64_t min_numel = 0; // the run's smallest element count in those steps
     std::optional<double> baseline_log2_ratio, baseline_saturation;
     std::vector<DriftEvidence> drift; // empty: no drift
     std::optional<int64_t> onset_step; // earliest onset over drift
