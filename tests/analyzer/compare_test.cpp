@@ -1,0 +1,538 @@
+// Compare (docs/analysis.md "Compare"): scenario pairs written through the real writer and loaded back, one rule per
+// test, with exact expected numbers: matching across dtypes, A/B normalisation, unmatched sites, the drift test on a
+// healthy and a planted series, first-divergent ordering, the reference's distribution under the run's scale, the
+// loss delta, FP8's net gain, the scaling recipe, refusals and the check budgets.
+#include "fp8scope/analyzer/compare.hpp"
+#include "fp8scope/analyzer/report.hpp"
+#include "analysis_test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace fp8scope;
+using namespace fp8scope::analyzer;
+using namespace fp8scope::testing;
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+
+constexpr int64_t kStepNs = 1'000'000;
+constexpr std::string_view kFp8Gemm
+    = "sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n_tilesize128x128x128_cgasize1x2x1_warpgroupsize";
+constexpr std::string_view kBf16Gemm = "nvjet_hsh_128x256_64x4_1x2_h_bz_coopA_NNN";
+constexpr std::string_view kCast
+    = "void transformer_engine::cast_transpose_kernel<8, 4, __nv_bfloat16, __nv_fp8_e4m3>(__nv_bfloat16 const*, "
+      "__nv_fp8_e4m3*)";
+
+// One side of a pair: `steps` steps of 1 ms marked by fp8scope.step(), each with the given kernels back to back
+// from 100 us into the step.
+struct Job {
+    Scenario s;
+    HostThread host;
+
+    explicit Job(const std::string& command = "python3 train.py")
+    {
+        s.session().command_line = command;
+        host = s.thread(4242, 4242);
+    }
+
+    void steps(int count, const std::vector<std::pair<std::string_view, int64_t>>& kernels = { { "elementwise", 50'000 } },
+        int first = 0)
+    {
+        for (int i = first; i < first + count; ++i) {
+            const int64_t t0 = i * kStepNs;
+            s.step_marker(host, t0, i);
+            int64_t at = t0 + 100'000;
+            for (const auto& [name, length] : kernels) {
+                s.launch(host, { .api_start_ns = at - 10'000, .api_end_ns = at - 5'000 },
+                    { .start_ns = at, .end_ns = at + length, .name = std::string(name) });
+                at += length;
+            }
+        }
+        // The last step ends where the trace does: a host range closing at the step's end keeps it 1 ms long.
+        s.nvtx_range(host, (first + count) * kStepNs - 1'000, (first + count) * kStepNs, "end of the loop");
+    }
+
+    int64_t gemm(const std::string& path, const std::string& shape, schema::TensorRole role, schema::Dtype dtype)
+    {
+        return s.tensor_site("gemm " + shape, role, dtype, 16, 16, schema::StatsSource::GemmInterception, path);
+    }
+
+    // A sample of `site` in step `step` at `position` (0..1) of the step.
+    TensorStatsRow& sample(int64_t site, int step, double position, schema::Dtype dtype, double amax,
+        std::optional<double> scale_inv = std::nullopt, int64_t numel = 1'000'000)
+    {
+        TensorStatsRow row;
+        row.site_id = site;
+        row.step = step;
+        row.timestamp_ns = step * kStepNs + static_cast<int64_t>(position * static_cast<double>(kStepNs));
+        row.dtype = dtype;
+        row.numel = numel;
+        row.amax = amax;
+        row.scale_inv = scale_inv;
+        pending.push_back(row);
+        return pending.back();
+    }
+
+    TraceModel load(const std::string& name)
+    {
+        for (const TensorStatsRow& row : pending)
+            s.tensor_stats(row);
+        pending.clear();
+        return write_and_load(s, "compare-" + name);
+    }
+
+    std::vector<TensorStatsRow> pending;
+};
+
+struct Compared {
+    TraceModel run_model, ref_model;
+    Report run_report, ref_report;
+    std::variant<CompareResult, CompareRefusal> outcome;
+
+    const CompareResult& result() const
+    {
+        if (const auto* refusal = std::get_if<CompareRefusal>(&outcome))
+            FAIL("refused: " << refusal->message);
+        return std::get<CompareResult>(outcome);
+    }
+};
+
+Compared compare_jobs(Job& run, Job& ref, const std::string& name, int warmup = 0)
+{
+    Compared c { run.load(name + "-run"), ref.load(name + "-ref"), {}, {}, CompareRefusal {} };
+    CompareOptions options;
+    options.report.steps.warmup = warmup;
+    c.run_report = analyze(c.run_model, options.report);
+    c.ref_report = analyze(c.ref_model, options.report);
+    c.outcome = compare_runs({ c.run_model, c.run_report, c.ref_model, c.ref_report }, options);
+    return c;
+}
+
+const CompareSite& site_with(const CompareResult& r, int64_t run_site)
+{
+    for (const CompareSite& s : r.sites)
+        if (s.run_site_id == run_site)
+            return s;
+    FAIL("run site " << run_site << " is not matched");
+    throw 0;
+}
+
+// Deterministic noise in [-0.08, 0.08] bits.
+double noise(int i)
+{
+    constexpr double kValues[] = { 0.03, -0.05, 0.08, -0.02, 0.0, 0.06, -0.08, 0.01, -0.04, 0.05, -0.01, 0.02 };
+    return kValues[static_cast<size_t>(i) % std::size(kValues)];
+}
+
+} // namespace
+
+TEST_CASE("compare matches GEMM sites across dtypes and normalises A/B to m <= n", "[compare]")
+{
+    Job run, ref;
+    run.steps(6);
+    ref.steps(6);
+    const std::string path = "train_step/blk.fc";
+    // The run computes C(64x32) = A(64x16) B(16x32); the reference's library the transposed C^T = B^T A^T, so its A is
+    // the run's B and its B the run's A.
+    const int64_t run_a = run.gemm(path, "64x32x16", schema::TensorRole::A, schema::Dtype::E4M3);
+    const int64_t run_b = run.gemm(path, "64x32x16", schema::TensorRole::B, schema::Dtype::E4M3);
+    const int64_t run_d = run.gemm(path, "64x32x16", schema::TensorRole::D, schema::Dtype::BFloat16);
+    const int64_t ref_a = ref.gemm(path, "32x64x16", schema::TensorRole::A, schema::Dtype::BFloat16);
+    const int64_t ref_b = ref.gemm(path, "32x64x16", schema::TensorRole::B, schema::Dtype::BFloat16);
+    const int64_t ref_d = ref.gemm(path, "32x64x16", schema::TensorRole::D, schema::Dtype::BFloat16);
+    for (int i = 0; i < 6; ++i) {
+        run.sample(run_a, i, 0.2, schema::Dtype::E4M3, 2.0, 2.0 / 448);
+        run.sample(run_b, i, 0.2, schema::Dtype::E4M3, 0.5, 0.5 / 448);
+        run.sample(run_d, i, 0.2, schema::Dtype::BFloat16, 8.0);
+        ref.sample(ref_b, i, 0.2, schema::Dtype::BFloat16, 2.0); // = the run's A
+        ref.sample(ref_a, i, 0.2, schema::Dtype::BFloat16, 0.5); // = the run's B
+        ref.sample(ref_d, i, 0.2, schema::Dtype::BFloat16, 16.0);
+    }
+    const Compared c = compare_jobs(run, ref, "ab");
+    const CompareResult& r = c.result();
+    REQUIRE(r.sites.size() == 3);
+    CHECK(r.run_unmatched.empty());
+    CHECK(r.ref_unmatched.empty());
+    CHECK(r.alignment.common.size() == 6);
+    const CompareSite& a = site_with(r, run_a);
+    CHECK(a.ref_site_id == ref_b);
+    CHECK(a.role == "B");
+    CHECK(a.role_swapped);
+    CHECK_FALSE(a.orientation_ambiguous);
+    CHECK(a.run_dtype == static_cast<int32_t>(schema::Dtype::E4M3));
+    CHECK(a.ref_dtype == static_cast<int32_t>(schema::Dtype::BFloat16));
+    REQUIRE(a.steps.size() == 6);
+    CHECK(*a.steps[0].log2_amax_ratio == 0.0);
+    CHECK(site_with(r, run_b).ref_site_id == ref_a);
+    const CompareSite& d = site_with(r, run_d);
+    CHECK(d.ref_site_id == ref_d);
+    CHECK(d.role == "D");
+    CHECK(*d.steps[3].log2_amax_ratio == -1.0);
+    CHECK(d.logical_role == "output");
+    CHECK(d.recipe == ScalingRecipe::NotFp8);
+}
+
+TEST_CASE("compare names why a site has no partner", "[compare]")
+{
+    Job run, ref;
+    run.steps(4);
+    ref.steps(4);
+    const std::string p = "step/layer";
+    const int64_t only_here = run.gemm("step/elsewhere", "32x64x16", schema::TensorRole::A, schema::Dtype::E4M3);
+    const int64_t first = run.gemm(p, "32x32x32", schema::TensorRole::A, schema::Dtype::E4M3);
+    const int64_t second = run.gemm(p, "32x32x32", schema::TensorRole::A, schema::Dtype::E4M3);
+    const int64_t other_shape = run.gemm(p, "16x64x16", schema::TensorRole::A, schema::Dtype::E4M3);
+    const int64_t ref_one = ref.gemm(p, "32x32x32", schema::TensorRole::A, schema::Dtype::BFloat16);
+    const int64_t ref_probe = ref.s.tensor_site("input", schema::TensorRole::Input, schema::Dtype::BFloat16, 1, 64,
+        schema::StatsSource::ExplicitProbe, p);
+    for (int i = 0; i < 4; ++i) {
+        run.sample(only_here, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
+        run.sample(first, i, 0.2, schema::Dtype::E4M3, 1.0, 1.0 / 448);
+        run.sample(second, i, 0.3, schema::Dtype::E4M3, 1.0, 1.0 / 448);
+        run.sample(other_shape, i, 0.4, schema::Dtype::E4M3, 1.0, 1.0 / 448);
+        ref.sample(ref_one, i, 0.2, schema::Dtype::BFloat16, 1.0);
+        ref.sample(ref_probe, i, 0.1, schema::Dtype::BFloat16, 1.0);
+    }
+    const Compared c = compare_jobs(run, ref, "unmatched");
+    const CompareResult& r = c.result();
+    REQUIRE(r.sites.size() == 1);
+    CHECK(r.sites[0].run_site_id == first);
+    CHECK(r.sites[0].orientation_ambiguous); // m == n: cuBLAS's own order kept
+    REQUIRE(r.run_unmatched.size() == 3);
+    const auto reason = [&](int64_t id) {
+        for (const UnmatchedSite& u : r.run_unmatched)
+            if (u.site_id == id)
+                return u.reason;
+        return std::string("(matched)");
+    };
+    CHECK_THAT(reason(only_here), Contains("the reference has no tensor site under this NVTX path"));
+    CHECK_THAT(reason(second), Contains("the reference has 1 such site(s) under this path; this is #1 in step order"));
+    CHECK_THAT(reason(other_shape), Contains("no GEMM of this shape"));
+    REQUIRE(r.ref_unmatched.size() == 1);
+    CHECK(r.ref_unmatched[0].site_id == ref_probe);
+    CHECK_THAT(r.ref_unmatched[0].reason, Contains("the run has no probe of this name and role under this path"));
+}
+
+TEST_CASE("drift: healthy noise and a one-step spike flag nothing; a persistent shift is found at its onset", "[compare]")
+{
+    constexpr int kSteps = 24;
+    constexpr int kOnset = 12;
+    Job run, ref;
+    run.steps(kSteps);
+    ref.steps(kSteps);
+    const std::string p = "step/blocks.0/fc1";
+    const int64_t healthy = run.gemm(p, "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    const int64_t spiky = run.gemm(p, "64x256x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    const int64_t planted = run.gemm(p, "64x512x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    const int64_t ref_healthy = ref.gemm(p, "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    const int64_t ref_spiky = ref.gemm(p, "64x256x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    const int64_t ref_planted = ref.gemm(p, "64x512x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    for (int i = 0; i < kSteps; ++i) {
+        const double ref_amax = 4.0 * std::exp2(0.02 * i); // grows slowly, as activations do
+        const double healthy_amax = ref_amax * std::exp2(noise(i));
+        // The scale covers the previous step's amax with a little room: healthy delayed scaling.
+        const double scale_inv = 4.2 * std::exp2(0.02 * i) / 448;
+        run.sample(healthy, i, 0.1, schema::Dtype::E4M3, healthy_amax, scale_inv).saturated = i % 5 == 0 ? 1 : 0;
+        ref.sample(ref_healthy, i, 0.1, schema::Dtype::BFloat16, ref_amax);
+        const bool spike = i == kOnset;
+        run.sample(spiky, i, 0.2, schema::Dtype::E4M3, spike ? 448 * scale_inv : healthy_amax, scale_inv).saturated
+            = spike ? 500'000 : 0;
+        ref.sample(ref_spiky, i, 0.2, schema::Dtype::BFloat16, spike ? ref_amax * 1000 : ref_amax);
+        // Planted: from the onset the reference's amax doubles every step, the run's delayed scale stays a step
+        // behind, so its codes clip at half the reference's amax and 400 elements saturate.
+        const double grown = i < kOnset ? ref_amax : ref_amax * std::exp2(i - kOnset + 1);
+        const double run_amax = i < kOnset ? healthy_amax : grown / 2;
+        const double planted_scale_inv = i < kOnset ? scale_inv : run_amax / 448;
+        run.sample(planted, i, 0.3, schema::Dtype::E4M3, run_amax, planted_scale_inv).saturated = i < kOnset ? 0 : 400;
+        ref.sample(ref_planted, i, 0.3, schema::Dtype::BFloat16, grown);
+    }
+    const Compared c = compare_jobs(run, ref, "drift");
+    const CompareResult& r = c.result();
+    REQUIRE(r.sites.size() == 3);
+    CHECK(site_with(r, healthy).drift.empty());
+    CHECK(site_with(r, spiky).drift.empty());
+    REQUIRE(r.flagged.size() == 1);
+    const CompareSite& p_site = site_with(r, planted);
+    REQUIRE(r.first_divergent);
+    CHECK(r.sites[*r.first_divergent].run_site_id == planted);
+    CHECK(p_site.onset_step == kOnset);
+    REQUIRE(p_site.drift.size() >= 2);
+    const DriftEvidence& ratio = p_site.drift[0];
+    CHECK(ratio.series == "log2_amax_ratio");
+    CHECK(ratio.onset_step == kOnset);
+    CHECK(ratio.steps_before == kOnset);
+    CHECK(ratio.steps_after == kSteps - kOnset);
+    double before = 0;
+    for (int i = 0; i < kOnset; ++i)
+        before += noise(i);
+    CHECK_THAT(ratio.mean_before, WithinAbs(before / kOnset, 1e-12));
+    CHECK_THAT(ratio.mean_after, WithinAbs(-1.0, 1e-12));
+    CHECK(ratio.statistic >= kDriftSigmas);
+    CHECK(ratio.floor == kDriftFloorLog2);
+    const DriftEvidence& saturation = p_site.drift[1];
+    CHECK(saturation.series == "run_saturation");
+    CHECK(saturation.onset_step == kOnset);
+    CHECK_THAT(saturation.mean_after, WithinAbs(400e-6, 1e-15));
+    // The spike is an amax-ratio event (|log2| > 1) and a stale scale, not a drift.
+    CHECK(site_with(r, spiky).amax_ratio_events == 1);
+    CHECK(site_with(r, spiky).stale_scale_events == 1);
+    // The planted site's early baseline: the median of its first 5 steps' ratios.
+    std::vector<double> first5 { noise(0), noise(1), noise(2), noise(3), noise(4) };
+    std::ranges::sort(first5);
+    CHECK_THAT(*p_site.baseline_log2_ratio, WithinAbs(first5[2], 1e-12));
+    CHECK_THAT(*p_site.steps[kOnset].baseline_delta_log2_ratio, WithinAbs(-1.0 - first5[2], 1e-12));
+}
+
+TEST_CASE("first divergent: the earliest onset, then the earliest place in the step", "[compare]")
+{
+    constexpr int kSteps = 20;
+    Job run, ref;
+    run.steps(kSteps);
+    ref.steps(kSteps);
+    struct Planted {
+        std::string path;
+        double position;
+        int onset;
+        int64_t run_site = 0, ref_site = 0;
+    };
+    std::vector<Planted> planted { { "step/blocks.1/fc1", 0.5, 10 }, { "step/blocks.0/fc1", 0.1, 10 },
+        { "step/blocks.3/fc1", 0.9, 8 } };
+    for (Planted& p : planted) {
+        p.run_site = run.gemm(p.path, "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+        p.ref_site = ref.gemm(p.path, "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    }
+    for (int i = 0; i < kSteps; ++i)
+        for (const Planted& p : planted) {
+            const double run_amax = i < p.onset ? 4.0 * std::exp2(noise(i)) : 1.0;
+            run.sample(p.run_site, i, p.position, schema::Dtype::E4M3, run_amax, 4.0 / 448);
+            ref.sample(p.ref_site, i, p.position, schema::Dtype::BFloat16, 4.0);
+        }
+    const Compared c = compare_jobs(run, ref, "first");
+    const CompareResult& r = c.result();
+    REQUIRE(r.flagged.size() == 3);
+    CHECK(r.sites[r.flagged[0]].run_site_id == planted[2].run_site); // onset 8
+    CHECK(r.sites[r.flagged[1]].run_site_id == planted[1].run_site); // onset 10, position 0.1
+    CHECK(r.sites[r.flagged[2]].run_site_id == planted[0].run_site); // onset 10, position 0.5
+    CHECK(r.sites[*r.first_divergent].onset_step == 8);
+    CHECK(r.sites[r.flagged[1]].position_in_step == 0.1);
+}
+
+TEST_CASE("the reference's distribution under the run's scale, headroom and stale scales", "[compare]")
+{
+    Job run, ref;
+    run.steps(3);
+    ref.steps(3);
+    const int64_t run_site = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    const int64_t ref_site = ref.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    for (int i = 0; i < 3; ++i) {
+        run.sample(run_site, i, 0.1, schema::Dtype::E4M3, 256.0, 1.0, 300);
+        // 100 values in [2^-12, 2^-11), 100 in [1, 2), 100 in [256, 512): under scale 1 the first bin is below half
+        // E4M3's smallest subnormal (2^-10) and the part of the last above 448 clips.
+        TensorStatsRow& row = ref.sample(ref_site, i, 0.1, schema::Dtype::BFloat16, 500.0, std::nullopt, 300);
+        row.hist_first_exponent = -12;
+        row.exponent_histogram.assign(21, 0);
+        row.exponent_histogram[0] = 100;
+        row.exponent_histogram[12] = 100;
+        row.exponent_histogram[20] = 100;
+    }
+    const Compared c = compare_jobs(run, ref, "distribution");
+    const CompareSite& s = c.result().sites.at(0);
+    REQUIRE(s.steps.size() == 3);
+    const CompareStep& row = s.steps[1];
+    CHECK_THAT(*row.ref_saturation_under_run_scale, WithinAbs((9 - std::log2(448.0)) / 3, 1e-12));
+    CHECK_THAT(*row.ref_underflow_under_run_scale, WithinAbs(1.0 / 3, 1e-12));
+    CHECK_THAT(*row.headroom_vs_ref_bits, WithinAbs(std::log2(448.0 / 500.0), 1e-12));
+    CHECK_THAT(*row.run_headroom_bits, WithinAbs(std::log2(448.0 / 256.0), 1e-12));
+    CHECK(row.stale_scale);
+    CHECK(s.stale_scale_events == 3);
+    CHECK(c.result().stale_scale_events == 3);
+    REQUIRE(c.result().first_stale_scale_events.size() == 3);
+    CHECK(c.result().first_stale_scale_events[0].step == 0);
+}
+
+TEST_CASE("loss delta: the mean of the last 10 common steps, with the largest single-step delta", "[compare]")
+{
+    constexpr int kSteps = 12;
+    Job run, ref;
+    run.steps(kSteps);
+    ref.steps(kSteps);
+    const int64_t rs = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    const int64_t fs = ref.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    for (int i = 0; i < kSteps; ++i) {
+        run.sample(rs, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
+        ref.sample(fs, i, 0.1, schema::Dtype::BFloat16, 1.0);
+        const double loss = 10.0 - 0.25 * i;
+        ref.s.scalar(ref.host, i * kStepNs + 900'000, "loss", loss, i);
+        run.s.scalar(run.host, i * kStepNs + 900'000, "loss", loss * (i == 1 ? 1.05 : 1.004), i);
+    }
+    const Compared c = compare_jobs(run, ref, "loss");
+    const LossComparison& loss = c.result().loss;
+    CHECK(loss.unavailable.empty());
+    CHECK(loss.scalar == "loss");
+    REQUIRE(loss.steps.size() == kSteps);
+    CHECK(loss.window == 10);
+    CHECK_THAT(*loss.final_relative_delta, WithinAbs(0.004, 1e-12));
+    CHECK(loss.max_step == 1);
+    CHECK_THAT(*loss.max_step_relative_delta, WithinAbs(0.05, 1e-12));
+
+    SECTION("without the scalar in the reference there is no loss delta, and its budget fails")
+    {
+        Job run2, ref2;
+        run2.steps(4);
+        ref2.steps(4);
+        const int64_t a = run2.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+        const int64_t b = ref2.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+        for (int i = 0; i < 4; ++i) {
+            run2.sample(a, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
+            ref2.sample(b, i, 0.1, schema::Dtype::BFloat16, 1.0);
+            run2.s.scalar(run2.host, i * kStepNs + 900'000, "loss", 1.0, i);
+        }
+        const Compared c2 = compare_jobs(run2, ref2, "no-loss");
+        CHECK_FALSE(c2.result().loss.final_relative_delta);
+        CHECK_THAT(c2.result().loss.unavailable, Contains("in the compared steps of the reference"));
+        const auto budgets = evaluate_compare_budgets(c2.result(), { .max_loss_delta = 1e-2, .max_drift_sites = 0 });
+        REQUIRE(budgets.size() == 2);
+        CHECK(budgets[0].name == "max-loss-delta");
+        CHECK_FALSE(budgets[0].passed);
+        CHECK_THAT(budgets[0].unavailable, Contains("reference"));
+        CHECK(budgets[1].name == "max-drift-sites");
+        CHECK(budgets[1].passed);
+    }
+}
+
+TEST_CASE("FP8's net gain: GEMM time saved minus bookkeeping added, and the measured step change", "[compare]")
+{
+    Job run, ref;
+    run.steps(5, { { kFp8Gemm, 100'000 }, { kCast, 20'000 } });
+    ref.steps(5, { { kBf16Gemm, 200'000 } });
+    const int64_t rs = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    const int64_t fs = ref.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    for (int i = 0; i < 5; ++i) {
+        run.sample(rs, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
+        ref.sample(fs, i, 0.1, schema::Dtype::BFloat16, 1.0);
+    }
+    const Compared c = compare_jobs(run, ref, "gain");
+    const PerformanceComparison& p = c.result().performance;
+    CHECK(p.run.steps == 5);
+    CHECK(p.run.kernels_per_step == 2);
+    CHECK(p.ref.kernels_per_step == 1);
+    CHECK(p.run.fp8_gemm_ns == 100'000);
+    CHECK(p.run.gemm_ns == 100'000);
+    CHECK(p.ref.gemm_ns == 200'000);
+    CHECK(p.run.bookkeeping_ns == 20'000);
+    CHECK(p.gemm_saved_ns == 100'000);
+    CHECK(p.bookkeeping_added_ns == 20'000);
+    CHECK(p.net_gain_ns == 80'000);
+    CHECK(p.step_change_ns == 0); // both steps are 1 ms: marker to marker
+    CHECK_THAT(p.run.bubble_ratio, WithinAbs(1 - 0.12, 1e-12));
+    CHECK_THAT(p.ref.bubble_ratio, WithinAbs(1 - 0.2, 1e-12));
+}
+
+TEST_CASE("scaling recipe: static, current, delayed, and an outgrown delayed scale told apart by the cast's probe",
+    "[compare]")
+{
+    constexpr int kSteps = 8;
+    Job run, ref;
+    run.steps(kSteps);
+    ref.steps(kSteps);
+    const auto site = [&](const std::string& path) {
+        return std::pair { run.gemm(path, "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3),
+            ref.gemm(path, "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16) };
+    };
+    const auto [fixed, fixed_ref] = site("s/static");
+    const auto [current, current_ref] = site("s/current");
+    const auto [delayed, delayed_ref] = site("s/delayed");
+    const auto [outgrown, outgrown_ref] = site("s/outgrown");
+    const int64_t probe = run.s.tensor_site("input", schema::TensorRole::Input, schema::Dtype::BFloat16, 1, 64,
+        schema::StatsSource::ExplicitProbe, "s/outgrown");
+    for (int i = 0; i < kSteps; ++i) {
+        const double amax = 2.0 + 0.1 * i;
+        run.sample(fixed, i, 0.1, schema::Dtype::E4M3, amax, 0.01);
+        run.sample(current, i, 0.2, schema::Dtype::E4M3, amax, amax / 448); // codes reach 448 every step
+        run.sample(delayed, i, 0.3, schema::Dtype::E4M3, amax, (amax + 0.3) / 448); // headroom every step
+        // The amax outgrows the delayed scale every step: the codes reach 448 (clipped), the probe of the cast's
+        // input shows the true amax above fp8_max / scale.
+        const double stale = (amax - 0.1) / 448;
+        run.sample(outgrown, i, 0.4, schema::Dtype::E4M3, 448 * stale, stale);
+        TensorStatsRow& p = run.sample(probe, i, 0.39, schema::Dtype::BFloat16, amax);
+        p.scale = 1 / stale;
+        p.scale_inv.reset();
+        p.target_format = schema::Fp8Format::E4M3;
+        for (const int64_t r : { fixed_ref, current_ref, delayed_ref, outgrown_ref })
+            ref.sample(r, i, 0.5, schema::Dtype::BFloat16, amax);
+    }
+    const Compared c = compare_jobs(run, ref, "recipe");
+    const CompareResult& r = c.result();
+    CHECK(site_with(r, fixed).recipe == ScalingRecipe::Static);
+    CHECK(site_with(r, current).recipe == ScalingRecipe::Current);
+    CHECK_THAT(site_with(r, current).recipe_evidence, Contains("without a probe"));
+    CHECK(site_with(r, delayed).recipe == ScalingRecipe::Delayed);
+    CHECK(site_with(r, outgrown).recipe == ScalingRecipe::Delayed);
+    CHECK_THAT(site_with(r, outgrown).recipe_evidence, Contains("probed with the same scale"));
+    CHECK(site_with(r, outgrown).logical_role == "activation");
+    CHECK(r.static_sites == 1);
+    CHECK(r.current_sites == 1);
+    CHECK(r.delayed_sites == 2);
+    CHECK(std::string(scaling_recipe_name(ScalingRecipe::Current)) == "current");
+}
+
+TEST_CASE("compare refuses traces that cannot be compared, with one line", "[compare]")
+{
+    const auto refusal = [](Compared& c) {
+        const auto* r = std::get_if<CompareRefusal>(&c.outcome);
+        REQUIRE(r != nullptr);
+        CHECK(r->message.find('\n') == std::string::npos);
+        return r->message;
+    };
+    const auto with_site = [](Job& job, int steps, int first, schema::Dtype dtype) {
+        const int64_t site = job.gemm("p", "64x128x32", schema::TensorRole::B, dtype);
+        for (int i = first; i < first + steps; ++i)
+            job.sample(site, i, 0.1, dtype, 1.0, dtype == schema::Dtype::E4M3 ? std::optional(1.0 / 448) : std::nullopt);
+    };
+    SECTION("no tensor statistics in the reference")
+    {
+        Job run, ref;
+        run.steps(4);
+        ref.steps(4);
+        with_site(run, 4, 0, schema::Dtype::E4M3);
+        Compared c = compare_jobs(run, ref, "refuse-stats");
+        CHECK_THAT(refusal(c), Contains("has no tensor statistics"));
+    }
+    SECTION("different jobs")
+    {
+        Job run("python3 -u train.py --precision fp8"), ref("/usr/bin/python3 other.py");
+        run.steps(4);
+        ref.steps(4);
+        with_site(run, 4, 0, schema::Dtype::E4M3);
+        with_site(ref, 4, 0, schema::Dtype::BFloat16);
+        Compared c = compare_jobs(run, ref, "refuse-jobs");
+        CHECK(refusal(c) == "the traces are of different jobs: the run ran 'train.py', the reference 'other.py'");
+    }
+    SECTION("no common step")
+    {
+        Job run, ref;
+        run.steps(4);
+        ref.steps(4, { { "elementwise", 50'000 } }, 10);
+        with_site(run, 4, 0, schema::Dtype::E4M3);
+        with_site(ref, 4, 10, schema::Dtype::BFloat16);
+        Compared c = compare_jobs(run, ref, "refuse-steps");
+        CHECK(refusal(c) == "no common step: the run has steps 0..3 (markers), the reference steps 10..13 (markers)");
+    }
+    SECTION("no site in common")
+    {
+        Job run, ref;
+        run.steps(4);
+        ref.steps(4);
+        with_site(run, 4, 0, schema::Dtype::E4M3);
+        const int64_t other = ref.gemm("q", "16x16x16", schema::TensorRole::A, schema::Dtype::BFloat16);
+        for (int i = 0; i < 4; ++i)
+            ref.sample(other, i, 0.1, schema::Dtype::BFloat16, 1.0);
+        Compared c = compare_jobs(run, ref, "refuse-sites");
+        CHECK_THAT(refusal(c), Contains("no tensor site in common"));
+    }
+}
