@@ -26,12 +26,12 @@ namespace {
         return text;
     }
 
-    void print_bad_trace(const std::string& message)
-    {
-        fmt::print(stderr, "fp8scope: error: {}\n", one_line(message));
-    }
-
 } // namespace
+
+void print_error(std::string_view message)
+{
+    fmt::print(stderr, "fp8scope: error: {}\n", one_line(std::string(message)));
+}
 
 bool use_bold_headings()
 {
@@ -73,9 +73,9 @@ std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path
         auto model = analyzer::load_trace(path);
         if (model)
             return std::move(*model);
-        print_bad_trace(model.error().message);
+        print_error(model.error().message);
     } catch (const std::exception& e) {
-        print_bad_trace(fmt::format("{}: cannot load trace: {}", path, e.what()));
+        print_error(fmt::format("{}: cannot load trace: {}", path, e.what()));
     }
     return std::nullopt;
 }

@@ -13,6 +13,10 @@ namespace fp8scope::cli {
 // The loaded trace, or nullopt after printing "fp8scope: error: <one line>" on stderr (exit with kExitBadTrace).
 std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path);
 
+// "fp8scope: error: <message>" on stderr, as one line (line breaks become spaces): a trace that cannot be read, or
+// two that cannot be compared.
+void print_error(std::string_view message);
+
 // "fp8scope: usage error: <message>" and "Run 'fp8scope <command> --help' ..." on stderr; returns kExitUsage.
 int usage_error(std::string_view command, std::string_view message);
 

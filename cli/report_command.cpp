@@ -2,6 +2,7 @@
 
 #include "command_support.hpp"
 #include "exit_codes.hpp"
+#include "human_units.hpp"
 #include "report_figures.hpp"
 #include "report_render.hpp"
 
@@ -78,6 +79,11 @@ void add_analysis_options(CLI::App& command, ReportCliOptions& options)
 {
     command.add_option("TRACE", options.trace_path, "Trace file: an fp8scope trace or an Nsight Systems SQLite export")
         ->required();
+    add_selection_options(command, options);
+}
+
+void add_selection_options(CLI::App& command, ReportCliOptions& options)
+{
     command.add_option("--steps", options.steps, "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B");
     command.add_option("--device", options.device, "Only this device in the totals");
     command
@@ -113,18 +119,46 @@ std::optional<std::string> to_analysis_options(const ReportCliOptions& options, 
     return std::nullopt;
 }
 
-CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
+void add_format_options(CLI::App& command, ReportCliOptions& options)
 {
-    CLI::App* report = app.add_subcommand("report", "Diagnose a trace: steps, bubbles and their causes, syncs, "
-                                                    "launch statistics, FP8 overhead, tensor health");
-    add_analysis_options(*report, options);
-    report->add_option("--format", options.format, "Output format: text, json, md, html or junit")
+    command.add_option("--format", options.format, "Output format: text, json, md, html or junit")
         ->check(CLI::IsMember({ "text", "json", "md", "html", "junit" }))
         ->default_str("text");
-    report->add_option("--color", options.color, "Colour in text output: auto (a terminal, NO_COLOR unset), always, never")
+    command
+        .add_option("--color", options.color, "Colour in text output: auto (a terminal, NO_COLOR unset), always, never")
         ->check(CLI::IsMember({ "auto", "always", "never" }))
         ->default_str("auto");
+}
+
+CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
+{
+    CLI::App* report = app.add_subcommand("report",
+        "Diagnose a trace: steps, bubbles and their causes, syncs, "
+        "launch statistics, FP8 overhead, tensor health");
+    add_analysis_options(*report, options);
+    add_format_options(*report, options);
     report->footer(kReportExamples);
+    return report;
+}
+
+std::optional<analyzer::Report> analyse_selection(const analyzer::TraceModel& model,
+    const analyzer::ReportOptions& options, std::string_view command, std::string_view which, int& exit_code)
+{
+    analyzer::Report report = analyzer::analyze(model, options);
+    const analyzer::Selection& selection = report.selection;
+    // A command that reads two traces says which one the message is about.
+    const std::string subject
+        = which.empty() ? std::string("the trace") : fmt::format("{} ({})", which, printable(model.path));
+    if (!selection.empty.empty()) {
+        exit_code
+            = usage_error(command, which.empty() ? selection.empty : fmt::format("{}: {}", subject, selection.empty));
+        return std::nullopt;
+    }
+    if (selection.warmup_clamped)
+        fmt::print(stderr,
+            "fp8scope: warning: {} has {} ({}): {} left out instead of {}, so that one step is analysed\n", subject,
+            count_of(selection.steps_found, "step", "steps"), analyzer::step_source_name(report.steps.source),
+            count_of(report.steps.warmup_excluded, "warm-up step", "warm-up steps"), selection.warmup_requested);
     return report;
 }
 
@@ -140,18 +174,10 @@ std::optional<AnalysedTrace> load_and_analyse(const ReportCliOptions& options, s
         exit_code = kExitBadTrace;
         return std::nullopt;
     }
-    analyzer::Report report = analyzer::analyze(*model, report_options);
-    const analyzer::Selection& selection = report.selection;
-    if (!selection.empty.empty()) {
-        exit_code = usage_error(command, selection.empty);
+    std::optional<analyzer::Report> report = analyse_selection(*model, report_options, command, {}, exit_code);
+    if (!report)
         return std::nullopt;
-    }
-    if (selection.warmup_clamped)
-        fmt::print(stderr,
-            "fp8scope: warning: the trace has {} ({}): {} left out instead of {}, so that one step is analysed\n",
-            count_of(selection.steps_found, "step", "steps"), analyzer::step_source_name(report.steps.source),
-            count_of(report.steps.warmup_excluded, "warm-up step", "warm-up steps"), selection.warmup_requested);
-    return AnalysedTrace { std::move(*model), std::move(report) };
+    return AnalysedTrace { std::move(*model), std::move(*report) };
 }
 
 int run_report(const ReportCliOptions& options)

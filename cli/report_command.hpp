@@ -29,8 +29,13 @@ struct ReportCliOptions {
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);
 int run_report(const ReportCliOptions& options);
 
-// The options `report` and `check` share (--steps, --device, --warmup, --step-pattern), added to `command`.
+// The options `report` and `check` share: TRACE and add_selection_options(), added to `command`.
 void add_analysis_options(CLI::App& command, ReportCliOptions& options);
+// What is analysed (--steps, --device, --warmup, --step-pattern, --step-source): `report`, `check` and `compare`,
+// which applies them to both of its traces.
+void add_selection_options(CLI::App& command, ReportCliOptions& options);
+// --format text|json|md|html|junit and --color auto|always|never (`report` and `compare`).
+void add_format_options(CLI::App& command, ReportCliOptions& options);
 // Fills the analyzer's options from the command line's; a one-line usage error instead when one is bad.
 std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out);
 
@@ -44,5 +49,11 @@ struct AnalysedTrace {
 };
 std::optional<AnalysedTrace> load_and_analyse(
     const ReportCliOptions& options, std::string_view command, int& exit_code);
+
+// The analysis step of load_and_analyse(), for a trace already loaded: nullopt with `exit_code` = kExitUsage after
+// one line when the selection leaves nothing. `which` names the trace in that line and in the warm-up warning for a
+// command that reads two ("the reference"); empty for one ("the trace").
+std::optional<analyzer::Report> analyse_selection(const analyzer::TraceModel& model,
+    const analyzer::ReportOptions& options, std::string_view command, std::string_view which, int& exit_code);
 
 } // namespace fp8scope::cli

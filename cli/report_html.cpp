@@ -3,6 +3,7 @@
 // check it. Every string from the trace goes through xml_escaped().
 #include "report_render.hpp"
 
+#include "html_page.hpp"
 #include "human_units.hpp"
 #include "report_figures.hpp"
 #include "report_html_charts.hpp"
@@ -24,16 +25,6 @@ namespace {
 constexpr size_t kMaxStepRows = 500; // the per-step table; the JSON output has every step
 constexpr size_t kMaxKernelNameBytes = 100; // in the table; the cell's tooltip has the whole name
 
-constexpr std::string_view kStyle
-    = R"(body{font:14px/1.45 system-ui,sans-serif;max-width:980px;margin:1.5em auto;padding:0 1em;color:#222}
-h1{font-size:1.5em;margin-bottom:.2em}h2{border-bottom:1px solid #ddd;margin-top:1.6em}h3{font-size:1em;margin:.8em 0 .2em}
-table{border-collapse:collapse;margin:.4em 0 1em}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f4f4f4}td.n,table.n td{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-code{font-size:12px;word-break:break-all}.note{color:#555;font-size:12px;margin-top:0}
-td.site{min-width:16em;max-width:28em}td.site code{word-break:normal;overflow-wrap:anywhere}
-.ok{color:#1a7f37}.warn{color:#9a6700;font-weight:bold}.bad{color:#c62828;font-weight:bold}
-)";
-
 // In a table of class "n" every cell is numeric already: the per-step table can have hundreds of rows.
 std::string ratio_cell(double ratio, bool in_numeric_table = false)
 {
@@ -45,17 +36,9 @@ std::string ratio_cell(double ratio, bool in_numeric_table = false)
     return fmt::format("<td class=\"{}{}\">{:.3f}</td>", in_numeric_table ? "" : "n ", severity, ratio);
 }
 
-std::string num(const std::string& text)
-{
-    return "<td class=\"n\">" + xml_escaped(text) + "</td>";
-}
-std::string cell(std::string_view text)
-{
-    return "<td>" + xml_escaped(text) + "</td>";
-}
 std::string duration(int64_t ns)
 {
-    return num(format_duration_ns(ns));
+    return html_num(format_duration_ns(ns));
 }
 
 std::string headline(const Report& r)
@@ -66,10 +49,10 @@ std::string headline(const Report& r)
     for (BubbleCause c : causes_to_show(r))
         out += fmt::format("<th>{} idle</th>", bubble_cause_name(c));
     out += "<th>bubbles</th></tr>\n<tr>" + duration(per_step(t.step_ns, steps))
-        + num(fmt::format("{:.1f}%", percent(t.busy_ns, t.step_ns))) + ratio_cell(t.bubble_ratio);
+        + html_num(fmt::format("{:.1f}%", percent(t.busy_ns, t.step_ns))) + ratio_cell(t.bubble_ratio);
     for (BubbleCause c : causes_to_show(r))
-        out += num(fmt::format("{:.1f}%", percent(t.cause_ns[static_cast<size_t>(c)], t.step_ns)));
-    out += num(fmt::to_string(t.bubble_count)) + "</tr>\n</table>\n";
+        out += html_num(fmt::format("{:.1f}%", percent(t.cause_ns[static_cast<size_t>(c)], t.step_ns)));
+    out += html_num(fmt::to_string(t.bubble_count)) + "</tr>\n</table>\n";
     return out
         + fmt::format("<p class=\"note\">Step time is per step{}; idle time by cause is a share of step time. Gap "
                       "sizes: &lt;10 µs {}, 10-100 µs {}, 100 µs-1 ms {}, ≥1 ms {}.</p>\n",
@@ -82,24 +65,24 @@ std::string headline(const Report& r)
 std::string thresholds(const Report& r)
 {
     std::string out = "<h2>How it was measured</h2>\n<table>\n";
-    out += "<tr><th>steps</th>" + cell(steps_sentence(r.steps)) + "</tr>\n";
-    out += "<tr><th>recording</th>" + cell(recording_sentence(r.recording)) + "</tr>\n";
+    out += "<tr><th>steps</th>" + html_cell(steps_sentence(r.steps)) + "</tr>\n";
+    out += "<tr><th>recording</th>" + html_cell(recording_sentence(r.recording)) + "</tr>\n";
     out += "<tr><th>launch latency ε</th>"
-        + cell(fmt::format("{} (median activity start − launch call end over {} activities: kernels, copies and memsets)",
-            format_duration_ns(r.bubbles.epsilon_ns), r.bubbles.epsilon_samples))
+        + html_cell(
+            fmt::format("{} (median activity start − launch call end over {} activities: kernels, copies and memsets)",
+                format_duration_ns(r.bubbles.epsilon_ns), r.bubbles.epsilon_samples))
         + "</tr>\n";
-    out += "<tr><th>launch rule</th>"
-        + cell(launch_rule_sentence(r.bubbles)) + "</tr>\n";
-    out += "<tr><th>collector</th>" + cell(collector_work_sentence(r.collector_work)) + "</tr>\n";
+    out += "<tr><th>launch rule</th>" + html_cell(launch_rule_sentence(r.bubbles)) + "</tr>\n";
+    out += "<tr><th>collector</th>" + html_cell(collector_work_sentence(r.collector_work)) + "</tr>\n";
     if (r.bubbles.multi_rank)
         out += "<tr><th>comm rule</th>"
-            + cell(fmt::format("multi-rank run: communication kernels are not busy time; a gap is comm when they "
-                               "cover over {:.0f}% of it",
+            + html_cell(fmt::format("multi-rank run: communication kernels are not busy time; a gap is comm when they "
+                                    "cover over {:.0f}% of it",
                 100.0 * kCommShare))
             + "</tr>\n";
-    out += "<tr><th>gap size buckets</th>" + cell("10 µs, 100 µs, 1 ms") + "</tr>\n";
+    out += "<tr><th>gap size buckets</th>" + html_cell("10 µs, 100 µs, 1 ms") + "</tr>\n";
     out += "<tr><th>recommendations</th>"
-        + cell(fmt::format("made when they save at least {:g}% of a step", 100.0 * kMinRecommendationSavingShare))
+        + html_cell(fmt::format("made when they save at least {:g}% of a step", 100.0 * kMinRecommendationSavingShare))
         + "</tr>\n";
     return out + "</table>\n<p class=\"note\">Every figure and rule is defined in docs/analysis.md.</p>\n";
 }
@@ -141,9 +124,9 @@ std::string syncs_table(const Report& r)
         out += "<table>\n<tr><th>API</th><th>calls</th><th>per step</th><th>blocked</th><th>GPU idle caused</th>"
                "<th>outside the steps</th></tr>\n";
     for (const SyncApiSummary* a : apis)
-        out += "<tr><td><code>" + xml_escaped(a->name) + "</code></td>" + num(fmt::to_string(a->count))
-            + num(per_step_rate(a->count, r.steps.steps.size(), 1)) + duration(a->duration_ns)
-            + duration(a->idle_caused_ns) + num(fmt::to_string(a->outside_steps)) + "</tr>\n";
+        out += "<tr><td><code>" + xml_escaped(a->name) + "</code></td>" + html_num(fmt::to_string(a->count))
+            + html_num(per_step_rate(a->count, r.steps.steps.size(), 1)) + duration(a->duration_ns)
+            + duration(a->idle_caused_ns) + html_num(fmt::to_string(a->outside_steps)) + "</tr>\n";
     return apis.empty() ? out : out + "</table>\n";
 }
 
@@ -154,7 +137,7 @@ std::string launch_table(const Report& r)
     const DelayDistribution& d = l.launch_delay;
     std::string out = "<h2>Launches</h2>\n<table>\n";
     const auto row = [&](std::string_view name, const std::string& value) {
-        out += "<tr><th>" + std::string(name) + "</th>" + cell(value) + "</tr>\n";
+        out += "<tr><th>" + std::string(name) + "</th>" + html_cell(value) + "</tr>\n";
     };
     row("kernels",
         fmt::format("{} ({} per step; {} from CUDA graphs, {} without a launch call)", l.kernels,
@@ -190,9 +173,9 @@ std::string classes_table(const TraceModel& model, const Report& r)
             top = fmt::format("<td title=\"{}\"><code>{}</code></td>", xml_escaped(name),
                 xml_escaped(shortened(name, kMaxKernelNameBytes)));
         }
-        out += "<tr>" + cell(kernel_class_label(cls)) + duration(per_step(t.time_ns, steps))
-            + num(fmt::format("{:.1f}%", 100.0 * k.share_of_kernel_time(cls)))
-            + num(per_step_rate(t.count, steps, 0)) + num(fmt::to_string(k.distinct_names[c])) + top
+        out += "<tr>" + html_cell(kernel_class_label(cls)) + duration(per_step(t.time_ns, steps))
+            + html_num(fmt::format("{:.1f}%", 100.0 * k.share_of_kernel_time(cls)))
+            + html_num(per_step_rate(t.count, steps, 0)) + html_num(fmt::to_string(k.distinct_names[c])) + top
             + "</tr>\n";
     }
     out += "</table>\n";
@@ -216,10 +199,10 @@ std::string recommendations(const Report& r)
     for (const Recommendation& rec : w.recommendations) {
         const auto& worst = rec.worst_step;
         out += "<tr><td><strong>" + xml_escaped(rec.title) + "</strong></td>" + duration(rec.saving_per_step_ns)
-            + num(fmt::format("{:.1f}%", 100.0 * rec.saving_share)) + cell(rec.reason)
-            + cell(worst ? fmt::format("step {}: {} {:.1f}% of the step", worst->step_index,
-                       recommendation_figure(rec.kind), 100.0 * worst->share)
-                         : "-")
+            + html_num(fmt::format("{:.1f}%", 100.0 * rec.saving_share)) + html_cell(rec.reason)
+            + html_cell(worst ? fmt::format("step {}: {} {:.1f}% of the step", worst->step_index,
+                            recommendation_figure(rec.kind), 100.0 * worst->share)
+                              : "-")
             + "</tr>\n";
     }
     return out + "</table>\n";
@@ -229,17 +212,13 @@ std::string recommendations(const Report& r)
 
 std::string render_report_html(const TraceModel& model, const Report& r)
 {
-    const std::string path = xml_escaped(model.path);
-    std::string out = fmt::format("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
-                                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
-                                  "<title>fp8scope report: {}</title>\n<style>\n{}</style>\n</head>\n<body>\n"
-                                  "<h1>fp8scope report</h1>\n<p>Trace <code>{}</code></p>\n",
-        path, kStyle, path);
+    std::string out = html_page_start("fp8scope report: " + model.path);
+    out += "<h1>fp8scope report</h1>\n<p>Trace <code>" + xml_escaped(model.path) + "</code></p>\n";
     if (!recording_warnings(r.recording).empty())
         out += "<p class=\"bad\">Warning: " + xml_escaped(recording_sentence(r.recording)) + ".</p>\n";
     if (r.steps.steps.empty())
-        return out + thresholds(r)
-            + "<p>No steps to analyse: the trace has no activity.</p>\n</body>\n</html>\n";
+        return out + thresholds(r) + "<p>No steps to analyse: the trace has no activity.</p>\n"
+            + std::string(kHtmlPageEnd);
     out += headline(r) + thresholds(r);
     out += "<h2>Bubbles</h2>\n" + bubble_ratio_chart(r) + idle_by_cause_chart(r) + per_step_table(r);
     out += syncs_table(r) + top_syncs_chart(model, r);
@@ -247,7 +226,7 @@ std::string render_report_html(const TraceModel& model, const Report& r)
     out += classes_table(model, r) + kernel_class_chart(r);
     out += tensor_health_html(r.tensor_health);
     out += recommendations(r);
-    return out + "<p class=\"note\">Written by fp8scope report --format html.</p>\n</body>\n</html>\n";
+    return out + "<p class=\"note\">Written by fp8scope report --format html.</p>\n" + std::string(kHtmlPageEnd);
 }
 
 } // namespace fp8scope::cli

@@ -3,6 +3,7 @@
 // every one goes through xml_escaped().
 #include "report_tensor.hpp"
 
+#include "html_page.hpp"
 #include "human_units.hpp"
 #include "svg_chart.hpp"
 #include "xml_escape.hpp"
@@ -19,39 +20,6 @@ namespace {
 
 constexpr const char* kHeadroomChartTitle = "Least headroom per site";
 constexpr size_t kMaxChartLabelBytes = 140; // the tooltip has the whole label
-constexpr size_t kMaxSiteCellBytes = 72; // the site column of the table; the cell's title has the whole label
-
-// A site label in a table cell. Labels start with the NVTX path from the step down, so a long one is cut at the front,
-// at a "/", keeping the module and operand a reader looks for ("…/blocks.2.fc2 · input · A"); it may wrap after each
-// "/" (and at the spaces of " · "), never inside a name; the cell's title holds the whole label.
-std::string site_cell(std::string_view label)
-{
-    std::string shown(label);
-    if (label.size() > kMaxSiteCellBytes) {
-        size_t from = label.size() - kMaxSiteCellBytes;
-        const size_t slash = label.find('/', from);
-        const bool at_slash = slash != std::string_view::npos && slash + 1 < label.size();
-        if (at_slash)
-            from = slash + 1;
-        while (from < label.size() && (static_cast<unsigned char>(label[from]) & 0xC0) == 0x80)
-            ++from; // not inside a UTF-8 character
-        shown = (at_slash ? "…/" : "…") + std::string(label.substr(from));
-    }
-    std::string cell;
-    for (const char c : xml_escaped(shown)) {
-        cell += c;
-        if (c == '/')
-            cell += "<wbr/>";
-    }
-    return fmt::format("<td class=\"site\" title=\"{}\"><code>{}</code></td>", xml_escaped(label), cell);
-}
-
-// A row of the checks table; `finding` marks it as a problem.
-std::string check_row(std::string_view name, const std::string& escaped_text, bool finding)
-{
-    return fmt::format(
-        "<tr><th>{}</th><td{}>{}</td></tr>\n", xml_escaped(name), finding ? " class=\"bad\"" : "", escaped_text);
-}
 
 std::string headroom_chart(const TensorHealth& h)
 {
@@ -89,18 +57,19 @@ std::string sites_table(const TensorHealth& h)
     out += "<table>\n<tr><th>site</th><th>samples</th><th>steps</th><th>amax</th><th>worst saturation</th>"
            "<th>mean saturation</th><th>worst underflow</th><th>mean underflow</th><th>min headroom</th>"
            "<th>NaN/Inf samples</th></tr>\n";
-    const auto num = [](const std::string& text) { return "<td class=\"n\">" + xml_escaped(text) + "</td>"; };
     for (size_t i = 0; i < shown; ++i) {
         const TensorSiteHealth& s = h.sites[order[i]];
         const bool clips = s.min_headroom_bits && *s.min_headroom_bits < kStaleScaleHeadroomBits;
-        out += "<tr>" + site_cell(s.label) + num(fmt::to_string(s.samples))
-            + num(s.first_step && s.last_step ? fmt::format("{}-{}", *s.first_step, *s.last_step) : "-")
-            + num(amax_range_text(s)) + num(worst_saturation_text(s))
-            + num(s.saturation_samples ? fraction_text(s.mean_saturation_ratio) : "-") + num(worst_underflow_text(s))
-            + num(s.underflow_samples ? fraction_text(s.mean_underflow_ratio) : "-")
-            + (clips ? "<td class=\"n bad\">" + xml_escaped(min_headroom_text(s)) + "</td>" : num(min_headroom_text(s)))
+        out += "<tr>" + html_site_cell(s.label) + html_num(fmt::to_string(s.samples))
+            + html_num(s.first_step && s.last_step ? fmt::format("{}-{}", *s.first_step, *s.last_step) : "-")
+            + html_num(amax_range_text(s)) + html_num(worst_saturation_text(s))
+            + html_num(s.saturation_samples ? fraction_text(s.mean_saturation_ratio) : "-")
+            + html_num(worst_underflow_text(s))
+            + html_num(s.underflow_samples ? fraction_text(s.mean_underflow_ratio) : "-")
+            + (clips ? "<td class=\"n bad\">" + xml_escaped(min_headroom_text(s)) + "</td>"
+                     : html_num(min_headroom_text(s)))
             + (s.nonfinite_samples > 0 ? "<td class=\"n bad\">" + fmt::to_string(s.nonfinite_samples) + "</td>"
-                                       : num("0"))
+                                       : html_num("0"))
             + "</tr>\n";
     }
     return out + "</table>\n";
@@ -114,10 +83,10 @@ std::string tensor_health_html(const TensorHealth& h)
     if (h.totals.samples == 0)
         return out + "<p>The trace has no tensor statistics.</p>\n";
     out += "<p>" + xml_escaped(tensor_totals_sentence(h)) + ".</p>\n<table>\n";
-    out += check_row("thresholds", xml_escaped(tensor_thresholds_sentence() + " (docs/analysis.md)"), false);
-    out += check_row("first NaN/Inf", first_nonfinite_text(h, xml_escaped), h.first_nonfinite.has_value());
+    out += html_check_row("thresholds", xml_escaped(tensor_thresholds_sentence() + " (docs/analysis.md)"), false);
+    out += html_check_row("first NaN/Inf", first_nonfinite_text(h, xml_escaped), h.first_nonfinite.has_value());
     for (const TensorEventKind kind : kTensorEventKinds)
-        out += check_row(tensor_event_title(kind), tensor_event_text(h, kind, xml_escaped),
+        out += html_check_row(tensor_event_title(kind), tensor_event_text(h, kind, xml_escaped),
             kind == TensorEventKind::StaleScale && h.stale_scale.total > 0);
     out += "</table>\n";
     return out + headroom_chart(h) + sites_table(h);

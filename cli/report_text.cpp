@@ -1,10 +1,11 @@
-// `fp8scope report` as text for a terminal or a log. Colour (ANSI SGR) only when the caller asks for it (a
-// terminal, or --color always): with colour off every piece is the plain text, byte for byte.
+// `fp8scope report` as text for a terminal or a log. Colour (ANSI SGR, text_paint.hpp) only when the caller asks for
+// it (a terminal, or --color always): with colour off every piece is the plain text, byte for byte.
 #include "report_render.hpp"
 
 #include "human_units.hpp"
 #include "report_figures.hpp"
 #include "report_tensor.hpp"
+#include "text_paint.hpp"
 
 #include "fp8scope/analyzer/recommendations.hpp"
 
@@ -17,47 +18,6 @@ namespace fp8scope::cli {
 using namespace analyzer;
 
 namespace {
-
-// ANSI SGR codes (1 bold, 31 red, 33 yellow, 32 green, 36 cyan), each piece reset after itself. With colour
-// off every method returns its text unchanged, which keeps piped output identical to an uncoloured report.
-class Paint {
-public:
-    explicit Paint(bool on)
-        : on_(on)
-    {
-    }
-    std::string heading(std::string_view text) const { return wrap("1", text); }
-    std::string ratio(std::string_view text, double ratio) const
-    {
-        switch (bubble_ratio_severity(ratio)) {
-        case Severity::Bad:
-            return wrap("1;31", text);
-        case Severity::Warn:
-            return wrap("33", text);
-        case Severity::Ok:
-            break;
-        }
-        return wrap("32", text);
-    }
-    std::string highlight(std::string_view text) const { return wrap("1;36", text); }
-    std::string warning(std::string_view text) const { return wrap("1;31", text); }
-
-private:
-    std::string wrap(const char* sgr, std::string_view text) const
-    {
-        return on_ ? fmt::format("\x1b[{}m{}\x1b[0m", sgr, text) : std::string(text);
-    }
-    bool on_;
-};
-
-// A blank line, then `text` as a heading line. Appended piece by piece: `"\n" + paint.heading(...)` makes GCC 12's
-// -Wrestrict misfire at -O3 (GCC bug 105329), a screen of warnings in the Release build of scripts/demo.sh.
-void heading_line(std::string& out, const Paint& paint, std::string_view text)
-{
-    out += '\n';
-    out += paint.heading(text);
-    out += '\n';
-}
 
 void bubbles_text(std::string& out, const Report& r, const Paint& paint)
 {
