@@ -50,15 +50,19 @@ std::string legend(const BarChart& chart)
     return out;
 }
 
-std::string y_axis(double top_y, Axis axis, const std::function<std::string(double)>& format_value)
+// Grid lines and tick labels from `low` (at the plot's bottom) to `high` (at top_y) in `intervals` equal steps.
+std::string y_axis(
+    double top_y, double low, double high, int intervals, const std::function<std::string(double)>& format_value)
 {
     std::string out;
-    for (int i = 0; i <= axis.intervals; ++i) {
-        const double value = axis.top * i / axis.intervals;
-        const double y = kPlotBottom - (kPlotBottom - top_y) * i / axis.intervals;
+    for (int i = 0; i <= intervals; ++i) {
+        double value = low + (high - low) * i / intervals;
+        if (std::abs(value) < (high - low) * 1e-9)
+            value = 0; // not -1.1e-16 from the sum
+        const double y = kPlotBottom - (kPlotBottom - top_y) * i / intervals;
         out += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\"/>"
                            "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
-            kPlotLeft, y, kPlotRight, y, i == 0 ? "#666" : "#e4e4e4", kPlotLeft - 6, y + 4,
+            kPlotLeft, y, kPlotRight, y, value == 0 ? "#666" : "#e4e4e4", kPlotLeft - 6, y + 4,
             xml_escaped(format_value(value)));
     }
     return out;
@@ -114,7 +118,7 @@ std::string bar_chart(const BarChart& chart)
     std::string out = open_svg(chart.description, kHeight);
     if (has_legend)
         out += legend(chart);
-    out += y_axis(top_y, axis, chart.format_value);
+    out += y_axis(top_y, 0, axis.top, axis.intervals, chart.format_value);
     if (chart.bars.empty())
         out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#666\">no steps</text>\n",
             (kPlotLeft + kPlotRight) / 2, (top_y + kPlotBottom) / 2);
@@ -154,6 +158,79 @@ std::string bar_chart(const BarChart& chart)
         out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
             kPlotLeft, kPlotBottom + 14, xml_escaped(chart.bars.front().label), kPlotRight, kPlotBottom + 14,
             xml_escaped(chart.bars.back().label));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n</svg>\n",
+        (kPlotLeft + kPlotRight) / 2, kHeight - 8, xml_escaped(chart.x_title));
+    return out;
+}
+
+std::string line_chart(const LineChart& chart)
+{
+    constexpr double kTopY = 26; // below the legend row
+    constexpr size_t kMaxDots = 500; // beyond this the line alone: a dot per point would only blur it
+    std::vector<const LinePoint*> points;
+    for (const LinePoint& p : chart.points)
+        if (std::isfinite(p.x) && std::isfinite(p.y))
+            points.push_back(&p);
+    // The y range covers 0, every value and every reference level, in whole ticks of 1, 2 or 5 x 10^k.
+    double low = 0, high = 0;
+    for (const LinePoint* p : points) {
+        low = std::min(low, p->y);
+        high = std::max(high, p->y);
+    }
+    for (const double level : chart.reference_levels) {
+        low = std::min(low, level);
+        high = std::max(high, level);
+    }
+    const Axis axis = nice_axis(std::max(-low, high));
+    const double tick = axis.top / axis.intervals;
+    low = std::floor(low / tick - 1e-9) * tick;
+    high = std::max(std::ceil(high / tick - 1e-9) * tick, low + tick);
+    const int intervals = static_cast<int>(std::lround((high - low) / tick));
+    const double x_low = points.empty() ? 0 : points.front()->x;
+    const double x_high = points.empty() ? 1 : std::max(points.back()->x, x_low + 1);
+    const auto to_x = [&](double x) { return kPlotLeft + (kPlotRight - kPlotLeft) * (x - x_low) / (x_high - x_low); };
+    const auto to_y = [&](double y) { return kPlotBottom - (kPlotBottom - kTopY) * (y - low) / (high - low); };
+
+    std::string out = open_svg(chart.description, kHeight);
+    out += fmt::format("<line x1=\"{}\" y1=\"9\" x2=\"{}\" y2=\"9\" stroke=\"{}\" stroke-width=\"2\"/><text x=\"{}\" "
+                       "y=\"13\">{}</text>\n",
+        kPlotLeft, kPlotLeft + 22, xml_escaped(chart.color), kPlotLeft + 28, xml_escaped(chart.series_name));
+    if (!chart.reference_levels.empty()) {
+        const double x = kPlotLeft + 28 + kApproxCharWidth * static_cast<double>(chart.series_name.size()) + 18;
+        out += fmt::format("<line x1=\"{:.1f}\" y1=\"9\" x2=\"{:.1f}\" y2=\"9\" stroke=\"#888\" "
+                           "stroke-dasharray=\"4 3\"/><text x=\"{:.1f}\" y=\"13\">{}</text>\n",
+            x, x + 22, x + 28, xml_escaped(chart.reference_label));
+    }
+    out += y_axis(kTopY, low, high, intervals, chart.format_value);
+    for (const double level : chart.reference_levels)
+        out += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#888\" "
+                           "stroke-dasharray=\"6 4\"/>\n",
+            kPlotLeft, to_y(level), kPlotRight, to_y(level));
+    if (chart.marker_x) {
+        const double x = to_x(*chart.marker_x);
+        const bool right_half = x > (kPlotLeft + kPlotRight) / 2; // the label then goes left of the line
+        out += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#c62828\" "
+                           "stroke-dasharray=\"3 3\"/><text x=\"{:.1f}\" y=\"{}\" fill=\"#c62828\"{}>{}</text>\n",
+            x, kTopY, x, kPlotBottom, right_half ? x - 4 : x + 4, kTopY + 11, right_half ? " text-anchor=\"end\"" : "",
+            xml_escaped(chart.marker_label));
+    }
+    std::string line;
+    for (const LinePoint* p : points)
+        line += fmt::format("{}{:.1f},{:.1f}", line.empty() ? "" : " ", to_x(p->x), to_y(p->y));
+    if (!line.empty())
+        out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n",
+            xml_escaped(chart.color), line);
+    for (size_t i = 0; points.size() <= kMaxDots && i < points.size(); ++i)
+        out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}: {}</title></circle>\n",
+            to_x(points[i]->x), to_y(points[i]->y), xml_escaped(chart.color), xml_escaped(points[i]->label),
+            xml_escaped(chart.format_value(points[i]->y)));
+    if (points.empty())
+        out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#666\">no values</text>\n",
+            (kPlotLeft + kPlotRight) / 2, (kTopY + kPlotBottom) / 2);
+    else
+        out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+            kPlotLeft, kPlotBottom + 14, xml_escaped(points.front()->label), kPlotRight, kPlotBottom + 14,
+            xml_escaped(points.back()->label));
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n</svg>\n",
         (kPlotLeft + kPlotRight) / 2, kHeight - 8, xml_escaped(chart.x_title));
     return out;

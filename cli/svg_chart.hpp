@@ -1,6 +1,7 @@
-// Small inline SVG charts for the HTML report: vertical (optionally stacked) bars with an optional reference line,
-// and labelled horizontal bars. No script: tooltips are SVG <title> elements, which browsers show on hover. Every
-// label is escaped (xml_escape.hpp), since labels carry kernel names and NVTX paths from an untrusted trace.
+// Small inline SVG charts for the HTML reports: vertical (optionally stacked) bars with an optional reference line,
+// labelled horizontal bars, and a line for a signed series over steps. No script: tooltips are SVG <title>
+// elements, which browsers show on hover. Every label is escaped (xml_escape.hpp), since labels carry kernel names
+// and NVTX paths from an untrusted trace.
 #pragma once
 
 #include <functional>
@@ -44,6 +45,29 @@ struct HorizontalBar {
 // value the zero line moves right and is drawn.
 std::string horizontal_bar_chart(
     std::string_view description, const std::vector<HorizontalBar>& bars, std::string_view color);
+
+struct LinePoint {
+    std::string label; // tooltip title and x-axis end label, e.g. "step 12"
+    double x = 0; // in increasing order
+    double y = 0; // may be negative; points with a non-finite x or y are left out
+};
+
+struct LineChart {
+    std::string description; // aria-label of the chart
+    std::string series_name; // legend text
+    std::string color; // CSS colour of the line
+    std::vector<LinePoint> points;
+    std::vector<double> reference_levels; // dashed horizontal lines, e.g. a threshold and its negative
+    std::string reference_label; // in the legend row, next to a dashed sample
+    std::optional<double> marker_x; // a vertical line at this x, e.g. an onset
+    std::string marker_label; // written beside it
+    std::function<std::string(double)> format_value; // y ticks and tooltips
+    std::string x_title;
+};
+
+// A line over the points, with a dot (and a tooltip) per point; the y axis spans 0, the values and the reference
+// levels. For signed series such as a log2 ratio, which bars from 0 up cannot show.
+std::string line_chart(const LineChart& chart);
 
 // A y axis from 0 to `top` in `intervals` equal steps of 1, 2 or 5 x 10^k: top is the smallest of 1, 1.5, 2, 2.5, 3,
 // 4, 5, 6, 8 x 10^k that is >= the largest value (1 for a value <= 0 or not finite), so at most a third of the axis
