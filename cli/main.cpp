@@ -1,10 +1,11 @@
 // fp8scope: the command-line tool. A thin layer over the analyzer: it parses arguments (CLI11), calls the
 // analyzer, and formats what comes back. Exit codes follow the spec's "CLI conventions" (exit_codes.hpp).
+#include "check_command.hpp"
 #include "command_support.hpp"
+#include "compare_command.hpp"
 #include "exit_codes.hpp"
 #include "info_command.hpp"
 #include "record_command.hpp"
-#include "check_command.hpp"
 #include "report_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,12 +22,14 @@ constexpr const char* kMainExamples = R"(Examples:
   fp8scope info run.sqlite --format json
   fp8scope report samples/traces/h100-train-fp8.sqlite
   fp8scope check run.sqlite --max-bubble-ratio 0.3 --junit check.xml
+  fp8scope compare samples/traces/compare/h100-drift-fp8.sqlite samples/traces/compare/h100-drift-bf16.sqlite
   fp8scope record -o 'traces/run-%r-%p.sqlite' -- python train.py --precision fp8
   fp8scope record --help
 
 Exit codes: 0 ok, 1 a check budget failed (or had no data to judge), 2 usage error (also --steps, --device
 or --warmup selecting nothing), 3 unreadable or invalid trace, 74 output cannot be written, 70 internal error
-(a bug: please report it). record exits with the recorded command's exit code (see fp8scope record --help).
+(a bug: please report it); 3 also for two traces that compare cannot compare. record exits with
+the recorded command's exit code (see fp8scope record --help).
 Reference: docs/cli.md; trace format: docs/trace-format.md.
 )";
 
@@ -49,7 +52,9 @@ int run(int argc, char** argv)
     CLI::App* report = add_report_command(app, report_options);
     CheckCliOptions check_options;
     CLI::App* check = add_check_command(app, check_options);
-    constexpr const char* kAvailable = "available: info, record, report, check";
+    CompareCliOptions compare_options;
+    CLI::App* compare = add_compare_command(app, compare_options);
+    constexpr const char* kAvailable = "available: info, record, report, check, compare";
 
     // The recorded command's own arguments never reach CLI11 (`-- python train.py --lr 3`).
     const std::vector<const char*> args = split_record_command(*record, argc, argv, record_options);
@@ -60,6 +65,8 @@ int run(int argc, char** argv)
             return "fp8scope report";
         if (check->parsed())
             return "fp8scope check";
+        if (compare->parsed())
+            return "fp8scope compare";
         return record->parsed() ? "fp8scope record" : "fp8scope";
     };
     try {
@@ -68,7 +75,8 @@ int run(int argc, char** argv)
         // --help and --version: CLI11 prints them to stdout.
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        const bool in_subcommand = info->parsed() || record->parsed() || report->parsed() || check->parsed();
+        const bool in_subcommand
+            = info->parsed() || record->parsed() || report->parsed() || check->parsed() || compare->parsed();
         // CLI11 reports a mistyped subcommand as unexpected arguments, listed in reverse; name it plainly.
         if (!in_subcommand && argc > 1 && argv[1][0] != '-')
             fmt::print(stderr, "fp8scope: usage error: unknown subcommand '{}' ({})\n", argv[1], kAvailable);
@@ -84,6 +92,8 @@ int run(int argc, char** argv)
         return run_report(report_options);
     if (check->parsed())
         return run_check(check_options);
+    if (compare->parsed())
+        return run_compare(compare_options);
     if (record->parsed()) {
         if (const auto error = record_usage_error(record_options))
             return usage_error("record", *error);

@@ -1,0 +1,85 @@
+// Sentences and figures that several `compare` formats show (text, Markdown, HTML, JUnit), picked out of the
+// analyzer's CompareResult: the verdict, the loss delta, a site's drift evidence, the step alignment, the site
+// matching, the thresholds, the performance rows. Wording only: the drift verdicts, the loss delta and the limits
+// are the analyzer's (compare.hpp, docs/analysis.md "Compare"). Sentences that hold text from a trace (site labels,
+// paths) take the format's escape (report_tensor.hpp's Escape).
+#pragma once
+
+#include "report_tensor.hpp"
+
+#include "fp8scope/analyzer/compare.hpp"
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fp8scope::cli {
+
+// Where the loss thresholds come from, as every format cites them.
+inline constexpr std::array<std::string_view, 2> kLossThresholdSources {
+    "DeepSeek-V3 Technical Report (arXiv:2412.19437), section 3.3: relative loss error of FP8 training against BF16 "
+    "below 0.25%",
+    "NVIDIA, FP8 training of Llama-2-7B: FP8 and BF16 loss curves within about 1e-3",
+};
+
+// Matched sites, flagged sites and unmatched sites listed in text and Markdown (JSON lists all, HTML up to 500).
+inline constexpr size_t kListedCompareSites = 20;
+
+// The analyzer's default gate (evaluate_compare_budgets with no drifting site and kLossDeltaThreshold): what the
+// verdict line and the JUnit testcases report, the verdict `check --ref` gives without budgets.
+struct CompareVerdict {
+    analyzer::BudgetResult loss; // "max-loss-delta"
+    analyzer::BudgetResult drift; // "max-drift-sites"
+    bool healthy() const { return loss.passed && drift.passed; }
+};
+CompareVerdict default_compare_verdict(const analyzer::CompareResult& result);
+
+// "0.90%": a relative delta as a percentage, two decimals (two significant digits below 0.01%).
+std::string delta_percent(double relative_delta);
+
+// The identity Escape, for outputs that escape whole sentences themselves (JSON, XML attributes).
+std::string as_is(std::string_view text);
+
+// "3 sites drift; first divergent: LABEL from step 15 (evidence)", or "no site drifts".
+std::string drift_sentence(const analyzer::CompareResult& result, Escape escape);
+// The verdict, first line of every format: "FP8 run healthy against its reference: no site drifts; loss delta
+// 0.90% (threshold 1%, strict 0.25%)", "DRIFT: 3 sites drift; first divergent: LABEL from step 15 (evidence)", or
+// "LOSS DELTA: no site drifts, but ...".
+std::string verdict_sentence(const analyzer::CompareResult& result, Escape escape);
+// "loss delta 0.90% over the last 10 common steps (threshold 1%, strict 0.25%); largest at step 4: 2.10%", or
+// "no loss delta: <why>".
+std::string loss_sentence(const analyzer::LossComparison& loss, Escape escape);
+// "log2_amax_ratio 0.01 -> 2.3 from step 15 (12.4 noise units, floor 0.5; 12 steps before, 16 after)".
+std::string evidence_text(const analyzer::DriftEvidence& evidence);
+// Every evidence of a site, joined by "; ".
+std::string site_evidence_text(const analyzer::CompareSite& site);
+// "from step 15", "no onset".
+std::string onset_text(const std::optional<int64_t>& onset_step);
+
+// "26 common steps, 3 to 29 (run: markers, reference: markers); only in the run: none; only in the reference: 30, 31".
+std::string alignment_sentence(const analyzer::StepAlignment& alignment);
+// "24 sites matched; 2 of the run and 0 of the reference unmatched".
+std::string matching_sentence(const analyzer::CompareResult& result);
+// How sites were matched: dtype ignored, roles normalised, with the counts of swapped and ambiguous orientations.
+std::string role_normalisation_sentence(const analyzer::CompareResult& result);
+// A site's scaling recipe with the analyzer's evidence: "delayed (the scale changes every step)".
+std::string recipe_text(const analyzer::CompareSite& site);
+// "8 delayed, 0 current, 0 static, 0 unknown".
+std::string recipe_sentence(const analyzer::CompareResult& result);
+// "amax ratio beyond 2x": what an amax-ratio event is (kAmaxRatioEventLog2), as event lists are titled.
+std::string amax_ratio_event_title();
+// "12 steps; first at step 15 in LABEL (2.31)" or "none": an event list (amax-ratio or stale-scale events).
+std::string compare_events_text(int64_t total, const std::vector<analyzer::CompareEvent>& first, Escape escape);
+// Every constant of compare.hpp in one sentence.
+std::string compare_thresholds_sentence();
+// "PATH, written by PRODUCER; 28 steps from markers (...), 2 warm-up steps excluded", escaped.
+std::string trace_sentence(const analyzer::TraceModel& model, const analyzer::Report& report, Escape escape);
+
+// The rows of the performance table, run beside reference: what, run, reference, and the difference or gain.
+struct PerformanceRow {
+    std::string what, run, ref, change;
+};
+std::vector<PerformanceRow> performance_rows(const analyzer::PerformanceComparison& performance);
+
+} // namespace fp8scope::cli

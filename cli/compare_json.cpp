@@ -1,0 +1,180 @@
+// `fp8scope compare --format json`: schema fp8scope.compare/1 (docs/cli.md). Every field of the analyzer's
+// CompareResult, with the two traces' provenance and every threshold; an optional figure the analyzer could not
+// give is null.
+#include "compare_render.hpp"
+
+#include "compare_figures.hpp"
+
+#include "fp8scope/analyzer/steps.hpp"
+
+namespace fp8scope::cli {
+
+using namespace analyzer;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+template <class T> json or_null(const std::optional<T>& value)
+{
+    return value ? json(*value) : json(nullptr);
+}
+
+json trace_json(const TraceModel& model, const Report& report)
+{
+    return { { "path", model.path }, { "producer", model.meta.producer },
+        { "command_line", model.meta.command_line.empty() ? json(nullptr) : json(model.meta.command_line) },
+        { "recording",
+            { { "finished", report.recording.finished }, { "dropped_records", report.recording.dropped_records } } },
+        { "steps",
+            { { "source", step_source_name(report.steps.source) }, { "detail", report.steps.detail },
+                { "warmup_excluded", report.steps.warmup_excluded }, { "analysed", report.steps.steps.size() } } } };
+}
+
+json thresholds_json()
+{
+    return { { "amax_ratio_event_log2", kAmaxRatioEventLog2 }, { "loss_delta_threshold", kLossDeltaThreshold },
+        { "loss_delta_strict", kLossDeltaStrict }, { "loss_window_steps", kLossWindowSteps },
+        { "drift_sigmas", kDriftSigmas }, { "drift_min_steps_before", kDriftMinStepsBefore },
+        { "drift_min_steps_after", kDriftMinStepsAfter }, { "drift_floor_log2", kDriftFloorLog2 },
+        { "drift_floor_saturation", kDriftFloorSaturation }, { "drift_floor_underflow", kDriftFloorUnderflow },
+        { "baseline_steps", kBaselineSteps } };
+}
+
+json alignment_json(const StepAlignment& a)
+{
+    return { { "common",
+                 { { "first", a.common.empty() ? json(nullptr) : json(a.common.front()) },
+                     { "last", a.common.empty() ? json(nullptr) : json(a.common.back()) },
+                     { "count", a.common.size() } } },
+        { "run_only", a.run_only }, { "ref_only", a.ref_only }, { "run_step_source", step_source_name(a.run_source) },
+        { "ref_step_source", step_source_name(a.ref_source) } };
+}
+
+json unmatched_json(const std::vector<UnmatchedSite>& sites)
+{
+    json out = json::array();
+    for (const UnmatchedSite& s : sites)
+        out.push_back({ { "site_id", s.site_id }, { "site", s.label }, { "reason", s.reason } });
+    return out;
+}
+
+// A non-finite statistic (no noise before the onset) is null, as nlohmann writes any NaN or infinity.
+json evidence_json(const std::vector<DriftEvidence>& drift)
+{
+    json out = json::array();
+    for (const DriftEvidence& e : drift)
+        out.push_back({ { "series", e.series }, { "onset_step", e.onset_step }, { "mean_before", e.mean_before },
+            { "mean_after", e.mean_after }, { "noise", e.noise }, { "statistic", e.statistic }, { "floor", e.floor },
+            { "steps_before", e.steps_before }, { "steps_after", e.steps_after } });
+    return out;
+}
+
+json step_json(const CompareStep& s)
+{
+    return { { "step", s.step }, { "amax_run", or_null(s.amax_run) }, { "amax_ref", or_null(s.amax_ref) },
+        { "log2_amax_ratio", or_null(s.log2_amax_ratio) }, { "run_saturation", or_null(s.run_saturation) },
+        { "run_underflow", or_null(s.run_underflow) },
+        { "ref_saturation_under_run_scale", or_null(s.ref_saturation_under_run_scale) },
+        { "ref_underflow_under_run_scale", or_null(s.ref_underflow_under_run_scale) },
+        { "run_headroom_bits", or_null(s.run_headroom_bits) },
+        { "headroom_vs_ref_bits", or_null(s.headroom_vs_ref_bits) }, { "stale_scale", s.stale_scale },
+        { "baseline_delta_log2_ratio", or_null(s.baseline_delta_log2_ratio) },
+        { "baseline_delta_saturation", or_null(s.baseline_delta_saturation) } };
+}
+
+json site_json(const CompareSite& s)
+{
+    json steps = json::array();
+    for (const CompareStep& step : s.steps)
+        steps.push_back(step_json(step));
+    return { { "site", s.label }, { "run_site_id", s.run_site_id }, { "ref_site_id", s.ref_site_id },
+        { "run_dtype", s.run_dtype }, { "ref_dtype", s.ref_dtype }, { "role", s.role },
+        { "logical_role", or_null(s.logical_role) }, { "role_swapped", s.role_swapped },
+        { "orientation_ambiguous", s.orientation_ambiguous }, { "recipe", scaling_recipe_name(s.recipe) },
+        { "recipe_evidence", s.recipe_evidence }, { "position_in_step", s.position_in_step }, { "min_numel", s.min_numel },
+        { "baseline_log2_ratio", or_null(s.baseline_log2_ratio) },
+        { "baseline_saturation", or_null(s.baseline_saturation) }, { "onset_step", or_null(s.onset_step) },
+        { "drift", evidence_json(s.drift) }, { "amax_ratio_events", s.amax_ratio_events },
+        { "stale_scale_events", s.stale_scale_events }, { "steps", std::move(steps) } };
+}
+
+json flagged_json(const CompareSite& s)
+{
+    return { { "site", s.label }, { "run_site_id", s.run_site_id }, { "onset_step", or_null(s.onset_step) },
+        { "evidence", evidence_json(s.drift) } };
+}
+
+json events_json(int64_t total, const std::vector<CompareEvent>& first)
+{
+    json list = json::array();
+    for (const CompareEvent& e : first)
+        list.push_back({ { "site", e.site }, { "step", e.step }, { "value", e.value } });
+    return { { "total", total }, { "first", std::move(list) } };
+}
+
+json drift_json(const CompareResult& r)
+{
+    json flagged = json::array();
+    for (const size_t i : r.flagged)
+        flagged.push_back(flagged_json(r.sites.at(i)));
+    return { { "flagged_sites", std::move(flagged) },
+        { "first_divergent", r.first_divergent ? flagged_json(r.sites.at(*r.first_divergent)) : json(nullptr) },
+        { "amax_ratio_events", events_json(r.amax_ratio_events, r.first_amax_ratio_events) },
+        { "stale_scale_events", events_json(r.stale_scale_events, r.first_stale_scale_events) } };
+}
+
+json loss_json(const LossComparison& l)
+{
+    json steps = json::array();
+    for (const LossStep& s : l.steps)
+        steps.push_back(
+            { { "step", s.step }, { "run", s.run }, { "ref", s.ref }, { "relative_delta", s.relative_delta } });
+    return { { "scalar", l.scalar }, { "available", l.unavailable.empty() && l.final_relative_delta.has_value() },
+        { "unavailable", l.unavailable.empty() ? json(nullptr) : json(l.unavailable) }, { "steps", std::move(steps) },
+        { "window", l.window }, { "final_relative_delta", or_null(l.final_relative_delta) },
+        { "max_relative_delta", or_null(l.max_step_relative_delta) }, { "max_step", or_null(l.max_step) },
+        { "threshold", kLossDeltaThreshold }, { "strict_threshold", kLossDeltaStrict },
+        { "sources", kLossThresholdSources } };
+}
+
+json performance_json(const PerformanceComparison& p)
+{
+    const auto run_json = [](const RunPerformance& r) -> json {
+        return { { "steps", r.steps }, { "step_ns", r.step_ns }, { "bubble_ratio", r.bubble_ratio },
+            { "kernels_per_step", r.kernels_per_step }, { "gemm_ns", r.gemm_ns }, { "fp8_gemm_ns", r.fp8_gemm_ns },
+            { "bookkeeping_ns", r.bookkeeping_ns } };
+    };
+    return { { "run", run_json(p.run) }, { "ref", run_json(p.ref) }, { "gemm_saved_ns", p.gemm_saved_ns },
+        { "bookkeeping_added_ns", p.bookkeeping_added_ns }, { "net_gain_ns", p.net_gain_ns },
+        { "step_change_ns", p.step_change_ns } };
+}
+
+} // namespace
+
+json render_compare_json(const CompareInput& input, const CompareResult& r)
+{
+    json sites = json::array();
+    for (const CompareSite& s : r.sites)
+        sites.push_back(site_json(s));
+    return {
+        { "schema", kCompareJsonSchema },
+        { "verdict", { { "healthy", default_compare_verdict(r).healthy() }, { "text", verdict_sentence(r, as_is) } } },
+        { "run", trace_json(input.run_model, input.run_report) },
+        { "ref", trace_json(input.ref_model, input.ref_report) },
+        { "thresholds", thresholds_json() },
+        { "alignment", alignment_json(r.alignment) },
+        { "sites",
+            { { "matched", r.sites.size() }, { "run_unmatched", unmatched_json(r.run_unmatched) },
+                { "ref_unmatched", unmatched_json(r.ref_unmatched) },
+                { "role_normalisation", role_normalisation_sentence(r) } } },
+        { "matched_sites", std::move(sites) },
+        { "drift", drift_json(r) },
+        { "loss", loss_json(r.loss) },
+        { "performance", performance_json(r.performance) },
+        { "recipe",
+            { { "delayed", r.delayed_sites }, { "current", r.current_sites }, { "static", r.static_sites },
+                { "unknown", r.unknown_recipe_sites } } },
+    };
+}
+
+} // namespace fp8scope::cli

@@ -1,0 +1,101 @@
+// `fp8scope compare --format md`: GitHub-flavoured Markdown for CI job summaries. Labels and paths from the traces
+// are escaped (markdown_escaped, or code spans in table cells), so that markup and "|" stay text.
+#include "compare_render.hpp"
+
+#include "compare_figures.hpp"
+#include "human_units.hpp"
+#include "report_figures.hpp"
+#include "xml_escape.hpp"
+
+#include <fmt/format.h>
+
+namespace fp8scope::cli {
+
+using namespace analyzer;
+
+namespace {
+
+std::string cell_code(std::string_view text)
+{
+    return markdown_code(text, MarkdownPlace::TableCell);
+}
+
+std::string traces_table(const CompareInput& input)
+{
+    std::string out = "| | run | reference |\n|---|---|---|\n";
+    out += fmt::format("| trace | {} | {} |\n", cell_code(input.run_model.path), cell_code(input.ref_model.path));
+    out += fmt::format("| producer | {} | {} |\n", markdown_escaped(input.run_model.meta.producer),
+        markdown_escaped(input.ref_model.meta.producer));
+    out += fmt::format("| command line | {} | {} |\n", cell_code(shortened(input.run_model.meta.command_line, 200)),
+        cell_code(shortened(input.ref_model.meta.command_line, 200)));
+    out += fmt::format("| steps | {} | {} |\n", markdown_escaped(steps_sentence(input.run_report.steps)),
+        markdown_escaped(steps_sentence(input.ref_report.steps)));
+    return out;
+}
+
+std::string flagged_table(const CompareResult& r)
+{
+    if (r.flagged.empty())
+        return "";
+    std::string out = fmt::format("\n### Drifting sites ({}, earliest onset first)\n\n| # | site | onset | recipe | "
+                                  "amax-ratio events | evidence |\n|---|---|---|---|---|---|\n",
+        r.flagged.size());
+    for (size_t k = 0; k < r.flagged.size() && k < kListedCompareSites; ++k) {
+        const CompareSite& s = r.sites.at(r.flagged[k]);
+        out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", k + 1, cell_code(s.label), onset_text(s.onset_step),
+            scaling_recipe_name(s.recipe), s.amax_ratio_events, markdown_escaped(site_evidence_text(s)));
+    }
+    if (r.flagged.size() > kListedCompareSites)
+        out += fmt::format("\n{} more in the JSON output.\n", r.flagged.size() - kListedCompareSites);
+    return out;
+}
+
+std::string unmatched_list(std::string_view side, const std::vector<UnmatchedSite>& sites)
+{
+    if (sites.empty())
+        return "";
+    std::string out = fmt::format("\nUnmatched in {} ({}):\n\n", side, sites.size());
+    for (size_t i = 0; i < sites.size() && i < kListedCompareSites; ++i)
+        out += fmt::format(
+            "- {}: {}\n", markdown_code(sites[i].label, MarkdownPlace::Text), markdown_escaped(sites[i].reason));
+    if (sites.size() > kListedCompareSites)
+        out += fmt::format("- … and {} more\n", sites.size() - kListedCompareSites);
+    return out;
+}
+
+} // namespace
+
+std::string render_compare_markdown(const CompareInput& input, const CompareResult& r)
+{
+    std::string out = fmt::format("## fp8scope compare: {} against {}\n\n",
+        markdown_code(input.run_model.path, MarkdownPlace::Text),
+        markdown_code(input.ref_model.path, MarkdownPlace::Text));
+    out += fmt::format("**{}**\n\n", verdict_sentence(r, markdown_escaped));
+    out += fmt::format("Loss: {}.\n\n", loss_sentence(r.loss, markdown_escaped));
+    out += traces_table(input);
+    out += fmt::format("\nSteps: {}.\n", alignment_sentence(r.alignment));
+    for (const auto* report : { &input.run_report, &input.ref_report })
+        for (const std::string& warning : recording_warnings(report->recording))
+            out += fmt::format("\n**Warning** ({}): {}.\n", report == &input.run_report ? "run" : "reference",
+                markdown_escaped(warning));
+    out += flagged_table(r);
+    out += fmt::format("\n### Scaling events against the reference\n\n- {}: {}\n- stale scale (the reference's amax "
+                       "beyond the run's scale): {}\n",
+        amax_ratio_event_title(), compare_events_text(r.amax_ratio_events, r.first_amax_ratio_events, markdown_escaped),
+        compare_events_text(r.stale_scale_events, r.first_stale_scale_events, markdown_escaped));
+    out += "\n### Performance (per step, means over the common steps)\n\n| | run | reference | difference |\n"
+           "|---|---|---|---|\n";
+    for (const PerformanceRow& row : performance_rows(r.performance))
+        out += fmt::format("| {} | {} | {} | {} |\n", row.what, row.run, row.ref, row.change);
+    out += fmt::format("\nScaling recipe of the run's FP8 sites: {}.\n", recipe_sentence(r));
+    out += fmt::format("\n### Sites\n\n{}; {}.\n", matching_sentence(r), role_normalisation_sentence(r));
+    out += unmatched_list("the run", r.run_unmatched);
+    out += unmatched_list("the reference", r.ref_unmatched);
+    out += fmt::format(
+        "\nThresholds: {}. The loss thresholds follow:\n\n", markdown_escaped(compare_thresholds_sentence()));
+    for (const std::string_view source : kLossThresholdSources)
+        out += fmt::format("- {}\n", markdown_escaped(source));
+    return out;
+}
+
+} // namespace fp8scope::cli

@@ -1,0 +1,104 @@
+// `fp8scope compare` as text for a terminal or a log: the verdict first, then the traces and their common steps,
+// the drifting sites with their evidence, the scaling events, the performance side by side, the scaling
+// recipes, the site matching and the thresholds. Strings from the traces are shown with printable().
+#include "compare_render.hpp"
+
+#include "compare_figures.hpp"
+#include "human_units.hpp"
+#include "report_figures.hpp"
+#include "text_paint.hpp"
+
+#include <fmt/format.h>
+
+namespace fp8scope::cli {
+
+using namespace analyzer;
+
+namespace {
+
+void trace_lines(
+    std::string& out, std::string_view name, const TraceModel& model, const Report& report, const Paint& paint)
+{
+    out += fmt::format("{:<11}{}\n", name, trace_sentence(model, report, printable));
+    if (!model.meta.command_line.empty())
+        out += fmt::format("{:<11}{}\n", "", printable(shortened(model.meta.command_line, 200)));
+    for (const std::string& warning : recording_warnings(report.recording))
+        out += fmt::format("{:<11}{}\n", "", paint.warning("warning: " + warning));
+}
+
+void flagged_text(std::string& out, const CompareResult& r, const Paint& paint)
+{
+    if (r.flagged.empty())
+        return;
+    heading_line(out, paint, fmt::format("Drifting sites ({}, earliest onset first)", r.flagged.size()));
+    for (size_t k = 0; k < r.flagged.size() && k < kListedCompareSites; ++k) {
+        const CompareSite& s = r.sites.at(r.flagged[k]);
+        out += fmt::format("  {:>2}. {}\n      {}; recipe {}; {} amax-ratio events, {} stale-scale steps\n", k + 1,
+            printable(s.label), onset_text(s.onset_step), printable(recipe_text(s)), s.amax_ratio_events,
+            s.stale_scale_events);
+        for (const DriftEvidence& e : s.drift)
+            out += fmt::format("      {}\n", evidence_text(e));
+    }
+    if (r.flagged.size() > kListedCompareSites)
+        out += fmt::format("  … and {} more (--format json lists them all)\n", r.flagged.size() - kListedCompareSites);
+}
+
+void performance_text(std::string& out, const PerformanceComparison& p, const Paint& paint)
+{
+    heading_line(out, paint, "Performance (per step, means over the common steps)");
+    out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", "", "run", "reference", "difference");
+    for (const PerformanceRow& row : performance_rows(p))
+        out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", row.what, row.run, row.ref, row.change);
+}
+
+void unmatched_text(std::string& out, std::string_view side, const std::vector<UnmatchedSite>& sites)
+{
+    if (sites.empty())
+        return;
+    out += fmt::format("  unmatched in {} ({}):\n", side, sites.size());
+    for (size_t i = 0; i < sites.size() && i < kListedCompareSites; ++i)
+        out += fmt::format("    {}: {}\n", printable(sites[i].label), printable(sites[i].reason));
+    if (sites.size() > kListedCompareSites)
+        out += fmt::format("    … and {} more\n", sites.size() - kListedCompareSites);
+}
+
+} // namespace
+
+std::string render_compare_text(const CompareInput& input, const CompareResult& r, ReportTextStyle style)
+{
+    const Paint paint(style.color);
+    std::string out = paint.heading(fmt::format("fp8scope compare: {} against {}", printable(input.run_model.path),
+                          printable(input.ref_model.path)))
+        + "\n";
+    const std::string verdict = verdict_sentence(r, printable);
+    out += (default_compare_verdict(r).healthy() ? paint.good(verdict) : paint.warning(verdict)) + "\n";
+    out += fmt::format("Loss: {}\n", loss_sentence(r.loss, printable));
+    trace_lines(out, "Run:", input.run_model, input.run_report, paint);
+    trace_lines(out, "Reference:", input.ref_model, input.ref_report, paint);
+    out += fmt::format("Steps: {}\n", alignment_sentence(r.alignment));
+
+    flagged_text(out, r, paint);
+    heading_line(out, paint, "Scaling events against the reference (all matched sites, common steps)");
+    out += fmt::format("  {:<24} {}\n", amax_ratio_event_title(),
+        compare_events_text(r.amax_ratio_events, r.first_amax_ratio_events, printable));
+    out += fmt::format("  stale scale              {}\n",
+        compare_events_text(r.stale_scale_events, r.first_stale_scale_events, printable));
+    out += "  (stale: the reference's amax is beyond the run's scale; values in bits)\n";
+
+    performance_text(out, r.performance, paint);
+    heading_line(out, paint, "Scaling recipe of the run's FP8 sites");
+    out += fmt::format("  {}\n", recipe_sentence(r));
+
+    heading_line(out, paint, fmt::format("Sites: {}", matching_sentence(r)));
+    out += fmt::format("  {}\n", role_normalisation_sentence(r));
+    unmatched_text(out, "the run", r.run_unmatched);
+    unmatched_text(out, "the reference", r.ref_unmatched);
+
+    out += fmt::format("\nThresholds: {}\n", compare_thresholds_sentence());
+    out += "The loss thresholds follow:\n";
+    for (const std::string_view source : kLossThresholdSources)
+        out += fmt::format("  - {}\n", source);
+    return out;
+}
+
+} // namespace fp8scope::cli
