@@ -2,6 +2,7 @@
 
 #include "check_render.hpp"
 #include "command_support.hpp"
+#include "compare_command.hpp"
 #include "exit_codes.hpp"
 
 #include "fp8scope/analyzer/budgets.hpp"
@@ -25,6 +26,8 @@ namespace {
   fp8scope check run.sqlite --max-launch-bound-ratio 0.1 --junit check.xml --md "$GITHUB_STEP_SUMMARY"
   fp8scope check run.sqlite --max-bubble-ratio 0.25 --steps 10:50 --device 0
   fp8scope check run.sqlite --no-nonfinite --max-saturation 0.001 --max-underflow 0.01
+  fp8scope check fp8.sqlite --ref bf16.sqlite --junit check.xml --md "$GITHUB_STEP_SUMMARY"
+  fp8scope check fp8.sqlite --ref bf16.sqlite --max-loss-delta 0.0025 --max-drift-sites 0
 
 A budget holds when its figure over all analysed steps is within the limit: the bubble ratio (idle / step
 time), the launch-bound ratio (idle time caused by launches / step time), host-blocking syncs per step (mean).
@@ -35,13 +38,21 @@ sample in the analysed steps (a fraction of its elements, 0 to 1) and name its s
 fails on any sample with NaN/Inf, warm-up included, naming the first. A trace without tensor statistics fails
 them: a gate that passes without data would vouch for numerics it never saw.
 
+--ref REF compares the trace with its reference (typically the BF16 run of the same job) as fp8scope compare
+does: --max-drift-sites N limits the tensor sites whose scaling drifts against the reference (the result names
+the first divergent site and its onset step), --max-loss-delta R the relative difference of the mean loss over
+the last common steps (1e-2 = 1%; DeepSeek-V3 reports below 0.25%). --ref alone applies both, with 0 drifting
+sites and 0.01. Two traces that cannot be compared (no tensor statistics, no common step) are exit code 3.
+
 A budget with nothing to judge fails, with the reason in place of the figure: no steps or no GPU activity in
-them (bubble and launch-bound ratios), no CUDA API calls (launch-bound ratio, syncs), no tensor statistics.
+them (bubble and launch-bound ratios), no CUDA API calls (launch-bound ratio, syncs), no tensor statistics,
+no loss scalar in both traces (loss delta).
 A gate passes only on data it has seen.
 
 Exit codes: 0 every budget holds, 1 a budget failed (or had no data to judge), 2 usage error (also: no budget
-given; --steps, --device or --warmup selecting nothing, with what the trace has), 3 unreadable or invalid trace
-(one line on stderr), 74 a report file or stdout cannot be written, 70 internal error.
+given; --max-loss-delta, --max-drift-sites or --loss-scalar without --ref; --steps, --device or --warmup
+selecting nothing, with what the trace has), 3 unreadable or invalid trace, or two traces that cannot be
+compared (one line on stderr), 74 a report file or stdout cannot be written, 70 internal error.
 )";
 
     bool write_file(const std::string& path, const std::string& text)
@@ -68,7 +79,8 @@ given; --steps, --device or --warmup selecting nothing, with what the trace has)
 CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
 {
     CLI::App* check = app.add_subcommand("check", "CI gate: exit 1 when a budget (bubble ratio, syncs per step, "
-                                                  "launch-bound ratio, tensor health) fails");
+                                                  "launch-bound ratio, tensor health, drift against a reference) "
+                                                  "fails");
     add_analysis_options(*check, options.report);
     check->add_option("--max-bubble-ratio", options.max_bubble_ratio, "Budget for idle / step time (0 to 1)")
         ->check(CLI::Range(0.0, 1.0))
@@ -89,6 +101,22 @@ CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
         ->check(CLI::Range(0.0, 1.0))
         ->check(kNotNan);
     check->add_flag("--no-nonfinite", options.no_nonfinite, "Fail when any tensor sample holds NaN or Inf");
+    CLI::Option* ref = check->add_option("--ref", options.ref_path,
+        "Reference trace (e.g. the BF16 run of the same job): gate on scaling drift and the loss delta against it");
+    check
+        ->add_option("--max-loss-delta", options.max_loss_delta,
+            "Budget for the relative loss delta against --ref (0 or more; with --ref and no compare budget: 0.01)")
+        ->check(CLI::NonNegativeNumber)
+        ->check(kNotNan)
+        ->needs(ref);
+    check
+        ->add_option("--max-drift-sites", options.max_drift_sites,
+            "Budget for the sites that drift against --ref (with --ref and no compare budget: 0)")
+        ->check(CLI::NonNegativeNumber)
+        ->needs(ref);
+    check->add_option("--loss-scalar", options.loss_scalar, "Name of the loss scalar in both traces (with --ref)")
+        ->default_str("loss")
+        ->needs(ref);
     check->add_option("--junit", options.junit_path, "Also write JUnit XML here (one testcase per budget)");
     check->add_option("--md", options.md_path, "Also write a Markdown summary here (CI job summaries)");
     check->footer(kCheckExamples);
@@ -103,17 +131,34 @@ int run_check(const CheckCliOptions& options)
         .max_saturation = options.max_saturation,
         .max_underflow = options.max_underflow,
         .no_nonfinite = options.no_nonfinite };
+    const bool comparing = !options.ref_path.empty();
     if (!budgets.max_bubble_ratio && !budgets.max_syncs_per_step && !budgets.max_launch_bound_ratio
-        && !budgets.max_saturation && !budgets.max_underflow && !budgets.no_nonfinite)
+        && !budgets.max_saturation && !budgets.max_underflow && !budgets.no_nonfinite && !comparing)
         return usage_error("check",
             "no budget given: use --max-bubble-ratio, --max-syncs-per-step, --max-launch-bound-ratio, "
-            "--max-saturation, --max-underflow or --no-nonfinite");
+            "--max-saturation, --max-underflow, --no-nonfinite or --ref");
     int exit_code = kExitOk;
-    const std::optional<AnalysedTrace> analysed = load_and_analyse(options.report, "check", exit_code);
-    if (!analysed)
+    std::optional<AnalysedTrace> analysed;
+    std::optional<ComparedRuns> compared;
+    if (comparing)
+        compared = load_and_compare(options.report, options.ref_path, options.loss_scalar, "check", exit_code);
+    else
+        analysed = load_and_analyse(options.report, "check", exit_code);
+    if (!analysed && !compared)
         return exit_code;
-    const auto results = analyzer::evaluate_budgets(analysed->report, budgets);
-    const CheckSubject subject { .trace = options.report.trace_path, .recording = analysed->report.recording };
+    const AnalysedTrace& run = compared ? compared->run : *analysed;
+    auto results = analyzer::evaluate_budgets(run.report, budgets);
+    if (compared) {
+        analyzer::CompareBudgets compare_budgets { .max_loss_delta = options.max_loss_delta,
+            .max_drift_sites = options.max_drift_sites };
+        if (!compare_budgets.max_loss_delta && !compare_budgets.max_drift_sites)
+            compare_budgets = { .max_loss_delta = analyzer::kLossDeltaThreshold, .max_drift_sites = 0 };
+        for (auto& r : analyzer::evaluate_compare_budgets(compared->result, compare_budgets))
+            results.push_back(std::move(r));
+    }
+    const CheckSubject subject {
+        .trace = options.report.trace_path, .recording = run.report.recording, .reference = options.ref_path
+    };
     if (!options.junit_path.empty() && !write_file(options.junit_path, render_check_junit(subject, results)))
         return kExitOutput;
     if (!options.md_path.empty() && !write_file(options.md_path, render_check_markdown(subject, results)))

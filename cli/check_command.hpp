@@ -1,10 +1,12 @@
 // `fp8scope check TRACE --max-bubble-ratio R --max-syncs-per-step N --max-launch-bound-ratio R
-// --max-saturation R --max-underflow R --no-nonfinite
-// [--junit FILE] [--md FILE] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]`: the CI gate.
+// --max-saturation R --max-underflow R --no-nonfinite [--ref REF [--max-loss-delta R] [--max-drift-sites N]
+// [--loss-scalar NAME]] [--junit FILE] [--md FILE] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]`:
+// the CI gate. With --ref, TRACE is compared with its reference as `compare` does, and gated on drift and loss.
 #pragma once
 
 #include "report_command.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -22,6 +24,11 @@ struct CheckCliOptions {
     std::optional<double> max_saturation;
     std::optional<double> max_underflow;
     bool no_nonfinite = false;
+    // --ref: the reference trace; the compare budgets need it. With --ref and neither of them, both defaults apply.
+    std::string ref_path;
+    std::optional<double> max_loss_delta;
+    std::optional<int64_t> max_drift_sites;
+    std::string loss_scalar = "loss";
     std::string junit_path;
     std::string md_path;
 };

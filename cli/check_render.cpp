@@ -16,8 +16,10 @@ namespace {
 
     std::string figure(const BudgetResult& r, double value)
     {
-        if (r.name == "no-nonfinite")
-            return fmt::format("{:.0f}", value); // samples, or NaN/Inf elements of the first
+        if (r.name == "no-nonfinite" || r.name == "max-drift-sites")
+            return fmt::format("{:.0f}", value); // samples, or NaN/Inf elements of the first; sites
+        if (r.name == "max-loss-delta")
+            return fmt::format("{:.3g}", value); // a relative delta: 0.0025 is DeepSeek-V3's 0.25%
         // Tensor fractions that matter are small (1e-4 of a tensor clipped): significant digits, not decimals.
         if (r.name == "max-saturation" || r.name == "max-underflow")
             return fmt::format("{:.3g}", value);
@@ -36,6 +38,14 @@ namespace {
             return r.unavailable;
         // Tensor budgets name a site (untrusted text from the trace); no-nonfinite names the first sample.
         const std::string step = r.worst_step ? fmt::format("step {}", *r.worst_step) : "no step";
+        // Against --ref, `where` is the analyzer's sentence: the first divergent site and its onset step, or what
+        // the loss delta averages (its worst step is then the largest single-step delta).
+        if (r.name == "max-drift-sites")
+            return r.where.empty() ? "no site drifts" : printable(r.where);
+        if (r.name == "max-loss-delta")
+            return r.worst_step ? fmt::format("{}; worst step {}: {}", printable(r.where), *r.worst_step,
+                                      figure(r, r.worst_value))
+                                : printable(r.where);
         if (r.name == "no-nonfinite")
             return r.where.empty() ? "no NaN/Inf in any tensor sample"
                                    : fmt::format("first at {}: {} NaN/Inf in {}", step, figure(r, r.worst_value),
@@ -65,7 +75,8 @@ namespace {
 
 std::string render_check_text(const CheckSubject& subject, const std::vector<BudgetResult>& results)
 {
-    std::string out = fmt::format("fp8scope check: {}\n", printable(subject.trace));
+    std::string out = fmt::format("fp8scope check: {}{}\n", printable(subject.trace),
+        subject.reference.empty() ? std::string() : " against " + printable(subject.reference));
     for (const std::string& warning : recording_warnings(subject.recording))
         out += fmt::format("  warning: {}\n", warning);
     // A budget without data has no figure: the reason stands in its place.
@@ -85,9 +96,12 @@ std::string render_check_junit(const CheckSubject& subject, const std::vector<Bu
         results.size(), failures(results));
     out += fmt::format("    <properties>\n      <property name=\"trace_finished\" value=\"{}\"/>\n"
                        "      <property name=\"dropped_records\" value=\"{}\"/>\n"
-                       "      <property name=\"clipped_kernels\" value=\"{}\"/>\n    </properties>\n",
+                       "      <property name=\"clipped_kernels\" value=\"{}\"/>\n",
         subject.recording.finished ? "true" : "false", subject.recording.dropped_records,
         subject.recording.clipped_kernels.count);
+    if (!subject.reference.empty())
+        out += fmt::format("      <property name=\"reference\" value=\"{}\"/>\n", xml_escaped(subject.reference));
+    out += "    </properties>\n";
     for (const BudgetResult& r : results) {
         out += fmt::format("    <testcase classname=\"fp8scope.check\" name=\"{}\">\n", r.name);
         if (!r.passed)
@@ -104,6 +118,8 @@ std::string render_check_markdown(const CheckSubject& subject, const std::vector
 {
     std::string out = fmt::format("### fp8scope check: {}\n\n", failures(results) == 0 ? "all budgets hold" : "FAILED");
     out += fmt::format("Trace: {}\n\n", markdown_code(subject.trace, MarkdownPlace::Text));
+    if (!subject.reference.empty())
+        out += fmt::format("Reference: {}\n\n", markdown_code(subject.reference, MarkdownPlace::Text));
     for (const std::string& warning : recording_warnings(subject.recording))
         out += fmt::format("**Warning:** {}.\n\n", markdown_escaped(warning));
     out += "| budget | value | limit | result | worst step |\n|---|---|---|---|---|\n";

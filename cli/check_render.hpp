@@ -9,11 +9,12 @@
 
 namespace fp8scope::cli {
 
-// What was checked: the trace as given on the command line, and how complete its recording is (an unfinished trace
-// or dropped records are said in every format, as in `report`).
+// What was checked: the trace as given on the command line, how complete its recording is (an unfinished trace or
+// dropped records are said in every format, as in `report`), and the reference it was compared with, if any.
 struct CheckSubject {
     std::string trace;
     analyzer::RecordingStatus recording;
+    std::string reference; // --ref, empty without
 };
 
 std::string render_check_text(const CheckSubject& subject, const std::vector<analyzer::BudgetResult>& results);

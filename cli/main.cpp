@@ -23,12 +23,13 @@ constexpr const char* kMainExamples = R"(Examples:
   fp8scope report samples/traces/h100-train-fp8.sqlite
   fp8scope check run.sqlite --max-bubble-ratio 0.3 --junit check.xml
   fp8scope compare samples/traces/compare/h100-drift-fp8.sqlite samples/traces/compare/h100-drift-bf16.sqlite
+  fp8scope check fp8.sqlite --ref bf16.sqlite --junit check.xml
   fp8scope record -o 'traces/run-%r-%p.sqlite' -- python train.py --precision fp8
   fp8scope record --help
 
 Exit codes: 0 ok, 1 a check budget failed (or had no data to judge), 2 usage error (also --steps, --device
 or --warmup selecting nothing), 3 unreadable or invalid trace, 74 output cannot be written, 70 internal error
-(a bug: please report it); 3 also for two traces that compare cannot compare. record exits with
+(a bug: please report it); 3 also for two traces that compare or check --ref cannot compare. record exits with
 the recorded command's exit code (see fp8scope record --help).
 Reference: docs/cli.md; trace format: docs/trace-format.md.
 )";
