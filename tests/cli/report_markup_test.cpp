@@ -1,5 +1,5 @@
 // The pieces the HTML and JUnit reports are built from: the shared XML escape (check's and report's JUnit, report's
-// HTML), the SVG charts' axis and bar rules, and the test's own XML reader (xml_check.hpp), which the end-to-end
+// HTML), the SVG charts' axis, bar and line rules, and the test's own XML reader (xml_check.hpp), which the end-to-end
 // tests rely on to reject malformed output.
 #include "report_html_charts.hpp"
 #include "svg_chart.hpp"
@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -159,4 +161,51 @@ TEST_CASE("a horizontal bar chart with negative values draws them left of a zero
     CHECK(cli_test::parse_xml(svg::horizontal_bar_chart("positive", { { "a", 1.0, "1" } }, "#000"))
               .root.descendants("line")
               .empty());
+}
+
+TEST_CASE(
+    "a line chart spans 0 and negative values, marks a step and leaves out non-finite points", "[cli][compare][markup]")
+{
+    svg::LineChart chart;
+    chart.description = "ratio <x>";
+    chart.series_name = "log2 <ratio>";
+    chart.color = "#1f77b4";
+    for (int step = 0; step < 10; ++step)
+        chart.points.push_back({ "step <" + std::to_string(step) + ">", 1.0 * step, step < 5 ? 0.1 : -1.7 });
+    chart.points.push_back({ "step 10", 10.0, std::nan("") });
+    chart.reference_levels = { 1.0, -1.0 };
+    chart.reference_label = "event";
+    chart.marker_x = 5.0;
+    chart.marker_label = "onset";
+    chart.format_value = [](double v) { return std::to_string(v); };
+    chart.x_title = "steps";
+    const std::string out = svg::line_chart(chart);
+    const auto doc = cli_test::parse_xml(out);
+    INFO(doc.error << "\n" << out);
+    REQUIRE(doc.ok);
+    CHECK(doc.root.attribute("aria-label") == "ratio <x>");
+    CHECK(doc.root.descendants("polyline").size() == 1);
+    CHECK(doc.root.descendants("circle").size() == 10); // the NaN point is left out
+    CHECK(out.find("step &lt;9&gt;: -1.7") != std::string::npos);
+    // -1.7 to 1 in ticks of 0.5: the axis runs from -2 (y 240) to 1 (y 26), so 0 is at 240 - 214 * 2 / 3.
+    const auto lines = doc.root.descendants("line");
+    std::vector<double> zero_lines;
+    size_t grid_lines = 0;
+    for (const auto* line : lines) {
+        if (line->attribute("stroke") == "#666")
+            zero_lines.push_back(std::stod(line->attribute("y1")));
+        grid_lines += line->attribute("stroke") == "#e4e4e4" ? 1 : 0;
+    }
+    REQUIRE(zero_lines.size() == 1);
+    CHECK(zero_lines.front() == Approx(240 - 214 * 2.0 / 3).margin(0.1));
+    CHECK(grid_lines == 6); // 7 ticks, one of them the zero line
+    const auto marker = std::ranges::find_if(
+        lines, [](const cli_test::XmlElement* line) { return line->attribute("stroke") == "#c62828"; });
+    REQUIRE(marker != lines.end());
+    CHECK(std::stod((*marker)->attribute("x1")) == Approx(76 + 788 * 5.0 / 9).margin(0.1));
+    svg::LineChart empty;
+    empty.format_value = [](double v) { return std::to_string(v); };
+    const std::string empty_out = svg::line_chart(empty);
+    CHECK(cli_test::parse_xml(empty_out).ok);
+    CHECK(empty_out.find("no values") != std::string::npos);
 }

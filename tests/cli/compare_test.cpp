@@ -1,0 +1,283 @@
+// `fp8scope compare RUN REF` and `check RUN --ref REF`, end to end on the H100 pairs of samples/traces/compare
+// (samples/traces/README.md): clean (FP8 healthy against BF16) and drift (a planted outlier feature in blocks.1.fc1's
+// activation from step 14). Every format renders and parses; the gate exits 0 and 1 and names the first divergent
+// site; bad input exits 2 or 3 with one line. The analyzer's exact figures are tested in tests/analyzer/compare_*.
+#include "cli_test_support.hpp"
+#include "xml_check.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+
+using namespace fp8scope;
+using namespace fp8scope::cli_test;
+
+namespace {
+
+const std::string kPairs = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/compare/";
+const std::string kCleanRun = kPairs + "h100-clean-fp8.sqlite";
+const std::string kCleanRef = kPairs + "h100-clean-bf16.sqlite";
+const std::string kDriftRun = kPairs + "h100-drift-fp8.sqlite";
+const std::string kDriftRef = kPairs + "h100-drift-bf16.sqlite";
+const std::string kDriftSite = "blocks.1.fc1";
+constexpr int64_t kDriftStep = 14; // --plant-drift 1:14:1.5
+
+std::string compare(const std::string& run, const std::string& ref, const std::string& format)
+{
+    const auto result = run_fp8scope({ "compare", run, ref, "--format", format });
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0); // compare is not a gate, whatever it finds
+    REQUIRE(result.err.empty());
+    return result.out;
+}
+
+nlohmann::json compare_json(const std::string& run, const std::string& ref)
+{
+    const auto doc = nlohmann::json::parse(compare(run, ref, "json"));
+    REQUIRE(doc.at("schema") == "fp8scope.compare/1");
+    return doc;
+}
+
+// The JUnit document's testcases (pointers into `doc`), after checking the suite's layout.
+std::vector<const XmlElement*> junit_testcases(const XmlDocument& doc)
+{
+    INFO(doc.error);
+    REQUIRE(doc.ok);
+    const auto suites = doc.root.descendants("testsuite");
+    REQUIRE(suites.size() == 1);
+    CHECK(suites.front()->attribute("name") == "fp8scope.compare");
+    const auto cases = doc.root.descendants("testcase");
+    REQUIRE(cases.size() == 2);
+    CHECK(cases[0]->attribute("name") == "drift");
+    CHECK(cases[1]->attribute("name") == "loss_delta");
+    return cases;
+}
+
+} // namespace
+
+TEST_CASE("compare on the drift pair names the first divergent site in every format", "[cli][compare]")
+{
+    const nlohmann::json doc = compare_json(kDriftRun, kDriftRef);
+    const auto& drift = doc.at("drift");
+    CHECK(drift.at("flagged_sites").size() >= 1);
+    const auto& first = drift.at("first_divergent");
+    REQUIRE(first.is_object());
+    CHECK(first.at("site").get<std::string>().find(kDriftSite) != std::string::npos);
+    CHECK(std::abs(first.at("onset_step").get<int64_t>() - kDriftStep) <= 3);
+    CHECK(!first.at("evidence").empty());
+    CHECK(first == drift.at("flagged_sites").front());
+    CHECK(doc.at("verdict").at("healthy") == false);
+
+    const std::string text = compare(kDriftRun, kDriftRef, "text");
+    CHECK(text.starts_with("fp8scope compare: " + kDriftRun + " against " + kDriftRef + "\nDRIFT: "));
+    CHECK(text.find("first divergent: " + first.at("site").get<std::string>()) != std::string::npos);
+    CHECK(text.find("Drifting sites (") != std::string::npos);
+
+    const std::string md = compare(kDriftRun, kDriftRef, "md");
+    CHECK(md.starts_with("## fp8scope compare: "));
+    CHECK(md.find("**DRIFT: ") != std::string::npos);
+    CHECK(md.find("### Drifting sites") != std::string::npos);
+
+    const XmlDocument junit = parse_xml(compare(kDriftRun, kDriftRef, "junit"));
+    const auto cases = junit_testcases(junit);
+    const auto failures = cases[0]->descendants("failure");
+    REQUIRE(failures.size() == 1);
+    const std::string message = failures.front()->attribute("message");
+    CHECK(message.find(kDriftSite) != std::string::npos);
+    CHECK(message.find("from step " + std::to_string(first.at("onset_step").get<int64_t>())) != std::string::npos);
+}
+
+TEST_CASE("compare on the clean pair flags no site and says the run is healthy", "[cli][compare]")
+{
+    const nlohmann::json doc = compare_json(kCleanRun, kCleanRef);
+    CHECK(doc.at("drift").at("flagged_sites").empty());
+    CHECK(doc.at("drift").at("first_divergent").is_null());
+    const auto& loss = doc.at("loss");
+    CHECK(loss.at("available") == true);
+    CHECK(loss.at("max_relative_delta").is_number());
+    CHECK(loss.at("final_relative_delta").get<double>() < loss.at("threshold").get<double>());
+    CHECK(loss.at("threshold") == 1e-2);
+    CHECK(loss.at("strict_threshold") == 2.5e-3);
+    CHECK(loss.at("sources").size() == 2);
+    CHECK(doc.at("verdict").at("healthy") == true);
+
+    const std::string text = compare(kCleanRun, kCleanRef, "text");
+    CHECK(text.find("\nFP8 run healthy against its reference: no site drifts; loss delta ") != std::string::npos);
+    CHECK(text.find("Drifting sites") == std::string::npos);
+
+    const XmlDocument junit = parse_xml(compare(kCleanRun, kCleanRef, "junit"));
+    const auto cases = junit_testcases(junit);
+    for (const XmlElement* testcase : cases) {
+        CHECK(testcase->descendants("failure").empty());
+        CHECK(testcase->descendants("system-out").size() == 1);
+    }
+}
+
+TEST_CASE("compare --format json has every documented key, thresholds and per-step rows", "[cli][compare][json]")
+{
+    const nlohmann::json doc = compare_json(kDriftRun, kDriftRef);
+    for (const char* key : { "schema", "verdict", "run", "ref", "thresholds", "alignment", "sites", "matched_sites",
+             "drift", "loss", "performance", "recipe" })
+        CHECK(doc.contains(key));
+    for (const char* side : { "run", "ref" }) {
+        const auto& trace = doc.at(side);
+        CHECK(trace.at("path").get<std::string>().ends_with(".sqlite"));
+        CHECK(trace.at("producer").get<std::string>().starts_with("fp8scope "));
+        CHECK(trace.at("command_line").get<std::string>().find("train.py") != std::string::npos);
+        CHECK(trace.at("steps").at("source") == "markers");
+        CHECK(trace.at("steps").at("analysed").get<int64_t>() > 0);
+    }
+    CHECK(doc.at("thresholds").size() == 11); // every constant of compare.hpp
+    CHECK(doc.at("thresholds").at("amax_ratio_event_log2") == 1.0);
+    const auto& common = doc.at("alignment").at("common");
+    CHECK(common.at("count").get<int64_t>() > 0);
+    CHECK(common.at("first").get<int64_t>() <= common.at("last").get<int64_t>());
+    CHECK(doc.at("sites").at("matched").get<size_t>() == doc.at("matched_sites").size());
+    // A row has every figure of CompareStep; one a side cannot show is null, not left out.
+    const auto& site = doc.at("matched_sites").front();
+    REQUIRE(!site.at("steps").empty());
+    for (const auto& row : site.at("steps"))
+        CHECK(row.size() == 13);
+    for (const char* key : { "total", "first" }) {
+        CHECK(doc.at("drift").at("amax_ratio_events").contains(key));
+        CHECK(doc.at("drift").at("stale_scale_events").contains(key));
+    }
+    for (const char* key : { "gemm_saved_ns", "bookkeeping_added_ns", "net_gain_ns", "step_change_ns" })
+        CHECK(doc.at("performance").at(key).is_number());
+    CHECK(doc.at("performance").at("run").at("step_ns").get<double>() > 0);
+}
+
+TEST_CASE("compare --format html is one well-formed page with the divergence chart", "[cli][compare][html]")
+{
+    const std::string html = compare(kDriftRun, kDriftRef, "html");
+    CHECK(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
+    const auto doc = parse_xml(html);
+    INFO(doc.error);
+    REQUIRE(doc.ok);
+    CHECK(doc.root.descendants("script").empty());
+    CHECK(doc.root.descendants("svg").size() == 1);
+    CHECK(doc.root.descendants("polyline").size() == 1);
+    CHECK(html.find("<h3>First divergent site: ") != std::string::npos);
+    CHECK(html.find("<h2>Drifting sites</h2>") != std::string::npos);
+    CHECK(html.size() < 300'000);
+    // Without a drifting site there is nothing to chart, and the page still parses.
+    const auto clean = parse_xml(compare(kCleanRun, kCleanRef, "html"));
+    REQUIRE(clean.ok);
+    CHECK(clean.root.descendants("svg").empty());
+}
+
+TEST_CASE("compare text is coloured only when asked", "[cli][compare][color]")
+{
+    const auto plain = run_fp8scope({ "compare", kDriftRun, kDriftRef, "--color", "never" });
+    CHECK(plain.out.find('\x1b') == std::string::npos);
+    CHECK(plain.out == compare(kDriftRun, kDriftRef, "text")); // piped: the same bytes as --color never
+    const auto coloured = run_fp8scope({ "compare", kDriftRun, kDriftRef, "--color", "always" });
+    CHECK(coloured.out.find("\x1b[1;31mDRIFT: ") != std::string::npos);
+}
+
+TEST_CASE("check --ref exits 0 on the clean pair and 1 on the drift pair, naming the first divergent site",
+    "[cli][compare][check]")
+{
+    const std::string dir = scratch_dir("check_ref");
+    const auto clean = run_fp8scope({ "check", kCleanRun, "--ref", kCleanRef });
+    INFO(clean.out << clean.err);
+    CHECK(clean.exit_code == 0);
+    CHECK(clean.out.find("ok   max-loss-delta") != std::string::npos);
+    CHECK(clean.out.find("ok   max-drift-sites") != std::string::npos);
+    CHECK(clean.out.find("2 of 2 budgets hold") != std::string::npos);
+
+    const auto drift = run_fp8scope(
+        { "check", kDriftRun, "--ref", kDriftRef, "--junit", dir + "/check.xml", "--md", dir + "/check.md" });
+    INFO(drift.out << drift.err);
+    CHECK(drift.exit_code == 1);
+    CHECK(drift.out.starts_with("fp8scope check: " + kDriftRun + " against " + kDriftRef + "\n"));
+    CHECK(drift.out.find("FAIL max-drift-sites") != std::string::npos);
+
+    const auto junit = parse_xml(read_text_file(dir + "/check.xml"));
+    INFO(junit.error);
+    REQUIRE(junit.ok);
+    const auto cases = junit.root.descendants("testcase");
+    const auto drift_case
+        = std::ranges::find_if(cases, [](const XmlElement* c) { return c->attribute("name") == "max-drift-sites"; });
+    REQUIRE(drift_case != cases.end());
+    const auto failures = (*drift_case)->descendants("failure");
+    REQUIRE(failures.size() == 1);
+    const std::string message = failures.front()->attribute("message");
+    CHECK(message.find(kDriftSite) != std::string::npos);
+    CHECK(message.find("from step ") != std::string::npos);
+
+    const std::string md = read_text_file(dir + "/check.md");
+    CHECK(md.starts_with("### fp8scope check: FAILED"));
+    CHECK(md.find("Reference: `" + kDriftRef + "`") != std::string::npos);
+    const auto row = md.find("| `max-drift-sites` |");
+    REQUIRE(row != std::string::npos);
+    const std::string line = md.substr(row, md.find('\n', row) - row);
+    CHECK(line.find(kDriftSite) != std::string::npos);
+    CHECK(line.find("from step ") != std::string::npos);
+}
+
+TEST_CASE("check --ref with one compare budget evaluates only that one, after the trace's own", "[cli][compare][check]")
+{
+    const auto result = run_fp8scope(
+        { "check", kCleanRun, "--ref", kCleanRef, "--max-bubble-ratio", "1", "--max-loss-delta", "0.5" });
+    INFO(result.out << result.err);
+    CHECK(result.exit_code == 0);
+    CHECK(result.out.find("max-bubble-ratio") < result.out.find("max-loss-delta"));
+    CHECK(result.out.find("max-drift-sites") == std::string::npos);
+    CHECK(result.out.find("2 of 2 budgets hold") != std::string::npos);
+}
+
+TEST_CASE("compare and check --ref: bad input exits 2 or 3 with one line", "[cli][compare][usage]")
+{
+    const std::string syncs = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/h100-sample-syncs.sqlite";
+    // A missing file, either side; a trace without tensor statistics cannot be compared.
+    check_bad_trace(run_fp8scope({ "compare", kPairs + "missing.sqlite", kCleanRef }));
+    check_bad_trace(run_fp8scope({ "compare", kCleanRun, kPairs + "missing.sqlite" }));
+    check_bad_trace(run_fp8scope({ "compare", syncs, kCleanRef }));
+    check_bad_trace(run_fp8scope({ "check", syncs, "--ref", kCleanRef }));
+    const auto refused = run_fp8scope({ "compare", syncs, kCleanRef });
+    CHECK(refused.err.find("tensor statistics") != std::string::npos);
+
+    for (const auto& args : std::vector<std::vector<std::string>> {
+             { "compare", kCleanRun },
+             { "compare", kCleanRun, kCleanRef, "--format", "xml" },
+             { "compare", kCleanRun, kCleanRef, "--steps", "9:5" },
+             { "check", kCleanRun, "--max-loss-delta", "0.01" },
+             { "check", kCleanRun, "--max-drift-sites", "0" },
+             { "check", kCleanRun, "--max-bubble-ratio", "0.5", "--loss-scalar", "loss" },
+             { "check", kCleanRun, "--ref", kCleanRef, "--max-loss-delta", "nan" },
+             { "check", kCleanRun, "--ref", kCleanRef, "--max-loss-delta", "-0.1" },
+             { "check", kCleanRun, "--ref", kCleanRef, "--max-drift-sites", "-1" },
+         }) {
+        const auto result = run_fp8scope(args);
+        INFO(args[0] << " " << args.back() << "\n" << result.err);
+        CHECK(result.exit_code == 2);
+        CHECK(result.out.empty());
+        CHECK(result.err.starts_with("fp8scope: usage error: "));
+        CHECK(result.err.find("Run 'fp8scope " + args[0] + " --help'") != std::string::npos);
+    }
+    // A selection that leaves nothing names the trace it is about.
+    const auto empty = run_fp8scope({ "compare", kCleanRun, kCleanRef, "--steps", "500:600" });
+    CHECK(empty.exit_code == 2);
+    CHECK(empty.err.starts_with("fp8scope: usage error: the run (" + kCleanRun + "): --steps 500:600 selects none"));
+}
+
+TEST_CASE(
+    "compare --help shows its arguments, examples and exit codes; fp8scope --help lists it", "[cli][compare][usage]")
+{
+    const auto help = run_fp8scope({ "compare", "--help" });
+    INFO(help.out);
+    CHECK(help.exit_code == 0);
+    for (const char* text : { "RUN", "REF", "--loss-scalar", "--step-source", "Examples:",
+             "fp8scope compare samples/traces/compare/h100-drift-fp8.sqlite", "Exit codes: 0 ok, 2 usage error" })
+        CHECK(help.out.find(text) != std::string::npos);
+    const auto main_help = run_fp8scope({ "--help" });
+    CHECK(main_help.out.find("compare") != std::string::npos);
+    const auto check_help = run_fp8scope({ "check", "--help" });
+    for (const char* text : { "--ref", "--max-loss-delta", "--max-drift-sites" })
+        CHECK(check_help.out.find(text) != std::string::npos);
+    const auto unknown = run_fp8scope({ "comparre" });
+    CHECK(unknown.err.find("available: info, record, report, check, compare") != std::string::npos);
+}
