@@ -132,7 +132,7 @@ std::string loss_sentence(const LossComparison& loss, Escape escape)
     if (!loss.final_relative_delta)
         return "no loss delta: "
             + escape(loss.unavailable.empty() ? std::string("the analyzer gave no loss delta") : loss.unavailable);
-    std::string out = fmt::format("loss delta {} (scalar {}, means over the last {}; {})",
+    std::string out = fmt::format("loss delta {} (scalar '{}', means over the last {}; {})",
         delta_percent(*loss.final_relative_delta), escape(loss.scalar),
         count_of(loss.window, "common step", "common steps"), loss_thresholds());
     if (loss.max_step_relative_delta && loss.max_step)
