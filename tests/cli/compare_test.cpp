@@ -264,8 +264,8 @@ TEST_CASE("compare and check --ref: bad input exits 2 or 3 with one line", "[cli
     CHECK(empty.err.starts_with("fp8scope: usage error: the run (" + kCleanRun + "): --steps 500:600 selects none"));
 }
 
-TEST_CASE(
-    "compare --help shows its arguments, examples and exit codes; fp8scope --help lists it", "[cli][compare][usage]")
+TEST_CASE("compare --help shows its arguments, examples and exit codes, and fp8scope --help lists it",
+    "[cli][compare][usage]")
 {
     const auto help = run_fp8scope({ "compare", "--help" });
     INFO(help.out);
