@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 using namespace fp8scope;
 using namespace fp8scope::cli_test;
@@ -166,6 +167,41 @@ TEST_CASE("compare --format html is one well-formed page with the divergence cha
     const auto clean = parse_xml(compare(kCleanRun, kCleanRef, "html"));
     REQUIRE(clean.ok);
     CHECK(clean.root.descendants("svg").empty());
+}
+
+TEST_CASE("compare escapes site labels from the traces in every format", "[cli][compare][markup]")
+{
+    // The drift pair with markup, a table-cell bar, backticks and a newline in the NVTX path of blocks.1.fc1 (both
+    // traces, so that the sites still match).
+    const std::string dir = scratch_dir("compare_markup");
+    const std::string hostile = "blocks.1.fc1<b>|`x`&";
+    std::vector<std::string> copies;
+    for (const std::string& trace : { kDriftRun, kDriftRef }) {
+        copies.push_back(dir + "/" + std::filesystem::path(trace).filename().string());
+        std::filesystem::copy_file(trace, copies.back());
+        exec_sql(copies.back(),
+            "UPDATE StringIds SET value = replace(value, 'blocks.1.fc1', '" + hostile
+                + "' || char(10)) WHERE value LIKE '%blocks.1.fc1%'");
+    }
+    const std::string text = compare(copies[0], copies[1], "text");
+    CHECK(text.find(hostile + "\\x0a") != std::string::npos);
+    CHECK(text.find(hostile + "\n") == std::string::npos);
+    for (const char* format : { "html", "junit" }) {
+        const auto doc = parse_xml(compare(copies[0], copies[1], format));
+        INFO(format << ": " << doc.error);
+        CHECK(doc.ok);
+        CHECK(doc.root.descendants("b").empty());
+    }
+    const std::string md = compare(copies[0], copies[1], "md");
+    // A raw "<b>" only inside a code span (fenced by two backticks, past the label's own), never as markup.
+    for (size_t at = md.find("<b>"); at != std::string::npos; at = md.find("<b>", at + 1)) {
+        const size_t line = md.rfind('\n', at) + 1;
+        CHECK(md.substr(line, at - line).find("``") != std::string::npos);
+    }
+    CHECK(md.find("blocks.1.fc1\\<b\\>\\|\\`x\\`\\&") != std::string::npos);
+    const auto json = nlohmann::json::parse(compare(copies[0], copies[1], "json"));
+    CHECK(
+        json.at("drift").at("first_divergent").at("site").get<std::string>().find(hostile + "\n") != std::string::npos);
 }
 
 TEST_CASE("compare text is coloured only when asked", "[cli][compare][color]")
