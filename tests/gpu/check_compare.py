@@ -6,6 +6,9 @@ Pairs (samples/torch/train.py, a small configuration so that the committed trace
   drift     both precisions with --plant-drift 1:14:1.5: from step 14 one feature of blocks.1.fc1's input grows by
             1.5x per step, in both runs; what differs is FP8's delayed scaling of it
   current   --precision fp8 --scaling current (12 steps): the scaling recipe detector's real current-scaling trace
+  hf-*      a Hugging Face Llama from a config (realjobs/hf_llama.py, 2 layers, 20 steps, annotate, loss scalar), with
+            --fp8 (Fp8Linear in every decoder Linear) and without, clean and with --plant-drift 1:10:1.5 (layer 1's
+            MLP input); judged like the sample's pairs, not committed (samples/traces has no room for them)
 Judged when the build has `fp8scope compare`: the clean pair flags no site and its loss delta stays under 1e-2; the
 drift pair names blocks.1.fc1's activation first, within 3 steps of step 14; `check --ref` exits 0 and 1.
 
@@ -24,17 +27,23 @@ FACTOR = "1.5"
 RUN_TIMEOUT_S = 180
 
 
-def record(ctx, report, kept, name, extra_args, steps=STEPS):
+HF = g.REPO / "tests" / "gpu" / "realjobs" / "hf_llama.py"
+HF_ARGS = ["--layers", "2", "--steps", "20", "--annotate", "--log-loss"]
+HF_PLANT = ["--plant-drift", "1:10:1.5"]
+
+
+def record(ctx, report, kept, name, extra_args, steps=STEPS, script=None):
     directory = ctx.fresh_dir(f"compare-{name}")
     env_extra = {"PYTHONPATH": str(g.REPO / "probes" / "python"), "PYTHONUNBUFFERED": "1",
                  "FP8SCOPE_STATS_EVERY": "1"}
-    argv = [ctx.python, ctx.train_py, "--steps", steps, *MODEL, *extra_args]
+    argv = [ctx.python, ctx.train_py, "--steps", steps, *MODEL, *extra_args] if script is None \
+        else [ctx.python, script, *extra_args]
     targv, env = ctx.traced(directory / "trace-%p.sqlite", [str(a) for a in argv], env_extra)
     result = g.run(ctx, f"compare-{name}", targv, env=env, timeout_s=RUN_TIMEOUT_S, cwd=directory)
     truth = g.ground_truth(result.stdout)
     traces = g.traces_in(directory)
     ok = result.rc == 0 and truth is not None and len(traces) == 1
-    if ok:
+    if ok and kept is not None:
         truth = dict(truth, trace_bytes=traces[0].stat().st_size, recorded_by="tests/gpu/check_compare.py",
                      command=" ".join(str(a) for a in argv[1:]))
         kept.add(name, traces[0], truth)
@@ -44,7 +53,7 @@ def record(ctx, report, kept, name, extra_args, steps=STEPS):
     return traces[0] if ok else None
 
 
-def judge_compare(ctx, report, name, run, ref, expect_flagged):
+def judge_compare(ctx, report, name, run, ref, expect_flagged, site=f"blocks.{DRIFT_BLOCK}.fc1", step=DRIFT_STEP):
     out = g.run(ctx, f"compare-{name}-json", [ctx.fp8scope, "compare", run, ref, "--format", "json"], timeout_s=120)
     if out.rc != 0:
         report.add(f"compare {name}", "FAIL", out.brief(), out.stderr.strip()[-300:])
@@ -54,8 +63,8 @@ def judge_compare(ctx, report, name, run, ref, expect_flagged):
     first = doc.get("drift", {}).get("first_divergent")
     loss = doc.get("loss", {})
     if expect_flagged:
-        ok = bool(first) and f"blocks.{DRIFT_BLOCK}.fc1" in first.get("site", "") \
-            and "activation" in first.get("site", "") and abs(first.get("onset_step", -99) - DRIFT_STEP) <= 3
+        ok = bool(first) and site in first.get("site", "") \
+            and "activation" in first.get("site", "") and abs(first.get("onset_step", -99) - step) <= 3
     else:
         ok = not flagged and loss.get("max_relative_delta") is not None and loss["max_relative_delta"] < 1e-2
     report.judge(f"compare {name}", ok,
@@ -86,5 +95,24 @@ def run_all(ctx, report, state):
             judge_compare(ctx, report, "clean", traces["clean-fp8"], traces["clean-bf16"], False)
         if traces.get("drift-fp8") and traces.get("drift-bf16"):
             judge_compare(ctx, report, "drift", traces["drift-fp8"], traces["drift-bf16"], True)
+    hf_runs = [("hf-clean-fp8", [*HF_ARGS, "--fp8"]), ("hf-clean-bf16", HF_ARGS),
+               ("hf-drift-fp8", [*HF_ARGS, "--fp8", *HF_PLANT]), ("hf-drift-bf16", [*HF_ARGS, *HF_PLANT])]
+    for name, args in hf_runs:
+        traces[name] = g.guarded(report, f"compare record {name}", 50, record, ctx, report, None, name, args,
+                                 script=HF, torch=True)
+    if has_compare:
+        if traces.get("hf-clean-fp8") and traces.get("hf-clean-bf16"):
+            judge_compare(ctx, report, "hf-clean", traces["hf-clean-fp8"], traces["hf-clean-bf16"], False)
+        if traces.get("hf-drift-fp8") and traces.get("hf-drift-bf16"):
+            judge_compare(ctx, report, "hf-drift", traces["hf-drift-fp8"], traces["hf-drift-bf16"], True,
+                          site="model.layers.1.mlp", step=10)
+        for name in ("hf-clean", "hf-drift", "clean", "drift"):
+            run, ref = traces.get(f"{name}-fp8"), traces.get(f"{name}-bf16")
+            if run and ref:
+                out = g.run(ctx, f"compare-{name}-text", [ctx.fp8scope, "compare", run, ref], timeout_s=120)
+                (ctx.details / f"compare-{name}.txt").write_text(out.stdout + out.stderr)
+                js = g.run(ctx, f"compare-{name}-json", [ctx.fp8scope, "compare", run, ref, "--format", "json"],
+                           timeout_s=120)
+                (ctx.details / f"compare-{name}.json").write_text(js.stdout)
     archives = kept.pack(ctx.out)
     report.add("compare: traces packed", "INFO", ", ".join(archives) or "none")
