@@ -515,7 +515,9 @@ void decide_recipe(CompareSite& site, const std::map<int64_t, StepSample>& run, 
     }
     if (std::ranges::all_of(*scaled, [&](const auto& p) { return p.first == scaled->front().first; })) {
         site.recipe = ScalingRecipe::Static;
-        site.recipe_evidence = fmt::format("the same scale in all {} samples", n);
+        site.recipe_evidence = fmt::format("the same scale in all {} samples (a delayed scale whose history maximum did "
+                                           "not change in these steps looks the same)",
+            n);
         return;
     }
     // FP8 codes reach fp8_max both under current scaling and when a delayed scale is outgrown (the max element is

@@ -98,8 +98,9 @@ class Fp8Linear(nn.Module):
             fp8scope.probe(TENSOR_NAMES[row], t, scale=scale, target="e4m3" if dtype == E4M3 else "e5m2",
                            role=("input", "weight", "gradient")[row])
         scale_inv = scale.reciprocal()  # a new tensor: the update below does not change it
-        # In float32, as TE's cast kernels compute: bf16 * a float32 0-dim tensor would stay bf16.
-        t_fp8 = t.float().mul_(scale).clamp_(-fp8_max, fp8_max).to(dtype)
+        # In float32, as TE's cast kernels compute: bf16 * a float32 0-dim tensor would stay bf16. Out of place: for a
+        # float32 input t.float() is t itself, and an in-place multiply would change the caller's tensor.
+        t_fp8 = (t.float() * scale).clamp_(-fp8_max, fp8_max).to(dtype)
         if self.scaling == "delayed":
             self._update_scale(row, t.abs().amax().float(), fp8_max)
         return t_fp8, scale_inv

@@ -66,10 +66,10 @@ def judge_compare(ctx, report, name, run, ref, expect_flagged, site=f"blocks.{DR
         ok = bool(first) and site in first.get("site", "") \
             and "activation" in first.get("site", "") and abs(first.get("onset_step", -99) - step) <= 3
     else:
-        ok = not flagged and loss.get("max_relative_delta") is not None and loss["max_relative_delta"] < 1e-2
+        ok = not flagged and loss.get("final_relative_delta") is not None and loss["final_relative_delta"] < 1e-2
     report.judge(f"compare {name}", ok,
                  f"{len(flagged)} flagged, first {first and first.get('site')} @ {first and first.get('onset_step')}, "
-                 f"loss delta max {loss.get('max_relative_delta')}")
+                 f"loss delta {loss.get('final_relative_delta')} (largest single step {loss.get('max_relative_delta')})")
     check = g.run(ctx, f"check-ref-{name}", [ctx.fp8scope, "check", run, "--ref", ref], timeout_s=120)
     report.judge(f"check --ref {name} exits {1 if expect_flagged else 0}", check.rc == (1 if expect_flagged else 0),
                  f"exit {check.rc}", check.stdout.strip()[-300:])
@@ -99,7 +99,7 @@ def run_all(ctx, report, state):
                ("hf-drift-fp8", [*HF_ARGS, "--fp8", *HF_PLANT]), ("hf-drift-bf16", [*HF_ARGS, *HF_PLANT])]
     for name, args in hf_runs:
         traces[name] = g.guarded(report, f"compare record {name}", 50, record, ctx, report, None, name, args,
-                                 script=HF, torch=True)
+                                 STEPS, HF, torch=True)
     if has_compare:
         if traces.get("hf-clean-fp8") and traces.get("hf-clean-bf16"):
             judge_compare(ctx, report, "hf-clean", traces["hf-clean-fp8"], traces["hf-clean-bf16"], False)

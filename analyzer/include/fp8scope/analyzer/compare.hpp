@@ -75,7 +75,9 @@ struct DriftEvidence {
 };
 
 struct CompareSite {
-    std::string label; // tensor_site_label() of the run's site, with the normalised role
+    // tensor_site_label() of the run's site (with the run's own cuBLAS role), then the logical role in parentheses
+    // when known: "train_step/.../blocks.1.fc1 · gemm 2048x2048x512 #0 · B (activation)"
+    std::string label;
     int64_t run_site_id = 0, ref_site_id = 0;
     int32_t run_dtype = 0, ref_dtype = 0;
     std::string role; // normalised role: "A", "B", "D" or the probe's role word
@@ -103,7 +105,7 @@ struct UnmatchedSite {
 struct CompareEvent {
     std::string site;
     int64_t step = 0;
-    double value = 0; // log2 ratio, or headroom against the reference in bits
+    double value = 0; // bits: the log2 amax ratio, or the headroom against the reference
 };
 
 struct LossStep {
@@ -186,7 +188,8 @@ struct CompareBudgets {
     std::optional<int64_t> max_drift_sites; // flagged sites; `where` names the first divergent one and its onset
 };
 
-// Results named "max-loss-delta" and "max-drift-sites", in that order (only those given).
+// Results named "max-loss-delta" and "max-drift-sites", in that order (only those given). Their `where` is a short
+// sentence, not a bare site label: the loss scalar and its window, or "first divergent: <label> from step N".
 std::vector<BudgetResult> evaluate_compare_budgets(const CompareResult& result, const CompareBudgets& budgets);
 
 } // namespace fp8scope::analyzer
