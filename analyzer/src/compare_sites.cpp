@@ -73,15 +73,6 @@ void add_histogram(StepSample& into, const TensorStats& s)
     into.histogram = std::move(merged);
 }
 
-std::optional<double> scale_inv_of(const TensorStats& s)
-{
-    if (s.scale_inv && positive_finite(*s.scale_inv))
-        return s.scale_inv;
-    if (s.scale && positive_finite(*s.scale))
-        return 1.0 / *s.scale;
-    return std::nullopt;
-}
-
 // The fractions of a histogram's elements above fp8_max and below half the smallest subnormal once multiplied by
 // 1/scale_inv, each bin [2^e, 2^(e+1)) taken as log-uniform.
 std::pair<double, double> clipped_fractions(const StepSample& ref, double scale_inv, double fp8_max)
@@ -127,25 +118,8 @@ std::optional<GemmShape> gemm_shape(std::string_view name)
 
 std::string_view role_word(int32_t role)
 {
-    switch (static_cast<schema::TensorRole>(role)) {
-    case schema::TensorRole::A:
-        return "A";
-    case schema::TensorRole::B:
-        return "B";
-    case schema::TensorRole::D:
-        return "D";
-    case schema::TensorRole::Input:
-        return "input";
-    case schema::TensorRole::Weight:
-        return "weight";
-    case schema::TensorRole::Output:
-        return "output";
-    case schema::TensorRole::Gradient:
-        return "gradient";
-    case schema::TensorRole::Other:
-        break;
-    }
-    return "other";
+    const std::string_view word = tensor_role_word(role);
+    return word.empty() ? "other" : word;
 }
 
 std::string_view text_of(const TraceModel& model, std::optional<StringRef> ref)
@@ -344,7 +318,7 @@ SiteSamples collect_site_samples(const TraceModel& model, const StepSet& steps)
         auto [it, fresh] = out[sample.site_id].try_emplace(*step);
         StepSample& s = it->second;
         if (fresh) {
-            s.scale_inv = scale_inv_of(sample);
+            s.scale_inv = tensor_scale_inv(sample);
             s.dtype = sample.dtype;
             s.target_format = sample.target_format;
             s.amax = sample.amax;

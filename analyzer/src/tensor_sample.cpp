@@ -29,8 +29,10 @@ bool positive_finite(double value)
     return std::isfinite(value) && value > 0;
 }
 
+} // namespace
+
 // scale_inv as recorded, else 1/scale: cuBLASLt's *_SCALE_POINTER holds scale_inv, probes may know only scale.
-std::optional<double> known_scale_inv(const TensorStats& sample)
+std::optional<double> tensor_scale_inv(const TensorStats& sample)
 {
     if (sample.scale_inv && positive_finite(*sample.scale_inv))
         return *sample.scale_inv;
@@ -38,31 +40,6 @@ std::optional<double> known_scale_inv(const TensorStats& sample)
         return 1.0 / *sample.scale;
     return std::nullopt;
 }
-
-std::string_view role_word(int32_t role)
-{
-    switch (static_cast<schema::TensorRole>(role)) {
-    case schema::TensorRole::A:
-        return "A";
-    case schema::TensorRole::B:
-        return "B";
-    case schema::TensorRole::D:
-        return "D";
-    case schema::TensorRole::Input:
-        return "input";
-    case schema::TensorRole::Weight:
-        return "weight";
-    case schema::TensorRole::Output:
-        return "output";
-    case schema::TensorRole::Gradient:
-        return "gradient";
-    case schema::TensorRole::Other:
-        return "";
-    }
-    return "";
-}
-
-} // namespace
 
 std::optional<double> fp8_max_of(const TensorStats& sample)
 {
@@ -99,9 +76,32 @@ TensorSampleFigures tensor_sample_figures(const TensorStats& sample)
         if (is_high_precision(sample.dtype))
             figures.underflow_ratio = ratio(sample.underflows, sample.numel);
     }
-    if (const auto scale_inv = known_scale_inv(sample); scale_inv && positive_finite(sample.amax))
+    if (const auto scale_inv = tensor_scale_inv(sample); scale_inv && positive_finite(sample.amax))
         figures.headroom_bits = std::log2(*fp8_max * *scale_inv / sample.amax);
     return figures;
+}
+
+std::string_view tensor_role_word(int32_t role)
+{
+    switch (static_cast<schema::TensorRole>(role)) {
+    case schema::TensorRole::A:
+        return "A";
+    case schema::TensorRole::B:
+        return "B";
+    case schema::TensorRole::D:
+        return "D";
+    case schema::TensorRole::Input:
+        return "input";
+    case schema::TensorRole::Weight:
+        return "weight";
+    case schema::TensorRole::Output:
+        return "output";
+    case schema::TensorRole::Gradient:
+        return "gradient";
+    case schema::TensorRole::Other:
+        return "";
+    }
+    return "";
 }
 
 std::string tensor_site_label(const TraceModel& model, const TensorSite& site)
@@ -117,7 +117,7 @@ std::string tensor_site_label(const TraceModel& model, const TensorSite& site)
     if (static_cast<schema::StatsSource>(site.source) == schema::StatsSource::GemmInterception)
         label += fmt::format(" #{}", site.ordinal);
     // A probe named after its role ("input", probed as an input) says it once.
-    if (const std::string_view role = role_word(site.role); !role.empty() && role != name)
+    if (const std::string_view role = tensor_role_word(site.role); !role.empty() && role != name)
         label += fmt::format(" · {}", role);
     return label;
 }

@@ -45,6 +45,11 @@ struct TensorSampleFigures {
 // The FP8 format's max for a sample (target format, else the dtype when it is FP8), nullopt when none.
 std::optional<double> fp8_max_of(const TensorStats& sample);
 TensorSampleFigures tensor_sample_figures(const TensorStats& sample);
+// The sample's scale_inv when positive and finite, else 1/scale when that is; nullopt otherwise.
+std::optional<double> tensor_scale_inv(const TensorStats& sample);
+
+// "A", "B", "D", "input", "weight", "output", "gradient"; "" for `other` (schema::TensorRole).
+std::string_view tensor_role_word(int32_t role);
 
 // "train_step/layers.3/mlp.fc2 · gemm 4096x1024x4096 #0 · A": NVTX path, name, the ordinal for a GEMM site, role
 // (omitted when `other`). The one place that names a site; renderers use it.
