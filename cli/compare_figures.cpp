@@ -178,8 +178,12 @@ std::string recipe_text(const CompareSite& site)
 
 std::string recipe_sentence(const CompareResult& result)
 {
-    return fmt::format("{} delayed, {} current, {} static, {} unknown", result.delayed_sites, result.current_sites,
-        result.static_sites, result.unknown_recipe_sites);
+    // The price: the run's cast and amax/scale kernel time per step, over the reference's (the analyzer's figures).
+    return fmt::format("{} delayed, {} current, {} static, {} unknown; the bookkeeping they cost: {} of cast and "
+                       "amax/scale kernels per step ({} more than the reference)",
+        result.delayed_sites, result.current_sites, result.static_sites, result.unknown_recipe_sites,
+        format_duration_ns(std::llround(result.performance.run.bookkeeping_ns)),
+        format_duration_ns(std::llround(result.performance.bookkeeping_added_ns)));
 }
 
 std::string amax_ratio_event_title()
