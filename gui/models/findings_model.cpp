@@ -42,7 +42,8 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
             const analyzer::CompareSite& site = compare.sites[index];
             const bool first = compare.first_divergent == index;
             rows_.push_back(Row {
-                .finding = (first ? u"First divergent site: "_s : u"Scaling drift: "_s) + to_qstring(site.label),
+                .kind = first ? u"first divergent site"_s : u"scaling drift"_s,
+                .finding = to_qstring(site.label),
                 .saving = {},
                 .where = to_qstring(cli::onset_text(site.onset_step)),
                 .why = to_qstring(cli::site_evidence_text(site)),
@@ -53,7 +54,8 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
         }
         if (!verdict.loss.passed)
             rows_.push_back(Row {
-                .finding = u"Loss differs from the reference"_s,
+                .kind = u"loss delta"_s,
+                .finding = u"The loss differs from the reference's beyond the threshold"_s,
                 .saving = {},
                 .where = compare.loss.max_step ? u"largest at step %1"_s.arg(*compare.loss.max_step) : QString(),
                 .why = to_qstring(cli::loss_sentence(compare.loss, cli::as_is)),
@@ -65,6 +67,7 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
     if (session && session->run) {
         for (const analyzer::Recommendation& r : session->run->what_if.recommendations) {
             rows_.push_back(Row {
+                .kind = u"performance"_s,
                 .finding = to_qstring(r.title),
                 .saving = u"%1 (%2)"_s.arg(duration_text(static_cast<double>(r.saving_per_step_ns)),
                     percent_text(r.saving_share)),
@@ -97,6 +100,8 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const
     const Row& row = rows_[static_cast<size_t>(index.row())];
     const auto text = [&]() -> const QString& {
         switch (index.column()) {
+        case Kind:
+            return row.kind;
         case Finding:
             return row.finding;
         case Saving:
@@ -111,9 +116,9 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const
     case Qt::DisplayRole:
         return text();
     case Qt::ToolTipRole:
-        return u"%1\n%2\n%3"_s.arg(row.finding, row.where, row.why);
+        return u"%1: %2\n%3\n%4"_s.arg(row.kind, row.finding, row.where, row.why);
     case Qt::ForegroundRole:
-        if (row.numerics && index.column() == Finding)
+        if (row.numerics && index.column() == Kind)
             return QBrush(attention_color());
         return {};
     case kSortRole:
@@ -129,7 +134,8 @@ QVariant FindingsModel::headerData(int section, Qt::Orientation orientation, int
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= ColumnCount)
         return {};
-    static const QString kTitles[] = { u"Finding"_s, u"Estimated saving / step"_s, u"Where"_s, u"Why"_s };
+    static const QString kTitles[]
+        = { u"Kind"_s, u"Finding"_s, u"Estimated saving / step"_s, u"Where"_s, u"Why"_s };
     return kTitles[section];
 }
 

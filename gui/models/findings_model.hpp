@@ -24,7 +24,7 @@ struct FindingTarget {
 class FindingsModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Finding, Saving, Where, Why, ColumnCount };
+    enum Column { Kind, Finding, Saving, Where, Why, ColumnCount };
     // What a column sorts by: the saving per step in ns for Saving (-1 without one), the text otherwise.
     static constexpr int kSortRole = Qt::UserRole + 1;
 
@@ -41,7 +41,7 @@ public:
 
 private:
     struct Row {
-        QString finding, saving, where, why;
+        QString kind, finding, saving, where, why;
         std::optional<int64_t> saving_ns;
         FindingTarget target;
         bool numerics = false; // a drift or loss finding (shown in the warning colour)

@@ -62,3 +62,6 @@ private:
 };
 
 } // namespace fp8scope::gui
+
+// Sessions travel in signals (and through QSignalSpy in the tests).
+Q_DECLARE_METATYPE(std::shared_ptr<const fp8scope::gui::Session>)
