@@ -60,10 +60,12 @@ QValueAxis* step_axis(int64_t first_step, int64_t last_step)
     return axis;
 }
 
-QValueAxis* value_axis(double min, double max, const QString& title, const QString& label_format)
+QValueAxis* value_axis(double min, double max, const QString& title, const QString& label_format, double cap)
 {
     auto* axis = new QValueAxis();
-    const double top = round_up_125(max > 0 ? max * 1.05 : 1.0);
+    double top = round_up_125(max > 0 ? max * 1.05 : 1.0);
+    if (cap > 0)
+        top = std::min(top, cap);
     const double bottom = min < 0 ? -round_up_125(-min * 1.05) : 0.0;
     axis->setRange(bottom, top);
     axis->setTickType(QValueAxis::TicksDynamic);

@@ -21,8 +21,9 @@ QChartView* make_chart_view(const QString& title, QWidget* parent);
 
 // The x axis over steps [first, last], whole numbers, about 10 ticks.
 QValueAxis* step_axis(int64_t first_step, int64_t last_step);
-// A y axis from `min` (0 unless a series goes below) to a round number above `max`, with the title.
-QValueAxis* value_axis(double min, double max, const QString& title, const QString& label_format = QStringLiteral("%.3g"));
+// A y axis from `min` (0 unless a series goes below) to a round number above `max` (at most `cap`), with the title.
+QValueAxis* value_axis(double min, double max, const QString& title, const QString& label_format = QStringLiteral("%.3g"),
+    double cap = 0);
 
 // Adds a series to the chart and attaches it to both axes (which the chart then owns).
 void attach(QChart& chart, QAbstractSeries* series, QValueAxis* x, QValueAxis* y);

@@ -11,6 +11,7 @@
 #include "fp8scope/analyzer/budgets.hpp"
 
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
@@ -114,7 +115,7 @@ QChartView* bubble_ratio_chart(const analyzer::Report& r, QWidget* parent)
     dashed.setStyle(Qt::DashLine);
     overall->setPen(dashed);
     QValueAxis* x = step_axis(first, last);
-    QValueAxis* y = value_axis(0, std::min(100.0, max_percent), u"%"_s, u"%.0f"_s);
+    QValueAxis* y = value_axis(0, max_percent, u"bubble ratio (%)"_s, u"%.0f"_s, 100.0);
     attach(chart, line, x, y);
     attach(chart, overall, x, y);
     return view;
@@ -172,9 +173,9 @@ QChartView* kernel_class_chart(const analyzer::Report& r, QWidget* parent)
         const auto cls = static_cast<KernelClass>(c);
         if (k.of(cls).count == 0)
             continue;
-        const QString label = u"%1: %2/step, %3 kernels/step (%4)"_s.arg(to_qstring(analyzer::kernel_class_label(cls)),
+        const QString label = u"%1  %2/step (%3)"_s.arg(to_qstring(analyzer::kernel_class_label(cls)),
             duration_text(static_cast<double>(cli::per_step(k.of(cls).time_ns, steps))),
-            to_qstring(cli::per_step_rate(k.of(cls).count, steps, 0)), percent_text(k.share_of_kernel_time(cls)));
+            percent_text(k.share_of_kernel_time(cls)));
         QPieSlice* slice = ring->append(label, static_cast<double>(k.of(cls).time_ns));
         slice->setColor(class_color(cls));
         slice->setBorderColor(Qt::white);
@@ -182,6 +183,26 @@ QChartView* kernel_class_chart(const analyzer::Report& r, QWidget* parent)
     chart.addSeries(ring);
     chart.legend()->setAlignment(Qt::AlignRight);
     return view;
+}
+
+// The ring and, below it, what FP8 adds per step in kernels: the launches are what can leave a step launch-bound.
+QWidget* kernel_class_panel(const analyzer::Report& r, QWidget* parent)
+{
+    auto* panel = new QWidget(parent);
+    auto* layout = new QVBoxLayout(panel);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(kernel_class_chart(r, panel), 1);
+    const analyzer::KernelClassReport& k = r.kernel_classes;
+    const size_t steps = r.steps.steps.size();
+    const auto per_step = [&](KernelClass cls) {
+        return u"%1 kernels, %2"_s.arg(to_qstring(cli::per_step_rate(k.of(cls).count, steps, 0)),
+            duration_text(static_cast<double>(cli::per_step(k.of(cls).time_ns, steps))));
+    };
+    QLabel* caption = text_label(panel);
+    caption->setText(u"Per step: FP8 GEMM %1; cast/quantize %2; amax/scale %3."_s.arg(
+        per_step(KernelClass::Fp8Gemm), per_step(KernelClass::Cast), per_step(KernelClass::AmaxScale)));
+    layout->addWidget(caption);
+    return panel;
 }
 
 // The tensor health summary: totals, events, and the worst site of each ranking.
@@ -231,34 +252,46 @@ DashboardView::DashboardView(FindingsModel& findings, QWidget* parent)
     layout->addWidget(headline_);
 
     compare_box_ = new QGroupBox(u"Against the reference"_s, page);
-    auto* compare_layout = new QVBoxLayout(compare_box_);
+    auto* compare_layout = new QHBoxLayout(compare_box_);
+    auto* compare_text = new QVBoxLayout();
     verdict_ = text_label(compare_box_);
     compare_details_ = text_label(compare_box_);
+    compare_text->addWidget(verdict_);
+    compare_text->addWidget(compare_details_);
+    compare_text->addStretch(1);
     performance_ = new QTableWidget(compare_box_);
     performance_->setColumnCount(4);
     performance_->setHorizontalHeaderLabels({ u""_s, u"run"_s, u"reference"_s, u"change"_s });
     performance_->verticalHeader()->hide();
+    performance_->verticalHeader()->setDefaultSectionSize(performance_->fontMetrics().height() + 6);
     performance_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     performance_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    performance_->setSelectionMode(QAbstractItemView::NoSelection);
+    performance_->setFocusPolicy(Qt::NoFocus);
     performance_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
-    compare_layout->addWidget(verdict_);
-    compare_layout->addWidget(compare_details_);
-    compare_layout->addWidget(performance_);
+    performance_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    performance_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    performance_->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Maximum);
+    compare_layout->addLayout(compare_text, 1);
+    compare_layout->addWidget(performance_, 0, Qt::AlignTop);
     compare_box_->hide();
     layout->addWidget(compare_box_);
 
     charts_ = new QGridLayout();
+    charts_->setColumnStretch(0, 1);
+    charts_->setColumnStretch(1, 1);
     layout->addLayout(charts_);
 
     findings_ = new QTreeView(page);
     findings_->setModel(&findings_model_);
     findings_->setRootIsDecorated(false);
     findings_->setUniformRowHeights(true);
+    findings_->setTextElideMode(Qt::ElideMiddle); // a site label's end (module and operand) matters most
     findings_->header()->setStretchLastSection(true);
-    findings_->setMinimumHeight(150);
+    findings_->setMinimumHeight(220);
     connect(findings_, &QTreeView::clicked, this,
         [this](const QModelIndex& index) { Q_EMIT finding_activated(findings_model_.target(index.row())); });
-    charts_->addWidget(group(u"Top findings (click one to go to its step)"_s, findings_, page), 2, 0, 1, 2);
+    charts_->addWidget(group(u"Top findings (click one to go to its step)"_s, findings_, page), 1, 0);
 
     tensor_health_ = text_label(page);
     layout->addWidget(group(u"Tensor health"_s, tensor_health_, page));
@@ -277,20 +310,34 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
     const AnalysedTrace& run = *session_->run;
     headline_->setText(headline_html(run));
     tensor_health_->setText(tensor_health_html(run.report.tensor_health));
-    findings_->header()->resizeSection(FindingsModel::Finding, 420);
-    findings_->header()->resizeSection(FindingsModel::Saving, 170);
-    findings_->header()->resizeSection(FindingsModel::Where, 320);
+    findings_->header()->resizeSection(FindingsModel::Kind, 130);
+    findings_->header()->resizeSection(FindingsModel::Finding, 260);
+    findings_->header()->resizeSection(FindingsModel::Saving, 120);
+    findings_->hideColumn(FindingsModel::Why); // in the Findings view and the tooltips
 
     compare_box_->setVisible(session_->compare.has_value());
     if (session_->compare) {
         const analyzer::CompareResult& c = *session_->compare;
-        const bool healthy = cli::default_compare_verdict(c).healthy();
-        verdict_->setText(u"<p style='font-size:large; color:%1'><b>%2</b></p>"_s.arg(
-            healthy ? u"#2ca02c"_s : attention_color().name(), escaped(cli::verdict_sentence(c, cli::as_is))));
-        compare_details_->setText(u"<p>Reference: %1<br>%2<br>%3<br>%4</p>"_s.arg(
+        const cli::CompareVerdict verdict = cli::default_compare_verdict(c);
+        QString text;
+        if (c.first_divergent) {
+            const analyzer::CompareSite& first = c.sites[*c.first_divergent];
+            text = u"<p style='font-size:large; color:%1'><b>Scaling drift: %2 of %3 matched sites</b></p>"
+                   "<p><b>First divergent:</b> %4, %5<br><small>%6</small></p>"_s.arg(attention_color().name())
+                       .arg(c.flagged.size())
+                       .arg(c.sites.size())
+                       .arg(escaped(first.label), escaped(cli::onset_text(first.onset_step)),
+                           escaped(cli::site_evidence_text(first)));
+        } else {
+            text = u"<p style='font-size:large; color:#2ca02c'><b>No site drifts</b> (%1 matched sites)</p>"_s.arg(
+                c.sites.size());
+        }
+        text += u"<p style='color:%1'><b>%2</b></p>"_s.arg(
+            verdict.loss.passed ? u"#2ca02c"_s : attention_color().name(), escaped(cli::loss_sentence(c.loss, cli::as_is)));
+        verdict_->setText(text);
+        compare_details_->setText(u"<p><small>Reference: %1<br>%2<br>%3</small></p>"_s.arg(
             escaped(cli::trace_sentence(session_->ref->model, session_->ref->report, cli::as_is)),
-            escaped(cli::alignment_sentence(c.alignment)), escaped(cli::matching_sentence(c)),
-            escaped(cli::loss_sentence(c.loss, cli::as_is))));
+            escaped(cli::alignment_sentence(c.alignment)), escaped(cli::matching_sentence(c))));
         const std::vector<cli::PerformanceRow> rows = cli::performance_rows(c.performance);
         performance_->setRowCount(static_cast<int>(rows.size()));
         for (size_t i = 0; i < rows.size(); ++i) {
@@ -299,6 +346,11 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
             for (int column = 0; column < 4; ++column)
                 performance_->setItem(static_cast<int>(i), column, new QTableWidgetItem(cells[column]));
         }
+        performance_->resizeColumnsToContents();
+        performance_->setFixedHeight(performance_->horizontalHeader()->height()
+            + performance_->verticalHeader()->length() + 2 * performance_->frameWidth());
+        performance_->setFixedWidth(performance_->verticalHeader()->width() + performance_->horizontalHeader()->length()
+            + 2 * performance_->frameWidth());
     }
     rebuild_charts();
 }
@@ -306,17 +358,13 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
 void DashboardView::rebuild_charts()
 {
     // The three charts are made for each session (their series and axes depend on its steps and causes).
-    for (int row = 0; row < 2; ++row)
-        for (int column = 0; column < 2; ++column)
-            if (QLayoutItem* item = charts_->itemAtPosition(row, column)) {
-                QWidget* widget = item->widget();
-                charts_->removeWidget(widget);
-                delete widget;
-            }
+    for (QWidget* chart : charts_views_)
+        delete chart;
     const analyzer::Report& r = session_->run->report;
-    charts_->addWidget(bubble_ratio_chart(r, this), 0, 0);
-    charts_->addWidget(idle_by_cause_chart(r, this), 0, 1);
-    charts_->addWidget(kernel_class_chart(r, this), 1, 0, 1, 2);
+    charts_views_ = { bubble_ratio_chart(r, this), idle_by_cause_chart(r, this), kernel_class_panel(r, this) };
+    charts_->addWidget(charts_views_[0], 0, 0);
+    charts_->addWidget(charts_views_[1], 0, 1);
+    charts_->addWidget(charts_views_[2], 1, 1);
 }
 
 } // namespace fp8scope::gui

@@ -9,6 +9,7 @@
 
 #include <QScrollArea>
 
+#include <array>
 #include <memory>
 
 class QGridLayout;
@@ -40,6 +41,7 @@ private:
     QLabel* compare_details_;
     QTableWidget* performance_;
     QGridLayout* charts_;
+    std::array<QWidget*, 3> charts_views_ {};
     QTreeView* findings_;
     QLabel* tensor_health_;
 };
