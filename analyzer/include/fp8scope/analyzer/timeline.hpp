@@ -177,11 +177,12 @@ void query(const TimelineIndex& index, LaneRef lane, int64_t t0_ns, int64_t t1_n
 // Launch flows (spec "export --perfetto": flows from launch to kernel). The API call that launched a kernel, memcpy
 // or memset (by correlation id; when a runtime and a driver call share it, the runtime call, which the program made):
 // its row in TraceModel::api_calls, nullopt when none (correlation id 0, or no call with it) or when `gpu_item` is
-// not GPU work. O(1) when correlation ids are dense, else O(log n).
-std::optional<size_t> launching_call(const TimelineIndex& index, ItemRef gpu_item);
+// not GPU work or its row is out of range. `model` is the one the index was built from. O(1) when correlation ids are
+// dense, else O(log n).
+std::optional<size_t> launching_call(const TimelineIndex& index, const TraceModel& model, ItemRef gpu_item);
 // The GPU work launched by the API call at `api_row`: every kernel, memcpy and memset with its correlation id (a CUDA
-// graph launch has many), kernels first, each table in row order. O(log n + result).
-std::vector<ItemRef> launched_work(const TimelineIndex& index, size_t api_row);
+// graph launch has many), kernels first, each table in row order; empty for a row out of range. O(log n + result).
+std::vector<ItemRef> launched_work(const TimelineIndex& index, const TraceModel& model, size_t api_row);
 
 // The bubbles (indices into Report::bubbles.bubbles) charged by rule 1 to the host-blocking call `sync_call` (an
 // index into Report::blocking_calls): one per device and step the gap it caused touches; empty when none.
@@ -191,13 +192,29 @@ std::span<const uint32_t> sync_bubbles(const TimelineIndex& index, size_t sync_c
 std::optional<ItemLocation> locate(
     const TimelineIndex& index, const TraceModel& model, const Report& report, ItemRef item);
 
-// What a tooltip and the details panel show for one item: a title and labelled values, in display order, e.g.
-// title "ampere_fp8_gemm..." and fields ("start", "1.234 ms"), ("duration", "12.5 µs"), ("device", "0"),
-// ("stream", "7"), ("class", "FP8 GEMM"), ("launched by", "cudaLaunchKernel"), ("launch delay", "3.1 µs"),
-// ("step", "12"). Bubbles give their cause and, for `sync`, the call; syncs give the idle time they caused.
+// One value of an item's details. Times, durations and sizes stay numbers: the viewer formats them as its axis does.
+struct DetailField {
+    enum class Unit : uint8_t {
+        Text, // `text`
+        Time, // `value`: ns since the session start
+        Duration, // `value`: ns
+        Bytes, // `value`
+        Count, // `value`
+    };
+    std::string label;
+    Unit unit = Unit::Text;
+    std::string text;
+    int64_t value = 0;
+};
+
+// What a tooltip and the details panel show for one item: a title and labelled values in display order. A kernel:
+// its name, then start, duration, device, stream, class, launch call, launch delay, thread, correlation id, graph id
+// (when launched from a graph) and step; a bubble: its cause, device, step and, for `sync`, the call charged; a sync:
+// its kind, thread, device, stream, the GPU idle time it caused and the NVTX path at the call. Only the fields that
+// apply are given.
 struct ItemDetails {
     std::string title;
-    std::vector<std::pair<std::string, std::string>> fields;
+    std::vector<DetailField> fields;
 };
 ItemDetails describe_item(const TimelineIndex& index, const TraceModel& model, const Report& report, ItemRef item);
 
