@@ -21,11 +21,16 @@ struct StepSample {
     int32_t hist_first_exponent = 0;
     std::vector<uint64_t> histogram; // summed, from hist_first_exponent
     double position = 0; // offset of the first sample in its step, 0..1
+    int64_t samples = 0; // how many were reduced
+    int64_t timestamp_ns = 0; // the first sample's
+    int64_t nonfinite = 0; // NaN + Inf elements, summed
 };
 
-// Every site of one trace with samples in the analysed steps: site id -> step index -> reduced samples.
+// Every site of one trace with samples in the analysed steps: site id -> step index -> reduced samples. With `device`,
+// only that device's samples (the tensor series; compare takes every device).
 using SiteSamples = std::map<int64_t, std::map<int64_t, StepSample>>;
-SiteSamples collect_site_samples(const TraceModel& model, const StepSet& steps);
+SiteSamples collect_site_samples(
+    const TraceModel& model, const StepSet& steps, std::optional<uint32_t> device = std::nullopt);
 
 struct SiteMatching {
     struct Pair {

@@ -304,7 +304,7 @@ std::vector<size_t> pair_by_early_amax(const std::vector<int64_t>& run_ids, cons
 
 } // namespace
 
-SiteSamples collect_site_samples(const TraceModel& model, const StepSet& steps)
+SiteSamples collect_site_samples(const TraceModel& model, const StepSet& steps, std::optional<uint32_t> device)
 {
     const StepLocator locator(steps);
     std::unordered_map<int64_t, const StepInterval*> intervals;
@@ -313,7 +313,7 @@ SiteSamples collect_site_samples(const TraceModel& model, const StepSet& steps)
     SiteSamples out;
     for (const TensorStats& sample : model.tensor_stats) {
         const std::optional<int64_t> step = locator.analysed_step(sample);
-        if (!step)
+        if (!step || (device && sample.device_id != *device))
             continue;
         auto [it, fresh] = out[sample.site_id].try_emplace(*step);
         StepSample& s = it->second;
@@ -325,9 +325,12 @@ SiteSamples collect_site_samples(const TraceModel& model, const StepSet& steps)
             const StepInterval& interval = *intervals.at(*step);
             const double length = static_cast<double>(std::max<int64_t>(1, interval.end_ns - interval.start_ns));
             s.position = std::clamp(static_cast<double>(sample.timestamp_ns - interval.start_ns) / length, 0.0, 1.0);
+            s.timestamp_ns = sample.timestamp_ns;
         } else if (!(s.amax >= sample.amax)) {
             s.amax = sample.amax; // also takes a NaN amax, which then shows as no figure
         }
+        s.samples += 1;
+        s.nonfinite += sample.nans + sample.infs;
         s.numel += sample.numel;
         s.saturated += sample.saturated;
         s.overflows += sample.overflows;

@@ -161,4 +161,25 @@ std::vector<HostBlockingCall> find_host_blocking_calls(const TraceModel& model)
     return calls;
 }
 
+const char* host_blocking_kind_name(HostBlockingKind kind)
+{
+    switch (kind) {
+    case HostBlockingKind::StreamSync:
+        return "stream sync";
+    case HostBlockingKind::DeviceSync:
+        return "device sync";
+    case HostBlockingKind::EventSync:
+        return "event sync";
+    case HostBlockingKind::BlockingMemcpy:
+        return "blocking memcpy";
+    case HostBlockingKind::PageableAsyncMemcpy:
+        return "pageable async memcpy";
+    case HostBlockingKind::BlockingMemset:
+        return "blocking memset";
+    case HostBlockingKind::Other:
+        return "other";
+    }
+    return "other";
+}
+
 } // namespace fp8scope::analyzer

@@ -1,4 +1,5 @@
 #include "fp8scope/analyzer/kernel_classes.hpp"
+#include "step_locator.hpp"
 
 #include <algorithm>
 #include <string>
@@ -247,18 +248,17 @@ KernelClassReport classify_kernels(const TraceModel& model, const StepSet& steps
 
     // Per-name sums (indexed by StringRef) for the top kernels: no per-kernel allocation or string work.
     std::vector<int64_t> name_time_ns(model.strings.size(), 0), name_count(model.strings.size(), 0);
-    size_t step = 0;
+    // Kernels and steps are both sorted by start: one forward walk assigns each kernel to its step.
+    detail::StepWalker walker(steps.steps);
     for (size_t k = 0; k < kernels.size(); ++k) {
         const auto [kernel_class, name] = classes.of(k);
         const auto cls = static_cast<size_t>(kernel_class);
-        // Kernels and steps are both sorted by start: one forward walk assigns each kernel to its step.
         const int64_t start_ns = kernels.start_ns[k];
-        while (step < steps.steps.size() && steps.steps[step].end_ns <= start_ns)
-            ++step;
-        if (step == steps.steps.size() || start_ns < steps.steps[step].start_ns)
+        const std::optional<size_t> step = walker.position_of(start_ns);
+        if (!step)
             continue;
         const int64_t duration_ns = kernels.end_ns[k] - start_ns;
-        StepKernelClasses& row = report.steps[step];
+        StepKernelClasses& row = report.steps[*step];
         row.by_class[cls].time_ns += duration_ns;
         row.by_class[cls].count += 1;
         row.total.time_ns += duration_ns;

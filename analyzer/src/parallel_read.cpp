@@ -19,6 +19,7 @@ Expected<void> read_kernels_alongside(ReadContext& context, TableReader read_ker
                 kernel_result = std::unexpected(file.error());
                 return;
             }
+            file->set_monitor(context.file.monitor());
             if (auto ok = file->load_catalog(); !ok) {
                 kernel_result = ok;
                 return;

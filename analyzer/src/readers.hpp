@@ -41,13 +41,17 @@ using TableReader = Expected<void> (*)(ReadContext&);
 // reader may fill only model.kernels and row_counts, which are moved into context.model afterwards.
 Expected<void> read_kernels_alongside(ReadContext& context, TableReader read_kernels, TableReader read_here);
 
-// Reads a table's row count and reserves that many rows in each column vector.
+// Reads a table's row count and reserves that many rows in each column vector; the count is what the file's progress
+// monitor expects to read.
 template <class... Vectors>
 Expected<int64_t> reserve_rows(const TraceFile& file, std::string_view table, Vectors&... vectors)
 {
     auto rows = file.count_rows(table);
-    if (rows)
+    if (rows) {
         (vectors.reserve(static_cast<size_t>(*rows)), ...);
+        if (ProgressMonitor* monitor = file.monitor())
+            monitor->expect_rows(*rows);
+    }
     return rows;
 }
 

@@ -1,6 +1,7 @@
 #include "fp8scope/analyzer/report.hpp"
 
 #include "fp8scope/analyzer/host_blocking.hpp"
+#include "progress_monitor.hpp"
 
 #include <fmt/format.h>
 
@@ -8,6 +9,9 @@
 #include <string>
 
 namespace fp8scope::analyzer {
+
+using detail::ProgressMonitor;
+using detail::report_progress;
 
 namespace {
 
@@ -50,12 +54,23 @@ std::string empty_selection(const Selection& s, const ReportOptions& options, co
     return {};
 }
 
-} // namespace
+// Each analysis's share of analyze()'s time on the 10 M-kernel benchmark trace (docs/benchmarks.md, "The viewer's
+// queries"), cumulative: the fraction reported when it is done. The bubble analysis and the launch statistics are
+// most of it.
+constexpr double kStepsDone = 0.01;
+constexpr double kBlockingDone = 0.02;
+constexpr double kBubblesDone = 0.74;
+constexpr double kSyncsDone = 0.75;
+constexpr double kClassesDone = 0.78;
+constexpr double kLaunchDone = 0.99;
 
-Report analyze(const TraceModel& model, const ReportOptions& options)
+// nullopt when the monitor was cancelled.
+std::optional<Report> run_analyses(const TraceModel& model, const ReportOptions& options, ProgressMonitor* monitor)
 {
     Report report;
     report.steps = find_steps(model, options.steps);
+    if (!report_progress(monitor, kStepsDone))
+        return std::nullopt;
     Selection& selection = report.selection;
     selection.steps_found = report.steps.warmup_excluded + static_cast<int64_t>(report.steps.steps.size());
     selection.warmup_requested = options.steps.warmup;
@@ -74,10 +89,20 @@ Report analyze(const TraceModel& model, const ReportOptions& options)
         std::erase_if(report.steps.steps, [&](const StepInterval& s) { return s.index < first || s.index > last; });
     }
     report.blocking_calls = find_host_blocking_calls(model);
+    if (!report_progress(monitor, kBlockingDone))
+        return std::nullopt;
     report.bubbles = analyze_bubbles(model, report.steps, report.blocking_calls);
+    if (!report_progress(monitor, kBubblesDone))
+        return std::nullopt;
     report.syncs = build_sync_report(model, report.steps, report.blocking_calls, report.bubbles.bubbles);
+    if (!report_progress(monitor, kSyncsDone))
+        return std::nullopt;
     report.kernel_classes = classify_kernels(model, report.steps);
+    if (!report_progress(monitor, kClassesDone))
+        return std::nullopt;
     report.launch = compute_launch_stats(model, report.steps);
+    if (!report_progress(monitor, kLaunchDone))
+        return std::nullopt;
     report.tensor_health = analyze_tensor_health(model, report.steps, 10, options.device);
     report.collector_work = summarize_collector_work(model, report.steps, options.device);
     report.device = options.device;
@@ -95,7 +120,27 @@ Report analyze(const TraceModel& model, const ReportOptions& options)
             if (d.device_id == *options.device)
                 report.totals = d.totals;
     }
+    if (!report_progress(monitor, 1.0))
+        return std::nullopt;
     return report;
+}
+
+} // namespace
+
+Report analyze(const TraceModel& model, const ReportOptions& options)
+{
+    return *run_analyses(model, options, nullptr);
+}
+
+Expected<Report> analyze(const TraceModel& model, const ReportOptions& options, const ProgressHook& progress)
+{
+    if (!progress)
+        return analyze(model, options);
+    ProgressMonitor monitor(progress);
+    auto report = run_analyses(model, options, &monitor);
+    if (!report)
+        return std::unexpected(ProgressMonitor::cancelled_error("analysis cancelled"));
+    return std::move(*report);
 }
 
 } // namespace fp8scope::analyzer

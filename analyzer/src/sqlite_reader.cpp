@@ -88,6 +88,7 @@ TraceFile::TraceFile(TraceFile&& other) noexcept
     : db_(std::exchange(other.db_, nullptr))
     , path_(std::move(other.path_))
     , catalog_(std::move(other.catalog_))
+    , monitor_(other.monitor_)
 {
 }
 
@@ -95,6 +96,16 @@ TraceFile::~TraceFile()
 {
     if (db_)
         sqlite3_close_v2(db_);
+}
+
+void TraceFile::set_monitor(ProgressMonitor* monitor)
+{
+    monitor_ = monitor;
+    // Called every kProgressOps virtual machine instructions; a non-zero return ends the statement with
+    // SQLITE_INTERRUPT. The monitor outlives the connection's use: load_trace() owns both.
+    constexpr int kProgressOps = 1 << 16;
+    sqlite3_progress_handler(db_, monitor ? kProgressOps : 0,
+        monitor ? +[](void* m) { return static_cast<ProgressMonitor*>(m)->cancelled() ? 1 : 0; } : nullptr, monitor);
 }
 
 Expected<TraceFile> TraceFile::open(const std::string& path)

@@ -5,6 +5,7 @@
 
 #include "fp8scope/analyzer/trace_model.hpp"
 #include "fp8scope/format/error.hpp"
+#include "progress_monitor.hpp"
 
 #include <sqlite3.h>
 
@@ -57,11 +58,17 @@ public:
     Expected<std::vector<std::string>> columns_of(std::string_view table) const;
     Expected<int64_t> count_rows(std::string_view table) const;
 
+    // Progress and cancel for this connection (nullptr: none): for_each_row counts its rows into the monitor, and
+    // SQLite's progress handler interrupts any statement (quick_check included) soon after a cancel.
+    void set_monitor(ProgressMonitor* monitor);
+    ProgressMonitor* monitor() const { return monitor_; }
+
 private:
     TraceFile(sqlite3* db, std::string path);
     sqlite3* db_ = nullptr;
     std::string path_;
     std::unordered_map<std::string, std::string> catalog_; // name -> type
+    ProgressMonitor* monitor_ = nullptr;
 };
 
 class Statement {
@@ -220,8 +227,11 @@ std::string quoted_identifier(std::string_view identifier);
 // (checked against the constants), never from row data.
 std::string select_sql(std::string_view table, std::span<const std::string_view> columns);
 
-// Runs one SELECT over `table` and calls on_row(Columns&) for each row; stops at the first problem.
-// Returns the number of rows read.
+// Rows between two progress reports of for_each_row (a power of two).
+inline constexpr int64_t kProgressRows = 4096;
+
+// Runs one SELECT over `table` and calls on_row(Columns&) for each row; stops at the first problem, or at a cancel
+// of the file's monitor (ErrorCode::Cancelled). Returns the number of rows read.
 template <class OnRow>
 Expected<int64_t> for_each_row(
     const TraceFile& file, std::string_view table, std::span<const std::string_view> columns, OnRow&& on_row)
@@ -235,12 +245,18 @@ Expected<int64_t> for_each_row(
         auto has_row = statement->step();
         if (!has_row)
             return std::unexpected(has_row.error());
-        if (!*has_row)
+        if (!*has_row) {
+            if (ProgressMonitor* monitor = file.monitor())
+                monitor->rows_read(row.row() % kProgressRows);
             return row.row();
+        }
         row.next_row();
         on_row(row);
         if (row.failed()) [[unlikely]]
             return std::unexpected(file.invalid(row.problem()));
+        if (row.row() % kProgressRows == 0) [[unlikely]]
+            if (ProgressMonitor* monitor = file.monitor(); monitor && !monitor->rows_read(kProgressRows))
+                return std::unexpected(ProgressMonitor::cancelled_error("cancelled"));
     }
 }
 

@@ -1,4 +1,5 @@
-// Which analysed step holds a tensor sample or a scalar: shared by tensor health and compare.
+// Which analysed step holds a tensor sample or a scalar (shared by tensor health, compare and the tensor series), and
+// which holds each of a series of times in ascending order (kernel classes, the kernel table).
 #pragma once
 
 #include "fp8scope/analyzer/analysis_types.hpp"
@@ -46,6 +47,29 @@ private:
     const std::vector<StepInterval>& steps_;
     bool by_marker_ = false;
     std::vector<int64_t> indices_;
+};
+
+// The position in `steps` (sorted by start, not overlapping, as StepSet::steps) of the step whose [start, end) holds
+// each time, for times given in ascending order (rows of an activity table): one forward walk, O(steps + times).
+class StepWalker {
+public:
+    explicit StepWalker(const std::vector<StepInterval>& steps)
+        : steps_(steps)
+    {
+    }
+
+    std::optional<size_t> position_of(int64_t t_ns)
+    {
+        while (next_ < steps_.size() && steps_[next_].end_ns <= t_ns)
+            ++next_;
+        if (next_ == steps_.size() || t_ns < steps_[next_].start_ns)
+            return std::nullopt;
+        return next_;
+    }
+
+private:
+    const std::vector<StepInterval>& steps_;
+    size_t next_ = 0;
 };
 
 } // namespace fp8scope::analyzer::detail

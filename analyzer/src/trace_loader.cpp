@@ -8,13 +8,15 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <thread>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fp8scope::analyzer {
+
+using detail::ProgressMonitor;
 
 namespace {
 
@@ -44,21 +46,32 @@ Expected<void> check_path(const std::string& path)
     return {};
 }
 
+Error load_cancelled(const std::string& path)
+{
+    return ProgressMonitor::cancelled_error(detail::one_line(fmt::format("loading trace '{}' cancelled", path)));
+}
+
 bool looks_like_nsight(const detail::TraceFile& file)
 {
     return file.has_table("META_DATA_EXPORT") || file.has_table(schema::table::kStringIds)
         || file.has_table(schema::table::kNvtxEvents) || file.has_table_with_prefix("CUPTI_ACTIVITY_KIND_");
 }
 
-} // namespace
+// Shares of the whole load: reading the tables, then sorting them and moving the collector's work out; the rest is
+// waiting for the integrity check when it is still running.
+constexpr double kReadShare = 0.9;
+constexpr double kSortedShare = 0.95;
 
-Expected<TraceModel> load_trace(const std::string& path)
+Expected<TraceModel> load(const std::string& path, ProgressMonitor* monitor)
 {
     if (auto ok = check_path(path); !ok)
         return std::unexpected(ok.error());
     auto file = detail::TraceFile::open(path);
     if (!file)
         return std::unexpected(file.error());
+    file->set_monitor(monitor);
+    if (monitor)
+        monitor->set_read_share(kReadShare);
     if (auto ok = file->load_catalog(); !ok)
         return std::unexpected(ok.error());
     // PRAGMA quick_check reads every page once, as the readers do: on a connection of its own in a second thread, so
@@ -67,6 +80,8 @@ Expected<TraceModel> load_trace(const std::string& path)
     Expected<void> checked;
     std::jthread checker([&] {
         auto own = detail::TraceFile::open(path);
+        if (own)
+            own->set_monitor(monitor);
         checked = own ? own->quick_check() : Expected<void>(std::unexpected(own.error()));
     });
 
@@ -81,15 +96,38 @@ Expected<TraceModel> load_trace(const std::string& path)
         read = std::unexpected(Error { ErrorCode::InvalidTrace,
             detail::one_line(
                 fmt::format("'{}' is not an fp8scope trace or Nsight Systems export (no known tables)", path)) });
+    if (read && detail::report_progress(monitor, kReadShare)) {
+        detail::sort_by_time(model);
+        separate_collector_work(model);
+        detail::report_progress(monitor, kSortedShare);
+    }
     checker.join();
+    // A cancel interrupts whatever was running; its own error (SQLITE_INTERRUPT) means nothing to the caller.
+    if (monitor && monitor->cancelled())
+        return std::unexpected(load_cancelled(path));
     // Corruption explains a failed read better than the read's own symptom (a bad value in a damaged row).
     if (!checked)
         return std::unexpected(checked.error());
     if (!read)
         return std::unexpected(read.error());
-    detail::sort_by_time(model);
-    separate_collector_work(model);
+    if (!detail::report_progress(monitor, 1.0))
+        return std::unexpected(load_cancelled(path));
     return model;
+}
+
+} // namespace
+
+Expected<TraceModel> load_trace(const std::string& path)
+{
+    return load(path, nullptr);
+}
+
+Expected<TraceModel> load_trace(const std::string& path, const ProgressHook& progress)
+{
+    if (!progress)
+        return load(path, nullptr);
+    ProgressMonitor monitor(progress);
+    return load(path, &monitor);
 }
 
 } // namespace fp8scope::analyzer

@@ -14,6 +14,10 @@ namespace fp8scope::analyzer {
 // host-blocking classification reads it, and reports show it.
 std::string_view api_base_name(std::string_view name);
 
+// "stream sync", "device sync", "event sync", "blocking memcpy", "pageable async memcpy", "blocking memset", "other"
+// (the kinds of docs/analysis.md "Causes of bubbles").
+const char* host_blocking_kind_name(HostBlockingKind kind);
+
 // Every host-blocking call of the trace, in order of start time.
 std::vector<HostBlockingCall> find_host_blocking_calls(const TraceModel& model);
 

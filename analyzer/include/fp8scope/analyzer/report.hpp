@@ -7,10 +7,12 @@
 #include "fp8scope/analyzer/collector_work.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
 #include "fp8scope/analyzer/launch_stats.hpp"
+#include "fp8scope/analyzer/progress.hpp"
 #include "fp8scope/analyzer/steps.hpp"
 #include "fp8scope/analyzer/syncs.hpp"
 #include "fp8scope/analyzer/tensor_health.hpp"
 #include "fp8scope/analyzer/trace_model.hpp"
+#include "fp8scope/format/error.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -71,5 +73,9 @@ struct Report {
 };
 
 Report analyze(const TraceModel& model, const ReportOptions& options = {});
+
+// The same, reporting progress after each analysis (weighted by its typical share of the time on a large trace) and
+// stopping between two analyses with ErrorCode::Cancelled ("analysis cancelled") when `progress` returns false.
+Expected<Report> analyze(const TraceModel& model, const ReportOptions& options, const ProgressHook& progress);
 
 } // namespace fp8scope::analyzer

@@ -3,6 +3,7 @@
 // every value is range-checked. Any problem yields one Error whose message is a single line naming the file.
 #pragma once
 
+#include "fp8scope/analyzer/progress.hpp"
 #include "fp8scope/analyzer/trace_model.hpp"
 #include "fp8scope/format/error.hpp"
 
@@ -15,5 +16,10 @@ namespace fp8scope::analyzer {
 // not a trace, missing tables or columns, NULLs where values belong, negative durations, dangling string ids,
 // out-of-range values. ErrorCode::NewerVersion: schema major newer than this build.
 Expected<TraceModel> load_trace(const std::string& path);
+
+// The same, reporting progress to `progress` (by rows read against the rows the tables hold, then the final
+// sorting and the integrity check) and stopping with ErrorCode::Cancelled, message "loading trace 'P' cancelled",
+// when it returns false. An empty hook is the plain load_trace().
+Expected<TraceModel> load_trace(const std::string& path, const ProgressHook& progress);
 
 } // namespace fp8scope::analyzer

@@ -13,6 +13,7 @@ enum class ErrorCode {
     InvalidTrace, // the file is not a trace, or a trace with bad content
     NewerVersion, // the trace's schema major version is newer than this build reads
     Usage, // a caller passed an invalid argument
+    Cancelled, // the caller's progress hook asked to stop (analyzer/progress.hpp); no partial result is returned
 };
 
 struct Error {
