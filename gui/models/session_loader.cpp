@@ -2,10 +2,11 @@
 
 #include "fp8scope/analyzer/trace_loader.hpp"
 
-#include <QPromise>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <numeric>
 #include <variant>
+#include <vector>
 
 namespace fp8scope::gui {
 
@@ -13,46 +14,92 @@ namespace {
 
 using namespace Qt::StringLiterals;
 
-// The share of the progress bar each stage takes (thousandths): reading dominates, analysis is about a third of it
-// (docs/benchmarks.md, `fp8scope info` against `fp8scope report` on 10 M kernels).
-struct Stage {
-    int from, to;
+// Relative cost of each stage, from the analyzer's figures on the 10 M-kernel trace (docs/benchmarks.md, "The
+// viewer's queries"): reading 11 s, analysing 2.5 s, the timeline index 1.5 s, the kernel table and tensor series
+// 0.2 s; comparing is quick.
+constexpr double kLoadWeight = 11.0, kAnalyseWeight = 2.7, kCompareWeight = 0.3, kTimelineWeight = 1.5;
+
+// One job's progress bar: its stages laid end to end over [0, kProgressMax], each taking its weight's share. The
+// hooks run on the analyzer's threads (one at a time, as progress.hpp promises); QPromise's progress is thread-safe.
+class JobProgress {
+public:
+    JobProgress(QPromise<LoadOutcome>& promise, std::vector<double> weights)
+        : promise_(promise)
+        , weights_(std::move(weights))
+        , total_(std::accumulate(weights_.begin(), weights_.end(), 0.0))
+    {
+    }
+
+    // Starts the next stage with this text and returns its hook: fraction -> bar, false once cancelled.
+    analyzer::ProgressHook next(const QString& text)
+    {
+        const double from = done_ / total_;
+        const double to = (done_ + weights_.at(stage_)) / total_;
+        done_ += weights_.at(stage_++);
+        promise_.setProgressValueAndText(static_cast<int>(from * SessionLoader::kProgressMax), text);
+        return [&promise = promise_, from, to](double fraction) {
+            promise.setProgressValue(static_cast<int>((from + (to - from) * fraction) * SessionLoader::kProgressMax));
+            return !promise.isCanceled();
+        };
+    }
+    // Passes over a stage that will not run (a trace that failed to load is not analysed).
+    void skip() { done_ += weights_.at(stage_++); }
+
+private:
+    QPromise<LoadOutcome>& promise_;
+    std::vector<double> weights_;
+    double total_;
+    double done_ = 0;
+    size_t stage_ = 0;
 };
 
-void report(QPromise<LoadOutcome>& promise, int value, const QString& text)
+QString to_qstring(const std::string& text)
 {
-    promise.setProgressValueAndText(value, text);
+    return QString::fromStdString(text);
 }
 
-// Loads and analyses one trace; nullptr with `problem` set when it cannot be shown.
+// Loads and analyses one trace (two stages of `progress`). nullptr with `problem` set when it cannot be shown, or
+// with `problem` empty when the job was cancelled.
 std::shared_ptr<const AnalysedTrace> load_and_analyse(
-    QPromise<LoadOutcome>& promise, const QString& path, const QString& what, Stage stage, QString& problem)
+    JobProgress& progress, const QString& path, const QString& what, QString& problem)
 {
-    report(promise, stage.from, u"Reading %1 (%2)"_s.arg(what, path));
-    auto model = analyzer::load_trace(path.toStdString());
+    auto model = analyzer::load_trace(path.toStdString(), progress.next(u"Reading %1 %2"_s.arg(what, path)));
     if (!model) {
-        problem = QString::fromStdString(model.error().message);
+        if (model.error().code != ErrorCode::Cancelled)
+            problem = to_qstring(model.error().message);
+        progress.skip();
         return nullptr;
     }
-    if (promise.isCanceled())
+    auto analysed = AnalysedTrace::analyse(std::move(*model), progress.next(u"Analysing %1"_s.arg(what)));
+    if (!analysed) {
+        if (analysed.error().code != ErrorCode::Cancelled)
+            problem = to_qstring(analysed.error().message);
         return nullptr;
-    report(promise, stage.from + (stage.to - stage.from) * 3 / 4, u"Analysing %1"_s.arg(what));
-    auto analysed = Session::analyse(std::move(*model), problem);
-    if (!analysed)
-        return nullptr;
+    }
     return std::make_shared<const AnalysedTrace>(std::move(*analysed));
 }
 
-// Compares the session's run with its reference; the analyzer's refusal message when it cannot.
-QString compare_into(Session& session, const QString& run_path, const QString& ref_path)
+// Compares the session's run with its reference; the analyzer's refusal when it cannot.
+QString compare_into(Session& session)
 {
     const analyzer::CompareInput input { session.run->model, session.run->report, session.ref->model,
         session.ref->report };
     auto outcome = analyzer::compare_runs(input, Session::options());
     if (auto* refusal = std::get_if<analyzer::CompareRefusal>(&outcome))
-        return u"%1 cannot be compared with %2: %3"_s.arg(ref_path, run_path, QString::fromStdString(refusal->message));
+        return u"%1 cannot be compared with %2: %3"_s.arg(to_qstring(session.ref->model.path),
+            to_qstring(session.run->model.path), to_qstring(refusal->message));
     session.compare = std::move(std::get<analyzer::CompareResult>(outcome));
     return {};
+}
+
+// The run's timeline index, the job's last result.
+void build_timeline(QPromise<LoadOutcome>& promise, JobProgress& progress, std::shared_ptr<const AnalysedTrace> run)
+{
+    auto index = analyzer::build_timeline(run->model, run->report, progress.next(u"Building the timeline"_s));
+    if (!index)
+        return; // cancelled: the only way it fails
+    auto timeline = std::make_shared<SessionTimeline>(SessionTimeline { std::move(run), std::move(*index) });
+    promise.addResult(LoadOutcome { nullptr, std::move(timeline), {} });
 }
 
 } // namespace
@@ -71,30 +118,34 @@ void SessionLoader::open(const QString& run_path, const QString& ref_path)
 {
     start([run_path, ref_path](QPromise<LoadOutcome>& promise) {
         const bool with_ref = !ref_path.isEmpty();
+        JobProgress progress(promise,
+            with_ref ? std::vector { kLoadWeight, kAnalyseWeight, kLoadWeight, kAnalyseWeight, kCompareWeight,
+                kTimelineWeight }
+                     : std::vector { kLoadWeight, kAnalyseWeight, kTimelineWeight });
         QString problem;
         auto session = std::make_shared<Session>();
-        session->run = load_and_analyse(
-            promise, run_path, u"the run"_s, with_ref ? Stage { 0, 450 } : Stage { 0, 1000 }, problem);
+        session->run = load_and_analyse(progress, run_path, u"the run"_s, problem);
         if (!session->run) {
-            promise.addResult(LoadOutcome { nullptr, problem });
+            if (!problem.isEmpty())
+                promise.addResult(LoadOutcome { nullptr, nullptr, problem });
             return;
         }
         QString warning;
         if (with_ref) {
-            session->ref = load_and_analyse(promise, ref_path, u"the reference"_s, Stage { 450, 950 }, problem);
+            session->ref = load_and_analyse(progress, ref_path, u"the reference"_s, problem);
             if (promise.isCanceled())
                 return;
+            progress.next(u"Comparing the run with its reference"_s);
             if (!session->ref) {
                 warning = u"The reference was not opened: %1"_s.arg(problem);
             } else {
-                report(promise, 950, u"Comparing the run with its reference"_s);
-                warning = compare_into(*session, run_path, ref_path);
+                warning = compare_into(*session);
                 if (!warning.isEmpty())
                     session->ref = nullptr;
             }
         }
-        report(promise, kProgressMax, u"Done"_s);
-        promise.addResult(LoadOutcome { std::move(session), warning });
+        promise.addResult(LoadOutcome { session, nullptr, warning });
+        build_timeline(promise, progress, session->run);
     });
 }
 
@@ -105,22 +156,19 @@ void SessionLoader::open_reference(std::shared_ptr<const Session> current, const
         return;
     }
     start([current, ref_path](QPromise<LoadOutcome>& promise) {
+        JobProgress progress(promise, { kLoadWeight, kAnalyseWeight, kCompareWeight });
         QString problem;
         auto session = std::make_shared<Session>();
         session->run = current->run;
-        session->ref = load_and_analyse(promise, ref_path, u"the reference"_s, Stage { 0, 900 }, problem);
+        session->ref = load_and_analyse(progress, ref_path, u"the reference"_s, problem);
         if (!session->ref) {
-            promise.addResult(LoadOutcome { nullptr, problem });
+            if (!problem.isEmpty())
+                promise.addResult(LoadOutcome { nullptr, nullptr, problem });
             return;
         }
-        report(promise, 900, u"Comparing the run with its reference"_s);
-        problem = compare_into(*session, QString::fromStdString(current->run->model.path), ref_path);
-        if (!problem.isEmpty()) {
-            promise.addResult(LoadOutcome { nullptr, problem });
-            return;
-        }
-        report(promise, kProgressMax, u"Done"_s);
-        promise.addResult(LoadOutcome { std::move(session), {} });
+        progress.next(u"Comparing the run with its reference"_s);
+        problem = compare_into(*session);
+        promise.addResult(problem.isEmpty() ? LoadOutcome { session, nullptr, {} } : LoadOutcome { nullptr, nullptr, problem });
     });
 }
 
@@ -134,13 +182,31 @@ void SessionLoader::start(Job job)
         if (generation == generation_)
             Q_EMIT progress(value, watcher->progressText());
     });
-    connect(watcher, &QFutureWatcherBase::finished, this,
-        [this, watcher, generation] { job_finished(watcher, generation); });
-    QFuture<LoadOutcome> future = QtConcurrent::run([job = std::move(job)](QPromise<LoadOutcome>& promise) {
+    connect(watcher, &QFutureWatcherBase::resultReadyAt, this, [this, watcher, generation](int index) {
+        if (generation == generation_ && !watcher->isCanceled())
+            deliver(watcher->resultAt(index));
+    });
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
+        watcher->deleteLater();
+        if (generation != generation_)
+            return; // stale: a later request or a cancel superseded it
+        watcher_ = nullptr;
+        Q_EMIT finished();
+    });
+    watcher->setFuture(QtConcurrent::run([job = std::move(job)](QPromise<LoadOutcome>& promise) {
         promise.setProgressRange(0, kProgressMax);
         job(promise);
-    });
-    watcher->setFuture(future);
+    }));
+}
+
+void SessionLoader::deliver(const LoadOutcome& outcome)
+{
+    if (outcome.session)
+        Q_EMIT loaded(outcome.session, outcome.message);
+    else if (outcome.timeline)
+        Q_EMIT timeline_ready(outcome.timeline);
+    else
+        Q_EMIT failed(outcome.message);
 }
 
 void SessionLoader::cancel()
@@ -149,6 +215,7 @@ void SessionLoader::cancel()
         return;
     drop_running();
     Q_EMIT canceled();
+    Q_EMIT finished();
 }
 
 void SessionLoader::drop_running()
@@ -156,23 +223,9 @@ void SessionLoader::drop_running()
     ++generation_;
     if (!watcher_)
         return;
-    // The job sees isCanceled() between its stages; whatever it still delivers belongs to an old generation.
+    // The job's progress hooks return false from now on, and the analyzer stops within a few thousand rows.
     watcher_->future().cancel();
     watcher_ = nullptr;
-}
-
-void SessionLoader::job_finished(QFutureWatcher<LoadOutcome>* watcher, uint64_t generation)
-{
-    watcher->deleteLater();
-    const QFuture<LoadOutcome> future = watcher->future();
-    if (generation != generation_ || future.isCanceled() || future.resultCount() == 0)
-        return; // stale: a later request or a cancel superseded it
-    watcher_ = nullptr;
-    LoadOutcome outcome = future.result();
-    if (outcome.session)
-        Q_EMIT loaded(outcome.session, outcome.message);
-    else
-        Q_EMIT failed(outcome.message);
 }
 
 } // namespace fp8scope::gui

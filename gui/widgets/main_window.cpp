@@ -55,10 +55,14 @@ MainWindow::MainWindow(QWidget* parent)
 
     connect(loader_, &SessionLoader::loaded, this, &MainWindow::on_loaded);
     connect(loader_, &SessionLoader::failed, this, &MainWindow::on_failed);
+    connect(loader_, &SessionLoader::timeline_ready, this, &MainWindow::on_timeline);
     connect(loader_, &SessionLoader::canceled, this, [this] {
-        show_progress(false);
         statusBar()->showMessage(u"Loading canceled"_s, 5000);
         Q_EMIT load_settled(false);
+    });
+    connect(loader_, &SessionLoader::finished, this, [this] {
+        show_progress(false);
+        Q_EMIT job_finished();
     });
     connect(loader_, &SessionLoader::progress, this, [this](int value, const QString& stage) {
         progress_->setValue(value);
@@ -138,7 +142,9 @@ void MainWindow::choose_reference()
 
 void MainWindow::on_loaded(std::shared_ptr<const Session> session, const QString& warning)
 {
-    show_progress(false);
+    // A new reference keeps the run, and with it the run's timeline; a new run's timeline comes next.
+    if (!session_ || session->run != session_->run)
+        timeline_.reset();
     session_ = std::move(session);
     const analyzer::TraceModel& model = session_->run->model;
     const auto span = model.time_span_ns().value_or(std::pair<int64_t, int64_t> { 0, 1 });
@@ -157,9 +163,15 @@ void MainWindow::on_loaded(std::shared_ptr<const Session> session, const QString
 
 void MainWindow::on_failed(const QString& message)
 {
-    show_progress(false);
     banner_->show_message(MessageBanner::Kind::Error, message);
     Q_EMIT load_settled(false);
+}
+
+void MainWindow::on_timeline(std::shared_ptr<const SessionTimeline> timeline)
+{
+    if (!session_ || timeline->run != session_->run)
+        return;
+    timeline_ = std::move(timeline);
 }
 
 void MainWindow::go_to_finding(const FindingTarget& target)

@@ -34,6 +34,8 @@ public:
     void open_reference(const QString& ref_path);
 
     std::shared_ptr<const Session> session() const { return session_; }
+    // The run's timeline index; null until it is built (after the session is shown).
+    std::shared_ptr<const SessionTimeline> timeline() const { return timeline_; }
     SessionLoader& loader() { return *loader_; }
     ViewState& view_state() { return *view_state_; }
     QTabWidget& tabs() { return *tabs_; }
@@ -41,15 +43,18 @@ public:
     QString banner_text() const;
 
 Q_SIGNALS:
-    // A session replaced the previous one (also emitted once a failed request left the old one in place, with
-    // changed == false), so that scripts and tests know the background work is over.
+    // A request is settled: a new session is shown (changed == true; its timeline may still be building), or it
+    // failed or was cancelled and the old session stays (changed == false).
     void load_settled(bool changed);
+    // The background job is over: the timeline of the session shown is built, or will not be (failure, cancel).
+    void job_finished();
 
 private:
     void build_menus();
     void build_status_bar();
     void on_loaded(std::shared_ptr<const Session> session, const QString& warning);
     void on_failed(const QString& message);
+    void on_timeline(std::shared_ptr<const SessionTimeline> timeline);
     void show_progress(bool busy);
     void choose_trace();
     void choose_reference();
@@ -61,6 +66,7 @@ private:
     FindingsModel* findings_model_;
     StepsModel* steps_model_;
     std::shared_ptr<const Session> session_;
+    std::shared_ptr<const SessionTimeline> timeline_;
 
     MessageBanner* banner_;
     QTabWidget* tabs_;

@@ -92,10 +92,12 @@ std::shared_ptr<const gui::Session> wait_for_load(gui::SessionLoader& loader, QS
 {
     QSignalSpy loaded(&loader, &gui::SessionLoader::loaded);
     QSignalSpy failed(&loader, &gui::SessionLoader::failed);
-    for (int waited_ms = 0; loaded.isEmpty() && failed.isEmpty(); waited_ms += 20) {
+    QSignalSpy finished(&loader, &gui::SessionLoader::finished);
+    for (int waited_ms = 0; finished.isEmpty(); waited_ms += 20) {
         REQUIRE(waited_ms < 60'000);
-        loaded.wait(20);
+        finished.wait(20);
     }
+    REQUIRE(loaded.count() + failed.count() == 1);
     if (!failed.isEmpty()) {
         message = failed.front().front().toString();
         return nullptr;

@@ -52,8 +52,8 @@ std::string write_stats_job(const std::string& name, const std::string& command,
 // A trace with no activity at all: it loads, and has no steps.
 std::string write_empty_trace(const std::string& name);
 
-// Waits (processing events) until `loader` reports loaded or failed; returns the session, or null with `message`
-// set. Fails the test after 60 s.
+// Waits (processing events) until `loader`'s job is over (the session and its timeline delivered, or a failure);
+// returns the session, or null with `message` set. Fails the test after 60 s.
 std::shared_ptr<const gui::Session> wait_for_load(gui::SessionLoader& loader, QString& message);
 
 } // namespace fp8scope::testing

@@ -33,6 +33,7 @@ TEST_CASE("loader: a trace loads and is analysed in the background", "[gui][load
 {
     SessionLoader loader;
     QSignalSpy progress(&loader, &SessionLoader::progress);
+    QSignalSpy timeline(&loader, &SessionLoader::timeline_ready);
     loader.open(q(write_layout_trace("loader-good")));
     CHECK(loader.busy());
     QString message;
@@ -44,6 +45,12 @@ TEST_CASE("loader: a trace loads and is analysed in the background", "[gui][load
     CHECK_FALSE(session->ref);
     CHECK_FALSE(progress.isEmpty());
     CHECK(progress.back().front().toInt() == SessionLoader::kProgressMax);
+    // The run's timeline index comes after the session: steps, the device's bubbles, its stream, the thread's API
+    // calls, its syncs and its NVTX range.
+    REQUIRE(timeline.count() == 1);
+    const auto index = timeline.front().front().value<std::shared_ptr<const gui::SessionTimeline>>();
+    CHECK(index->run == session->run);
+    CHECK(index->index.tracks.size() == 6);
 }
 
 TEST_CASE("loader: bad files give a message naming the file and the problem", "[gui][loader]")

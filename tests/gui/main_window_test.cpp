@@ -16,15 +16,17 @@ using gui::MainWindow;
 
 namespace {
 
-// Opens and waits for the window to settle; returns whether a session was loaded.
+// Opens and waits for the background job to end; returns whether a session was loaded.
 bool open_and_wait(MainWindow& window, const std::string& run, const std::string& ref = {})
 {
     QSignalSpy settled(&window, &MainWindow::load_settled);
+    QSignalSpy finished(&window, &MainWindow::job_finished);
     window.open(QString::fromStdString(run), QString::fromStdString(ref));
-    for (int waited_ms = 0; settled.isEmpty(); waited_ms += 20) {
+    for (int waited_ms = 0; finished.isEmpty(); waited_ms += 20) {
         REQUIRE(waited_ms < 60'000);
-        settled.wait(20);
+        finished.wait(20);
     }
+    REQUIRE(settled.count() == 1);
     return settled.front().front().toBool();
 }
 
@@ -39,10 +41,12 @@ TEST_CASE("window: a bad file shows its problem and leaves the window usable", "
     CHECK(window.banner_text().contains(QString::fromStdString(missing)));
     CHECK_FALSE(window.session());
 
-    // A good trace after it opens, and the banner goes.
+    // A good trace after it opens, and the banner goes; its timeline follows.
     CHECK(open_and_wait(window, write_layout_trace("window-good")));
     REQUIRE(window.session());
     CHECK(window.banner_text().isEmpty());
+    REQUIRE(window.timeline());
+    CHECK(window.timeline()->run == window.session()->run);
 
     // A trace with no steps after that keeps the good one open.
     const auto good = window.session();
