@@ -47,8 +47,9 @@ int main(int argc, char** argv)
         window.open(positional.front(), parser.value(ref_option));
     if (parser.isSet(screenshots_option)) {
         const QString dir = parser.value(screenshots_option);
-        QObject::connect(&window, &fp8scope::gui::MainWindow::load_settled, &app, [&window, dir](bool loaded) {
-            if (!loaded) {
+        // After the whole job, so that the timeline is built too.
+        QObject::connect(&window, &fp8scope::gui::MainWindow::job_finished, &app, [&window, dir] {
+            if (!window.session() || !window.banner_text().isEmpty()) {
                 std::fprintf(stderr, "fp8scope-gui: %s\n", qPrintable(window.banner_text()));
                 QApplication::exit(3);
                 return;

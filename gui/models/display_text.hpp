@@ -5,6 +5,7 @@
 
 #include "fp8scope/analyzer/bubbles.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
+#include "fp8scope/analyzer/timeline.hpp"
 
 #include <QColor>
 #include <QString>
@@ -20,10 +21,16 @@ QString duration_text(double ns);
 QString percent_text(double ratio);
 // "sync", "dependency", ... (the analyzer's names).
 QString cause_name(analyzer::BubbleCause cause);
+// A DetailField's value as the viewer writes it: times and durations as duration_text(), sizes in binary units.
+QString detail_value(const analyzer::DetailField& field);
 
 // The colours of the HTML report (cli/report_palette.hpp).
 QColor cause_color(analyzer::BubbleCause cause);
 QColor class_color(analyzer::KernelClass cls);
+// The fill of a timeline item: by kernel class on GPU streams (memcpy brown, memset olive), by cause for bubbles,
+// the sync red for host-blocking calls, light blue for launch calls, greys for other calls and steps, light purples
+// for NVTX ranges.
+QColor timeline_color(analyzer::TrackKind kind, uint8_t category);
 // Text that needs attention (drift, a loss delta over its threshold, an error): the sync red.
 QColor attention_color();
 

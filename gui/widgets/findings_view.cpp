@@ -34,7 +34,8 @@ FindingsView::FindingsView(FindingsModel& model, QWidget* parent)
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     details_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     details_->setMargin(8);
-    details_->setText(u"Select a finding to go to its step on the timeline and see its evidence here."_s);
+    details_->setText(u"Select a finding to see its evidence here and move the timeline to its step; double-click it "
+                       "(or press Enter) to show the timeline, or the tensor view for a drifting site."_s);
 
     auto* splitter = new QSplitter(Qt::Vertical, this);
     splitter->addWidget(tree_);
@@ -47,6 +48,9 @@ FindingsView::FindingsView(FindingsModel& model, QWidget* parent)
 
     connect(tree_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
         [this](const QModelIndex& current) { show_details(current); });
+    connect(tree_, &QTreeView::activated, this, [this](const QModelIndex& index) {
+        Q_EMIT finding_activated(model_.target(proxy_->mapToSource(index).row()));
+    });
     connect(&model_, &QAbstractItemModel::modelReset, this, [this] {
         tree_->header()->resizeSection(FindingsModel::Finding, 460);
         tree_->header()->resizeSection(FindingsModel::Saving, 170);
@@ -60,7 +64,7 @@ void FindingsView::show_details(const QModelIndex& proxy_index)
         return;
     const QModelIndex source = proxy_->mapToSource(proxy_index);
     details_->setText(model_.data(source.siblingAtColumn(FindingsModel::Finding), Qt::ToolTipRole).toString());
-    Q_EMIT finding_activated(model_.target(source.row()));
+    Q_EMIT finding_selected(model_.target(source.row()));
 }
 
 } // namespace fp8scope::gui

@@ -20,6 +20,9 @@ public:
     QTreeView& tree() { return *tree_; }
 
 Q_SIGNALS:
+    // A finding became the current one (its place is shown in the shared view state).
+    void finding_selected(const fp8scope::gui::FindingTarget& target);
+    // A finding was double-clicked or Enter pressed: bring its view to the front.
     void finding_activated(const fp8scope::gui::FindingTarget& target);
 
 private:

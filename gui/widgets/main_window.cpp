@@ -3,6 +3,7 @@
 #include "widgets/dashboard_view.hpp"
 #include "widgets/findings_view.hpp"
 #include "widgets/message_banner.hpp"
+#include "widgets/timeline_view.hpp"
 
 #include <QFileDialog>
 #include <QFileInfo>
@@ -34,6 +35,7 @@ MainWindow::MainWindow(QWidget* parent)
     , tabs_(new QTabWidget(this))
     , dashboard_(new DashboardView(*findings_model_, this))
     , findings_(new FindingsView(*findings_model_, this))
+    , timeline_view_(new TimelineView(*view_state_, *steps_model_, this))
     , progress_(new QProgressBar(this))
     , progress_label_(new QLabel(this))
     , cancel_(new QPushButton(u"Cancel"_s, this))
@@ -48,6 +50,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     tabs_->setDocumentMode(true);
     tabs_->addTab(dashboard_, u"Dashboard"_s);
+    tabs_->addTab(timeline_view_, u"Timeline"_s);
     tabs_->addTab(findings_, u"Findings"_s);
 
     build_menus();
@@ -68,8 +71,12 @@ MainWindow::MainWindow(QWidget* parent)
         progress_->setValue(value);
         progress_label_->setText(stage);
     });
-    connect(findings_, &FindingsView::finding_activated, this, &MainWindow::go_to_finding);
-    connect(dashboard_, &DashboardView::finding_activated, this, &MainWindow::go_to_finding);
+    connect(findings_, &FindingsView::finding_selected, this,
+        [this](const FindingTarget& target) { go_to_finding(target, false); });
+    connect(findings_, &FindingsView::finding_activated, this,
+        [this](const FindingTarget& target) { go_to_finding(target, true); });
+    connect(dashboard_, &DashboardView::finding_activated, this,
+        [this](const FindingTarget& target) { go_to_finding(target, true); });
 
     resize(1400, 900);
     update_title();
@@ -152,6 +159,7 @@ void MainWindow::on_loaded(std::shared_ptr<const Session> session, const QString
     findings_model_->set_session(session_);
     steps_model_->set_session(session_);
     dashboard_->set_session(session_);
+    timeline_view_->set_data(session_, timeline_);
     open_reference_action_->setEnabled(true);
     if (warning.isEmpty())
         banner_->hide();
@@ -172,14 +180,17 @@ void MainWindow::on_timeline(std::shared_ptr<const SessionTimeline> timeline)
     if (!session_ || timeline->run != session_->run)
         return;
     timeline_ = std::move(timeline);
+    timeline_view_->set_data(session_, timeline_);
 }
 
-void MainWindow::go_to_finding(const FindingTarget& target)
+void MainWindow::go_to_finding(const FindingTarget& target, bool show)
 {
     if (target.run_site_id)
         view_state_->select_site(target.run_site_id);
     if (target.step)
         view_state_->focus_step(*target.step, target.cause);
+    if (show && target.step && !target.run_site_id)
+        tabs_->setCurrentWidget(timeline_view_);
 }
 
 void MainWindow::update_title()

@@ -21,6 +21,7 @@ namespace fp8scope::gui {
 
 class DashboardView;
 class FindingsView;
+class TimelineView;
 class MessageBanner;
 
 class MainWindow : public QMainWindow {
@@ -58,7 +59,9 @@ private:
     void show_progress(bool busy);
     void choose_trace();
     void choose_reference();
-    void go_to_finding(const FindingTarget& target);
+    // Moves the view state to where a finding points; `show` also brings its view to the front (the timeline, or the
+    // tensors for a drifting site).
+    void go_to_finding(const FindingTarget& target, bool show);
     void update_title();
 
     SessionLoader* loader_;
@@ -72,6 +75,7 @@ private:
     QTabWidget* tabs_;
     DashboardView* dashboard_;
     FindingsView* findings_;
+    TimelineView* timeline_view_;
     QProgressBar* progress_;
     QLabel* progress_label_;
     QPushButton* cancel_;

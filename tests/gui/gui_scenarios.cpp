@@ -126,6 +126,20 @@ std::shared_ptr<const gui::Session> open_session(const std::string& run, const s
     return session;
 }
 
+std::pair<std::shared_ptr<const gui::Session>, std::shared_ptr<const gui::SessionTimeline>> open_with_timeline(
+    const std::string& run)
+{
+    gui::SessionLoader loader;
+    QSignalSpy timeline(&loader, &gui::SessionLoader::timeline_ready);
+    loader.open(QString::fromStdString(run));
+    QString message;
+    auto session = wait_for_load(loader, message);
+    INFO(message.toStdString());
+    REQUIRE(session);
+    REQUIRE(timeline.count() == 1);
+    return { session, timeline.front().front().value<std::shared_ptr<const gui::SessionTimeline>>() };
+}
+
 namespace {
 
 // What the model testers report (category qt.modeltest), collected by a message handler installed while at least

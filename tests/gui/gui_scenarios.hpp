@@ -65,6 +65,9 @@ std::string sample_trace(const std::string& file);
 
 // Opens `run` (and `ref`) through the real background loader and waits; REQUIREs a session.
 std::shared_ptr<const gui::Session> open_session(const std::string& run, const std::string& ref = {});
+// The same, with the run's timeline index; REQUIREs both.
+std::pair<std::shared_ptr<const gui::Session>, std::shared_ptr<const gui::SessionTimeline>> open_with_timeline(
+    const std::string& run);
 
 // Runs QAbstractItemModelTester on a model for the lifetime of this object and collects what it reports; the test
 // CHECKs problems() is empty at the points it cares about (after every reset, and at the end).
