@@ -2,7 +2,9 @@
 
 #include "widgets/dashboard_view.hpp"
 #include "widgets/findings_view.hpp"
+#include "widgets/kernels_view.hpp"
 #include "widgets/message_banner.hpp"
+#include "widgets/tensors_view.hpp"
 #include "widgets/timeline_view.hpp"
 
 #include <QFileDialog>
@@ -31,11 +33,15 @@ MainWindow::MainWindow(QWidget* parent)
     , view_state_(new ViewState(this))
     , findings_model_(new FindingsModel(this))
     , steps_model_(new StepsModel(this))
+    , kernels_model_(new KernelsModel(this))
+    , sites_model_(new TensorSitesModel(this))
     , banner_(new MessageBanner(this))
     , tabs_(new QTabWidget(this))
     , dashboard_(new DashboardView(*findings_model_, this))
     , findings_(new FindingsView(*findings_model_, this))
     , timeline_view_(new TimelineView(*view_state_, *steps_model_, this))
+    , kernels_(new KernelsView(*kernels_model_, this))
+    , tensors_(new TensorsView(*sites_model_, *view_state_, this))
     , progress_(new QProgressBar(this))
     , progress_label_(new QLabel(this))
     , cancel_(new QPushButton(u"Cancel"_s, this))
@@ -52,6 +58,8 @@ MainWindow::MainWindow(QWidget* parent)
     tabs_->addTab(dashboard_, u"Dashboard"_s);
     tabs_->addTab(timeline_view_, u"Timeline"_s);
     tabs_->addTab(findings_, u"Findings"_s);
+    tabs_->addTab(kernels_, u"Kernels"_s);
+    tabs_->addTab(tensors_, u"Tensors"_s);
 
     build_menus();
     build_status_bar();
@@ -158,6 +166,10 @@ void MainWindow::on_loaded(std::shared_ptr<const Session> session, const QString
     view_state_->reset(TimeWindow { span.first, span.second }, session_->run->report.steps.steps);
     findings_model_->set_session(session_);
     steps_model_->set_session(session_);
+    kernels_model_->set_session(session_);
+    kernels_->set_session(session_);
+    sites_model_->set_session(session_);
+    tensors_->set_session(session_);
     dashboard_->set_session(session_);
     timeline_view_->set_data(session_, timeline_);
     open_reference_action_->setEnabled(true);
@@ -189,8 +201,8 @@ void MainWindow::go_to_finding(const FindingTarget& target, bool show)
         view_state_->select_site(target.run_site_id);
     if (target.step)
         view_state_->focus_step(*target.step, target.cause);
-    if (show && target.step && !target.run_site_id)
-        tabs_->setCurrentWidget(timeline_view_);
+    if (show)
+        tabs_->setCurrentWidget(target.run_site_id ? static_cast<QWidget*>(tensors_) : timeline_view_);
 }
 
 void MainWindow::update_title()

@@ -4,8 +4,10 @@
 #pragma once
 
 #include "models/findings_model.hpp"
+#include "models/kernels_model.hpp"
 #include "models/session_loader.hpp"
 #include "models/steps_model.hpp"
+#include "models/tensor_sites_model.hpp"
 #include "models/view_state.hpp"
 
 #include <QMainWindow>
@@ -21,6 +23,8 @@ namespace fp8scope::gui {
 
 class DashboardView;
 class FindingsView;
+class KernelsView;
+class TensorsView;
 class TimelineView;
 class MessageBanner;
 
@@ -68,6 +72,8 @@ private:
     ViewState* view_state_;
     FindingsModel* findings_model_;
     StepsModel* steps_model_;
+    KernelsModel* kernels_model_;
+    TensorSitesModel* sites_model_;
     std::shared_ptr<const Session> session_;
     std::shared_ptr<const SessionTimeline> timeline_;
 
@@ -76,6 +82,8 @@ private:
     DashboardView* dashboard_;
     FindingsView* findings_;
     TimelineView* timeline_view_;
+    KernelsView* kernels_;
+    TensorsView* tensors_;
     QProgressBar* progress_;
     QLabel* progress_label_;
     QPushButton* cancel_;

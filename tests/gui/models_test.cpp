@@ -2,8 +2,15 @@
 // from a scenario with a known layout, with the rows checked against the analyzer's figures.
 #include "gui_scenarios.hpp"
 
+#include "models/display_text.hpp"
 #include "models/findings_model.hpp"
+#include "models/kernels_model.hpp"
 #include "models/steps_model.hpp"
+#include "models/tensor_sites_model.hpp"
+#include "models/timeline_rows.hpp"
+
+#include <QBrush>
+#include <QFont>
 
 #include <catch2/catch.hpp>
 
@@ -102,4 +109,102 @@ TEST_CASE("steps model: one row per analysed step with the analyzer's figures", 
     model.set_session(drift_pair());
     CHECK(model.rowCount() == 28);
     CHECK(check.problems().isEmpty());
+}
+
+TEST_CASE("kernels model: the analyzer's kernel table, sortable and filtered", "[gui][models]")
+{
+    gui::KernelsModel model;
+    ModelCheck check(&model);
+    gui::KernelsFilter filter;
+    filter.setSourceModel(&model);
+    ModelCheck filter_check(&filter);
+    const auto session = open_session(write_layout_trace("kernels-layout"));
+    model.set_session(session);
+    // gemm_a, gemm_b and elementwise, four of each, most total time first: gemm_a (290 us each).
+    REQUIRE(model.rowCount() == 3);
+    const analyzer::KernelTableResult& table = session->run->kernels;
+    CHECK(cell(model, 0, gui::KernelsModel::Name) == QStringLiteral("gemm_a"));
+    CHECK(cell(model, 0, gui::KernelsModel::Class) == QStringLiteral("other GEMM"));
+    CHECK(cell(model, 0, gui::KernelsModel::Count) == QStringLiteral("4"));
+    CHECK(model.data(model.index(0, gui::KernelsModel::Total), gui::KernelsModel::kSortRole).toDouble()
+        == static_cast<double>(table.rows[0].total_ns));
+    CHECK(cell(model, 0, gui::KernelsModel::Mean) == QStringLiteral("290 µs"));
+    CHECK(cell(model, 0, gui::KernelsModel::CountPerStep) == QStringLiteral("1.00")); // two analysed steps, one each
+    CHECK(cell(model, 2, gui::KernelsModel::Name) == QStringLiteral("elementwise"));
+    CHECK(model.step_index(0) == 2);
+
+    filter.sort(gui::KernelsModel::Total, Qt::AscendingOrder);
+    CHECK(cell(filter, 0, gui::KernelsModel::Name) == QStringLiteral("elementwise"));
+    filter.set_text(QStringLiteral("GEMM"));
+    CHECK(filter.rowCount() == 2);
+    filter.set_class(analyzer::KernelClass::Other);
+    CHECK(filter.rowCount() == 0);
+    filter.set_text({});
+    CHECK(filter.rowCount() == 1);
+    filter.set_class(std::nullopt);
+    CHECK(filter.rowCount() == 3);
+
+    model.set_session(drift_pair());
+    CHECK(model.rowCount() == static_cast<int>(drift_pair()->run->kernels.rows.size()));
+    CHECK(check.problems().isEmpty());
+}
+
+TEST_CASE("tensor sites model: health per site, drift against the reference highlighted", "[gui][models]")
+{
+    gui::TensorSitesModel model;
+    ModelCheck check(&model);
+    const auto session = drift_pair();
+    model.set_session(session);
+    const analyzer::TensorHealth& health = session->run->report.tensor_health;
+    REQUIRE(model.rowCount() == static_cast<int>(health.sites.size()));
+    CHECK(model.site_id(0) == health.sites[0].site_id);
+    CHECK(model.row_of_site(health.sites[3].site_id) == 3);
+    CHECK(model.row_of_site(-5) == -1);
+
+    const analyzer::CompareResult& compare = *session->compare;
+    const analyzer::CompareSite& first = compare.sites[*compare.first_divergent];
+    const int row = model.row_of_site(first.run_site_id);
+    REQUIRE(row >= 0);
+    CHECK(cell(model, row, gui::TensorSitesModel::Drift) == QStringLiteral("first divergent, from step 15"));
+    CHECK(model.data(model.index(row, 0), Qt::FontRole).value<QFont>().bold());
+    CHECK(model.data(model.index(row, 0), Qt::ForegroundRole).value<QBrush>().color() == gui::attention_color());
+    CHECK(model.data(model.index(row, gui::TensorSitesModel::Drift), gui::TensorSitesModel::kSortRole).toDouble() == 15);
+    // Every flagged site is drawn in the warning colour, and no other.
+    int warned = 0;
+    for (int r = 0; r < model.rowCount(); ++r)
+        warned += model.data(model.index(r, 0), Qt::ForegroundRole).isValid() ? 1 : 0;
+    CHECK(warned == static_cast<int>(compare.flagged.size()));
+
+    // Without a reference: no drift column text.
+    model.set_session(open_session(sample_trace("compare/h100-drift-fp8.sqlite")));
+    CHECK(cell(model, 0, gui::TensorSitesModel::Drift).isEmpty());
+    CHECK(model.compared(*model.site_id(0)) == nullptr);
+    model.set_session(nullptr);
+    CHECK(model.rowCount() == 0);
+    CHECK(check.problems().isEmpty());
+}
+
+TEST_CASE("timeline rows: every lane stacked in track order, found by position", "[gui][models]")
+{
+    const auto [session, timeline] = open_with_timeline(write_layout_trace("rows-layout"));
+    const gui::TimelineRows rows(timeline->index);
+    size_t lanes = 0;
+    for (const analyzer::TimelineTrack& track : timeline->index.tracks)
+        lanes += track.lanes.size();
+    REQUIRE(rows.rows().size() == lanes);
+    // Steps first, at the top; each further track after a gap.
+    CHECK(rows.rows().front().lane == analyzer::LaneRef { 0, 0 });
+    CHECK(rows.rows().front().y == 0);
+    CHECK(rows.rows().front().label == QStringLiteral("steps"));
+    CHECK(rows.rows()[1].y == gui::TimelineRows::kRowHeight + gui::TimelineRows::kTrackGap);
+    CHECK(rows.height() == rows.rows().back().y + gui::TimelineRows::kRowHeight);
+    CHECK(rows.row_at(0) == &rows.rows()[0]);
+    CHECK(rows.row_at(gui::TimelineRows::kRowHeight + 1) == nullptr); // the gap between two tracks
+    CHECK(rows.row_at(-1) == nullptr);
+    CHECK(rows.row_at(rows.height()) == nullptr);
+    const gui::TimelineRow* bubbles = rows.first_row(analyzer::TrackKind::Bubbles, 0);
+    REQUIRE(bubbles);
+    CHECK(bubbles->label == QStringLiteral("GPU 0 · bubbles"));
+    CHECK(rows.row_of(bubbles->lane) == bubbles);
+    CHECK(rows.first_row(analyzer::TrackKind::Bubbles, 1) == nullptr);
 }
