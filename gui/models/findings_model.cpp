@@ -55,7 +55,7 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
         if (!verdict.loss.passed)
             rows_.push_back(Row {
                 .kind = u"loss delta"_s,
-                .finding = u"The loss differs from the reference's beyond the threshold"_s,
+                .finding = u"Loss differs from the reference"_s,
                 .saving = {},
                 .where = compare.loss.max_step ? u"largest at step %1"_s.arg(*compare.loss.max_step) : QString(),
                 .why = to_qstring(cli::loss_sentence(compare.loss, cli::as_is)),
@@ -118,7 +118,7 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const
     case Qt::ToolTipRole:
         return u"%1: %2\n%3\n%4"_s.arg(row.kind, row.finding, row.where, row.why);
     case Qt::ForegroundRole:
-        if (row.numerics && index.column() == Kind)
+        if (row.numerics && (index.column() == Kind || index.column() == Finding))
             return QBrush(attention_color());
         return {};
     case kSortRole:

@@ -1,6 +1,7 @@
 #include "widgets/dashboard_view.hpp"
 
 #include "widgets/charts.hpp"
+#include "widgets/eliding_delegate.hpp"
 
 #include "models/display_text.hpp"
 
@@ -10,11 +11,12 @@
 
 #include "fp8scope/analyzer/budgets.hpp"
 
-#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QRegularExpression>
+#include <QSortFilterProxyModel>
 #include <QTableWidget>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -277,21 +279,28 @@ DashboardView::DashboardView(FindingsModel& findings, QWidget* parent)
     compare_box_->hide();
     layout->addWidget(compare_box_);
 
-    charts_ = new QGridLayout();
-    charts_->setColumnStretch(0, 1);
-    charts_->setColumnStretch(1, 1);
-    layout->addLayout(charts_);
+    // Two rows of two (boxes, not a grid: a grid's height for a width ignores the charts' minimum heights).
+    charts_rows_ = { new QHBoxLayout(), new QHBoxLayout() };
+    for (QHBoxLayout* row : charts_rows_)
+        layout->addLayout(row);
 
+    // The dashboard lists the first divergent site, the loss and the recommendations; every drifting site is in the
+    // Findings tab.
+    top_findings_ = new QSortFilterProxyModel(this);
+    top_findings_->setSourceModel(&findings_model_);
+    top_findings_->setFilterKeyColumn(FindingsModel::Kind);
+    top_findings_->setFilterRegularExpression(QRegularExpression(u"^(?!scaling drift$)"_s));
     findings_ = new QTreeView(page);
-    findings_->setModel(&findings_model_);
+    findings_->setModel(top_findings_);
     findings_->setRootIsDecorated(false);
     findings_->setUniformRowHeights(true);
-    findings_->setTextElideMode(Qt::ElideMiddle); // a site label's end (module and operand) matters most
+    findings_->setItemDelegateForColumn(FindingsModel::Finding, new ElidingDelegate(Qt::ElideMiddle, findings_));
     findings_->header()->setStretchLastSection(true);
     findings_->setMinimumHeight(220);
-    connect(findings_, &QTreeView::clicked, this,
-        [this](const QModelIndex& index) { Q_EMIT finding_activated(findings_model_.target(index.row())); });
-    charts_->addWidget(group(u"Top findings (click one to go to its step)"_s, findings_, page), 1, 0);
+    connect(findings_, &QTreeView::clicked, this, [this](const QModelIndex& index) {
+        Q_EMIT finding_activated(findings_model_.target(top_findings_->mapToSource(index).row()));
+    });
+    charts_rows_[1]->addWidget(group(u"Top findings (click one to go to its step)"_s, findings_, page), 1);
 
     tensor_health_ = text_label(page);
     layout->addWidget(group(u"Tensor health"_s, tensor_health_, page));
@@ -310,10 +319,11 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
     const AnalysedTrace& run = *session_->run;
     headline_->setText(headline_html(run));
     tensor_health_->setText(tensor_health_html(run.report.tensor_health));
-    findings_->header()->resizeSection(FindingsModel::Kind, 130);
-    findings_->header()->resizeSection(FindingsModel::Finding, 260);
-    findings_->header()->resizeSection(FindingsModel::Saving, 120);
-    findings_->hideColumn(FindingsModel::Why); // in the Findings view and the tooltips
+    // Kind is told by colour here (red: numerics); Why is in the Findings view and the tooltips.
+    findings_->hideColumn(FindingsModel::Kind);
+    findings_->hideColumn(FindingsModel::Why);
+    findings_->header()->resizeSection(FindingsModel::Finding, 300);
+    findings_->header()->resizeSection(FindingsModel::Saving, 110);
 
     compare_box_->setVisible(session_->compare.has_value());
     if (session_->compare) {
@@ -361,10 +371,18 @@ void DashboardView::rebuild_charts()
     for (QWidget* chart : charts_views_)
         delete chart;
     const analyzer::Report& r = session_->run->report;
-    charts_views_ = { bubble_ratio_chart(r, this), idle_by_cause_chart(r, this), kernel_class_panel(r, this) };
-    charts_->addWidget(charts_views_[0], 0, 0);
-    charts_->addWidget(charts_views_[1], 0, 1);
-    charts_->addWidget(charts_views_[2], 1, 1);
+    QWidget* page = widget();
+    charts_views_ = { bubble_ratio_chart(r, page), idle_by_cause_chart(r, page), kernel_class_panel(r, page) };
+    // Charts keep a readable height; the page scrolls instead of squeezing them.
+    for (QWidget* chart : charts_views_)
+        chart->setMinimumHeight(320);
+    charts_rows_[0]->addWidget(charts_views_[0], 1);
+    charts_rows_[0]->addWidget(charts_views_[1], 1);
+    charts_rows_[1]->addWidget(charts_views_[2], 1);
+    // New children of a shown page stay hidden until shown, and a layout counts hidden widgets as nothing: show them
+    // now, so that the page's height (and its scroll bar) is right from the first frame.
+    for (QWidget* chart : charts_views_)
+        chart->show();
 }
 
 } // namespace fp8scope::gui

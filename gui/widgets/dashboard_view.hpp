@@ -12,8 +12,9 @@
 #include <array>
 #include <memory>
 
-class QGridLayout;
+class QHBoxLayout;
 class QLabel;
+class QSortFilterProxyModel;
 class QTableWidget;
 class QTreeView;
 class QVBoxLayout;
@@ -40,8 +41,9 @@ private:
     QLabel* verdict_;
     QLabel* compare_details_;
     QTableWidget* performance_;
-    QGridLayout* charts_;
+    std::array<QHBoxLayout*, 2> charts_rows_ {};
     std::array<QWidget*, 3> charts_views_ {};
+    QSortFilterProxyModel* top_findings_;
     QTreeView* findings_;
     QLabel* tensor_health_;
 };

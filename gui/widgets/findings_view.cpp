@@ -1,5 +1,7 @@
 #include "widgets/findings_view.hpp"
 
+#include "widgets/eliding_delegate.hpp"
+
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -27,6 +29,8 @@ FindingsView::FindingsView(FindingsModel& model, QWidget* parent)
     tree_->setSortingEnabled(true);
     tree_->sortByColumn(-1, Qt::AscendingOrder); // the model's order: drift first, then by saving
     tree_->header()->setStretchLastSection(true);
+    // A site label's both ends (NVTX path, operand) matter most; the sentences keep their start.
+    tree_->setItemDelegateForColumn(FindingsModel::Finding, new ElidingDelegate(Qt::ElideMiddle, tree_));
     proxy_->setSortRole(FindingsModel::kSortRole);
 
     details_->setWordWrap(true);
@@ -52,9 +56,10 @@ FindingsView::FindingsView(FindingsModel& model, QWidget* parent)
         Q_EMIT finding_activated(model_.target(proxy_->mapToSource(index).row()));
     });
     connect(&model_, &QAbstractItemModel::modelReset, this, [this] {
-        tree_->header()->resizeSection(FindingsModel::Finding, 460);
+        tree_->header()->resizeSection(FindingsModel::Kind, 150);
+        tree_->header()->resizeSection(FindingsModel::Finding, 480);
         tree_->header()->resizeSection(FindingsModel::Saving, 170);
-        tree_->header()->resizeSection(FindingsModel::Where, 360);
+        tree_->header()->resizeSection(FindingsModel::Where, 330);
     });
 }
 

@@ -1,6 +1,7 @@
 #include "widgets/kernels_view.hpp"
 
 #include "widgets/charts.hpp"
+#include "widgets/eliding_delegate.hpp"
 
 #include "models/display_text.hpp"
 
@@ -54,7 +55,8 @@ KernelsView::KernelsView(KernelsModel& model, QWidget* parent)
     table_->setUniformRowHeights(true);
     table_->setAlternatingRowColors(true);
     table_->setSortingEnabled(true);
-    table_->setTextElideMode(Qt::ElideMiddle); // template arguments in the middle matter least
+    // Template arguments in the middle of a name matter least.
+    table_->setItemDelegateForColumn(KernelsModel::Name, new ElidingDelegate(Qt::ElideMiddle, table_));
     table_->sortByColumn(KernelsModel::Total, Qt::DescendingOrder);
     connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
         [this](const QModelIndex& current) { show_kernel(current); });

@@ -8,10 +8,12 @@
 #include <QApplication>
 #include <QDir>
 #include <QPixmap>
+#include <QScrollArea>
 #include <QMouseEvent>
 #include <QTabWidget>
 #include <QTreeView>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace fp8scope::gui {
@@ -88,13 +90,39 @@ int save_screenshots(MainWindow& window, const QString& dir)
             ++failures;
         }
     };
+    // A scrolled page (the dashboard) is pictured whole: the page alone, at the viewport's width and the height its
+    // layout asks for (the window around it would show only its top).
+    const auto save_whole = [&](const QString& name) {
+        auto* area = qobject_cast<QScrollArea*>(window.tabs().currentWidget());
+        if (!area || !area->widget()) {
+            save(name);
+            return;
+        }
+        QWidget& page = *area->widget();
+        area->setWidgetResizable(false);
+        const int width = area->viewport()->width();
+        // Wrapped labels make the page's height depend on its width, and the layout's answer on its last pass:
+        // resize until it asks for no more.
+        for (int pass = 0; pass < 5; ++pass) {
+            const int wanted = std::max({ page.hasHeightForWidth() ? page.heightForWidth(width) : 0,
+                page.minimumSizeHint().height(), area->viewport()->height() });
+            if (page.size() == QSize(width, wanted))
+                break;
+            page.resize(width, wanted);
+            save(name); // settles the layout
+        }
+        const QString path = QDir(dir).filePath(name + u".png"_s);
+        if (!page.grab().save(path))
+            ++failures;
+        area->setWidgetResizable(true);
+    };
     QTabWidget& tabs = window.tabs();
     if (auto* findings = window.findChild<FindingsView*>())
         findings->tree().setCurrentIndex(findings->tree().model()->index(0, 0));
     window.view_state().set_window(window.view_state().bounds());
     for (int i = 0; i < tabs.count(); ++i) {
         tabs.setCurrentIndex(i);
-        save(tabs.tabText(i).toLower().remove(u'&'));
+        save_whole(tabs.tabText(i).toLower().remove(u'&'));
     }
     if (auto* timeline = window.findChild<TimelineView*>()) {
         tabs.setCurrentWidget(timeline);

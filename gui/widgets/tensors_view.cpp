@@ -1,6 +1,7 @@
 #include "widgets/tensors_view.hpp"
 
 #include "widgets/charts.hpp"
+#include "widgets/eliding_delegate.hpp"
 
 #include "models/display_text.hpp"
 
@@ -128,7 +129,8 @@ TensorsView::TensorsView(TensorSitesModel& model, ViewState& state, QWidget* par
     table_->setUniformRowHeights(true);
     table_->setAlternatingRowColors(true);
     table_->setSortingEnabled(true);
-    table_->setTextElideMode(Qt::ElideLeft); // a label's end names the module and the operand
+    // A label's end names the module and the operand.
+    table_->setItemDelegateForColumn(TensorSitesModel::Site, new ElidingDelegate(Qt::ElideLeft, table_));
     connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
         const QVariant id = current.data(TensorSitesModel::kSiteIdRole);
         state_.select_site(id.isValid() ? std::optional<int64_t>(id.toLongLong()) : std::nullopt);
