@@ -63,6 +63,16 @@ QValueAxis* value_axis(double min, double max, const QString& title, const QStri
     return axis;
 }
 
+void clear_chart(QChart& chart, const QString& title)
+{
+    chart.removeAllSeries();
+    for (QAbstractAxis* axis : chart.axes()) {
+        chart.removeAxis(axis);
+        delete axis;
+    }
+    chart.setTitle(title);
+}
+
 void attach(QChart& chart, QAbstractSeries* series, QValueAxis* x, QValueAxis* y)
 {
     chart.addSeries(series);

@@ -25,6 +25,10 @@ QValueAxis* step_axis(int64_t first_step, int64_t last_step);
 QValueAxis* value_axis(double min, double max, const QString& title, const QString& label_format = QStringLiteral("%.3g"),
     double cap = 0);
 
+// Empties a chart for new data: deletes its series and its axes (QChart::removeAxis hands an axis back to the caller
+// instead of deleting it), and sets the title.
+void clear_chart(QChart& chart, const QString& title);
+
 // Adds a series to the chart and attaches it to both axes (which the chart then owns).
 void attach(QChart& chart, QAbstractSeries* series, QValueAxis* x, QValueAxis* y);
 

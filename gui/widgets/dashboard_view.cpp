@@ -154,6 +154,9 @@ QChartView* idle_by_cause_chart(const analyzer::Report& r, QWidget* parent)
             below[i] = top;
         }
         auto* area = new QAreaSeries(upper, lower);
+        // An area series does not own its boundary lines (Qt Charts' documentation): it does now.
+        upper->setParent(area);
+        lower->setParent(area);
         area->setName(cause_name(cause));
         area->setColor(cause_color(cause));
         area->setBorderColor(cause_color(cause).darker(115));

@@ -102,9 +102,7 @@ void KernelsView::set_session(std::shared_ptr<const Session> session)
 void KernelsView::show_kernel(const QModelIndex& proxy_index)
 {
     QChart& chart = *per_step_->chart();
-    chart.removeAllSeries();
-    for (QAbstractAxis* axis : chart.axes())
-        chart.removeAxis(axis);
+    clear_chart(chart, chart.title());
     const analyzer::KernelTableRow* row = model_.row(filter_->mapToSource(proxy_index).row());
     if (row && row->per_step.empty())
         row = nullptr; // it never ran in an analysed step: nothing to plot

@@ -77,14 +77,6 @@ QLineSeries* line(const QString& name, const QColor& color, size_t points)
     return series;
 }
 
-void clear(QChart& chart, const QString& title)
-{
-    chart.removeAllSeries();
-    for (QAbstractAxis* axis : chart.axes())
-        chart.removeAxis(axis);
-    chart.setTitle(title);
-}
-
 // A dashed vertical line at a drifting site's onset, from `low` to `high` on the chart's axes.
 void mark_onset(
     QChart& chart, const analyzer::CompareSite* site, double low, double high, QAbstractAxis* x, QAbstractAxis* y)
@@ -221,7 +213,7 @@ void TensorsView::show_site(std::optional<int64_t> site_id)
                 : u"Select a site to see its figures per step."_s);
         evidence_->clear();
         for (QChartView* plot : plots_)
-            clear(*plot->chart(), plot->chart()->title());
+            clear_chart(*plot->chart(), plot->chart()->title());
         return;
     }
     const analyzer::CompareSite* compare = model_.compared(*site_id);
@@ -237,7 +229,7 @@ void TensorsView::show_site(std::optional<int64_t> site_id)
 
     // amax of the run and of the reference on a log scale: a drift of a few x is a constant distance.
     QChart& amax = *plots_[0]->chart();
-    clear(amax, u"amax per step"_s);
+    clear_chart(amax, u"amax per step"_s);
     auto* run = line(u"run"_s, QColor(u"#1f77b4"_s), points.size());
     double low = std::numeric_limits<double>::infinity(), high = 0;
     const auto add = [&](QLineSeries* to, double step, double value) {
@@ -280,7 +272,7 @@ void TensorsView::show_site(std::optional<int64_t> site_id)
 
     // Saturation and underflow in percent of the elements.
     QChart& ratios = *plots_[1]->chart();
-    clear(ratios, u"Saturation and underflow per step"_s);
+    clear_chart(ratios, u"Saturation and underflow per step"_s);
     auto* saturation = line(u"saturation"_s, attention_color(), points.size());
     auto* underflow = line(u"underflow"_s, cause_color(analyzer::BubbleCause::Dependency), points.size());
     double max_percent = 0;
@@ -306,7 +298,7 @@ void TensorsView::show_site(std::optional<int64_t> site_id)
 
     // Headroom in bits: below 0 the cast clips.
     QChart& headroom = *plots_[2]->chart();
-    clear(headroom, u"Headroom per step: log2(fp8_max · scale_inv / amax), below 0 clips"_s);
+    clear_chart(headroom, u"Headroom per step: log2(fp8_max · scale_inv / amax), below 0 clips"_s);
     auto* bits = line(u"headroom"_s, QColor(u"#2ca02c"_s), points.size());
     double bits_low = 0, bits_high = 0;
     for (const analyzer::TensorSeriesPoint& p : points)
