@@ -2,6 +2,7 @@
 
 #include "human_units.hpp"
 #include "report_figures.hpp"
+#include "report_palette.hpp"
 #include "svg_chart.hpp"
 #include "xml_escape.hpp"
 
@@ -22,10 +23,6 @@ using namespace analyzer;
 
 namespace {
 
-constexpr std::array<const char*, kBubbleCauseCount> kCauseColors { "#d62728", "#9467bd", "#ff7f0e", "#1f77b4",
-    "#17becf" }; // sync, dependency, launch, host, comm
-constexpr std::array<const char*, kKernelClassCount> kClassColors { "#2ca02c", "#98df8a", "#ff7f0e", "#d62728",
-    "#17becf", "#9e9e9e" }; // FP8 GEMM, other GEMM, cast, amax/scale, communication, other
 constexpr size_t kTopSyncs = 10;
 constexpr size_t kMaxLabelBytes = 140; // an NVTX path can be long; the tooltip has it whole
 

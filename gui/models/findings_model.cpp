@@ -1,0 +1,149 @@
+#include "models/findings_model.hpp"
+
+#include "models/display_text.hpp"
+
+#include "compare_figures.hpp"
+#include "report_figures.hpp"
+
+#include <QBrush>
+
+namespace fp8scope::gui {
+
+using namespace Qt::StringLiterals;
+
+std::optional<analyzer::BubbleCause> recommendation_cause(analyzer::RecommendationKind kind)
+{
+    switch (kind) {
+    case analyzer::RecommendationKind::CudaGraphs:
+        return analyzer::BubbleCause::Launch;
+    case analyzer::RecommendationKind::RemoveSync:
+        return analyzer::BubbleCause::Sync;
+    case analyzer::RecommendationKind::ReduceHostWork:
+        return analyzer::BubbleCause::Host;
+    case analyzer::RecommendationKind::FuseFp8Bookkeeping:
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+FindingsModel::FindingsModel(QObject* parent)
+    : QAbstractTableModel(parent)
+{
+}
+
+void FindingsModel::set_session(std::shared_ptr<const Session> session)
+{
+    beginResetModel();
+    rows_.clear();
+    if (session && session->compare) {
+        const analyzer::CompareResult& compare = *session->compare;
+        const cli::CompareVerdict verdict = cli::default_compare_verdict(compare);
+        for (const size_t index : compare.flagged) {
+            const analyzer::CompareSite& site = compare.sites[index];
+            const bool first = compare.first_divergent == index;
+            rows_.push_back(Row {
+                .kind = first ? u"first divergent site"_s : u"scaling drift"_s,
+                .finding = to_qstring(site.label),
+                .saving = {},
+                .where = to_qstring(cli::onset_text(site.onset_step)),
+                .why = to_qstring(cli::site_evidence_text(site)),
+                .saving_ns = std::nullopt,
+                .target = FindingTarget { site.onset_step, std::nullopt, site.run_site_id },
+                .numerics = true,
+            });
+        }
+        if (!verdict.loss.passed)
+            rows_.push_back(Row {
+                .kind = u"loss delta"_s,
+                .finding = u"Loss differs from the reference"_s,
+                .saving = {},
+                .where = compare.loss.max_step ? u"largest at step %1"_s.arg(*compare.loss.max_step) : QString(),
+                .why = to_qstring(cli::loss_sentence(compare.loss, cli::as_is)),
+                .saving_ns = std::nullopt,
+                .target = FindingTarget { compare.loss.max_step, std::nullopt, std::nullopt },
+                .numerics = true,
+            });
+    }
+    if (session && session->run) {
+        for (const analyzer::Recommendation& r : session->run->what_if.recommendations) {
+            rows_.push_back(Row {
+                .kind = u"performance"_s,
+                .finding = to_qstring(r.title),
+                .saving = u"%1 (%2)"_s.arg(duration_text(static_cast<double>(r.saving_per_step_ns)),
+                    percent_text(r.saving_share)),
+                .where = to_qstring(cli::worst_step_text(r.worst_step, r.kind)),
+                .why = to_qstring(r.reason),
+                .saving_ns = r.saving_per_step_ns,
+                .target = FindingTarget { r.worst_step ? std::optional(r.worst_step->step_index) : std::nullopt,
+                    recommendation_cause(r.kind), std::nullopt },
+                .numerics = false,
+            });
+        }
+    }
+    endResetModel();
+}
+
+int FindingsModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int FindingsModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant FindingsModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const Row& row = rows_[static_cast<size_t>(index.row())];
+    const auto text = [&]() -> const QString& {
+        switch (index.column()) {
+        case Kind:
+            return row.kind;
+        case Finding:
+            return row.finding;
+        case Saving:
+            return row.saving;
+        case Where:
+            return row.where;
+        default:
+            return row.why;
+        }
+    };
+    switch (role) {
+    case Qt::DisplayRole:
+        return text();
+    case Qt::ToolTipRole:
+        return u"%1: %2\n%3\n%4"_s.arg(row.kind, row.finding, row.where, row.why);
+    case Qt::ForegroundRole:
+        if (row.numerics && (index.column() == Kind || index.column() == Finding))
+            return QBrush(attention_color());
+        return {};
+    case kSortRole:
+        if (index.column() == Saving)
+            return QVariant::fromValue<qlonglong>(row.saving_ns.value_or(-1));
+        return text();
+    default:
+        return {};
+    }
+}
+
+QVariant FindingsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= ColumnCount)
+        return {};
+    static const QString kTitles[]
+        = { u"Kind"_s, u"Finding"_s, u"Estimated saving / step"_s, u"Where"_s, u"Why"_s };
+    return kTitles[section];
+}
+
+FindingTarget FindingsModel::target(int row) const
+{
+    if (row < 0 || static_cast<size_t>(row) >= rows_.size())
+        return {};
+    return rows_[static_cast<size_t>(row)].target;
+}
+
+} // namespace fp8scope::gui

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Regenerates the viewer's screenshots in docs/gui/ (docs/gui.md shows them): fp8scope-gui on the bundled H100 FP8
+# drift run with its BF16 reference, under Xvfb at 1400x900, every view and two timeline zooms
+# (fp8scope-gui --screenshots DIR). Needs a build with the viewer (scripts/test.sh makes build/test).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+gui="${1:-build/test/bin/fp8scope-gui}"
+if [ ! -x "$gui" ]; then
+    echo "gui-screenshots: $gui not found; build it first (scripts/test.sh)" >&2
+    exit 1
+fi
+xvfb-run -a -s "-screen 0 1600x1000x24" "$gui" samples/traces/compare/h100-drift-fp8.sqlite \
+    --ref samples/traces/compare/h100-drift-bf16.sqlite --screenshots docs/gui
+echo "gui-screenshots: wrote $(ls docs/gui/*.png | wc -l) PNGs in docs/gui/"
