@@ -17,29 +17,19 @@
 #include <QEventLoop>
 #include <QTabWidget>
 
+#include "peak_rss.hpp"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 using namespace fp8scope;
 
 namespace {
-
-// Peak resident memory of this process so far (VmHWM), in GB.
-double peak_rss_gb()
-{
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line))
-        if (line.starts_with("VmHWM:"))
-            return std::stod(line.substr(6)) / (1024.0 * 1024.0);
-    return 0;
-}
 
 struct FrameTimes {
     double median_ms = 0, max_ms = 0;
@@ -136,6 +126,6 @@ int main(int argc, char** argv)
         const FrameTimes t = time_frames(window, canvas, zoom.span_ns, frames);
         fmt::print("  {:<24} window {:>14} ns: {:7.2f} / {:7.2f}\n", zoom.name, zoom.span_ns, t.median_ms, t.max_ms);
     }
-    fmt::print("peak RSS: {:.2f} GB\n", peak_rss_gb());
+    fmt::print("peak RSS: {:.2f} GB\n", bench::peak_rss_gb());
     return 0;
 }

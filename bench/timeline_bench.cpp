@@ -15,13 +15,14 @@
 #include "fp8scope/analyzer/timeline.hpp"
 #include "fp8scope/analyzer/trace_loader.hpp"
 
+#include "peak_rss.hpp"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -35,17 +36,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start)
 {
     return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Peak resident memory of this process so far (VmHWM), in GB.
-double peak_rss_gb()
-{
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line))
-        if (line.starts_with("VmHWM:"))
-            return std::stod(line.substr(6)) / (1024.0 * 1024.0);
-    return 0;
 }
 
 // The lane with the most items among the tracks of `kind`.
@@ -137,7 +127,7 @@ int main(int argc, char** argv)
     for (const TimelineTrack& t : index.tracks)
         items += t.items;
     std::printf("build_timeline: %.2f s; %zu tracks, %zu items; peak RSS so far %.2f GB\n", seconds_since(start),
-        index.tracks.size(), items, peak_rss_gb());
+        index.tracks.size(), items, bench::peak_rss_gb());
     start = Clock::now();
     const KernelTableResult table = kernel_table(*model, report.steps);
     std::printf("kernel_table: %.3f s; %zu names\n", seconds_since(start), table.rows.size());

@@ -44,4 +44,15 @@ TimeAxis TimeAxis::panned(double dx_px, int64_t bound_start_ns, int64_t bound_en
     return showing(start_ns + shift, end_ns + shift, bound_start_ns, bound_end_ns);
 }
 
+double round_up_125(double value)
+{
+    if (!(value > 0) || !std::isfinite(value))
+        return 1;
+    const double power = std::pow(10.0, std::floor(std::log10(value)));
+    for (const double m : { 1.0, 2.0, 5.0 })
+        if (m * power >= value * (1 - 1e-9))
+            return m * power;
+    return 10 * power;
+}
+
 } // namespace fp8scope::gui

@@ -34,4 +34,8 @@ struct TimeAxis {
     friend bool operator==(const TimeAxis&, const TimeAxis&) = default;
 };
 
+// 1, 2 or 5 x 10^k, the smallest at or above `value` (> 0; 1 otherwise): the spacing of axis ticks, time ruler and
+// chart axes alike, so that labels read as round numbers.
+double round_up_125(double value);
+
 } // namespace fp8scope::gui

@@ -1,5 +1,7 @@
 #include "widgets/charts.hpp"
 
+#include "models/time_axis.hpp"
+
 #include <QtCharts/QAbstractSeries>
 #include <QtCharts/QChart>
 #include <QtCharts/QLegend>
@@ -12,21 +14,6 @@ namespace fp8scope::gui {
 
 using namespace Qt::StringLiterals;
 
-namespace {
-
-// 1, 2 or 5 x 10^k at or above `value`.
-double round_up_125(double value)
-{
-    if (!(value > 0))
-        return 1;
-    const double power = std::pow(10.0, std::floor(std::log10(value)));
-    for (const double m : { 1.0, 2.0, 5.0, 10.0 })
-        if (m * power >= value * (1 - 1e-9))
-            return m * power;
-    return 10 * power;
-}
-
-} // namespace
 
 QChartView* make_chart_view(const QString& title, QWidget* parent)
 {

@@ -34,16 +34,6 @@ constexpr double kWheelZoomPerUnit = 1.25;
 constexpr double kKeyZoom = 1.5;
 constexpr double kKeyPanShare = 0.1;
 
-// 1, 2 or 5 x 10^k at or above `value`.
-double round_up_125(double value)
-{
-    const double power = std::pow(10.0, std::floor(std::log10(std::max(value, 1.0))));
-    for (const double m : { 1.0, 2.0, 5.0, 10.0 })
-        if (m * power >= value)
-            return m * power;
-    return 10 * power;
-}
-
 bool is_gpu_work(ItemKind kind)
 {
     return kind == ItemKind::Kernel || kind == ItemKind::Memcpy || kind == ItemKind::Memset;
@@ -186,7 +176,7 @@ void TimelineCanvas::paint_ruler(QPainter& p, const TimeAxis& axis) const
     p.drawLine(0, kRulerHeight - 1, width(), kRulerHeight - 1);
     // A tick every 1, 2 or 5 x 10^k ns, about every 110 px; labels in seconds with as many decimals as the spacing
     // needs, so that two labels never read the same.
-    const double tick_ns = round_up_125(axis.ns_per_px() * 110.0);
+    const double tick_ns = std::max(1.0, round_up_125(axis.ns_per_px() * 110.0));
     const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(tick_ns / 1e9) - 1e-9)), 0, 9);
     const auto first = static_cast<int64_t>(std::ceil(static_cast<double>(axis.start_ns) / tick_ns) * tick_ns);
     p.setPen(palette().color(QPalette::WindowText));

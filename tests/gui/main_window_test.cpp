@@ -82,3 +82,23 @@ TEST_CASE("window: a reference of another job is refused and the run stays", "[g
     REQUIRE(window.session());
     CHECK_FALSE(window.session()->compare);
 }
+
+TEST_CASE("window: File > Open reference compares the open run and keeps its timeline", "[gui][window]")
+{
+    MainWindow window;
+    window.show();
+    REQUIRE(open_and_wait(window, write_stats_job("window-ref-run", "python3 train.py", true)));
+    const auto run = window.session()->run;
+    const auto timeline = window.timeline();
+    REQUIRE(timeline);
+    QSignalSpy finished(&window, &MainWindow::job_finished);
+    window.open_reference(QString::fromStdString(write_stats_job("window-ref-ref", "python3 train.py", false)));
+    for (int waited_ms = 0; finished.isEmpty(); waited_ms += 20) {
+        REQUIRE(waited_ms < 60'000);
+        finished.wait(20);
+    }
+    REQUIRE(window.session()->compare);
+    CHECK(window.session()->run == run); // not read again
+    CHECK(window.timeline() == timeline);
+    CHECK(window.banner_text().isEmpty());
+}

@@ -99,3 +99,18 @@ TEST_CASE("showing a window clamps it to the bounds", "[gui][axis]")
     // Width below one pixel is taken as one.
     CHECK(TimeAxis { 0, 100, 0 }.showing(0, 100, 0, 100).width_px == 1);
 }
+
+TEST_CASE("ticks are 1, 2 or 5 times a power of ten", "[gui][axis]")
+{
+    using fp8scope::gui::round_up_125;
+    CHECK(round_up_125(1) == 1);
+    CHECK(round_up_125(1.2) == 2);
+    CHECK(round_up_125(2) == 2);
+    CHECK(round_up_125(3) == 5);
+    CHECK(round_up_125(7) == 10);
+    CHECK(round_up_125(101.5) == 200);
+    CHECK_THAT(round_up_125(0.013), WithinAbs(0.02, 1e-12));
+    CHECK(round_up_125(1.1e6) == 2e6);
+    CHECK(round_up_125(0) == 1);
+    CHECK(round_up_125(-3) == 1);
+}
