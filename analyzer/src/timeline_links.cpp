@@ -100,6 +100,8 @@ std::optional<Placement> placement(
 
 std::optional<size_t> launching_call(const TimelineIndex& index, const TraceModel& model, ItemRef gpu_item)
 {
+    if (!index.links)
+        return std::nullopt;
     const auto id = [&](const auto& table) -> uint32_t {
         return gpu_item.row < table.size() ? table.correlation_id[gpu_item.row] : 0; // 0 never matches
     };
@@ -118,7 +120,7 @@ std::optional<size_t> launching_call(const TimelineIndex& index, const TraceMode
 std::vector<ItemRef> launched_work(const TimelineIndex& index, const TraceModel& model, size_t api_row)
 {
     std::vector<ItemRef> out;
-    if (api_row >= model.api_calls.size())
+    if (!index.links || api_row >= model.api_calls.size())
         return out;
     const uint32_t id = model.api_calls.correlation_id[api_row];
     index.links->kernels.append(id, ItemKind::Kernel, out);
@@ -129,9 +131,9 @@ std::vector<ItemRef> launched_work(const TimelineIndex& index, const TraceModel&
 
 std::span<const uint32_t> sync_bubbles(const TimelineIndex& index, size_t sync_call)
 {
-    const auto& offsets = index.links->sync_bubble_offsets;
-    if (sync_call + 1 >= offsets.size())
+    if (!index.links || sync_call + 1 >= index.links->sync_bubble_offsets.size())
         return {};
+    const auto& offsets = index.links->sync_bubble_offsets;
     return std::span(index.links->sync_bubbles)
         .subspan(offsets[sync_call], offsets[sync_call + 1] - offsets[sync_call]);
 }
@@ -139,6 +141,8 @@ std::span<const uint32_t> sync_bubbles(const TimelineIndex& index, size_t sync_c
 std::optional<ItemLocation> locate(
     const TimelineIndex& index, const TraceModel& model, const Report& report, ItemRef item)
 {
+    if (!index.links)
+        return std::nullopt;
     const auto where = placement(*index.links, model, report, item);
     if (!where || !where->track)
         return std::nullopt;

@@ -54,7 +54,8 @@ void query(const TimelineIndex& index, LaneRef lane_ref, int64_t t0_ns, int64_t 
     std::vector<TimelineEntry>& out)
 {
     out.clear();
-    if (width_px <= 0 || t1_ns <= t0_ns)
+    if (width_px <= 0 || t1_ns <= t0_ns || lane_ref.track >= index.tracks.size()
+        || lane_ref.lane >= index.tracks[lane_ref.track].lanes.size())
         return;
     const TimelineLane& lane = index.lane(lane_ref);
     const auto& start = lane.start_ns;

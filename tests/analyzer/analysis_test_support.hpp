@@ -3,6 +3,8 @@
 // sample traces.
 #pragma once
 
+#include <unistd.h>
+
 #include "fp8scope/analyzer/trace_loader.hpp"
 #include "fp8scope/analyzer/trace_model.hpp"
 #include "scenario.hpp"
@@ -22,7 +24,11 @@ inline analyzer::TraceModel write_and_load(
 {
     const std::filesystem::path dir = std::filesystem::path(FP8SCOPE_TEST_TMP) / "steps-bubbles";
     std::filesystem::create_directories(dir);
-    const std::string path = (dir / (name + (layout == Layout::Nsight ? "-nsys" : "") + ".sqlite")).string();
+    // The pid keeps test cases that build the same scenario apart: CTest runs each case as its own process, in
+    // parallel, and two of them rewriting one file would read each other's half-written trace.
+    const std::string path = (dir / (name + (layout == Layout::Nsight ? "-nsys" : "") + "-" + std::to_string(::getpid())
+                                     + ".sqlite"))
+                                 .string();
     std::filesystem::remove(path);
     const auto written = layout == Layout::Nsight ? scenario.write_nsight(path) : scenario.write_fp8scope(path);
     INFO(path);

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -27,7 +29,8 @@ const std::string& large_trace()
                 { .start_ns = 1000 * i + 200, .end_ns = 1000 * i + 700 });
         const std::filesystem::path dir = std::filesystem::path(FP8SCOPE_TEST_TMP) / "progress";
         std::filesystem::create_directories(dir);
-        const std::string file = (dir / "large.sqlite").string();
+        // One file per process: CTest runs the test cases in parallel, each building this trace.
+        const std::string file = (dir / ("large-" + std::to_string(::getpid()) + ".sqlite")).string();
         std::filesystem::remove(file);
         REQUIRE(s.write_fp8scope(file).has_value());
         return file;

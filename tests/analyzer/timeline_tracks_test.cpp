@@ -285,3 +285,25 @@ TEST_CASE("timeline on the recorded traces: every item once, locatable, flows th
             }
     }
 }
+
+TEST_CASE("timeline: an empty trace, a default index and unknown lanes answer nothing", "[timeline]")
+{
+    const TraceModel empty;
+    const Report report = analyze(empty);
+    const TimelineIndex index = build_timeline(empty, report);
+    CHECK(index.tracks.empty());
+    CHECK(index.start_ns == 0);
+    CHECK(index.end_ns == 0);
+    CHECK(query(index, { 0, 0 }, 0, 1000, 100).empty());
+
+    const TimelineIndex none;
+    const ItemRef kernel { ItemKind::Kernel, 0 };
+    CHECK_FALSE(launching_call(none, empty, kernel));
+    CHECK(launched_work(none, empty, 0).empty());
+    CHECK(sync_bubbles(none, 0).empty());
+    CHECK_FALSE(locate(none, empty, report, kernel));
+
+    const Scene s = scene();
+    CHECK(query(s.index, { 0, 5 }, 0, 1000, 100).empty()); // the steps track has one lane
+    CHECK(query(s.index, { 99, 0 }, 0, 1000, 100).empty());
+}

@@ -9,13 +9,16 @@
 #include <filesystem>
 #include <mutex>
 
+#include <unistd.h>
+
 namespace fp8scope::testing {
 
 std::string gui_trace_path(const std::string& name)
 {
     const std::filesystem::path dir = std::filesystem::path(FP8SCOPE_TEST_TMP) / "gui";
     std::filesystem::create_directories(dir);
-    const std::filesystem::path path = dir / (name + ".sqlite");
+    // One file per process: CTest runs test cases in parallel, and two rewriting one file would clash.
+    const std::filesystem::path path = dir / (name + "-" + std::to_string(::getpid()) + ".sqlite");
     std::filesystem::remove(path);
     return path.string();
 }

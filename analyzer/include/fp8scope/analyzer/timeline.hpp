@@ -135,7 +135,8 @@ struct TimelineIndex {
 };
 
 // Lays out every activity of `model` and every step, bubble and host-blocking call of `report` (which must be
-// analyze(model, ...)). O(n log n) over the activities, once after loading; the index holds about 22 bytes per item.
+// analyze(model, ...)). O(n log n) over the activities, once after loading; the index holds about 24 bytes per item.
+// The functions below take an index made by it (a default-constructed index answers nothing).
 TimelineIndex build_timeline(const TraceModel& model, const Report& report);
 // The same with progress and cancel (ErrorCode::Cancelled, "timeline cancelled").
 Expected<TimelineIndex> build_timeline(const TraceModel& model, const Report& report, const ProgressHook& progress);
