@@ -149,6 +149,8 @@ TimelineView::TimelineView(ViewState& state, StepsModel& steps, QWidget* parent)
     layout->addWidget(legend_);
     layout->addWidget(splitter, 1);
 
+    // The keys (zoom, pan, steps) work as soon as the tab is shown, without a click into the canvas first.
+    setFocusProxy(canvas_);
     connect(canvas_, &TimelineCanvas::item_selected, this, &TimelineView::show_details);
     connect(&state_, &ViewState::focus_changed, this,
         [this](std::optional<int64_t> step, std::optional<analyzer::BubbleCause>) { sync_navigator(step); });
