@@ -4,10 +4,14 @@
 
 #include "widgets/findings_view.hpp"
 #include "widgets/main_window.hpp"
+#include "widgets/timeline_canvas.hpp"
+#include "widgets/timeline_view.hpp"
 
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTreeView>
+#include <QTreeWidget>
 #include <catch2/catch.hpp>
 
 using namespace fp8scope;
@@ -101,4 +105,40 @@ TEST_CASE("window: File > Open reference compares the open run and keeps its tim
     CHECK(window.session()->run == run); // not read again
     CHECK(window.timeline() == timeline);
     CHECK(window.banner_text().isEmpty());
+}
+
+TEST_CASE("window: the dashboard shows the compare verdict and the timeline the selected item's details",
+    "[gui][window]")
+{
+    MainWindow window;
+    window.show();
+    REQUIRE(open_and_wait(window, sample_trace("compare/h100-drift-fp8.sqlite"),
+        sample_trace("compare/h100-drift-bf16.sqlite")));
+    const auto session = window.session();
+    REQUIRE(session->compare);
+    // The verdict names how many matched sites drift.
+    const QString verdict = QStringLiteral("Scaling drift: %1 of %2 matched sites")
+                                .arg(session->compare->flagged.size())
+                                .arg(session->compare->sites.size());
+    bool found = false;
+    for (const QLabel* label : window.findChildren<QLabel*>())
+        found = found || label->text().contains(verdict);
+    CHECK(found);
+
+    // Selecting a sync call on the timeline shows the analyzer's description of it in the details panel.
+    auto* view = window.findChild<gui::TimelineView*>();
+    REQUIRE(view);
+    REQUIRE(window.timeline());
+    const analyzer::ItemRef sync { analyzer::ItemKind::Sync, 0 };
+    view->canvas().select(sync);
+    const analyzer::ItemDetails details = analyzer::describe_item(
+        window.timeline()->index, session->run->model, session->run->report, sync);
+    auto* fields = view->findChild<QTreeWidget*>();
+    REQUIRE(fields);
+    REQUIRE(fields->topLevelItemCount() == static_cast<int>(details.fields.size()));
+    CHECK(fields->topLevelItem(0)->text(0).toStdString() == details.fields[0].label);
+    bool titled = false;
+    for (const QLabel* label : view->findChildren<QLabel*>())
+        titled = titled || label->text().toStdString() == details.title;
+    CHECK(titled);
 }
