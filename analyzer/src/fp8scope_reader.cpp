@@ -254,15 +254,65 @@ Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model)
         return ok;
     if (auto ok = check_tables(file, file_version.minor); !ok)
         return ok;
+    const size_t strings_before = model.strings.size();
     if (auto ok = strings.load(file, model.strings); !ok)
         return ok;
-    model.row_counts[std::string(schema::table::kStringIds)] = static_cast<int64_t>(model.strings.size());
+    model.row_counts[std::string(schema::table::kStringIds)]
+        = static_cast<int64_t>(model.strings.size() - strings_before);
     if (auto ok = read_kernels_alongside(context, read_kernels, read_api_calls); !ok)
         return ok;
     for (auto read :
         { read_syncs, read_memcpys, read_memsets, read_nvtx, read_thread_names, read_gpus, read_fp8scope_tables }) {
         if (auto ok = read(context); !ok)
             return ok;
+    }
+    return {};
+}
+
+Expected<RowCounts> recorded_row_counts(const TraceFile& file)
+{
+    RowCounts counts;
+    if (!file.has_table(schema::table::kMeta))
+        return counts;
+    // A meta table that cannot be read this way is left to read_meta's errors and to quick_check.
+    auto statement = file.prepare("SELECT key, value FROM \"" + std::string(schema::table::kMeta)
+            + "\" WHERE substr(key, 1, " + std::to_string(schema::meta::kRowCountPrefix.size()) + ") = '"
+            + std::string(schema::meta::kRowCountPrefix) + "'",
+        "reading the recorded row counts");
+    if (!statement)
+        return counts;
+    for (;;) {
+        auto has_row = statement->step();
+        if (!has_row || !*has_row)
+            return counts;
+        sqlite3_stmt* stmt = statement->get();
+        const auto* key = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+        const std::string table = valid_utf8(key ? key : "").substr(schema::meta::kRowCountPrefix.size());
+        if (sqlite3_column_type(stmt, 1) != SQLITE_INTEGER || sqlite3_column_int64(stmt, 1) < 0)
+            return std::unexpected(file.invalid(fmt::format(
+                "FP8SCOPE_META {}{} is not a row count", schema::meta::kRowCountPrefix, table)));
+        counts[table] = sqlite3_column_int64(stmt, 1);
+    }
+}
+
+Expected<void> check_row_counts(const TraceFile& file, const TraceModel& model, const RowCounts& recorded)
+{
+    for (const schema::Table& table : schema::kTables) {
+        if (!schema::meta::counts_rows(table))
+            continue;
+        const auto read = model.row_counts.find(std::string(table.name));
+        if (read == model.row_counts.end())
+            continue;
+        const auto written = recorded.find(table.name);
+        if (written == recorded.end())
+            return std::unexpected(Error { ErrorCode::InvalidTrace,
+                one_line(fmt::format("trace '{}' is corrupt: FP8SCOPE_META records the row counts of other tables "
+                                     "but not of {} (row counts)",
+                    file.path(), table.name)) });
+        if (written->second != read->second)
+            return std::unexpected(Error { ErrorCode::InvalidTrace,
+                one_line(fmt::format("trace '{}' is corrupt: {} reads as {} rows, but {} were written (row counts)",
+                    file.path(), table.name, read->second, written->second)) });
     }
     return {};
 }

@@ -6,6 +6,9 @@
 #include "sqlite_reader.hpp"
 #include "string_map.hpp"
 
+#include <map>
+#include <string>
+
 namespace fp8scope::analyzer::detail {
 
 // How a shared table reads. Our traces declare NOT NULL wherever schema.hpp says required, so a NULL there is
@@ -23,6 +26,15 @@ struct ReadContext {
 };
 
 Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model);
+
+// The row counts a finished trace of schema 1.2 or later records in FP8SCOPE_META (row_count.<TABLE>), by table;
+// empty for other files (older or unfinished traces, nsys exports, a file whose meta cannot be read: the loader then
+// runs PRAGMA quick_check instead). An error for a count that is not a non-negative integer.
+using RowCounts = std::map<std::string, int64_t, std::less<>>;
+Expected<RowCounts> recorded_row_counts(const TraceFile& file);
+// Compares the rows read (model.row_counts) with the recorded counts for every table a finished trace counts:
+// an error naming the first table that differs or has no count.
+Expected<void> check_row_counts(const TraceFile& file, const TraceModel& model, const RowCounts& recorded);
 Expected<void> read_nsight(const TraceFile& file, TraceModel& model);
 
 // Shared tables. Each records its row count in model.row_counts and does nothing when the file lacks the

@@ -74,16 +74,23 @@ Expected<TraceModel> load(const std::string& path, ProgressMonitor* monitor)
         monitor->set_read_share(kReadShare);
     if (auto ok = file->load_catalog(); !ok)
         return std::unexpected(ok.error());
-    // PRAGMA quick_check reads every page once, as the readers do: on a connection of its own in a second thread, so
-    // that it runs while the tables are read. Its verdict is awaited before the model is returned: a file it finds
-    // corrupt is refused even when every read succeeded (rows lost in a damaged page read without an error).
+    // A damaged b-tree can read as fewer rows without an error. A finished trace of schema 1.2 or later records
+    // every table's row count, and the rows read are checked against them. Other files get PRAGMA quick_check, which
+    // reads every page once, as the readers do: on a connection of its own in a second thread, so that it runs while
+    // the tables are read. Either verdict is awaited before the model is returned: a file found corrupt is refused
+    // even when every read succeeded.
+    auto recorded = detail::recorded_row_counts(*file);
+    if (!recorded)
+        return std::unexpected(recorded.error());
     Expected<void> checked;
-    std::jthread checker([&] {
-        auto own = detail::TraceFile::open(path);
-        if (own)
-            own->set_monitor(monitor);
-        checked = own ? own->quick_check() : Expected<void>(std::unexpected(own.error()));
-    });
+    std::jthread checker;
+    if (recorded->empty())
+        checker = std::jthread([&] {
+            auto own = detail::TraceFile::open(path);
+            if (own)
+                own->set_monitor(monitor);
+            checked = own ? own->quick_check() : Expected<void>(std::unexpected(own.error()));
+        });
 
     TraceModel model;
     model.path = path;
@@ -96,12 +103,15 @@ Expected<TraceModel> load(const std::string& path, ProgressMonitor* monitor)
         read = std::unexpected(Error { ErrorCode::InvalidTrace,
             detail::one_line(
                 fmt::format("'{}' is not an fp8scope trace or Nsight Systems export (no known tables)", path)) });
-    if (read && detail::report_progress(monitor, kReadShare)) {
+    if (read && !recorded->empty())
+        checked = detail::check_row_counts(*file, model, *recorded);
+    if (read && checked && detail::report_progress(monitor, kReadShare)) {
         detail::sort_by_time(model);
         separate_collector_work(model);
         detail::report_progress(monitor, kSortedShare);
     }
-    checker.join();
+    if (checker.joinable())
+        checker.join();
     // A cancel interrupts whatever was running; its own error (SQLITE_INTERRUPT) means nothing to the caller.
     if (monitor && monitor->cancelled())
         return std::unexpected(load_cancelled(path));

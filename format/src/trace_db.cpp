@@ -60,6 +60,21 @@ Expected<void> TraceDb::Impl::exec(const char* sql, std::string_view what)
     return {};
 }
 
+Expected<int64_t> TraceDb::Impl::count_rows(std::string_view table)
+{
+    const std::string sql = "SELECT count(*) FROM \"" + std::string(table) + "\"";
+    const std::string what = "cannot count the rows of " + std::string(table);
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
+        return std::unexpected(sqlite_error(what));
+    const int rc = sqlite3_step(stmt);
+    const int64_t rows = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_ROW)
+        return std::unexpected(sqlite_error(what));
+    return rows;
+}
+
 Expected<void> TraceDb::Impl::insert(Insert which, std::string_view what)
 {
     sqlite3_stmt* stmt = statement(which);
@@ -214,6 +229,17 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
                  meta_integer(schema::meta::kDroppedRecords, impl.counters.dropped_records),
                  meta_integer(schema::meta::kFinished, 1) }) {
             if (!ok)
+                return ok;
+        }
+        // Every table's rows as they are now, in the same commit as `finished` (schema 1.2): the reader checks the
+        // rows it reads against them instead of running PRAGMA quick_check over the whole file.
+        for (const schema::Table& table : schema::kTables) {
+            if (!schema::meta::counts_rows(table))
+                continue;
+            auto rows = impl.count_rows(table.name);
+            if (!rows)
+                return std::unexpected(rows.error());
+            if (auto ok = meta_integer(schema::meta::row_count_key(table.name), *rows); !ok)
                 return ok;
         }
         // The closing meta is committed on its own, so that a failed index build cannot take it along.

@@ -171,6 +171,8 @@ struct TraceDb::Impl {
     sqlite3_stmt* statement(writer_detail::Insert which) const { return inserts[static_cast<size_t>(which)]; }
     Error sqlite_error(std::string_view what) const;
     Expected<void> exec(const char* sql, std::string_view what);
+    // SELECT count(*) of one table.
+    Expected<int64_t> count_rows(std::string_view table);
     // Steps and resets an INSERT, counting the row as pending.
     Expected<void> insert(writer_detail::Insert which, std::string_view what);
     // Counts a row as written and pending (the transaction's age starts with its first row).

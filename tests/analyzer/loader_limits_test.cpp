@@ -223,12 +223,22 @@ TEST_CASE("a tensor count above its numel is refused", "[loader][bad][limits]")
     }
 }
 
-TEST_CASE("a b-tree page that lost cells is found by quick_check, not read as fewer rows", "[loader][bad][limits]")
+TEST_CASE("a b-tree page that lost cells is found, not read as fewer rows", "[loader][bad][limits]")
 {
-    const std::string dir = scratch_dir("quick_check");
+    const std::string dir = scratch_dir("lost_cells");
     const std::string path = dir + "/trace.sqlite";
     REQUIRE(kernels_scenario(40).write_fp8scope(path));
     REQUIRE(plain_count(path, "FP8SCOPE_KERNEL") == 40);
+    std::string found_by;
+    SECTION("a finished trace that records its row counts: the rows read differ from those written")
+    {
+        found_by = "FP8SCOPE_KERNEL reads as 30 rows, but 40 were written (row counts)";
+    }
+    SECTION("a trace without row counts (older or unfinished): PRAGMA quick_check")
+    {
+        exec_sql(path, "DELETE FROM FP8SCOPE_META WHERE key LIKE 'row_count.%'");
+        found_by = "(PRAGMA quick_check)";
+    }
     // The table fits one leaf page; telling its header it holds 30 cells hides 10 rows.
     const auto cells = hide_cells_of_leaf_table(path, "FP8SCOPE_KERNEL", 30);
     INFO((cells ? std::string() : cells.error().message));
@@ -239,8 +249,45 @@ TEST_CASE("a b-tree page that lost cells is found by quick_check, not read as fe
     const std::set<std::string> before = files_in(dir);
     auto result = load_trace(path);
     check_error(result, ErrorCode::InvalidTrace, path, "is corrupt: ");
-    CHECK(result.error().message.ends_with("(PRAGMA quick_check)"));
+    CHECK(result.error().message.ends_with(found_by));
     CHECK(files_in(dir) == before); // nothing written beside the trace: no -wal, no -shm, no journal
+}
+
+TEST_CASE("recorded row counts: every counted table is checked, and a bad count is refused", "[loader][bad][limits]")
+{
+    const std::string dir = scratch_dir("row_counts");
+    const std::string path = dir + "/trace.sqlite";
+    REQUIRE(kernels_scenario(12).write_fp8scope(path));
+    SECTION("an intact trace loads, with the counts it recorded")
+    {
+        auto loaded = load_trace(path);
+        INFO((loaded ? std::string() : loaded.error().message));
+        REQUIRE(loaded);
+        CHECK(loaded->meta.raw.at("row_count.FP8SCOPE_KERNEL") == "12");
+        CHECK(loaded->meta.raw.at("row_count.CUPTI_ACTIVITY_KIND_RUNTIME") == "12");
+        CHECK(loaded->row_counts.at("FP8SCOPE_KERNEL") == 12);
+    }
+    SECTION("a row added after the count was taken")
+    {
+        exec_sql(path, "INSERT INTO FP8SCOPE_STEP_MARKER VALUES (5, 1, 16777216001)");
+        check_error(load_trace(path), ErrorCode::InvalidTrace, path,
+            "is corrupt: FP8SCOPE_STEP_MARKER reads as 1 rows, but 0 were written (row counts)");
+    }
+    SECTION("one table's count missing while the others are there")
+    {
+        exec_sql(path, "DELETE FROM FP8SCOPE_META WHERE key = 'row_count.NVTX_EVENTS'");
+        check_error(load_trace(path), ErrorCode::InvalidTrace, path,
+            "is corrupt: FP8SCOPE_META records the row counts of other tables but not of NVTX_EVENTS (row counts)");
+    }
+    SECTION("a count that is not a non-negative integer")
+    {
+        for (const std::string value : { "-1", "'12'", "1.5" }) {
+            INFO("value " << value);
+            exec_sql(path, "UPDATE FP8SCOPE_META SET value = " + value + " WHERE key = 'row_count.FP8SCOPE_KERNEL'");
+            check_error(load_trace(path), ErrorCode::InvalidTrace, path,
+                "FP8SCOPE_META row_count.FP8SCOPE_KERNEL is not a row count");
+        }
+    }
 }
 
 TEST_CASE("loading an intact trace leaves nothing beside it", "[loader][limits]")

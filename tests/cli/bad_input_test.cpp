@@ -111,7 +111,8 @@ TEST_CASE("bad input: a newer schema version names both versions", "[cli][bad-in
             + ";"
               "UPDATE FP8SCOPE_META SET value = '2.0' WHERE key = 'schema_version';");
     check_bad_in_both_formats(path, "2.0");
-    CHECK(info(path, "text").err.find("1.1") != std::string::npos);
+    CHECK(info(path, "text").err.find("(" + std::to_string(schema::kMajorVersion) + "." + std::to_string(schema::kMinorVersion) + ")")
+        != std::string::npos);
 }
 
 TEST_CASE("bad input: a missing table", "[cli][bad-input]")

@@ -199,7 +199,7 @@ TEST_CASE("a time near INT64_MAX and a damaged b-tree exit 3 with one line", "[c
     const auto result = run_fp8scope({ "check", damaged, "--max-bubble-ratio", "0.9" });
     check_bad_trace(result);
     CHECK(result.err.starts_with("fp8scope: error: trace '" + damaged + "' is corrupt: "));
-    CHECK(result.err.ends_with(" (PRAGMA quick_check)\n"));
+    CHECK(result.err.ends_with(" (row counts)\n"));
 }
 
 TEST_CASE("--help lists the exit codes, the same in every command", "[cli][gate][usage]")

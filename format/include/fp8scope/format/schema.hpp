@@ -16,7 +16,7 @@ namespace fp8scope::schema {
 // Version rules follow nsys' EXPORT_SCHEMA_VERSION: a new major version may change anything and is refused by
 // older readers; a new minor version only adds tables or columns and is read by older readers.
 inline constexpr int kMajorVersion = 1;
-inline constexpr int kMinorVersion = 1; // 1.1: FP8SCOPE_COLLECTOR_WORK
+inline constexpr int kMinorVersion = 2; // 1.1: FP8SCOPE_COLLECTOR_WORK; 1.2: meta row_count.<TABLE>
 // PRAGMA user_version holds (major << 16) | minor.
 inline constexpr int32_t encode_user_version(int major, int minor) { return (major << 16) | minor; }
 inline constexpr int decode_major(int32_t user_version) { return user_version >> 16; }
@@ -462,7 +462,7 @@ std::string create_enum_sql(const Enum& e);
 
 // FP8SCOPE_META keys. Integers are stored as INTEGER, everything else as TEXT.
 namespace meta {
-    inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.1"
+    inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.2"
     inline constexpr std::string_view kProducer = "producer"; // "fp8scope 0.1.0 (collector)"
     inline constexpr std::string_view kToolVersion = "tool_version";
     inline constexpr std::string_view kCommandLine = "command_line";
@@ -482,6 +482,13 @@ namespace meta {
     // Tensor statistics samples not taken because FP8SCOPE_STATS_CAP was reached in their step (or period, or
     // second); not lost records. 0 at creation, updated while recording.
     inline constexpr std::string_view kTensorStatsSkipped = "tensor_stats_skipped";
+    // "row_count.<TABLE>": the rows of every table of kTables (views and FP8SCOPE_META aside), counted when the
+    // trace is finished (1.2). A reader compares the rows it reads against them: a damaged b-tree that reads as
+    // fewer rows without an error is found without a full integrity check.
+    inline constexpr std::string_view kRowCountPrefix = "row_count.";
+    inline std::string row_count_key(std::string_view table) { return std::string(kRowCountPrefix) + std::string(table); }
+    // The tables whose rows a finished trace counts.
+    inline constexpr bool counts_rows(const Table& t) { return t.kind == TableKind::Table && t.name != table::kMeta; }
 } // namespace meta
 
 // nsys encodes process and thread ids into one integer: globalTid = (pid << 24) | (tid & 0xFFFFFF) and
