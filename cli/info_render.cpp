@@ -1,5 +1,6 @@
 #include "info_render.hpp"
 
+#include "capture_render.hpp"
 #include "human_units.hpp"
 
 #include <fmt/format.h>
@@ -142,6 +143,7 @@ std::string render_info_text(const TraceModel& model, TextStyle style)
         text.field("format", fmt::format("fp8scope trace, schema {}.{}", meta.schema_major, meta.schema_minor));
     text.field("producer", or_unknown(meta.producer));
     text.field("status", finish_status_text(meta.finished, meta.finish_reason));
+    text.field("captured", capture_sentence(model.capture));
 
     text.heading("Process");
     text.field("command line", or_unknown(meta.command_line));
@@ -208,6 +210,7 @@ Json render_info_json(const TraceModel& model)
         { "producer", meta.producer },
         { "finished", meta.finished },
         { "finish_reason", text_or_null(meta.finish_reason) },
+        { "capture", capture_json(model.capture) },
         { "process",
             {
                 { "command_line", text_or_null(meta.command_line) },

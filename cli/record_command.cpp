@@ -3,6 +3,8 @@
 #include "record_launch.hpp"
 #include "record_summary.hpp"
 
+#include "fp8scope/format/capture_plan.hpp"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -23,6 +25,10 @@ constexpr const char* kRecordExamples = R"(Examples:
   fp8scope record -o 'traces/run-%r-%p.sqlite' -- python train.py --precision fp8
   fp8scope record -o 'traces/rank%r.sqlite' -- torchrun --nproc-per-node 8 train.py
   fp8scope record -q --no-latency-timestamps -- ./my_cuda_app --size 4096
+  fp8scope record --capture-steps 100:109 -- python train.py
+  fp8scope record --capture-every 1000 --capture-length 10 -- python train.py --steps 10000
+  fp8scope record --capture-range cudaProfilerApi -- python train.py
+  fp8scope record --delay 60 --duration 10 -- ./my_cuda_app
 
 Every process of the command that initializes CUDA writes its own trace (-o: %h host, %p pid, %r rank from
 RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID, else LOCAL_RANK, else 'norank' (torchrun's launcher), %n counter,
@@ -31,6 +37,12 @@ Without -o each process writes fp8scope-<host>-<pid>.sqlite in its own working d
 is untouched; when it exits, a summary of the traces (kernels, syncs, memcpys, dropped records, size) goes to
 stderr. Options of the command may follow it: everything from the first word that is not an option of record
 (or after '--') is the command.
+
+Capture windows record part of a job: steps A..B (--capture-steps), the steps whose number modulo N is below K
+(--capture-every N --capture-length K: steps 0..K-1, N..N+K-1, ...), cudaProfilerStart..cudaProfilerStop
+(--capture-range cudaProfilerApi), or a time range from the collector's start (--delay, --duration, in seconds).
+Steps are those of fp8scope.step() / fp8scope_step(), else NVTX step ranges. Outside a window CUPTI records nothing
+and tensor statistics are off (--stats-outside-windows keeps them on). One kind of window per run.
 
 Exit codes: the command's exit code; 128+N when signal N ended it; 127 command not found; 126 command not
 executable; 2 usage error; 69 collector library not found (set FP8SCOPE_LIBRARY); 70 internal error.
@@ -154,6 +166,23 @@ void configure_environment(
         set_environment("FP8SCOPE_NVTX", "0");
     if (options.quiet)
         set_environment("FP8SCOPE_QUIET", "1");
+    // The collector parses these again with the same parser (capture_plan.hpp); record_usage_error checked them.
+    for (const auto& [name, value] : { std::pair { "FP8SCOPE_CAPTURE_STEPS", &options.capture_steps },
+             std::pair { "FP8SCOPE_CAPTURE_EVERY", &options.capture_every },
+             std::pair { "FP8SCOPE_CAPTURE_LENGTH", &options.capture_length },
+             std::pair { "FP8SCOPE_CAPTURE_RANGE", &options.capture_range },
+             std::pair { "FP8SCOPE_CAPTURE_DELAY", &options.delay },
+             std::pair { "FP8SCOPE_CAPTURE_DURATION", &options.duration } })
+        if (!value->empty())
+            set_environment(name, *value);
+    if (options.stats_outside_windows)
+        set_environment("FP8SCOPE_STATS_OUTSIDE_WINDOWS", "1");
+}
+
+CaptureRequest capture_request(const RecordOptions& options)
+{
+    return CaptureRequest { options.capture_steps, options.capture_every, options.capture_length,
+        options.capture_range, options.delay, options.duration, options.stats_outside_windows };
 }
 
 void print_summary(const std::vector<std::string>& traces)
@@ -205,6 +234,22 @@ CLI::App* add_record_command(CLI::App& app, RecordOptions& options)
     latency->excludes(no_latency);
     record->add_flag("--no-nvtx", options.no_nvtx, "Do not record NVTX ranges");
     record->add_flag("-q,--quiet", options.quiet, "No summary at the end; warnings are still shown");
+    record->add_option("--capture-steps", options.capture_steps, "Capture steps A to B inclusive only")
+        ->type_name("A:B");
+    record->add_option("--capture-every", options.capture_every,
+              "Periodic windows: with --capture-length K, capture the steps whose number modulo N is below K")
+        ->type_name("N");
+    record->add_option("--capture-length", options.capture_length, "Steps per periodic window (1 to N)")
+        ->type_name("K");
+    record->add_option("--capture-range", options.capture_range,
+              "cudaProfilerApi: capture from each cudaProfilerStart to the next cudaProfilerStop")
+        ->type_name("RANGE");
+    record->add_option("--delay", options.delay, "Start capturing this many seconds after the collector starts")
+        ->type_name("SECONDS");
+    record->add_option("--duration", options.duration, "Capture for this many seconds (default: to the end)")
+        ->type_name("SECONDS");
+    record->add_flag("--stats-outside-windows", options.stats_outside_windows,
+        "Take tensor statistics outside capture windows too (default: only inside them)");
     // Never filled by CLI11 (split_record_command takes the command out first); listed so --help shows it.
     static std::vector<std::string> command_for_help;
     record->add_option("COMMAND", command_for_help, "The command to record and its arguments, after '--'")
@@ -246,6 +291,8 @@ std::optional<std::string> record_usage_error(const RecordOptions& options)
         return "record needs a command to run, e.g. fp8scope record -- python train.py";
     if (options.command.front().empty())
         return "the command name is empty";
+    if (const CapturePlanResult capture = parse_capture_plan(capture_request(options)); !capture.plan)
+        return capture.error;
     return std::nullopt;
 }
 

@@ -22,6 +22,9 @@ struct RecordOptions {
     bool no_latency_timestamps = false;
     bool no_nvtx = false;
     bool quiet = false;
+    // Capture windows, as given (checked by parse_capture_plan, passed on as FP8SCOPE_CAPTURE_* variables).
+    std::string capture_steps, capture_every, capture_length, capture_range, delay, duration;
+    bool stats_outside_windows = false;
     std::vector<std::string> command; // taken out of argv by split_record_command, never parsed by CLI11
 };
 
@@ -36,7 +39,8 @@ CLI::App* add_record_command(CLI::App& app, RecordOptions& options);
 std::vector<const char*> split_record_command(
     const CLI::App& record, int argc, const char* const* argv, RecordOptions& options);
 
-// A usage error that CLI11 cannot see (no command, an empty -o), as the text after "usage error: ".
+// A usage error that CLI11 cannot see (no command, an empty -o, a bad or senseless capture window), as the text
+// after "usage error: ".
 std::optional<std::string> record_usage_error(const RecordOptions& options);
 
 // Runs the command and prints the summary. Returns the command's exit code (128 + N if signal N ended it,

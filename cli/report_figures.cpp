@@ -35,6 +35,12 @@ std::string steps_sentence(const StepSet& steps)
         line += fmt::format(" ({})", steps.detail);
     if (steps.warmup_excluded > 0)
         line += fmt::format(", {} excluded", count_of(steps.warmup_excluded, "warm-up step", "warm-up steps"));
+    if (steps.outside_windows_excluded > 0)
+        line += fmt::format(", {} outside the capture windows excluded",
+            count_of(steps.outside_windows_excluded, "step", "steps"));
+    if (steps.window_edge_excluded > 0)
+        line += fmt::format(", {} cut by a capture window's edge excluded",
+            count_of(steps.window_edge_excluded, "step", "steps"));
     return line;
 }
 

@@ -1,5 +1,6 @@
 #include "report_render.hpp"
 
+#include "capture_render.hpp"
 #include "human_units.hpp"
 #include "report_figures.hpp"
 #include "report_tensor.hpp"
@@ -76,7 +77,10 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
                         { "clipped_ns", r.recording.clipped_kernels.clipped_ns } } } } },
         { "steps",
             { { "source", step_source_name(r.steps.source) }, { "detail", r.steps.detail },
-                { "warmup_excluded", r.steps.warmup_excluded }, { "steps", steps } } },
+                { "warmup_excluded", r.steps.warmup_excluded },
+                { "outside_windows_excluded", r.steps.outside_windows_excluded },
+                { "window_edge_excluded", r.steps.window_edge_excluded }, { "steps", steps } } },
+        { "capture", capture_json(model.capture) },
         { "thresholds",
             { { "launch_latency_epsilon_ns", r.bubbles.epsilon_ns }, { "epsilon_samples", r.bubbles.epsilon_samples },
                 { "host_stall_threshold_ns", r.bubbles.host_stall_threshold_ns },

@@ -2,6 +2,7 @@
 // it (a terminal, or --color always): with colour off every piece is the plain text, byte for byte.
 #include "report_render.hpp"
 
+#include "capture_render.hpp"
 #include "human_units.hpp"
 #include "report_figures.hpp"
 #include "report_tensor.hpp"
@@ -130,6 +131,8 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
     const bool recording_ok = recording_warnings(report.recording).empty();
     out += fmt::format("Recording: {}\n",
         recording_ok ? recording_sentence(report.recording) : paint.warning(recording_sentence(report.recording)));
+    if (model.capture.windowed)
+        out += fmt::format("Captured: {}\n", capture_sentence(model.capture));
     out += fmt::format("Steps: {}\n", printable(steps_sentence(report.steps)));
     out += fmt::format("Thresholds: launch latency ε = {} (median activity start - launch call end over {} activities: "
                        "kernels, copies and memsets); {}; gap size buckets 10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
@@ -141,7 +144,9 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
                            "busy time; a gap is `comm` when they cover over {:.0f}% of it\n",
             100.0 * kCommShare);
     if (report.steps.steps.empty()) {
-        out += "\nNo steps: the trace has no activity to analyse.\n";
+        out += model.capture.windowed && model.time_span_ns()
+            ? "\nNo steps: no whole step lies inside a capture window.\n"
+            : "\nNo steps: the trace has no activity to analyse.\n";
         return out;
     }
     bubbles_text(out, report, paint);

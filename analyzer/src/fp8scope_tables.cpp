@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace fp8scope::analyzer::detail {
@@ -187,6 +188,48 @@ Expected<void> read_collector_work(ReadContext& context)
     return record_count(context, kTable, rows);
 }
 
+// The windows of a windowed recording, and what it was asked to capture (meta capture_mode, capture_options). Absent
+// from older traces: the whole run was captured. Windows are checked as the analyses rely on them: in start order,
+// each ending after it starts, none overlapping the next.
+Expected<void> read_capture_windows(ReadContext& context)
+{
+    CaptureInfo& capture = context.model.capture;
+    const auto& raw = context.model.meta.raw;
+    if (const auto mode = raw.find(std::string(schema::meta::kCaptureMode)); mode != raw.end())
+        capture.mode = mode->second;
+    if (const auto options = raw.find(std::string(schema::meta::kCaptureOptions)); options != raw.end())
+        capture.options = options->second;
+    constexpr std::string_view kTable = schema::table::kCaptureWindow;
+    if (!context.file.has_table(kTable)) {
+        capture.windowed = capture.mode != "full";
+        return {};
+    }
+    constexpr std::string_view kColumns[] = { "id", "start", "end", "firstStep", "lastStep", "trigger" };
+    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+        CaptureWindow window;
+        window.id = row.integer(0);
+        window.start_ns = row.time(1);
+        const std::optional<int64_t> end = row.is_null(2) ? std::nullopt : std::optional(row.time(2));
+        window.open_at_end = !end;
+        window.end_ns = end.value_or(kMaxTraceTimeNs);
+        if (window.end_ns < window.start_ns)
+            row.fail_row("negative duration");
+        window.first_step = row.optional_integer(3);
+        window.last_step = row.optional_integer(4);
+        window.trigger = row.int32(5);
+        capture.windows.push_back(window);
+    });
+    if (!rows)
+        return std::unexpected(rows.error());
+    std::ranges::stable_sort(capture.windows, {}, &CaptureWindow::start_ns);
+    for (size_t i = 1; i < capture.windows.size(); ++i)
+        if (capture.windows[i].start_ns < capture.windows[i - 1].end_ns)
+            return std::unexpected(context.file.invalid(fmt::format(
+                "capture windows {} and {} overlap in {}", capture.windows[i - 1].id, capture.windows[i].id, kTable)));
+    capture.windowed = capture.mode != "full" || !capture.windows.empty();
+    return record_count(context, kTable, rows);
+}
+
 } // namespace
 
 Expected<void> read_fp8scope_tables(ReadContext& context)
@@ -196,7 +239,8 @@ Expected<void> read_fp8scope_tables(ReadContext& context)
         return ok;
     if (auto ok = read_tensor_stats(context, site_index); !ok)
         return ok;
-    for (auto read : { read_scalars, read_step_markers, read_overheads, read_dropped, read_collector_work }) {
+    for (auto read :
+        { read_scalars, read_step_markers, read_overheads, read_dropped, read_collector_work, read_capture_windows }) {
         if (auto ok = read(context); !ok)
             return ok;
     }

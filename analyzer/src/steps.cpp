@@ -176,6 +176,27 @@ std::optional<StepSet> steps_automatic(const TraceModel& model, int64_t trace_en
     return set;
 }
 
+// A windowed recording holds activities only inside its capture windows: keep the steps that lie wholly inside one.
+// A step that overlaps a window without lying inside it was cut by the window's edge (part of its work is missing);
+// one that overlaps none was not captured. The time between windows is then in no step, so it never counts as idle.
+void keep_captured_steps(StepSet& set, const CaptureInfo& capture)
+{
+    const std::vector<CaptureWindow>& windows = capture.windows; // in start order, not overlapping (the loader)
+    std::erase_if(set.steps, [&](const StepInterval& step) {
+        // The first window that ends after the step starts: the only one that can contain it.
+        const auto window = std::ranges::upper_bound(windows, step.start_ns, {}, &CaptureWindow::end_ns);
+        if (window == windows.end() || window->start_ns >= step.end_ns) {
+            ++set.outside_windows_excluded;
+            return true;
+        }
+        if (step.start_ns < window->start_ns || step.end_ns > window->end_ns) {
+            ++set.window_edge_excluded;
+            return true;
+        }
+        return false;
+    });
+}
+
 } // namespace
 
 std::optional<std::string> check_nvtx_step_pattern(const std::string& pattern)
@@ -225,6 +246,20 @@ StepSet find_steps(const TraceModel& model, const StepOptions& options)
     const int64_t drop = std::clamp<int64_t>(options.warmup, 0, int64_t(found->steps.size()) - 1);
     found->steps.erase(found->steps.begin(), found->steps.begin() + drop);
     found->warmup_excluded = drop;
+    // Warm-up counts from the first step the trace holds: with step markers (written in and out of windows) the
+    // job's first step, with NVTX ranges or automatic detection (recorded only inside windows) the first window's.
+    if (model.capture.windowed) {
+        // With no step structure, each window is one step (the whole trace would span the gaps between them).
+        if (found->source == StepSource::WholeTrace && !found->steps.empty()) {
+            found->steps.clear();
+            for (const CaptureWindow& w : model.capture.windows) {
+                const int64_t start_ns = std::max(w.start_ns, span->first), end_ns = std::min(w.end_ns, span->second);
+                if (end_ns > start_ns)
+                    found->steps.push_back({ int64_t(found->steps.size()), start_ns, end_ns });
+            }
+        }
+        keep_captured_steps(*found, model.capture);
+    }
     return *found;
 }
 

@@ -2,8 +2,9 @@
 // never throws and never blocks on the GPU; without a running session it returns FP8SCOPE_E_NOT_RECORDING.
 #include "fp8scope.h"
 
-#include "nvtx_paths.hpp"
+#include "capture.hpp"
 #include "cupti_api.hpp"
+#include "nvtx_paths.hpp"
 #include "session.hpp"
 #include "stats_engine.hpp"
 #include "warn.hpp"
@@ -90,9 +91,11 @@ int step(int64_t number)
     s->cupti->getTimestamp(&now);
     const StepMarkerRow row { static_cast<int64_t>(now - s->start_cupti_ns), number,
         schema::global_tid(getpid(), static_cast<uint32_t>(syscall(SYS_gettid))) };
-    return post_to_writer([row](TraceDb& db) { [[maybe_unused]] auto added = db.add_step_marker(row); })
-        ? FP8SCOPE_OK
-        : FP8SCOPE_E_SAMPLED_OUT;
+    // Markers are written inside and outside capture windows (one row per step): the analyzer then knows every
+    // step's bounds, and a window's edges are these very timestamps.
+    const bool posted = post_to_writer([row](TraceDb& db) { [[maybe_unused]] auto added = db.add_step_marker(row); });
+    capture_on_marker_step(number, row.timestamp_ns);
+    return posted ? FP8SCOPE_OK : FP8SCOPE_E_SAMPLED_OUT;
 }
 
 } // namespace

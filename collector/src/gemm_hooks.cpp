@@ -4,6 +4,7 @@
 // GEMM's own stream. The GEMM itself, its arguments and its stream are never changed.
 //
 // A thread_local depth guard keeps a GEMM that cuBLAS implements through cuBLASLt from being counted twice.
+#include "capture.hpp"
 #include "fp8scope.h"
 #include "nvtx_paths.hpp"
 #include "session.hpp"
@@ -178,7 +179,7 @@ enum class GemmGate { Skip, SampledStep, NoSteps };
 
 GemmGate gemm_gate()
 {
-    if (!gemm_stats_enabled() || !running_session_services())
+    if (!gemm_stats_enabled() || !running_session_services() || !capture_allows_stats())
         return GemmGate::Skip;
     if (const auto step = current_step())
         return step_sampled(*step) ? GemmGate::SampledStep : GemmGate::Skip;

@@ -1,5 +1,6 @@
 #include "lifecycle.hpp"
 
+#include "capture.hpp"
 #include "session.hpp"
 #include "warn.hpp"
 
@@ -63,10 +64,12 @@ void* flusher_main(void*)
     const int period_ms = flush_period_ms();
     for (;;) {
         pollfd wake { g_wake[0], POLLIN, 0 };
-        const int ready = ::poll(&wake, 1, period_ms);
+        // A time capture window (--delay, --duration) opens and closes on this thread: it wakes at its edges.
+        const int ready = ::poll(&wake, 1, capture_wait_ms(period_ms));
         if (ready < 0 && errno != EINTR)
             return nullptr;
         if (ready <= 0) {
+            capture_tick();
             if (session_state() == State::Running)
                 flush_session_periodic();
             else if (session_state() != State::Stopping)

@@ -24,6 +24,7 @@ struct ThreadPath {
 };
 thread_local ThreadPath t_path;
 std::atomic<int64_t> g_step_ranges { 0 };
+std::atomic<StepRangeListener> g_step_listener { nullptr };
 
 using PushA = int (*)(const char*);
 using PushW = int (*)(const wchar_t*);
@@ -37,8 +38,11 @@ std::atomic<Pop> g_pop { nullptr };
 
 void push_text(std::string_view name)
 {
-    if (is_step_range_name(name))
-        g_step_ranges.fetch_add(1, std::memory_order_relaxed);
+    if (is_step_range_name(name)) {
+        const int64_t step = g_step_ranges.fetch_add(1, std::memory_order_relaxed);
+        if (const StepRangeListener listener = g_step_listener.load(std::memory_order_relaxed))
+            listener(step);
+    }
     nvtx_path_push(name);
 }
 
@@ -140,6 +144,11 @@ void nvtx_path_pop()
 std::string_view current_nvtx_path()
 {
     return std::string_view(t_path.text, t_path.length);
+}
+
+void set_step_range_listener(StepRangeListener listener)
+{
+    g_step_listener.store(listener, std::memory_order_relaxed);
 }
 
 int64_t nvtx_steps_seen()

@@ -22,6 +22,11 @@ std::string_view current_nvtx_path();
 // default step names ("ProfilerStep#N", "step", "train_step", "iteration"), on any thread.
 int64_t nvtx_steps_seen();
 
+// Called on the pushing thread for every step range, with its step (ranges seen so far minus one), before the range
+// reaches CUPTI: capture windows open and close on it (capture.cpp). Null (the default): nothing is called.
+using StepRangeListener = void (*)(int64_t step);
+void set_step_range_listener(StepRangeListener listener);
+
 // Exposed for unit tests: the same bookkeeping the wrappers do, without NVTX.
 void nvtx_path_push(std::string_view name);
 void nvtx_path_pop();

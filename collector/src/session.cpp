@@ -2,6 +2,7 @@
 
 #include "api_filter.hpp"
 #include "buffer_pool.hpp"
+#include "capture.hpp"
 #include "cupti_api.hpp"
 #include "lifecycle.hpp"
 #include "output_path.hpp"
@@ -42,6 +43,12 @@ struct Session {
     std::atomic<int64_t> dropped_by_queue { 0 }; // buffers the writer could not take
     int64_t pool_exhausted_written = 0; // writer thread only
     SessionServices services;
+    CapturePlan capture_plan;
+    // What a capture window switches on and off (set_window_activities): every kind enabled at start but DEVICE and
+    // CONTEXT (one record per device or context, needed whenever they appear), and the traced API calls.
+    std::vector<CUpti_ActivityKind> window_kinds;
+    std::vector<uint32_t> runtime_cbids, driver_cbids;
+    bool api_all_kinds = false;
 };
 
 // Never freed: CUPTI may call back until the process is gone, and a forked child must not run destructors
@@ -279,10 +286,26 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
 {
-    if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || cbid != CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
+    const auto* info = static_cast<const CUpti_CallbackData*>(data);
+    const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API, driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    // --capture-range cudaProfilerApi, as CUPTI's cupti_trace_injection sample does it: a window opens at the exit
+    // of cuProfilerStart and closes at the entry of cuProfilerStop (cudaProfilerStart/Stop call them; both are
+    // enabled, and a second start or stop in a row changes nothing).
+    if ((runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000)
+        || (driver && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)) {
+        if (info->callbackSite == CUPTI_API_EXIT)
+            capture_on_profiler(true);
+        return;
+    }
+    if ((runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)
+        || (driver && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+        if (info->callbackSite == CUPTI_API_ENTER)
+            capture_on_profiler(false);
+        return;
+    }
+    if (!runtime || cbid != CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
         return;
     // The context is about to go, with its pending records: flush them while it is still there.
-    const auto* info = static_cast<const CUpti_CallbackData*>(data);
     if (info->callbackSite == CUPTI_API_ENTER)
         flush_session();
 }
@@ -319,20 +342,25 @@ bool subscribe(Session& s)
     return false;
 }
 
-void enable_api_filter(const Session& s)
+// Enables the traced API calls and keeps their callback ids, which capture windows switch off and on again.
+void enable_api_filter(Session& s)
 {
     const char* name = nullptr;
     for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
         if (s.cupti->getCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name
             && is_traced_runtime_api(name))
-            s.cupti->activityEnableRuntimeApi(cbid, 1);
+            s.runtime_cbids.push_back(cbid);
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
         if (s.cupti->getCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name
             && is_traced_driver_api(name))
-            s.cupti->activityEnableDriverApi(cbid, 1);
+            s.driver_cbids.push_back(cbid);
+    for (uint32_t cbid : s.runtime_cbids)
+        s.cupti->activityEnableRuntimeApi(cbid, 1);
+    for (uint32_t cbid : s.driver_cbids)
+        s.cupti->activityEnableDriverApi(cbid, 1);
 }
 
-bool enable_activities(const Session& s)
+bool enable_activities(Session& s)
 {
     // OS thread ids (gettid), as nsys stores them, instead of CUPTI's default pthread_self()-derived ids.
     if (env_text("FP8SCOPE_THREAD_IDS", "system") == "system")
@@ -346,6 +374,7 @@ bool enable_activities(const Session& s)
         not_traced(std::string("cannot enable CUPTI kernel tracing: ") + s.cupti->result_name(kernels));
         return false;
     }
+    s.window_kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     const bool nvtx = env_flag("FP8SCOPE_NVTX", true);
     // Diagnostics for overhead measurements (docs/benchmarks.md): FP8SCOPE_ACTIVITIES=kernels records
     // kernels only, FP8SCOPE_API=none records no API calls.
@@ -370,11 +399,14 @@ bool enable_activities(const Session& s)
         if (result != CUPTI_SUCCESS)
             warn("cannot enable CUPTI activity kind " + std::to_string(static_cast<int>(kind)) + ": "
                 + s.cupti->result_name(result) + " (those records are missing from the trace)");
+        else if (kind != CUPTI_ACTIVITY_KIND_DEVICE && kind != CUPTI_ACTIVITY_KIND_CONTEXT)
+            s.window_kinds.push_back(kind);
     }
     const std::string api = env_text("FP8SCOPE_API", "filtered");
     if (api == "all") { // diagnostic: every runtime and driver call, as whole activity kinds
         s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
         s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+        s.api_all_kinds = true;
     } else if (api != "none") {
         enable_api_filter(s);
     }
@@ -411,6 +443,9 @@ bool start_locked()
         info.cupti_version = static_cast<int32_t>(cupti_version);
     info.cuda_driver_version = loaded_library_version("libcuda.so", "cuDriverGetVersion");
     info.cuda_runtime_version = loaded_library_version("libcudart.so", "cudaRuntimeGetVersion");
+    s.capture_plan = capture_plan_from_environment();
+    info.capture_mode = std::string(s.capture_plan.mode_name());
+    info.capture_options = s.capture_plan.options;
 
     auto db = create_trace(info, s.path);
     if (!db) {
@@ -456,6 +491,21 @@ bool start_locked()
     if (s.subscriber && env_flag("FP8SCOPE_RESET_CALLBACK", true))
         s.cupti->enableCallback(
             1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+    if (s.capture_plan.mode == CaptureMode::ProfilerApi) {
+        // Only these four callbacks: every other API call stays free of them.
+        const bool enabled = s.subscriber
+            && s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                   CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) == CUPTI_SUCCESS
+            && s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                   CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) == CUPTI_SUCCESS
+            && s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)
+                == CUPTI_SUCCESS
+            && s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)
+                == CUPTI_SUCCESS;
+        if (!enabled)
+            warn("cannot follow cudaProfilerStart/Stop (no CUPTI callbacks): --capture-range cudaProfilerApi "
+                 "captures nothing");
+    }
     append_to_manifest(s.path);
     inform("recording to " + s.path);
     return true;
@@ -473,6 +523,10 @@ bool start_session()
         return false;
     g_state.store(State::Running);
     install_lifecycle_hooks();
+    Session& s = *g_session;
+    uint64_t now = 0;
+    s.cupti->getTimestamp(&now);
+    capture_begin(s.capture_plan, static_cast<int64_t>(now - s.start_cupti_ns));
     return true;
 }
 
@@ -493,6 +547,46 @@ void flush_session_periodic()
     // Flag 0: only records that are complete, without waiting for the device (cupti_activity.h).
     s->cupti->activityFlushAll(0);
     s->writer->post([](TraceDb& db) { harvest_tensor_stats(db, false); });
+}
+
+void set_window_activities(bool on)
+{
+    Session* s = g_session;
+    if (!s || getpid() != s->owner_pid)
+        return;
+    for (CUpti_ActivityKind kind : s->window_kinds) {
+        const CUptiResult result = on ? s->cupti->activityEnable(kind) : s->cupti->activityDisable(kind);
+        if (result != CUPTI_SUCCESS)
+            warn_once(on ? "capture-enable" : "capture-disable",
+                std::string("cannot switch CUPTI activity kind ") + std::to_string(static_cast<int>(kind))
+                    + (on ? " on" : " off") + " for a capture window: " + s->cupti->result_name(result));
+    }
+    if (s->api_all_kinds) {
+        for (CUpti_ActivityKind kind : { CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER })
+            on ? s->cupti->activityEnable(kind) : s->cupti->activityDisable(kind);
+        return;
+    }
+    for (uint32_t cbid : s->runtime_cbids)
+        s->cupti->activityEnableRuntimeApi(cbid, on ? 1 : 0);
+    for (uint32_t cbid : s->driver_cbids)
+        s->cupti->activityEnableDriverApi(cbid, on ? 1 : 0);
+}
+
+void flush_completed_records()
+{
+    Session* s = g_session;
+    if (!s || g_state.load() != State::Running || getpid() != s->owner_pid)
+        return;
+    s->cupti->activityFlushAll(0); // flag 0: completed records only, never waiting for the device
+}
+
+bool post_capture_window(const CaptureWindowRow& row)
+{
+    Session* s = g_session;
+    const State state = g_state.load();
+    if (!s || getpid() != s->owner_pid || (state != State::Running && state != State::Stopping))
+        return false;
+    return s->writer->post([row](TraceDb& db) { [[maybe_unused]] auto written = db.set_capture_window(row); });
 }
 
 const SessionServices* running_session_services()
@@ -520,6 +614,9 @@ void stop_session(std::string_view reason)
     State expected = State::Running;
     if (!g_state.compare_exchange_strong(expected, State::Stopping))
         return;
+    uint64_t stop_at = 0;
+    s->cupti->getTimestamp(&stop_at);
+    capture_finish(static_cast<int64_t>(stop_at - s->start_cupti_ns));
     s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     s->writer->post([s](TraceDb& db) {
         harvest_tensor_stats(db, true);

@@ -12,6 +12,7 @@
 
 namespace fp8scope {
 class TraceDb;
+struct CaptureWindowRow;
 }
 
 namespace fp8scope::collector {
@@ -43,6 +44,13 @@ struct SessionServices {
     uint64_t start_cupti_ns = 0; // trace times are CUPTI timestamps minus this
 };
 const SessionServices* running_session_services();
+// Capture windows (capture.cpp): switches the window's activity kinds and traced API calls on or off; pushes the
+// completed records to the writer (cuptiActivityFlushAll(0), no wait for the device); writes a window's row (also
+// while the session stops). Nothing happens outside the recording process.
+void set_window_activities(bool on);
+void flush_completed_records();
+bool post_capture_window(const CaptureWindowRow& row);
+
 // Runs `task` on the writer thread. False (and nothing runs) when not recording or the queue is full.
 bool post_to_writer(std::function<void(TraceDb&)> task);
 

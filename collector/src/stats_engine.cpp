@@ -1,5 +1,6 @@
 #include "stats_engine.hpp"
 
+#include "capture.hpp"
 #include "cupti_api.hpp"
 #include "nvtx_paths.hpp"
 #include "own_work.hpp"
@@ -420,6 +421,8 @@ int enqueue_probe(const ProbeRequest& request)
         return FP8SCOPE_E_NOT_RECORDING;
     if (!request.params.data || request.params.numel == 0)
         return FP8SCOPE_E_INVALID_ARGUMENT;
+    if (!capture_allows_stats()) // outside capture windows (unless --stats-outside-windows)
+        return FP8SCOPE_E_SAMPLED_OUT;
     // With steps known, an unsampled step returns here, before any CUDA call or site look-up. (A GEMM with no step
     // known comes here only when its hook sampled it.)
     const std::optional<int64_t> step = current_step();
@@ -461,6 +464,8 @@ int log_scalar_device(std::string_view name, const void* value_device, schema::D
     if (!value_device || (dtype != schema::Dtype::Float32 && dtype != schema::Dtype::BFloat16
                              && dtype != schema::Dtype::Float16))
         return FP8SCOPE_E_INVALID_ARGUMENT;
+    if (!capture_allows_stats()) // a statistics kernel: it follows the capture windows like the probes
+        return FP8SCOPE_E_SAMPLED_OUT;
     if (!engine_ready())
         return FP8SCOPE_E_CUDA;
     Engine& e = engine();

@@ -116,6 +116,13 @@ constexpr EnumValue kDropSource[] = {
     { 5, "TENSOR_STATS_LOST", "Tensor statistics samples lost" },
 };
 
+constexpr EnumValue kCaptureTrigger[] = {
+    { 0, "STEPS", "Steps A..B (--capture-steps)" },
+    { 1, "PERIODIC", "K steps of every N (--capture-every, --capture-length)" },
+    { 2, "PROFILER_API", "cudaProfilerStart/Stop (--capture-range cudaProfilerApi)" },
+    { 3, "TIME", "Time from the collector's start (--delay, --duration)" },
+};
+
 constexpr Enum kEnums[] = {
     { "ENUM_NSYS_EVENT_CLASS", kEventClass },
     { "ENUM_CUDA_MEMCPY_OPER", kMemcpyOper },
@@ -129,6 +136,7 @@ constexpr Enum kEnums[] = {
     { "ENUM_FP8SCOPE_STATS_SOURCE", kStatsSource },
     { "ENUM_FP8SCOPE_OVERHEAD_KIND", kOverheadKind },
     { "ENUM_FP8SCOPE_DROP_SOURCE", kDropSource },
+    { "ENUM_FP8SCOPE_CAPTURE_TRIGGER", kCaptureTrigger },
 };
 
 void append_quoted(std::string& out, std::string_view identifier)

@@ -12,7 +12,9 @@ static_assert(std::size(schema::detail::kRuntime) <= IntegerRowBatch::kMaxColumn
 
 std::string writer_detail::insert_sql(const schema::Table& table, int rows)
 {
-    std::string sql = table.name == schema::table::kMeta ? "INSERT OR REPLACE INTO \"" : "INSERT INTO \"";
+    // Meta keys and capture windows are written again as they change (a window when it opens, then when it closes).
+    const bool replaces = table.name == schema::table::kMeta || table.name == schema::table::kCaptureWindow;
+    std::string sql = replaces ? "INSERT OR REPLACE INTO \"" : "INSERT INTO \"";
     sql += table.name;
     sql += "\" (";
     std::string values = "(";

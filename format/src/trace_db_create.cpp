@@ -51,6 +51,7 @@ constexpr TableStatement kTableStatements[] = {
     { Insert::Overhead, schema::table::kOverhead },
     { Insert::Dropped, schema::table::kDropped },
     { Insert::CollectorWork, schema::table::kCollectorWork },
+    { Insert::CaptureWindow, schema::table::kCaptureWindow },
 };
 static_assert(std::size(kTableStatements) == static_cast<size_t>(Insert::Count));
 
@@ -160,6 +161,8 @@ Expected<void> TraceDb::Impl::write_schema(const SessionInfo& session)
              meta_integer(schema::meta::kSessionStartUtcNs, session.utc_epoch_ns),
              meta_integer(schema::meta::kFinished, 0),
              meta_integer(schema::meta::kTensorStatsSkipped, 0),
+             meta_text(schema::meta::kCaptureMode, session.capture_mode),
+             meta_text(schema::meta::kCaptureOptions, session.capture_options),
          }) {
         if (!ok)
             return ok;

@@ -41,6 +41,7 @@ enum class Insert : size_t {
     Overhead,
     Dropped,
     CollectorWork,
+    CaptureWindow,
     Count,
 };
 

@@ -372,6 +372,20 @@ Expected<void> TraceDb::add_collector_work(uint32_t correlation_id)
     return impl_->insert(Insert::CollectorWork, "cannot insert into FP8SCOPE_COLLECTOR_WORK");
 }
 
+Expected<void> TraceDb::set_capture_window(const CaptureWindowRow& row)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::CaptureWindow))
+        .integer(row.id)
+        .integer(row.start_ns)
+        .integer(row.end_ns)
+        .integer(row.first_step)
+        .integer(row.last_step)
+        .integer(static_cast<int64_t>(row.trigger));
+    return impl_->insert(Insert::CaptureWindow, "cannot write FP8SCOPE_CAPTURE_WINDOW");
+}
+
 Expected<void> TraceDb::set_tensor_stats_skipped(int64_t total)
 {
     if (impl_->closed)

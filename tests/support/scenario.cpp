@@ -149,6 +149,19 @@ void Scenario::nvtx_mark(HostThread thread, int64_t at_ns, std::string text)
     nvtx_.push_back(Nvtx { at_ns, std::nullopt, std::move(text), thread.global_tid });
 }
 
+void Scenario::capture_mode(std::string mode, std::string options)
+{
+    session_.capture_mode = std::move(mode);
+    session_.capture_options = std::move(options);
+}
+
+void Scenario::capture_window(int64_t start_ns, std::optional<int64_t> end_ns, schema::CaptureTrigger trigger,
+    std::optional<int64_t> first_step, std::optional<int64_t> last_step)
+{
+    capture_windows_.push_back(CaptureWindowRow {
+        int64_t(capture_windows_.size()) + 1, start_ns, end_ns, first_step, last_step, trigger });
+}
+
 void Scenario::step_marker(HostThread thread, int64_t at_ns, int64_t step)
 {
     steps_.push_back(StepMarkerRow { at_ns, step, thread.global_tid });
@@ -242,6 +255,8 @@ Expected<void> Scenario::write_fp8scope(const std::string& path, bool finished) 
         });
     if (ok)
         ok = all_ok(steps_, [&](const StepMarkerRow& row) { return db.add_step_marker(row); });
+    if (ok)
+        ok = all_ok(capture_windows_, [&](const CaptureWindowRow& row) { return db.set_capture_window(row); });
     if (ok)
         ok = all_ok(overheads_, [&](const OverheadRow& row) { return db.add_overhead(row); });
     if (ok)

@@ -100,6 +100,12 @@ public:
     // Marks a correlation id as the collector's own CUDA call (FP8SCOPE_COLLECTOR_WORK).
     void collector_work(uint32_t correlation_id) { collector_work_.push_back(correlation_id); }
     void tensor_stats_skipped(int64_t total) { tensor_stats_skipped_ = total; } // meta tensor_stats_skipped
+    // A windowed recording: meta capture_mode / capture_options (session()), and its windows, ids 1, 2, ... in call
+    // order. `end_ns` unset: the window was still open when the trace ended.
+    void capture_mode(std::string mode, std::string options = {});
+    void capture_window(int64_t start_ns, std::optional<int64_t> end_ns,
+        schema::CaptureTrigger trigger = schema::CaptureTrigger::Steps, std::optional<int64_t> first_step = {},
+        std::optional<int64_t> last_step = {});
 
     // Writes the scenario. `finished = false` leaves the trace as a crashed collector would (meta finished=0).
     Expected<void> write_fp8scope(const std::string& path, bool finished = true) const;
@@ -134,6 +140,7 @@ private:
     std::vector<OverheadRow> overheads_;
     std::vector<DroppedRow> dropped_;
     std::vector<uint32_t> collector_work_;
+    std::vector<CaptureWindowRow> capture_windows_;
     int64_t tensor_stats_skipped_ = 0;
     uint32_t next_correlation_id_ = 1;
 

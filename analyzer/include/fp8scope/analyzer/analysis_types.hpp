@@ -29,6 +29,10 @@ struct StepSet {
     std::string detail; // e.g. the NVTX range name that matched, or how the period was found
     std::vector<StepInterval> steps; // warm-up steps already removed; in time order, not overlapping
     int64_t warmup_excluded = 0;
+    // Windowed recordings (TraceModel::capture): steps left out because they lie outside every capture window, or
+    // because a window's edge cuts them (only part of such a step was recorded). Counted after warm-up.
+    int64_t outside_windows_excluded = 0;
+    int64_t window_edge_excluded = 0;
 };
 
 // A CUDA API call that blocks the host until the GPU catches up (spec "Cause of a bubble", rule 1): stream, device

@@ -167,6 +167,25 @@ struct CollectorWorkTable {
     size_t size() const { return start_ns.size(); }
 };
 
+// One window of a windowed recording (FP8SCOPE_CAPTURE_WINDOW). end_ns is the trace's end for a window still open
+// when the trace ended (the loader fills it in).
+struct CaptureWindow {
+    int64_t id = 0;
+    int64_t start_ns = 0, end_ns = 0;
+    bool open_at_end = false; // the file had no end: the job ended (or was killed) inside the window
+    std::optional<int64_t> first_step, last_step;
+    int32_t trigger = 0; // schema::CaptureTrigger
+};
+
+// What the recording captured. `windowed` false (older traces, nsys exports, meta capture_mode "full"): the whole
+// run; true: only `windows` (possibly none), and the analyses look at steps inside them only.
+struct CaptureInfo {
+    bool windowed = false;
+    std::string mode = "full"; // meta capture_mode
+    std::string options; // meta capture_options
+    std::vector<CaptureWindow> windows; // in start order, not overlapping
+};
+
 // Kernels that started before the previous kernel of their (device, stream) had ended. One stream runs its kernels
 // one after another, so this is timestamp skew or programmatic dependent launch; the loader clips each such kernel
 // to start where the previous one ended (and to zero length when it ended before that), so that kernel time summed
@@ -222,6 +241,7 @@ struct TraceModel {
     // Rows per table as found in the file, by table name (the tables the loader read, plus FP8SCOPE_KERNEL_LATENCY).
     std::map<std::string, int64_t> row_counts;
     ClippedKernels clipped_kernels;
+    CaptureInfo capture;
 
     int64_t dropped_records() const;
     // Earliest start and latest end over every activity (kernels, API calls, syncs, copies, NVTX ranges);

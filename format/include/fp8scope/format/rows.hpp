@@ -145,6 +145,8 @@ struct SessionInfo {
     int32_t cuda_runtime_version = 0; // 0: unknown
     int32_t cuda_driver_version = 0;
     int32_t cupti_version = 0;
+    std::string capture_mode = "full"; // meta capture_mode: full, steps, periodic, cudaProfilerApi, time
+    std::string capture_options; // meta capture_options: the options as given, empty for "full"
 };
 
 struct TensorSiteRow {
@@ -210,6 +212,17 @@ struct OverheadRow {
     schema::OverheadKind kind = schema::OverheadKind::Other;
     std::optional<int64_t> global_tid;
     std::optional<uint32_t> device_id;
+};
+
+// One capture window (FP8SCOPE_CAPTURE_WINDOW). Written when it opens (end unset) and again, under the same id,
+// when it closes, so that a job killed inside a window leaves a row that says so.
+struct CaptureWindowRow {
+    int64_t id = 0; // 1, 2, ... in the order the windows opened
+    int64_t start_ns = 0;
+    std::optional<int64_t> end_ns;
+    std::optional<int64_t> first_step; // the first and last step that began inside the window
+    std::optional<int64_t> last_step;
+    schema::CaptureTrigger trigger = schema::CaptureTrigger::Steps;
 };
 
 struct DroppedRow {

@@ -16,7 +16,8 @@ namespace fp8scope::schema {
 // Version rules follow nsys' EXPORT_SCHEMA_VERSION: a new major version may change anything and is refused by
 // older readers; a new minor version only adds tables or columns and is read by older readers.
 inline constexpr int kMajorVersion = 1;
-inline constexpr int kMinorVersion = 2; // 1.1: FP8SCOPE_COLLECTOR_WORK; 1.2: meta row_count.<TABLE>
+// 1.1: FP8SCOPE_COLLECTOR_WORK; 1.2: meta row_count.<TABLE>, FP8SCOPE_CAPTURE_WINDOW, meta capture_mode
+inline constexpr int kMinorVersion = 2;
 // PRAGMA user_version holds (major << 16) | minor.
 inline constexpr int32_t encode_user_version(int major, int minor) { return (major << 16) | minor; }
 inline constexpr int decode_major(int32_t user_version) { return user_version >> 16; }
@@ -311,6 +312,17 @@ namespace detail {
         { "correlationId", "INTEGER", R, "correlationId" },
     };
 
+    // The windows a windowed recording captured (`fp8scope record --capture-*`, docs/collector.md "Capture
+    // windows"). A trace without the table, or with meta capture_mode "full", captured the whole run.
+    inline constexpr Column kCaptureWindow[] = {
+        { "id", "INTEGER", R, "id" },
+        { "start", "INTEGER", R, "ns" },
+        { "end", "INTEGER", N, "ns, NULL while the window is open (a trace that ended inside it)" },
+        { "firstStep", "INTEGER", N, "step number, NULL when no step began in the window" },
+        { "lastStep", "INTEGER", N, "step number, NULL when no step began in the window" },
+        { "trigger", "INTEGER", R, "ENUM_FP8SCOPE_CAPTURE_TRIGGER" },
+    };
+
     inline constexpr Column kDropped[] = {
         { "timestamp", "INTEGER", R, "ns" },
         { "source", "INTEGER", R, "ENUM_FP8SCOPE_DROP_SOURCE" },
@@ -341,6 +353,7 @@ namespace table {
     inline constexpr std::string_view kOverhead = "FP8SCOPE_OVERHEAD";
     inline constexpr std::string_view kDropped = "FP8SCOPE_DROPPED";
     inline constexpr std::string_view kCollectorWork = "FP8SCOPE_COLLECTOR_WORK";
+    inline constexpr std::string_view kCaptureWindow = "FP8SCOPE_CAPTURE_WINDOW";
 } // namespace table
 
 // The SELECT behind the nsys-shaped kernel view. globalPid is the same for every row of a file and lives in
@@ -383,6 +396,7 @@ inline constexpr Table kTables[] = {
     { table::kOverhead, detail::kOverhead, "" },
     { table::kDropped, detail::kDropped, "" },
     { table::kCollectorWork, detail::kCollectorWork, "", TableKind::Table, 1 },
+    { table::kCaptureWindow, detail::kCaptureWindow, "PRIMARY KEY (id)", TableKind::Table, 2 },
 };
 
 // Indexes for the joins that SQL users and the analyzer make, created when recording ends (building them
@@ -453,6 +467,9 @@ enum class OverheadKind : int32_t {
 // the trace ended).
 enum class DropSource : int32_t { CuptiNoBuffer = 0, BufferPoolExhausted = 1, WriterQueueFull = 2, WriterError = 3,
     TensorStatsCap = 4, TensorStatsLost = 5 };
+// What opened a capture window (FP8SCOPE_CAPTURE_WINDOW.trigger): --capture-steps, --capture-every,
+// --capture-range cudaProfilerApi, --delay/--duration.
+enum class CaptureTrigger : int32_t { Steps = 0, Periodic = 1, ProfilerApi = 2, Time = 3 };
 
 std::span<const Enum> enums();
 // The name of an enum value ("CONTEXT_SYNCHRONIZE"), or an empty view if the id is not in the enum.
@@ -482,6 +499,11 @@ namespace meta {
     // Tensor statistics samples not taken because FP8SCOPE_STATS_CAP was reached in their step (or period, or
     // second); not lost records. 0 at creation, updated while recording.
     inline constexpr std::string_view kTensorStatsSkipped = "tensor_stats_skipped";
+    // What the recording was asked to capture (1.2): "full" (the whole run), "steps", "periodic", "cudaProfilerApi"
+    // or "time"; absent from older traces, which captured the whole run. capture_options: the options as given
+    // ("--capture-steps 20:29"), empty for "full".
+    inline constexpr std::string_view kCaptureMode = "capture_mode";
+    inline constexpr std::string_view kCaptureOptions = "capture_options";
     // "row_count.<TABLE>": the rows of every table of kTables (views and FP8SCOPE_META aside), counted when the
     // trace is finished (1.2). A reader compares the rows it reads against them: a damaged b-tree that reads as
     // fewer rows without an error is found without a full integrity check.

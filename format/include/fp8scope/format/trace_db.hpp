@@ -68,6 +68,8 @@ public:
     Expected<void> add_dropped(const DroppedRow& row);
     // A correlation id of the collector's own CUDA calls (FP8SCOPE_COLLECTOR_WORK).
     Expected<void> add_collector_work(uint32_t correlation_id);
+    // A capture window, as it opens or closes: a row with the same id replaces the earlier one.
+    Expected<void> set_capture_window(const CaptureWindowRow& row);
     // Meta tensor_stats_skipped: statistics samples skipped by the cap so far (a total, not an increment).
     Expected<void> set_tensor_stats_skipped(int64_t total);
 

@@ -1,0 +1,181 @@
+#include "capture.hpp"
+
+#include "capture_windows.hpp"
+#include "cupti_api.hpp"
+#include "nvtx_paths.hpp"
+#include "session.hpp"
+#include "warn.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+
+namespace fp8scope::collector {
+namespace {
+
+// Set once by capture_begin and never freed (events may come until the process is gone).
+CaptureWindows* g_windows = nullptr;
+std::mutex g_mutex; // window events are rare (steps, profiler calls, the clock): a mutex is cheap enough
+std::atomic<bool> g_recording { true };
+std::atomic<bool> g_stats_outside { false };
+std::atomic<bool> g_markers_seen { false };
+
+std::string env_value(const char* name)
+{
+    const char* value = std::getenv(name);
+    return value ? value : "";
+}
+
+int64_t session_now_ns()
+{
+    const SessionServices* s = running_session_services();
+    uint64_t now = 0;
+    if (!s || s->cupti->getTimestamp(&now) != CUPTI_SUCCESS)
+        return -1;
+    return static_cast<int64_t>(now - s->start_cupti_ns);
+}
+
+// Applies one answer of CaptureWindows; called with g_mutex held, so that two threads cannot switch the
+// activities in the opposite order of their decisions.
+void apply(const CaptureChange& change)
+{
+    if (change.kind == CaptureChange::Kind::None)
+        return;
+    if (change.opened()) {
+        set_window_activities(true);
+        g_recording.store(true, std::memory_order_relaxed);
+    } else {
+        g_recording.store(false, std::memory_order_relaxed);
+        set_window_activities(false);
+        // The window's records that are complete go to the writer now (flag 0: no wait for the device); kernels
+        // still running when it closed were launched with tracing on and arrive with the next periodic flush.
+        flush_completed_records();
+    }
+    if (!post_capture_window(change.window))
+        warn_once("capture-window-row", "cannot write a capture window to the trace (its writer queue is full)");
+}
+
+// An NVTX step range was pushed (nvtx_paths.cpp): step = ranges seen - 1, unless the job marks steps itself.
+void on_nvtx_step(int64_t step)
+{
+    if (g_markers_seen.load(std::memory_order_relaxed))
+        return;
+    const int64_t now_ns = session_now_ns();
+    if (now_ns < 0)
+        return;
+    std::lock_guard lock(g_mutex);
+    if (g_windows)
+        apply(g_windows->step(step, now_ns));
+}
+
+} // namespace
+
+CapturePlan capture_plan_from_environment()
+{
+    CaptureRequest request;
+    request.steps = env_value("FP8SCOPE_CAPTURE_STEPS");
+    request.every = env_value("FP8SCOPE_CAPTURE_EVERY");
+    request.length = env_value("FP8SCOPE_CAPTURE_LENGTH");
+    request.range = env_value("FP8SCOPE_CAPTURE_RANGE");
+    request.delay = env_value("FP8SCOPE_CAPTURE_DELAY");
+    request.duration = env_value("FP8SCOPE_CAPTURE_DURATION");
+    const std::string stats = env_value("FP8SCOPE_STATS_OUTSIDE_WINDOWS");
+    request.stats_outside_windows = !stats.empty() && stats != "0";
+    CapturePlanResult result = parse_capture_plan(request);
+    if (!result.plan) {
+        warn("ignoring the FP8SCOPE_CAPTURE_* variables: " + result.error + " (recording the whole run)");
+        return {};
+    }
+    return *result.plan;
+}
+
+void capture_begin(const CapturePlan& plan, int64_t now_ns)
+{
+    if (plan.mode == CaptureMode::Full)
+        return;
+    std::lock_guard lock(g_mutex);
+    if (g_windows)
+        return;
+    g_windows = new CaptureWindows(plan);
+    g_stats_outside.store(plan.stats_outside_windows, std::memory_order_relaxed);
+    const CaptureChange change = g_windows->start(now_ns);
+    if (change.kind == CaptureChange::Kind::None) {
+        // No window yet: the activities enabled at start go off until one opens.
+        g_recording.store(false, std::memory_order_relaxed);
+        set_window_activities(false);
+    }
+    apply(change);
+    // Every mode listens: time and profiler windows note their first and last steps too.
+    set_step_range_listener(on_nvtx_step);
+}
+
+void capture_finish(int64_t now_ns)
+{
+    std::lock_guard lock(g_mutex);
+    if (!g_windows)
+        return;
+    const CaptureChange change = g_windows->finish(now_ns);
+    if (change.closed() && !post_capture_window(change.window))
+        warn_once("capture-window-row", "cannot write a capture window to the trace (its writer queue is full)");
+}
+
+void capture_on_marker_step(int64_t step, int64_t now_ns)
+{
+    g_markers_seen.store(true, std::memory_order_relaxed);
+    std::lock_guard lock(g_mutex);
+    if (g_windows)
+        apply(g_windows->step(step, now_ns));
+}
+
+void capture_on_profiler(bool start)
+{
+    const int64_t now_ns = session_now_ns();
+    if (now_ns < 0)
+        return;
+    std::lock_guard lock(g_mutex);
+    if (g_windows)
+        apply(start ? g_windows->profiler_start(now_ns) : g_windows->profiler_stop(now_ns));
+}
+
+void capture_tick()
+{
+    std::lock_guard lock(g_mutex);
+    if (!g_windows || g_windows->plan().mode != CaptureMode::Time)
+        return;
+    const int64_t now_ns = session_now_ns();
+    if (now_ns >= 0)
+        apply(g_windows->tick(now_ns));
+}
+
+bool capture_recording()
+{
+    return g_recording.load(std::memory_order_relaxed);
+}
+
+bool capture_allows_stats()
+{
+    return g_recording.load(std::memory_order_relaxed) || g_stats_outside.load(std::memory_order_relaxed);
+}
+
+int capture_wait_ms(int period_ms)
+{
+    std::optional<int64_t> deadline_ns;
+    {
+        std::lock_guard lock(g_mutex);
+        if (g_windows)
+            deadline_ns = g_windows->next_deadline_ns();
+    }
+    if (!deadline_ns)
+        return period_ms;
+    const int64_t now_ns = session_now_ns();
+    if (now_ns < 0)
+        return period_ms;
+    // Rounded up, so that the flusher wakes at or just after the edge, never spinning before it.
+    const int64_t wait_ms = std::max<int64_t>(0, (*deadline_ns - now_ns + 999'999) / 1'000'000);
+    return period_ms < 0 ? static_cast<int>(std::min<int64_t>(wait_ms, 60'000))
+                         : static_cast<int>(std::min<int64_t>(wait_ms, period_ms));
+}
+
+} // namespace fp8scope::collector

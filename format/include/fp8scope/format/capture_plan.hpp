@@ -1,0 +1,54 @@
+// What a windowed recording captures (docs/collector.md "Capture windows"): steps A..B, K steps of every N,
+// cudaProfilerStart/Stop, or a time range from the collector's start. `fp8scope record` checks its --capture-*
+// options with this parser and passes them to the collector as FP8SCOPE_CAPTURE_* variables, which the collector
+// parses again with the same code, so the two can never disagree on what a value means.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fp8scope {
+
+enum class CaptureMode { Full, Steps, Periodic, ProfilerApi, Time };
+
+struct CapturePlan {
+    CaptureMode mode = CaptureMode::Full;
+    int64_t first_step = 0, last_step = 0; // Steps: A..B inclusive
+    int64_t every = 0, length = 0; // Periodic: steps with (step mod every) < length
+    int64_t delay_ns = 0; // Time: from delay_ns after the collector's start ...
+    std::optional<int64_t> duration_ns; // ... for duration_ns (to the end of the run when unset)
+    bool stats_outside_windows = false; // tensor statistics also outside the windows
+    std::string options; // the options as given, e.g. "--capture-steps 20:29" (meta capture_options)
+
+    // Meta capture_mode: "full", "steps", "periodic", "cudaProfilerApi", "time".
+    std::string_view mode_name() const;
+    // Periodic: whether step `step` lies in a window.
+    bool in_periodic_window(int64_t step) const { return step >= 0 && step % every < length; }
+};
+
+// The values as given, one per option (empty: not given). The CLI fills it from its options, the collector from
+// the FP8SCOPE_CAPTURE_* variables; both spell the option names in messages as the CLI does.
+struct CaptureRequest {
+    std::string steps; // --capture-steps / FP8SCOPE_CAPTURE_STEPS: "A:B"
+    std::string every; // --capture-every / FP8SCOPE_CAPTURE_EVERY: N
+    std::string length; // --capture-length / FP8SCOPE_CAPTURE_LENGTH: K
+    std::string range; // --capture-range / FP8SCOPE_CAPTURE_RANGE: "cudaProfilerApi"
+    std::string delay; // --delay / FP8SCOPE_CAPTURE_DELAY: seconds
+    std::string duration; // --duration / FP8SCOPE_CAPTURE_DURATION: seconds
+    bool stats_outside_windows = false; // --stats-outside-windows / FP8SCOPE_STATS_OUTSIDE_WINDOWS=1
+};
+
+// The plan, or one line saying what is wrong (a bad value, or options that make no sense together).
+struct CapturePlanResult {
+    std::optional<CapturePlan> plan;
+    std::string error;
+};
+CapturePlanResult parse_capture_plan(const CaptureRequest& request);
+
+// The largest step number and time the options accept (time: 10^6 s, well inside the trace's time range).
+inline constexpr int64_t kMaxCaptureStep = int64_t { 1 } << 48;
+inline constexpr double kMaxCaptureSeconds = 1e6;
+
+} // namespace fp8scope
