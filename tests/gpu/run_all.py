@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_runs  # noqa: E402
+import check_capture  # noqa: E402
 import check_compare  # noqa: E402
 import check_lifecycle  # noqa: E402
 import check_realjobs  # noqa: E402
@@ -30,9 +31,10 @@ import check_stats  # noqa: E402
 import check_torch  # noqa: E402
 import gpu_common as g  # noqa: E402
 
-STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs", "compare")
+STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs", "compare",
+          "capture")
 # Stages that need only `fp8scope` and libfp8scope.so from the build (and PyTorch): the preflight asks for no more.
-LIGHT_STAGES = {"realstats", "realjobs", "compare"}
+LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture"}
 
 
 def parse_args(argv):
@@ -125,6 +127,8 @@ def main(argv=None):
         check_realjobs.run_all(ctx, report, state)
     if "compare" in stages:
         check_compare.run_all(ctx, report, state)
+    if "capture" in stages:
+        check_capture.run_all(ctx, report, state)
     report.write()
     print("\n" + report.table(), flush=True)
     return 1 if any(r["result"] == "FAIL" for r in report.rows) else 0

@@ -1,0 +1,184 @@
+"""Windowed capture (issue 13): record the training sample (samples/torch/train.py, fp8scope.step() markers) and a
+cudaProfilerStart/Stop loop with each kind of capture window, and judge the traces.
+
+  steps     --capture-steps 20:29 over 60 steps: the report analyses exactly steps 20..29 (10 steps); one window,
+            trigger STEPS, first/last step 20/29
+  periodic  --capture-every 20 --capture-length 5 over 60 steps: windows 0-4, 20-24, 40-44; with --warmup 0 the
+            report analyses exactly those 15 steps (with the default warm-up of 2: 13, steps 0 and 1 dropped)
+  profiler  --capture-range cudaProfilerApi on tests/gpu/workloads/profiler_range.py (start before step 10's
+            marker, stop after step 20's): one window, steps 10..19 analysed, step 20 cut by its edge
+  time      --delay 1 --duration 1 over 400 steps of the sample: one window starting about 1 s after CUDA's start,
+            at most about 1 s long (shorter if the job ends first)
+  overhead  the same 60-step job untraced, traced whole and traced with --capture-steps 50:52: median step times
+            (train.py's CUDA-event step times), printed; the windowed run is judged within 5% of untraced
+
+For every windowed trace, "kernels only inside the windows": no kernel starts before the window that holds its
+launch, and every kernel's launch call (its runtime/driver row, same correlationId) starts inside a window. A kernel
+may end, even start, after its window's end: a step's last kernels are still running when the next step's marker
+closes the window (the in-flight kernels of the step boundary), and they were launched with tracing on. The check
+reports their count.
+"""
+
+import json
+import os
+import sqlite3
+
+import gpu_common as g
+
+MODEL = ["--layers", "2", "--d-model", "512", "--heads", "8", "--seq", "256", "--batch", "8", "--vocab", "4096"]
+STEPS = 60
+RUN_TIMEOUT_S = 150
+PROFILER_SCRIPT = g.REPO / "tests" / "gpu" / "workloads" / "profiler_range.py"
+# The FP8SCOPE_CAPTURE_* variable of each record option, for a run without `fp8scope record` (env injection).
+OPTION_ENV = {"--capture-steps": "FP8SCOPE_CAPTURE_STEPS", "--capture-every": "FP8SCOPE_CAPTURE_EVERY",
+              "--capture-length": "FP8SCOPE_CAPTURE_LENGTH", "--capture-range": "FP8SCOPE_CAPTURE_RANGE",
+              "--delay": "FP8SCOPE_CAPTURE_DELAY", "--duration": "FP8SCOPE_CAPTURE_DURATION"}
+
+
+def record(ctx, report, name, capture, argv):
+    """Runs argv traced with `capture` (record options); returns (trace path, truth) or (None, None)."""
+    directory = ctx.fresh_dir(f"capture-{name}")
+    env_extra = {"PYTHONPATH": str(g.REPO / "probes" / "python"), "PYTHONUNBUFFERED": "1"}
+    pattern = directory / "trace-%p.sqlite"
+    targv, env = ctx.traced(pattern, argv, env_extra)
+    if ctx.use_record:
+        targv = targv[:4] + capture + targv[4:]  # fp8scope record -o PATTERN <capture> -- argv
+    else:
+        env.update({OPTION_ENV[capture[i]]: capture[i + 1] for i in range(0, len(capture), 2)})
+    result = g.run(ctx, f"capture-{name}", targv, env=env, timeout_s=RUN_TIMEOUT_S, cwd=directory)
+    truth = g.ground_truth(result.stdout)
+    traces = g.traces_in(directory)
+    ok = result.rc == 0 and truth is not None and len(traces) == 1
+    report.judge(f"capture: record {name} ({' '.join(capture) or 'whole run'})", ok,
+                 f"median step {truth.get('median_step_ms', 0):.2f} ms" if ok and 'median_step_ms' in truth
+                 else ("ok" if ok else result.brief()), "" if ok else result.stderr.strip()[-300:])
+    if ok:
+        ctx.keep(f"capture-{name}", traces[0])
+    return (traces[0], truth) if ok else (None, None)
+
+
+def report_json(ctx, trace, *extra):
+    out = g.run(ctx, f"capture-report-{trace.stem}", [ctx.fp8scope, "report", trace, "--format", "json", *extra],
+                timeout_s=60)
+    return json.loads(out.stdout) if out.rc == 0 else None
+
+
+def windows_of(trace):
+    with sqlite3.connect(f"file:{trace}?mode=ro", uri=True) as db:
+        return db.execute("SELECT id, start, end, firstStep, lastStep, trigger FROM FP8SCOPE_CAPTURE_WINDOW "
+                          "ORDER BY start").fetchall()
+
+
+def judge_kernels_inside(report, name, trace):
+    """Kernels only inside the windows (module docstring): none before its window, every launch inside one."""
+    with sqlite3.connect(f"file:{trace}?mode=ro", uri=True) as db:
+        windows = db.execute("SELECT start, coalesce(end, 1 << 62) FROM FP8SCOPE_CAPTURE_WINDOW").fetchall()
+        rows = db.execute("SELECT k.start, k.start + k.duration, min(r.start) FROM FP8SCOPE_KERNEL AS k "
+                          "LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.correlationId = k.correlationId "
+                          "GROUP BY k.id").fetchall()
+
+    def window_of(t):
+        return next((w for w in windows if w[0] <= t <= w[1]), None)
+
+    outside, in_flight = 0, 0
+    for start, end, launch in rows:
+        w = window_of(launch if launch is not None else start)
+        if w is None or start < w[0]:
+            outside += 1
+        elif end > w[1]:
+            in_flight += 1
+    report.judge(f"capture {name}: kernels only inside the windows", rows and outside == 0,
+                 f"{len(rows)} kernels, {outside} outside, {in_flight} in flight at a window's end")
+
+
+def judge_steps(report, name, doc, expected, edge=None):
+    if doc is None:
+        report.add(f"capture {name}: analysed steps", "FAIL", "fp8scope report failed")
+        return
+    got = [s["index"] for s in doc["steps"]["steps"]]
+    ok = got == expected and (edge is None or doc["steps"]["window_edge_excluded"] == edge)
+    report.judge(f"capture {name}: analysed steps", ok,
+                 f"{len(got)} steps {got[:3]}..{got[-3:]}, expected {len(expected)}; outside "
+                 f"{doc['steps']['outside_windows_excluded']}, edge {doc['steps']['window_edge_excluded']}",
+                 "" if ok else f"got {got}")
+
+
+def train_argv(ctx, steps=STEPS):
+    return [ctx.python, ctx.train_py, "--steps", str(steps), *MODEL, "--precision", "fp8"]
+
+
+def check_steps(ctx, report):
+    trace, _ = record(ctx, report, "steps", ["--capture-steps", "20:29"], train_argv(ctx))
+    if not trace:
+        return
+    windows = windows_of(trace)
+    report.judge("capture steps: one window, steps 20..29, trigger STEPS",
+                 len(windows) == 1 and windows[0][3:] == (20, 29, 0), f"{windows}")
+    judge_steps(report, "steps", report_json(ctx, trace), list(range(20, 30)))
+    judge_kernels_inside(report, "steps", trace)
+
+
+def check_periodic(ctx, report):
+    trace, _ = record(ctx, report, "periodic", ["--capture-every", "20", "--capture-length", "5"], train_argv(ctx))
+    if not trace:
+        return
+    windows = windows_of(trace)
+    report.judge("capture periodic: windows 0-4, 20-24, 40-44", [w[3:5] for w in windows] == [(0, 4), (20, 24), (40, 44)],
+                 f"{[w[3:5] for w in windows]}")
+    expected = [s for s in range(STEPS) if s % 20 < 5]
+    judge_steps(report, "periodic (--warmup 0)", report_json(ctx, trace, "--warmup", "0"), expected)
+    judge_steps(report, "periodic (default warm-up)", report_json(ctx, trace), expected[2:])
+    judge_kernels_inside(report, "periodic", trace)
+
+
+def check_profiler(ctx, report):
+    trace, truth = record(ctx, report, "profiler", ["--capture-range", "cudaProfilerApi"],
+                          [ctx.python, PROFILER_SCRIPT])
+    if not trace:
+        return
+    windows = windows_of(trace)
+    report.judge("capture profiler: one window, trigger PROFILER_API, steps 10..20 began in it",
+                 len(windows) == 1 and windows[0][3:] == (10, 20, 2), f"{windows}")
+    judge_steps(report, "profiler", report_json(ctx, trace), list(range(10, 20)), edge=1)
+    judge_kernels_inside(report, "profiler", trace)
+
+
+def check_time(ctx, report):
+    trace, _ = record(ctx, report, "time", ["--delay", "1", "--duration", "1"], train_argv(ctx, 400))
+    if not trace:
+        return
+    windows = windows_of(trace)
+    # At most 1 s long: shorter when the job ended first (the window then closes at the end of recording).
+    ok = len(windows) == 1 and windows[0][5] == 3 and windows[0][2] is not None \
+        and 1.0e9 <= windows[0][1] <= 1.1e9 and 0 < windows[0][2] - windows[0][1] <= 1.1e9
+    report.judge("capture time: one window, ~1 s after the start, at most ~1 s long", ok, f"{windows}")
+    doc = report_json(ctx, trace)
+    report.judge("capture time: steps analysed, none across the window's edges",
+                 doc is not None and len(doc["steps"]["steps"]) > 0,
+                 doc and f"{len(doc['steps']['steps'])} steps, edge {doc['steps']['window_edge_excluded']}")
+    judge_kernels_inside(report, "time", trace)
+
+
+def check_overhead(ctx, report):
+    argv = train_argv(ctx)
+    directory = ctx.fresh_dir("capture-untraced")
+    env = dict(os.environ, PYTHONPATH=str(g.REPO / "probes" / "python"))  # fp8scope.step() present, a no-op
+    plain = g.run(ctx, "capture-untraced", [str(a) for a in argv], env=env, timeout_s=RUN_TIMEOUT_S, cwd=directory)
+    untraced = g.ground_truth(plain.stdout)
+    _, full = record(ctx, report, "overhead-full", [], argv)
+    _, windowed = record(ctx, report, "overhead-window", ["--capture-steps", "50:52"], argv)
+    if not (untraced and full and windowed):
+        report.add("capture overhead", "FAIL", "a run failed", plain.brief())
+        return
+    u, f, w = (t["median_step_ms"] for t in (untraced, full, windowed))
+    report.add("capture overhead: median step (untraced / traced whole / window 50:52)", "INFO",
+               f"{u:.3f} / {f:.3f} / {w:.3f} ms ({100 * (f / u - 1):+.1f}% / {100 * (w / u - 1):+.1f}%)")
+    report.judge("capture overhead: outside the window the step costs within 5% of untraced", w <= 1.05 * u,
+                 f"{100 * (w / u - 1):+.1f}%")
+
+
+def run_all(ctx, report, state):
+    for name, fn, seconds in (("steps", check_steps, 40), ("periodic", check_periodic, 40),
+                              ("profiler", check_profiler, 30), ("time", check_time, 40),
+                              ("overhead", check_overhead, 90)):
+        g.guarded(report, f"capture {name}", seconds, fn, ctx, report, torch=True)
