@@ -110,7 +110,7 @@ TEST_CASE("report and info say which windows a trace captured", "[cli][report][i
     REQUIRE(s.write_fp8scope(path));
 
     const std::string text = cli_test::run_fp8scope_ok({ "report", path });
-    CHECK(text.find("Captured: steps (--capture-steps 20:29): 1 window: 500 ns to 80.0 µs (steps 20 to 29)")
+    CHECK(text.find("Captured: steps (--capture-steps 20:29): 1 window: 500 ns to 80.000 us (steps 20 to 29)")
         != std::string::npos);
     const auto json = nlohmann::json::parse(cli_test::run_fp8scope_ok({ "report", "--format", "json", path }));
     CHECK(json["capture"]["mode"] == "steps");

@@ -31,12 +31,12 @@ struct CapturePlan {
 // The values as given, one per option (empty: not given). The CLI fills it from its options, the collector from
 // the FP8SCOPE_CAPTURE_* variables; both spell the option names in messages as the CLI does.
 struct CaptureRequest {
-    std::string steps; // --capture-steps / FP8SCOPE_CAPTURE_STEPS: "A:B"
-    std::string every; // --capture-every / FP8SCOPE_CAPTURE_EVERY: N
-    std::string length; // --capture-length / FP8SCOPE_CAPTURE_LENGTH: K
-    std::string range; // --capture-range / FP8SCOPE_CAPTURE_RANGE: "cudaProfilerApi"
-    std::string delay; // --delay / FP8SCOPE_CAPTURE_DELAY: seconds
-    std::string duration; // --duration / FP8SCOPE_CAPTURE_DURATION: seconds
+    std::string steps = {}; // --capture-steps / FP8SCOPE_CAPTURE_STEPS: "A:B"
+    std::string every = {}; // --capture-every / FP8SCOPE_CAPTURE_EVERY: N
+    std::string length = {}; // --capture-length / FP8SCOPE_CAPTURE_LENGTH: K
+    std::string range = {}; // --capture-range / FP8SCOPE_CAPTURE_RANGE: "cudaProfilerApi"
+    std::string delay = {}; // --delay / FP8SCOPE_CAPTURE_DELAY: seconds
+    std::string duration = {}; // --duration / FP8SCOPE_CAPTURE_DURATION: seconds
     bool stats_outside_windows = false; // --stats-outside-windows / FP8SCOPE_STATS_OUTSIDE_WINDOWS=1
 };
 
