@@ -68,10 +68,13 @@ CapturePlanResult parse_capture_plan(const CaptureRequest& r)
     CapturePlan plan;
     if (steps) {
         const auto colon = r.steps.find(':');
-        const auto first = colon == std::string::npos ? std::nullopt : parse_count(std::string_view(r.steps).substr(0, colon));
-        const auto last = colon == std::string::npos ? std::nullopt : parse_count(std::string_view(r.steps).substr(colon + 1));
+        const auto first
+            = colon == std::string::npos ? std::nullopt : parse_count(std::string_view(r.steps).substr(0, colon));
+        const auto last
+            = colon == std::string::npos ? std::nullopt : parse_count(std::string_view(r.steps).substr(colon + 1));
         if (!first || !last)
-            return fail(quoted("--capture-steps", r.steps) + ": expected A:B, two step numbers (0 or more), e.g. 20:29");
+            return fail(
+                quoted("--capture-steps", r.steps) + ": expected A:B, two step numbers (0 or more), e.g. 20:29");
         if (*first > *last)
             return fail(quoted("--capture-steps", r.steps) + ": the first step is after the last");
         plan.mode = CaptureMode::Steps;
@@ -86,8 +89,8 @@ CapturePlanResult parse_capture_plan(const CaptureRequest& r)
             return fail(quoted("--capture-every", r.every) + ": expected a number of steps, 1 or more");
         const auto length = parse_count(r.length);
         if (!length || *length == 0 || *length > *every)
-            return fail(quoted("--capture-length", r.length) + ": expected a number of steps from 1 to --capture-every ("
-                + r.every + ")");
+            return fail(quoted("--capture-length", r.length)
+                + ": expected a number of steps from 1 to --capture-every (" + r.every + ")");
         plan.mode = CaptureMode::Periodic;
         plan.every = *every;
         plan.length = *length;

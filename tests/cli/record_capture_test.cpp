@@ -85,7 +85,8 @@ TEST_CASE("record refuses bad capture values and senseless combinations with one
     check_refused({ "--delay", "1e7" }, "--delay '1e7'");
     check_refused({ "--duration", "0" }, "--duration '0'");
     check_refused({ "--duration", "inf" }, "--duration 'inf'");
-    check_refused({ "--capture-steps", "1:2", "--capture-range", "cudaProfilerApi" }, "choose one kind of capture window");
+    check_refused(
+        { "--capture-steps", "1:2", "--capture-range", "cudaProfilerApi" }, "choose one kind of capture window");
     check_refused({ "--capture-steps", "1:2", "--capture-every", "5", "--capture-length", "1" }, "choose one kind");
     check_refused({ "--capture-range", "cudaProfilerApi", "--delay", "1" }, "choose one kind");
     check_refused({ "--stats-outside-windows" }, "--stats-outside-windows needs a capture window");

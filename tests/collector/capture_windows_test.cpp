@@ -25,7 +25,8 @@ std::string error_of(const CaptureRequest& request)
 }
 
 // Feeds steps first..last, step n at 10 * n ns; returns which steps were captured (a window open while they ran).
-std::vector<int64_t> captured_steps(CaptureWindows& windows, int64_t first, int64_t last, std::vector<CaptureWindowRow>* closed)
+std::vector<int64_t> captured_steps(
+    CaptureWindows& windows, int64_t first, int64_t last, std::vector<CaptureWindowRow>* closed)
 {
     std::vector<int64_t> captured;
     for (int64_t step = first; step <= last; ++step) {
