@@ -22,7 +22,7 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
     rows_.clear();
     if (session && session->compare) {
         const analyzer::CompareResult& compare = *session->compare;
-        const cli::CompareVerdict verdict = cli::default_compare_verdict(compare);
+        const analyzer::CompareVerdict verdict = analyzer::default_compare_verdict(compare);
         for (const size_t index : compare.flagged) {
             const analyzer::CompareSite& site = compare.sites[index];
             const bool first = compare.first_divergent == index;

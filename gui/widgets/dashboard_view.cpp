@@ -331,7 +331,7 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
     compare_box_->setVisible(session_->compare.has_value());
     if (session_->compare) {
         const analyzer::CompareResult& c = *session_->compare;
-        const cli::CompareVerdict verdict = cli::default_compare_verdict(c);
+        const analyzer::CompareVerdict verdict = analyzer::default_compare_verdict(c);
         QString text;
         if (c.first_divergent) {
             const analyzer::CompareSite& first = c.sites[*c.first_divergent];
