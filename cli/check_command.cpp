@@ -152,7 +152,7 @@ int run_check(const CheckCliOptions& options)
         analyzer::CompareBudgets compare_budgets { .max_loss_delta = options.max_loss_delta,
             .max_drift_sites = options.max_drift_sites };
         if (!compare_budgets.max_loss_delta && !compare_budgets.max_drift_sites)
-            compare_budgets = { .max_loss_delta = analyzer::kLossDeltaThreshold, .max_drift_sites = 0 };
+            compare_budgets = analyzer::kDefaultCompareBudgets;
         for (auto& r : analyzer::evaluate_compare_budgets(compared->result, compare_budgets))
             results.push_back(std::move(r));
     }

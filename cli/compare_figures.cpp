@@ -49,16 +49,6 @@ std::string loss_unavailable(const LossComparison& loss, const BudgetResult& bud
 
 } // namespace
 
-CompareVerdict default_compare_verdict(const CompareResult& result)
-{
-    const std::vector<BudgetResult> results = evaluate_compare_budgets(
-        result, CompareBudgets { .max_loss_delta = kLossDeltaThreshold, .max_drift_sites = 0 });
-    CompareVerdict verdict;
-    for (const BudgetResult& r : results)
-        (r.name == "max-loss-delta" ? verdict.loss : verdict.drift) = r;
-    return verdict;
-}
-
 std::string delta_percent(double relative_delta)
 {
     const double percent = 100.0 * relative_delta;

@@ -29,15 +29,6 @@ inline constexpr std::array<std::string_view, 2> kLossThresholdSources {
 // Matched sites, flagged sites and unmatched sites listed in text and Markdown (JSON lists all, HTML up to 500).
 inline constexpr size_t kListedCompareSites = 20;
 
-// The analyzer's default gate (evaluate_compare_budgets with no drifting site and kLossDeltaThreshold): what the
-// verdict line and the JUnit testcases report, the verdict `check --ref` gives without budgets.
-struct CompareVerdict {
-    analyzer::BudgetResult loss; // "max-loss-delta"
-    analyzer::BudgetResult drift; // "max-drift-sites"
-    bool healthy() const { return loss.passed && drift.passed; }
-};
-CompareVerdict default_compare_verdict(const analyzer::CompareResult& result);
-
 // "0.90%": a relative delta as a percentage, two decimals (two significant digits below 0.01%).
 std::string delta_percent(double relative_delta);
 

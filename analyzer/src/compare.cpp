@@ -15,6 +15,7 @@
 #include <cmath>
 #include <set>
 #include <tuple>
+#include <utility>
 
 namespace fp8scope::analyzer {
 
@@ -364,6 +365,14 @@ std::vector<BudgetResult> evaluate_compare_budgets(const CompareResult& result, 
         out.push_back(std::move(r));
     }
     return out;
+}
+
+CompareVerdict default_compare_verdict(const CompareResult& result)
+{
+    CompareVerdict verdict;
+    for (BudgetResult& r : evaluate_compare_budgets(result, kDefaultCompareBudgets))
+        (r.name == "max-loss-delta" ? verdict.loss : verdict.drift) = std::move(r);
+    return verdict;
 }
 
 } // namespace fp8scope::analyzer

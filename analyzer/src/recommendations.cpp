@@ -85,21 +85,28 @@ const char* recommendation_figure(RecommendationKind kind)
     return "unknown";
 }
 
+std::optional<BubbleCause> recommendation_cause(RecommendationKind kind)
+{
+    switch (kind) {
+    case RecommendationKind::CudaGraphs:
+        return BubbleCause::Launch;
+    case RecommendationKind::RemoveSync:
+        return BubbleCause::Sync;
+    case RecommendationKind::ReduceHostWork:
+        return BubbleCause::Host;
+    case RecommendationKind::FuseFp8Bookkeeping:
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
 std::optional<RecommendationStep> recommendation_worst_step(const Report& report, RecommendationKind kind)
 {
     if (report.steps.steps.empty())
         return std::nullopt;
-    switch (kind) {
-    case RecommendationKind::CudaGraphs:
-        return worst_cause_step(report, BubbleCause::Launch);
-    case RecommendationKind::RemoveSync:
-        return worst_cause_step(report, BubbleCause::Sync);
-    case RecommendationKind::ReduceHostWork:
-        return worst_cause_step(report, BubbleCause::Host);
-    case RecommendationKind::FuseFp8Bookkeeping:
-        return worst_bookkeeping_step(report);
-    }
-    return std::nullopt;
+    if (const std::optional<BubbleCause> cause = recommendation_cause(kind))
+        return worst_cause_step(report, *cause);
+    return worst_bookkeeping_step(report);
 }
 
 namespace {

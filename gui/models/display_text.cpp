@@ -99,4 +99,23 @@ QColor attention_color()
     return cause_color(analyzer::BubbleCause::Sync);
 }
 
+QColor tensor_series_color(TensorSeries series)
+{
+    switch (series) {
+    case TensorSeries::Run:
+        return QColor(0x1f, 0x77, 0xb4); // tab10 blue
+    case TensorSeries::Reference:
+        return QColor(0x7f, 0x7f, 0x7f);
+    case TensorSeries::Saturation:
+        // Okabe-Ito orange: told apart from the onset red also with red-green colour blindness, and from the
+        // underflow purple.
+        return QColor(0xe6, 0x9f, 0x00);
+    case TensorSeries::Underflow:
+        return cause_color(analyzer::BubbleCause::Dependency); // purple
+    case TensorSeries::Headroom:
+        return QColor(0x2c, 0xa0, 0x2c); // tab10 green
+    }
+    return QColor(0x7f, 0x7f, 0x7f);
+}
+
 } // namespace fp8scope::gui

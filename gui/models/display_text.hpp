@@ -34,4 +34,8 @@ QColor timeline_color(analyzer::TrackKind kind, uint8_t category);
 // Text that needs attention (drift, a loss delta over its threshold, an error): the sync red.
 QColor attention_color();
 
+// The series of the tensor view's charts. None is the attention red, which marks a drift's onset on each chart.
+enum class TensorSeries { Run, Reference, Saturation, Underflow, Headroom };
+QColor tensor_series_color(TensorSeries series);
+
 } // namespace fp8scope::gui

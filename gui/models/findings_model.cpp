@@ -11,21 +11,6 @@ namespace fp8scope::gui {
 
 using namespace Qt::StringLiterals;
 
-std::optional<analyzer::BubbleCause> recommendation_cause(analyzer::RecommendationKind kind)
-{
-    switch (kind) {
-    case analyzer::RecommendationKind::CudaGraphs:
-        return analyzer::BubbleCause::Launch;
-    case analyzer::RecommendationKind::RemoveSync:
-        return analyzer::BubbleCause::Sync;
-    case analyzer::RecommendationKind::ReduceHostWork:
-        return analyzer::BubbleCause::Host;
-    case analyzer::RecommendationKind::FuseFp8Bookkeeping:
-        return std::nullopt;
-    }
-    return std::nullopt;
-}
-
 FindingsModel::FindingsModel(QObject* parent)
     : QAbstractTableModel(parent)
 {
@@ -37,7 +22,7 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
     rows_.clear();
     if (session && session->compare) {
         const analyzer::CompareResult& compare = *session->compare;
-        const cli::CompareVerdict verdict = cli::default_compare_verdict(compare);
+        const analyzer::CompareVerdict verdict = analyzer::default_compare_verdict(compare);
         for (const size_t index : compare.flagged) {
             const analyzer::CompareSite& site = compare.sites[index];
             const bool first = compare.first_divergent == index;
@@ -75,7 +60,7 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
                 .why = to_qstring(r.reason),
                 .saving_ns = r.saving_per_step_ns,
                 .target = FindingTarget { r.worst_step ? std::optional(r.worst_step->step_index) : std::nullopt,
-                    recommendation_cause(r.kind), std::nullopt },
+                    analyzer::recommendation_cause(r.kind), std::nullopt },
                 .numerics = false,
             });
         }

@@ -49,8 +49,4 @@ private:
     std::vector<Row> rows_;
 };
 
-// The bubble cause behind a kind of recommendation, as recommendation_figure() names it (remove_sync: idle caused
-// by sync, ...); nullopt for fuse_fp8_bookkeeping, whose figure is kernel time, not idle time.
-std::optional<analyzer::BubbleCause> recommendation_cause(analyzer::RecommendationKind kind);
-
 } // namespace fp8scope::gui

@@ -282,13 +282,8 @@ DashboardView::DashboardView(FindingsModel& findings, QWidget* parent)
     compare_box_->hide();
     layout->addWidget(compare_box_);
 
-    // Two rows of two (boxes, not a grid: a grid's height for a width ignores the charts' minimum heights).
-    charts_rows_ = { new QHBoxLayout(), new QHBoxLayout() };
-    for (QHBoxLayout* row : charts_rows_)
-        layout->addLayout(row);
-
     // The dashboard lists the first divergent site, the loss and the recommendations; every drifting site is in the
-    // Findings tab.
+    // Findings tab. Full width under the verdict: a finding reads whole beside its saving and its place.
     top_findings_ = new QSortFilterProxyModel(this);
     top_findings_->setSourceModel(&findings_model_);
     top_findings_->setFilterKeyColumn(FindingsModel::Kind);
@@ -298,15 +293,19 @@ DashboardView::DashboardView(FindingsModel& findings, QWidget* parent)
     findings_->setRootIsDecorated(false);
     findings_->setUniformRowHeights(true);
     findings_->setItemDelegateForColumn(FindingsModel::Finding, new ElidingDelegate(Qt::ElideMiddle, findings_));
-    findings_->header()->setStretchLastSection(true);
-    findings_->setMinimumHeight(220);
+    findings_->header()->setStretchLastSection(false);
     connect(findings_, &QTreeView::clicked, this, [this](const QModelIndex& index) {
         Q_EMIT finding_activated(findings_model_.target(top_findings_->mapToSource(index).row()));
     });
-    charts_rows_[1]->addWidget(group(u"Top findings (click one to go to its step)"_s, findings_, page), 1);
+    layout->addWidget(group(u"Top findings (click one to go to its step)"_s, findings_, page));
 
+    // Two rows of two (boxes, not a grid: a grid's height for a width ignores the charts' minimum heights): the
+    // bubble ratio and the idle time by cause, then the FP8 overhead (rebuild_charts()) and the tensor health.
+    charts_rows_ = { new QHBoxLayout(), new QHBoxLayout() };
+    for (QHBoxLayout* row : charts_rows_)
+        layout->addLayout(row);
     tensor_health_ = text_label(page);
-    layout->addWidget(group(u"Tensor health"_s, tensor_health_, page));
+    charts_rows_[1]->addWidget(group(u"Tensor health"_s, tensor_health_, page), 1);
     layout->addStretch(1);
 
     setWidget(page);
@@ -322,16 +321,23 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
     const AnalysedTrace& run = *session_->run;
     headline_->setText(headline_html(run));
     tensor_health_->setText(tensor_health_html(run.report.tensor_health));
-    // Kind is told by colour here (red: numerics); Why is in the Findings view and the tooltips.
+    // Kind is told by colour here (red: numerics); Why is in the Findings view and the tooltips. The finding takes
+    // the width that the saving and the place, read whole, leave.
     findings_->hideColumn(FindingsModel::Kind);
     findings_->hideColumn(FindingsModel::Why);
-    findings_->header()->resizeSection(FindingsModel::Finding, 300);
-    findings_->header()->resizeSection(FindingsModel::Saving, 110);
+    QHeaderView& header = *findings_->header();
+    header.setSectionResizeMode(FindingsModel::Finding, QHeaderView::Stretch);
+    header.setSectionResizeMode(FindingsModel::Saving, QHeaderView::ResizeToContents);
+    header.setSectionResizeMode(FindingsModel::Where, QHeaderView::ResizeToContents);
+    // As tall as its rows, a handful (at least three rows' room, so that the box does not jump between traces).
+    const int row_px = std::max(findings_->sizeHintForRow(0), findings_->fontMetrics().height() + 4);
+    const int shown_rows = std::max(3, top_findings_->rowCount());
+    findings_->setFixedHeight(header.sizeHint().height() + shown_rows * row_px + 2 * findings_->frameWidth());
 
     compare_box_->setVisible(session_->compare.has_value());
     if (session_->compare) {
         const analyzer::CompareResult& c = *session_->compare;
-        const cli::CompareVerdict verdict = cli::default_compare_verdict(c);
+        const analyzer::CompareVerdict verdict = analyzer::default_compare_verdict(c);
         QString text;
         if (c.first_divergent) {
             const analyzer::CompareSite& first = c.sites[*c.first_divergent];
@@ -381,7 +387,7 @@ void DashboardView::rebuild_charts()
         chart->setMinimumHeight(320);
     charts_rows_[0]->addWidget(charts_views_[0], 1);
     charts_rows_[0]->addWidget(charts_views_[1], 1);
-    charts_rows_[1]->addWidget(charts_views_[2], 1);
+    charts_rows_[1]->insertWidget(0, charts_views_[2], 1);
     // New children of a shown page stay hidden until shown, and a layout counts hidden widgets as nothing: show them
     // now, so that the page's height (and its scroll bar) is right from the first frame.
     for (QWidget* chart : charts_views_)

@@ -10,6 +10,8 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace fp8scope::gui {
 
 using namespace Qt::StringLiterals;
@@ -55,11 +57,19 @@ FindingsView::FindingsView(FindingsModel& model, QWidget* parent)
     connect(tree_, &QTreeView::activated, this, [this](const QModelIndex& index) {
         Q_EMIT finding_activated(model_.target(proxy_->mapToSource(index).row()));
     });
+    // Kind, saving and place are short and read whole; the finding gets its width up to about 80 characters (a site
+    // label is longer, and elides in the middle), and Why the rest. Every cell's tooltip holds the finding's full
+    // text, and so does the panel below.
     connect(&model_, &QAbstractItemModel::modelReset, this, [this] {
-        tree_->header()->resizeSection(FindingsModel::Kind, 150);
-        tree_->header()->resizeSection(FindingsModel::Finding, 480);
-        tree_->header()->resizeSection(FindingsModel::Saving, 170);
-        tree_->header()->resizeSection(FindingsModel::Where, 330);
+        QHeaderView& header = *tree_->header();
+        for (const int column : { FindingsModel::Kind, FindingsModel::Saving, FindingsModel::Where })
+            header.setSectionResizeMode(column, QHeaderView::ResizeToContents);
+        header.setSectionResizeMode(FindingsModel::Finding, QHeaderView::Interactive);
+        header.setSectionResizeMode(FindingsModel::Why, QHeaderView::Stretch);
+        tree_->resizeColumnToContents(FindingsModel::Finding);
+        const int max_finding_px = 80 * tree_->fontMetrics().averageCharWidth();
+        header.resizeSection(
+            FindingsModel::Finding, std::min(header.sectionSize(FindingsModel::Finding), max_finding_px));
     });
 }
 

@@ -36,7 +36,7 @@ void save_timeline_zooms(MainWindow& window, TimelineCanvas& canvas, Save& save)
     ViewState& state = window.view_state();
     if (!run.what_if.recommendations.empty() && run.what_if.recommendations.front().worst_step) {
         const analyzer::Recommendation& top = run.what_if.recommendations.front();
-        state.focus_step(top.worst_step->step_index, recommendation_cause(top.kind));
+        state.focus_step(top.worst_step->step_index, analyzer::recommendation_cause(top.kind));
         if (const auto position = state.step_position(top.worst_step->step_index))
             canvas.select(analyzer::ItemRef { analyzer::ItemKind::Step, static_cast<uint32_t>(*position) });
         save(u"timeline-step"_s);

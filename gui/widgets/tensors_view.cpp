@@ -230,7 +230,7 @@ void TensorsView::show_site(std::optional<int64_t> site_id)
     // amax of the run and of the reference on a log scale: a drift of a few x is a constant distance.
     QChart& amax = *plots_[0]->chart();
     clear_chart(amax, u"amax per step"_s);
-    auto* run = line(u"run"_s, QColor(u"#1f77b4"_s), points.size());
+    auto* run = line(u"run"_s, tensor_series_color(TensorSeries::Run), points.size());
     double low = std::numeric_limits<double>::infinity(), high = 0;
     const auto add = [&](QLineSeries* to, double step, double value) {
         if (!(value > 0) || !std::isfinite(value))
@@ -243,7 +243,7 @@ void TensorsView::show_site(std::optional<int64_t> site_id)
         add(run, static_cast<double>(p.step), p.amax);
     QLineSeries* ref = nullptr;
     if (compare) {
-        ref = line(u"reference"_s, QColor(u"#7f7f7f"_s), compare->steps.size());
+        ref = line(u"reference"_s, tensor_series_color(TensorSeries::Reference), compare->steps.size());
         QPen pen = ref->pen();
         pen.setStyle(Qt::DashLine);
         ref->setPen(pen);
@@ -273,8 +273,8 @@ void TensorsView::show_site(std::optional<int64_t> site_id)
     // Saturation and underflow in percent of the elements.
     QChart& ratios = *plots_[1]->chart();
     clear_chart(ratios, u"Saturation and underflow per step"_s);
-    auto* saturation = line(u"saturation"_s, attention_color(), points.size());
-    auto* underflow = line(u"underflow"_s, cause_color(analyzer::BubbleCause::Dependency), points.size());
+    auto* saturation = line(u"saturation"_s, tensor_series_color(TensorSeries::Saturation), points.size());
+    auto* underflow = line(u"underflow"_s, tensor_series_color(TensorSeries::Underflow), points.size());
     double max_percent = 0;
     for (const analyzer::TensorSeriesPoint& p : points) {
         if (p.saturation_ratio) {
@@ -299,7 +299,7 @@ void TensorsView::show_site(std::optional<int64_t> site_id)
     // Headroom in bits: below 0 the cast clips.
     QChart& headroom = *plots_[2]->chart();
     clear_chart(headroom, u"Headroom per step: log2(fp8_max · scale_inv / amax), below 0 clips"_s);
-    auto* bits = line(u"headroom"_s, QColor(u"#2ca02c"_s), points.size());
+    auto* bits = line(u"headroom"_s, tensor_series_color(TensorSeries::Headroom), points.size());
     double bits_low = 0, bits_high = 0;
     for (const analyzer::TensorSeriesPoint& p : points)
         if (p.headroom_bits) {

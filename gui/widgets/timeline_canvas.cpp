@@ -183,8 +183,10 @@ void TimelineCanvas::paint_ruler(QPainter& p, const TimeAxis& axis) const
     for (double t = static_cast<double>(first); t <= static_cast<double>(axis.end_ns); t += tick_ns) {
         const double x = ruler.left() + axis.x_of(static_cast<int64_t>(t));
         p.drawLine(QPointF(x, kRulerHeight - 6), QPointF(x, kRulerHeight - 1));
-        p.drawText(QRectF(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignLeft | Qt::AlignVCenter,
-            QString::number(t / 1e9, 'f', decimals) + u" s"_s);
+        const QString label = QString::number(t / 1e9, 'f', decimals) + u" s"_s;
+        if (x + 3 + p.fontMetrics().horizontalAdvance(label) > ruler.right())
+            continue; // a label cut by the edge reads as another time
+        p.drawText(QRectF(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignLeft | Qt::AlignVCenter, label);
     }
     // The window's span, right-aligned in the gutter's corner.
     p.drawText(QRect(6, 0, kGutterWidth - 12, kRulerHeight), Qt::AlignLeft | Qt::AlignVCenter,

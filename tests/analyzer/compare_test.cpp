@@ -405,6 +405,60 @@ TEST_CASE("loss delta: the mean of the last 10 common steps, with the largest si
     }
 }
 
+TEST_CASE("the default verdict: no drifting site and the loss delta within kLossDeltaThreshold", "[compare]")
+{
+    CHECK(kDefaultCompareBudgets.max_loss_delta == kLossDeltaThreshold);
+    CHECK(kDefaultCompareBudgets.max_drift_sites == 0);
+    CompareResult r;
+    r.loss.scalar = "loss";
+    r.loss.window = 10;
+    r.loss.final_relative_delta = kLossDeltaThreshold; // at the threshold passes
+    r.loss.max_step = 7;
+    r.loss.max_step_relative_delta = 0.03;
+    CompareVerdict verdict = default_compare_verdict(r);
+    CHECK(verdict.loss.name == "max-loss-delta");
+    CHECK(verdict.loss.value == kLossDeltaThreshold);
+    CHECK(verdict.loss.limit == kLossDeltaThreshold);
+    CHECK(verdict.loss.worst_step == 7);
+    CHECK(verdict.drift.name == "max-drift-sites");
+    CHECK(verdict.drift.limit == 0);
+    CHECK(verdict.healthy());
+
+    SECTION("a loss delta above the threshold fails the loss, not the drift")
+    {
+        r.loss.final_relative_delta = 1.5 * kLossDeltaThreshold;
+        verdict = default_compare_verdict(r);
+        CHECK_FALSE(verdict.loss.passed);
+        CHECK(verdict.drift.passed);
+        CHECK_FALSE(verdict.healthy());
+    }
+    SECTION("no loss delta fails the loss, with the analyzer's reason")
+    {
+        r.loss.final_relative_delta.reset();
+        r.loss.unavailable = "no scalar 'loss' in the reference";
+        verdict = default_compare_verdict(r);
+        CHECK_FALSE(verdict.loss.passed);
+        CHECK(verdict.loss.unavailable == "no scalar 'loss' in the reference");
+        CHECK_FALSE(verdict.healthy());
+    }
+    SECTION("one drifting site fails the drift and names the first divergent site")
+    {
+        CompareSite site;
+        site.label = "step/blocks.0/fc1 · gemm 64x512x32 #0 · B";
+        site.onset_step = 12;
+        r.sites.push_back(site);
+        r.flagged = { 0 };
+        r.first_divergent = 0;
+        verdict = default_compare_verdict(r);
+        CHECK(verdict.loss.passed);
+        CHECK_FALSE(verdict.drift.passed);
+        CHECK(verdict.drift.value == 1);
+        CHECK(verdict.drift.worst_step == 12);
+        CHECK(verdict.drift.where == "first divergent: step/blocks.0/fc1 · gemm 64x512x32 #0 · B from step 12");
+        CHECK_FALSE(verdict.healthy());
+    }
+}
+
 TEST_CASE("FP8's net gain: GEMM time saved minus bookkeeping added, and the measured step change", "[compare]")
 {
     Job run, ref;

@@ -10,6 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 using namespace fp8scope::analyzer;
 using fp8scope::testing::Scenario;
@@ -157,12 +159,9 @@ TEST_CASE("recommendations below the minimum saving are not made; no steps, no w
             REQUIRE(again);
             CHECK(r.worst_step->step_index == again->step_index);
             // No step has a larger share of the figure than the worst one.
-            if (r.kind != RecommendationKind::FuseFp8Bookkeeping) {
-                const auto cause = r.kind == RecommendationKind::CudaGraphs ? BubbleCause::Launch
-                    : r.kind == RecommendationKind::RemoveSync              ? BubbleCause::Sync
-                                                                            : BubbleCause::Host;
+            if (const auto cause = recommendation_cause(r.kind)) {
                 for (const auto& s : steps)
-                    CHECK(static_cast<double>(s.totals.cause_ns[static_cast<size_t>(cause)])
+                    CHECK(static_cast<double>(s.totals.cause_ns[static_cast<size_t>(*cause)])
                         <= r.worst_step->share * static_cast<double>(s.totals.step_ns) + 1e-6);
             }
         }
@@ -170,4 +169,23 @@ TEST_CASE("recommendations below the minimum saving are not made; no steps, no w
     Report empty = report_of("h100-train-fp8.sqlite");
     empty.steps.steps.clear();
     CHECK_FALSE(recommendation_worst_step(empty, RecommendationKind::CudaGraphs));
+}
+
+TEST_CASE("each kind of recommendation names the bubble cause its figure measures", "[recommendations]")
+{
+    // recommendation_figure() in other words: the idle time of one cause, or kernel time (no cause).
+    const std::pair<RecommendationKind, std::optional<BubbleCause>> expected[] = {
+        { RecommendationKind::CudaGraphs, BubbleCause::Launch },
+        { RecommendationKind::RemoveSync, BubbleCause::Sync },
+        { RecommendationKind::FuseFp8Bookkeeping, std::nullopt },
+        { RecommendationKind::ReduceHostWork, BubbleCause::Host },
+    };
+    for (const auto& [kind, cause] : expected) {
+        INFO(recommendation_kind_name(kind));
+        CHECK(recommendation_cause(kind) == cause);
+        const std::string figure = recommendation_figure(kind);
+        CHECK(figure.starts_with("idle caused by ") == cause.has_value());
+        if (cause)
+            CHECK(figure == std::string("idle caused by ") + bubble_cause_name(*cause));
+    }
 }

@@ -181,8 +181,8 @@ struct CompareInput {
 
 std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& input, const CompareOptions& options = {});
 
-// `check RUN --ref REF` budgets (docs/analysis.md "Budgets"). With neither given, check --ref applies both defaults:
-// no drifting site and the loss delta within kLossDeltaThreshold.
+// `check RUN --ref REF` budgets (docs/analysis.md "Budgets"). With neither given, check --ref applies both defaults
+// (kDefaultCompareBudgets).
 struct CompareBudgets {
     std::optional<double> max_loss_delta; // final_relative_delta; fails without loss scalars in both traces
     std::optional<int64_t> max_drift_sites; // flagged sites; `where` names the first divergent one and its onset
@@ -191,5 +191,17 @@ struct CompareBudgets {
 // Results named "max-loss-delta" and "max-drift-sites", in that order (only those given). Their `where` is a short
 // sentence, not a bare site label: the loss scalar and its window, or "first divergent: <label> from step N".
 std::vector<BudgetResult> evaluate_compare_budgets(const CompareResult& result, const CompareBudgets& budgets);
+
+// The default gate: no drifting site and the loss delta within kLossDeltaThreshold. `check --ref` applies it when
+// given neither budget; every compare output's verdict and the viewer's are this gate's.
+inline constexpr CompareBudgets kDefaultCompareBudgets { .max_loss_delta = kLossDeltaThreshold, .max_drift_sites = 0 };
+
+// evaluate_compare_budgets() with kDefaultCompareBudgets, its two results by name.
+struct CompareVerdict {
+    BudgetResult loss; // "max-loss-delta"
+    BudgetResult drift; // "max-drift-sites"
+    bool healthy() const { return loss.passed && drift.passed; }
+};
+CompareVerdict default_compare_verdict(const CompareResult& result);
 
 } // namespace fp8scope::analyzer

@@ -52,6 +52,11 @@ const char* recommendation_kind_name(RecommendationKind kind);
 // (remove_sync), "idle caused by host" (reduce_host_work), "cast and amax/scale kernel time" (fuse_fp8_bookkeeping).
 const char* recommendation_figure(RecommendationKind kind);
 
+// The bubble cause behind a kind of recommendation, as recommendation_figure() names it (remove_sync: idle caused
+// by sync, ...): what a finding highlights in its worst step. nullopt for fuse_fp8_bookkeeping, whose figure is
+// kernel time, not idle time.
+std::optional<BubbleCause> recommendation_cause(RecommendationKind kind);
+
 // The step where recommendation_figure(kind) is the largest share of the step's time (bubble figures summed over
 // the devices of the report's totals, bubbles_per_step(); kernel time over all devices, as the kernel classes are);
 // ties go to the earlier step. Also for kinds the report does not recommend, so that a passing check can say how
