@@ -125,6 +125,11 @@ FP8SCOPE_EXPORT int fp8scope_scalar_device(const char* name, const void* device_
     });
 }
 
+FP8SCOPE_EXPORT int fp8scope_stats_wanted(void)
+{
+    return guarded([] { return stats_wanted() ? 1 : 0; });
+}
+
 FP8SCOPE_EXPORT int fp8scope_api_version(void)
 {
     return FP8SCOPE_C_API_VERSION;

@@ -415,6 +415,14 @@ int32_t next_gemm_ordinal(std::string_view nvtx_path, int64_t m, int64_t n, int6
     return next++;
 }
 
+bool stats_wanted()
+{
+    if (!running_session_services() || !capture_allows_stats())
+        return false;
+    const std::optional<int64_t> step = current_step();
+    return !step || step_sampled(*step);
+}
+
 int enqueue_probe(const ProbeRequest& request)
 {
     if (!running_session_services())

@@ -40,6 +40,9 @@ struct ProbeRequest {
 
 // Status codes of probes/include/fp8scope.h (FP8SCOPE_OK, FP8SCOPE_E_*).
 int enqueue_probe(const ProbeRequest& request);
+// fp8scope_stats_wanted(): whether enqueue_probe, called now, would get past the capture window and the step
+// sampling (probes/include/fp8scope.h).
+bool stats_wanted();
 
 // The step a probe made now belongs to: the last fp8scope_step() if there was one, else the number of NVTX step
 // ranges seen minus one; nullopt without either.

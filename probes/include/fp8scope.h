@@ -82,6 +82,13 @@ int fp8scope_scalar_device(const char* name, const void* device_value, int32_t d
 /* FP8SCOPE_C_API_VERSION of the loaded collector. */
 int fp8scope_api_version(void);
 
+/* 1 when a probe made now on the calling thread would be measured as far as the capture windows
+ * (`fp8scope record --capture-*`) and the step sampling (FP8SCOPE_STATS_EVERY) decide; 0 when it would be
+ * sampled out, or when nothing records. No CUDA call: instrumentation asks it before preparing probes, so that
+ * outside windows and sampled steps it costs nothing. Absent from collectors before 0.1.0's issue 13; callers look
+ * it up and take its absence as 1. */
+int fp8scope_stats_wanted(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@ reports their count.
 """
 
 import json
+import statistics
 import os
 import sqlite3
 
@@ -80,8 +81,9 @@ def judge_kernels_inside(report, name, trace):
     def window_of(t):
         return next((w for w in windows if w[0] <= t <= w[1]), None)
 
-    outside, in_flight = 0, 0
+    outside, in_flight, unlaunched = 0, 0, 0
     for start, end, launch in rows:
+        unlaunched += launch is None
         w = window_of(launch if launch is not None else start)
         if w is None or start < w[0]:
             outside += 1
@@ -89,6 +91,9 @@ def judge_kernels_inside(report, name, trace):
             in_flight += 1
     report.judge(f"capture {name}: kernels only inside the windows", rows and outside == 0,
                  f"{len(rows)} kernels, {outside} outside, {in_flight} in flight at a window's end")
+    # The API calls are switched with the kernels: every recorded kernel has its launch call in the trace.
+    report.judge(f"capture {name}: every kernel's launch call recorded", rows and unlaunched == 0,
+                 f"{unlaunched} of {len(rows)} kernels without their launch call")
 
 
 def judge_steps(report, name, doc, expected, edge=None):
@@ -139,19 +144,23 @@ def check_profiler(ctx, report):
     windows = windows_of(trace)
     report.judge("capture profiler: one window, trigger PROFILER_API, steps 10..20 began in it",
                  len(windows) == 1 and windows[0][3:] == (10, 20, 2), f"{windows}")
-    judge_steps(report, "profiler", report_json(ctx, trace), list(range(10, 20)), edge=1)
+    # cudaProfilerStart runs just before step 10's marker, inside step 9, and cudaProfilerStop just after step 20's:
+    # steps 9 and 20 are cut by the window's edges.
+    judge_steps(report, "profiler", report_json(ctx, trace), list(range(10, 20)), edge=2)
     judge_kernels_inside(report, "profiler", trace)
 
 
 def check_time(ctx, report):
-    trace, _ = record(ctx, report, "time", ["--delay", "1", "--duration", "1"], train_argv(ctx, 400))
+    # The sample spends about 5 s in set-up before its first step (H100, 2026-11-24) and 400 steps take about 15 s
+    # more: a window from 8 s to 10 s lies inside the training loop.
+    trace, _ = record(ctx, report, "time", ["--delay", "8", "--duration", "2"], train_argv(ctx, 400))
     if not trace:
         return
     windows = windows_of(trace)
-    # At most 1 s long: shorter when the job ended first (the window then closes at the end of recording).
+    # At most 2 s long: shorter when the job ended first (the window then closes at the end of recording).
     ok = len(windows) == 1 and windows[0][5] == 3 and windows[0][2] is not None \
-        and 1.0e9 <= windows[0][1] <= 1.1e9 and 0 < windows[0][2] - windows[0][1] <= 1.1e9
-    report.judge("capture time: one window, ~1 s after the start, at most ~1 s long", ok, f"{windows}")
+        and 8.0e9 <= windows[0][1] <= 8.1e9 and 0 < windows[0][2] - windows[0][1] <= 2.1e9
+    report.judge("capture time: one window, ~8 s after the start, at most ~2 s long", ok, f"{windows}")
     doc = report_json(ctx, trace)
     report.judge("capture time: steps analysed, none across the window's edges",
                  doc is not None and len(doc["steps"]["steps"]) > 0,
@@ -163,15 +172,27 @@ def check_overhead(ctx, report):
     argv = train_argv(ctx)
     directory = ctx.fresh_dir("capture-untraced")
     env = dict(os.environ, PYTHONPATH=str(g.REPO / "probes" / "python"))  # fp8scope.step() present, a no-op
-    plain = g.run(ctx, "capture-untraced", [str(a) for a in argv], env=env, timeout_s=RUN_TIMEOUT_S, cwd=directory)
-    untraced = g.ground_truth(plain.stdout)
+    # Processes differ by up to ±15% on these hosts (docs/benchmarks.md): untraced and windowed runs alternate, three
+    # of each, and their medians are compared; the whole-run trace is recorded once, for scale.
+    untraced_ms, windowed_ms = [], []
+    for round_index in range(3):
+        plain = g.run(ctx, f"capture-untraced-{round_index}", [str(a) for a in argv], env=env,
+                      timeout_s=RUN_TIMEOUT_S, cwd=directory)
+        truth = g.ground_truth(plain.stdout)
+        _, windowed = record(ctx, report, f"overhead-window-{round_index}", ["--capture-steps", "50:52"], argv)
+        if not (truth and windowed):
+            report.add("capture overhead", "FAIL", "a run failed", plain.brief())
+            return
+        untraced_ms.append(truth["median_step_ms"])
+        windowed_ms.append(windowed["median_step_ms"])
     _, full = record(ctx, report, "overhead-full", [], argv)
-    _, windowed = record(ctx, report, "overhead-window", ["--capture-steps", "50:52"], argv)
-    if not (untraced and full and windowed):
-        report.add("capture overhead", "FAIL", "a run failed", plain.brief())
+    if not full:
+        report.add("capture overhead", "FAIL", "the whole-run recording failed")
         return
-    u, f, w = (t["median_step_ms"] for t in (untraced, full, windowed))
-    report.add("capture overhead: median step (untraced / traced whole / window 50:52)", "INFO",
+    u, f, w = statistics.median(untraced_ms), full["median_step_ms"], statistics.median(windowed_ms)
+    report.add("capture overhead: untraced / windowed runs, median step per process (ms)", "INFO",
+               f"{[round(x, 2) for x in untraced_ms]} / {[round(x, 2) for x in windowed_ms]}")
+    report.add("capture overhead: median step (untraced, median of 3 / traced whole / window 50:52, median of 3)", "INFO",
                f"{u:.3f} / {f:.3f} / {w:.3f} ms ({100 * (f / u - 1):+.1f}% / {100 * (w / u - 1):+.1f}%)")
     report.judge("capture overhead: outside the window the step costs within 5% of untraced", w <= 1.05 * u,
                  f"{100 * (w / u - 1):+.1f}%")
@@ -180,5 +201,5 @@ def check_overhead(ctx, report):
 def run_all(ctx, report, state):
     for name, fn, seconds in (("steps", check_steps, 40), ("periodic", check_periodic, 40),
                               ("profiler", check_profiler, 30), ("time", check_time, 40),
-                              ("overhead", check_overhead, 90)):
+                              ("overhead", check_overhead, 150)):
         g.guarded(report, f"capture {name}", seconds, fn, ctx, report, torch=True)

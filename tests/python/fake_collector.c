@@ -37,6 +37,12 @@ static unsigned long long address(const void* pointer)
     return (unsigned long long)(uintptr_t)pointer;
 }
 
+/* Not logged (instrumentation asks it before every probe and module); FAKE_FP8SCOPE_STATS_WANTED=0 answers 0. */
+int fp8scope_stats_wanted(void)
+{
+    return env_int("FAKE_FP8SCOPE_STATS_WANTED", 1);
+}
+
 int fp8scope_api_version(void)
 {
     const int version = env_int("FAKE_FP8SCOPE_API_VERSION", FP8SCOPE_C_API_VERSION);

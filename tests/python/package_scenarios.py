@@ -228,6 +228,17 @@ def annotate(fp8scope):
     show("plain_hooks_after", model.hook_count() if not plain.active else "still active")
 
 
+def annotate_unwanted(fp8scope):
+    """FAKE_FP8SCOPE_STATS_WANTED=0: outside a capture window or a sampled step."""
+    torch = use_fake_torch()
+    model = make_model(torch)
+    show("stats_wanted", fp8scope.stats_wanted())
+    show("active", fp8scope.torch.annotate(model).active)
+    model(torch.Tensor(32, torch.bfloat16))
+    show("forward_nvtx", nvtx_calls(torch))
+    show("probe", fp8scope.probe("direct", torch.Tensor(16, torch.bfloat16)))
+
+
 def annotate_without_collector(fp8scope):
     torch = use_fake_torch()
     model = make_model(torch)
@@ -247,7 +258,7 @@ def annotate_pending(fp8scope):
 
 
 SCENARIOS = {f.__name__: f for f in (nothing_loaded, preload_calls, not_recording, injection_loaded_later,
-                                     injection_never_loaded, version_mismatch, annotate,
+                                     injection_never_loaded, version_mismatch, annotate, annotate_unwanted,
                                      annotate_without_collector, annotate_pending)}
 
 

@@ -147,7 +147,7 @@ def probe(name, tensor, scale=None, scale_inv=None, target=None, role=None, stre
 def _probe(name, tensor, scale, scale_inv, target, role, stream):
     on_cuda = _on_cuda(tensor)
     api = _collector.api(cuda_is_up=on_cuda)
-    if api is None:
+    if api is None or not _wanted(api):
         return False
     if not str(name):
         _warn_once("empty-name", "a probe without a name was skipped")
@@ -249,6 +249,17 @@ def _log_scalar(name, value, stream):
         return False
     stream_handle = _current_stream(value, stream)
     return api.scalar_device(_name_bytes(name), int(value.data_ptr()), dtype, stream_handle) == _collector.OK
+
+
+def _wanted(api):
+    return api.stats_wanted is None or api.stats_wanted() != 0
+
+
+def stats_wanted():
+    """True when a probe made now would be measured: a collector records, inside a capture window (fp8scope record
+    --capture-*) and in a sampled step (FP8SCOPE_STATS_EVERY). Instrumentation asks before preparing probes."""
+    api = _collector.api()
+    return api is not None and _wanted(api)
 
 
 def enabled():

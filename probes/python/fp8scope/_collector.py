@@ -61,7 +61,7 @@ PROBE_ARGS_SIZE = ctypes.sizeof(ProbeArgs)  # struct_size: lets a later collecto
 
 
 class Api:
-    """The five C functions with their prototypes set, bound to one library handle."""
+    """The C functions with their prototypes set, bound to one library handle."""
 
     def __init__(self, lib):
         self.api_version = lib.fp8scope_api_version
@@ -79,6 +79,12 @@ class Api:
         self.scalar_device = lib.fp8scope_scalar_device
         self.scalar_device.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p]
         self.scalar_device.restype = ctypes.c_int
+        try:  # absent from collectors before issue 13: then every probe is prepared and the collector decides
+            self.stats_wanted = lib.fp8scope_stats_wanted
+            self.stats_wanted.argtypes = []
+            self.stats_wanted.restype = ctypes.c_int
+        except AttributeError:
+            self.stats_wanted = None
 
 
 _lock = threading.RLock()  # reentrant: a warning handler that calls fp8scope while a look-up warns must not hang
