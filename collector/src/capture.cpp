@@ -39,7 +39,7 @@ int64_t session_now_ns()
 
 // Applies one answer of CaptureWindows; called with g_mutex held, so that two threads cannot switch the
 // activities in the opposite order of their decisions.
-void apply(const CaptureChange& change)
+void apply(CaptureChange change)
 {
     if (change.kind == CaptureChange::Kind::None)
         return;
@@ -52,6 +52,13 @@ void apply(const CaptureChange& change)
         // The window's records that are complete go to the writer now (flag 0: no wait for the device); kernels
         // still running when it closed were launched with tracing on and arrive with the next periodic flush.
         flush_completed_records();
+        // A time window is closed by the flusher thread while the job keeps launching: a launch made between the
+        // edge's timestamp and the switch is still recorded (H100, 2026-11-24: one kernel 8 µs after the edge), so
+        // the edge is stamped again once the switch is done. Step and profiler windows close in the launching
+        // thread, where the first timestamp is already after its last recorded launch.
+        if (change.window.trigger == schema::CaptureTrigger::Time)
+            if (const int64_t switched_ns = session_now_ns(); switched_ns >= 0 && change.window.end_ns)
+                change.window.end_ns = std::max(*change.window.end_ns, switched_ns);
     }
     if (!post_capture_window(change.window))
         warn_once("capture-window-row", "cannot write a capture window to the trace (its writer queue is full)");
