@@ -6,14 +6,16 @@ cudaProfilerStart/Stop loop with each kind of capture window, and judge the trac
   periodic  --capture-every 20 --capture-length 5 over 60 steps: windows 0-4, 20-24, 40-44; with --warmup 0 the
             report analyses exactly those 15 steps (with the default warm-up of 2: 13, steps 0 and 1 dropped)
   profiler  --capture-range cudaProfilerApi on tests/gpu/workloads/profiler_range.py (start before step 10's
-            marker, stop after step 20's): one window, steps 10..19 analysed, step 20 cut by its edge
-  time      --delay 1 --duration 1 over 400 steps of the sample: one window starting about 1 s after CUDA's start,
-            at most about 1 s long (shorter if the job ends first)
-  overhead  the same 60-step job untraced, traced whole and traced with --capture-steps 50:52: median step times
-            (train.py's CUDA-event step times), printed; the windowed run is judged within 5% of untraced
+            marker, stop after step 20's): one window, steps 10..19 analysed, steps 9 and 20 cut by its edges
+  time      --delay 8 --duration 2 over 400 steps of the sample: one window starting about 8 s after CUDA's start
+            (inside the training loop), at most about 2 s long
+  overhead  the same 60-step job untraced and traced with --capture-steps 50:52 (three processes each, alternating)
+            and traced whole once: median step times (train.py's CUDA-event step times), printed; the window must
+            add at most half of what tracing the whole run adds
 
 For every windowed trace, "kernels only inside the windows": no kernel starts before the window that holds its
-launch, and every kernel's launch call (its runtime/driver row, same correlationId) starts inside a window. A kernel
+launch, and every kernel's launch call (its runtime/driver row, same correlationId) starts inside a window and is
+in the trace. A kernel
 may end, even start, after its window's end: a step's last kernels are still running when the next step's marker
 closes the window (the in-flight kernels of the step boundary), and they were launched with tracing on. The check
 reports their count.
