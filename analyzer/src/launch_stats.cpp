@@ -138,6 +138,9 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
             row.short_kernels += 1;
     }
     stats.launch_delay = distribution(delays_ns);
+    // Each temporary goes as soon as it is used up: analyze() runs this beside the bubble analysis, and on 10 M
+    // kernels these vectors are tens of MB each (docs/benchmarks.md, "The analyzer's load and analysis, faster").
+    std::vector<int64_t>().swap(delays_ns);
 
     step = 0;
     for (size_t i = 0; i < api.size(); ++i) {
@@ -148,6 +151,7 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
         if (step < list.size() && api.start_ns[i] >= list[step].start_ns)
             stats.steps[step].launches += 1;
     }
+    std::vector<uint8_t>().swap(launched);
     for (LaunchStepStats& row : stats.steps) {
         row.launches_per_s = row.step_ns > 0 ? static_cast<double>(row.launches) * 1e9 / double(row.step_ns) : 0.0;
         stats.kernels += row.kernels;
@@ -192,6 +196,7 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
                 order[fill[slot[k]]++] = static_cast<uint32_t>(k);
         }
     }
+    std::vector<uint32_t>().swap(slot);
     std::vector<int64_t> rise_ns;
     std::vector<double> integral(list.size());
     for (size_t s = 0; s < keys.size(); ++s) {
