@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <string>
 #include <thread>
 
@@ -94,12 +95,18 @@ std::optional<Report> run_analyses(const TraceModel& model, const ReportOptions&
         return std::nullopt;
     // The kernel classes and launch statistics read only the model and the steps: on a second core they run while
     // the bubbles are found (analyze()'s two largest parts; about a third off its time on 2 cores, benchmarks.md).
-    // A cancel stops the worker between its two parts; the join waits for at most the part it is in.
+    // A cancel stops the worker between its two parts; the join waits for at most the part it is in. An exception
+    // there (std::bad_alloc on a huge trace) is carried over and rethrown here, as it would be without the thread.
+    std::exception_ptr side_failure;
     {
         std::jthread side([&] {
-            report.kernel_classes = classify_kernels(model, report.steps);
-            if (monitor == nullptr || !monitor->cancelled())
-                report.launch = compute_launch_stats(model, report.steps);
+            try {
+                report.kernel_classes = classify_kernels(model, report.steps);
+                if (monitor == nullptr || !monitor->cancelled())
+                    report.launch = compute_launch_stats(model, report.steps);
+            } catch (...) {
+                side_failure = std::current_exception();
+            }
         });
         report.bubbles = analyze_bubbles(model, report.steps, report.blocking_calls);
         if (!report_progress(monitor, kBubblesDone))
@@ -108,6 +115,8 @@ std::optional<Report> run_analyses(const TraceModel& model, const ReportOptions&
         if (!report_progress(monitor, kSyncsDone))
             return std::nullopt;
     }
+    if (side_failure)
+        std::rethrow_exception(side_failure);
     if (!report_progress(monitor, kLaunchDone))
         return std::nullopt;
     report.tensor_health = analyze_tensor_health(model, report.steps, 10, options.device);
