@@ -83,13 +83,10 @@ int step(int64_t number)
 {
     if (number < 0)
         return FP8SCOPE_E_INVALID_ARGUMENT;
-    const SessionServices* s = running_session_services();
-    if (!s)
+    if (!running_session_services())
         return FP8SCOPE_E_NOT_RECORDING;
     set_explicit_step(number);
-    uint64_t now = 0;
-    s->cupti->getTimestamp(&now);
-    const StepMarkerRow row { static_cast<int64_t>(now - s->start_cupti_ns), number,
+    const StepMarkerRow row { session_now_ns(), number,
         schema::global_tid(getpid(), static_cast<uint32_t>(syscall(SYS_gettid))) };
     // Markers are written inside and outside capture windows (one row per step): the analyzer then knows every
     // step's bounds, and a window's edges are these very timestamps.

@@ -28,15 +28,6 @@ std::string env_value(const char* name)
     return value ? value : "";
 }
 
-int64_t session_now_ns()
-{
-    const SessionServices* s = running_session_services();
-    uint64_t now = 0;
-    if (!s || s->cupti->getTimestamp(&now) != CUPTI_SUCCESS)
-        return -1;
-    return static_cast<int64_t>(now - s->start_cupti_ns);
-}
-
 // Applies one answer of CaptureWindows; called with g_mutex held, so that two threads cannot switch the
 // activities in the opposite order of their decisions.
 void apply(CaptureChange change)

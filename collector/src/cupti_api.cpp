@@ -71,6 +71,8 @@ bool resolve_all(CuptiApi& api, std::string& missing)
     // optional: without them the collector's own kernels are still told by name, its memsets are not
     resolve(api.handle, "cuptiActivityPushExternalCorrelationId", api.pushExternalCorrelationId);
     resolve(api.handle, "cuptiActivityPopExternalCorrelationId", api.popExternalCorrelationId);
+    resolve(api.handle, "cuptiEnableDomain", api.enableDomain); // optional: CUPTI stays attached between windows
+    resolve(api.handle, "cuptiFinalize", api.finalize);
     return ok;
 }
 

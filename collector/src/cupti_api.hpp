@@ -43,6 +43,9 @@ struct CuptiApi {
     // External correlation ids mark the collector's own CUDA calls in the trace (own_work.hpp); optional.
     CUptiResult (*pushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t) = nullptr;
     CUptiResult (*popExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t*) = nullptr;
+    // Detaching between capture windows (session.cpp); optional: without them CUPTI stays attached.
+    CUptiResult (*enableDomain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain) = nullptr;
+    CUptiResult (*finalize)() = nullptr;
 
     // "CUPTI_ERROR_NOT_INITIALIZED" for a result code, never null.
     const char* result_name(CUptiResult result) const;

@@ -26,7 +26,7 @@ public:
     OwnWorkScope()
     {
         const SessionServices* s = running_session_services();
-        if (s && s->cupti->pushExternalCorrelationId && s->cupti->popExternalCorrelationId)
+        if (s && cupti_attached() && s->cupti->pushExternalCorrelationId && s->cupti->popExternalCorrelationId)
             pushed_ = s->cupti->pushExternalCorrelationId(kOwnWorkKind, kOwnWorkId) == CUPTI_SUCCESS;
         cupti_ = s ? s->cupti : nullptr;
     }

@@ -2,6 +2,7 @@
 
 #include "own_work.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <utility>
@@ -69,6 +70,15 @@ schema::MemoryKind RecordDecoder::memory_kind_from_cupti(uint32_t cupti_kind)
     return static_cast<schema::MemoryKind>(cupti_kind - 1);
 }
 
+uint32_t RecordDecoder::correlation(uint32_t raw)
+{
+    if (raw == 0)
+        return 0;
+    const uint32_t id = raw + correlation_offset_;
+    max_correlation_ = std::max(max_correlation_, id);
+    return id;
+}
+
 void RecordDecoder::check(const Expected<void>& written)
 {
     if (written)
@@ -128,7 +138,7 @@ void RecordDecoder::decode(const CUpti_Activity& record, TraceDb& db)
         const auto& r = reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record);
         if (r.externalKind == kOwnWorkKind && r.externalId == kOwnWorkId) {
             ++counters_.collector_calls;
-            check(db.add_collector_work(r.correlationId));
+            check(db.add_collector_work(correlation(r.correlationId)));
         }
         break;
     }
@@ -152,7 +162,7 @@ void RecordDecoder::kernel(const CUpti_ActivityKernel10& r, TraceDb& db)
     row.device_id = r.deviceId;
     row.context_id = r.contextId;
     row.stream_id = r.streamId;
-    row.correlation_id = r.correlationId;
+    row.correlation_id = correlation(r.correlationId);
     row.graph_id = r.graphId;
     row.graph_node_id = static_cast<int64_t>(r.graphNodeId);
     // The name pointer is valid only while the buffer is being processed: intern it now.
@@ -193,7 +203,7 @@ void RecordDecoder::api(const CUpti_ActivityAPI& r, TraceDb& db)
     row.event_class
         = r.kind == CUPTI_ACTIVITY_KIND_DRIVER ? schema::EventClass::CudaDriver : schema::EventClass::CudaRuntime;
     row.global_tid = global_tid(r.threadId);
-    row.correlation_id = r.correlationId;
+    row.correlation_id = correlation(r.correlationId);
     row.name = it->second;
     threads_seen_.insert(r.threadId);
     row.return_value = static_cast<int32_t>(r.returnValue);
@@ -209,7 +219,7 @@ void RecordDecoder::sync(const CUpti_ActivitySynchronization2& r, TraceDb& db)
     row.device_id = device_of_context(r.contextId);
     row.context_id = r.contextId;
     row.stream_id = valid_or_null(r.streamId);
-    row.correlation_id = r.correlationId;
+    row.correlation_id = correlation(r.correlationId);
     row.sync_type = static_cast<schema::SyncType>(r.type <= 4 ? r.type : 0);
     row.event_id = valid_or_null(r.cudaEventId);
     if (r.cudaEventSyncId != 0 && r.cudaEventSyncId != kInvalid)
@@ -228,7 +238,7 @@ template <class Record> MemcpyRow RecordDecoder::copy_row(const Record& r)
     row.device_id = r.deviceId;
     row.context_id = r.contextId;
     row.stream_id = r.streamId;
-    row.correlation_id = r.correlationId;
+    row.correlation_id = correlation(r.correlationId);
     row.bytes = r.bytes;
     row.src_kind = memory_kind_from_cupti(r.srcKind);
     row.dst_kind = memory_kind_from_cupti(r.dstKind);
@@ -263,7 +273,7 @@ void RecordDecoder::memset(const CUpti_ActivityMemset4& r, TraceDb& db)
     row.device_id = r.deviceId;
     row.context_id = r.contextId;
     row.stream_id = r.streamId;
-    row.correlation_id = r.correlationId;
+    row.correlation_id = correlation(r.correlationId);
     row.value = r.value;
     row.bytes = r.bytes;
     row.mem_kind = memory_kind_from_cupti(r.memoryKind);

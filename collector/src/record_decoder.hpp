@@ -54,6 +54,10 @@ public:
 
     const DecoderCounters& counters() const { return counters_; }
 
+    // CUPTI was attached again after being detached between capture windows: its correlation ids start over at 1, so
+    // from now on they are written shifted past the largest id written so far, and stay unique in the trace.
+    void start_correlation_generation() { correlation_offset_ = max_correlation_; }
+
     // Exposed for tests: CUPTI memory kind -> nsys memory kind.
     static schema::MemoryKind memory_kind_from_cupti(uint32_t cupti_kind);
 
@@ -70,6 +74,7 @@ private:
     uint32_t device_of_context(uint32_t context_id) const;
     void note_context(uint32_t context_id, uint32_t device_id);
     void check(const Expected<void>& written);
+    uint32_t correlation(uint32_t raw); // 0 (none) stays 0
 
     void kernel(const CUpti_ActivityKernel10& r, TraceDb& db);
     void api(const CUpti_ActivityAPI& r, TraceDb& db);
@@ -93,6 +98,7 @@ private:
     std::unordered_map<uint32_t, OpenRange> open_ranges_;
     std::unordered_set<uint32_t> devices_written_;
     std::unordered_set<uint32_t> threads_seen_; // OS thread ids of API calls, named at finish()
+    uint32_t correlation_offset_ = 0, max_correlation_ = 0;
 };
 
 } // namespace fp8scope::collector

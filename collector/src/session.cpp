@@ -21,6 +21,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <future>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -41,6 +44,7 @@ struct Session {
     std::string path;
     std::atomic<int64_t> dropped_by_cupti { 0 }; // cuptiActivityGetNumDroppedRecords
     std::atomic<int64_t> dropped_by_queue { 0 }; // buffers the writer could not take
+    std::atomic<int64_t> dropped_at_detach { 0 }; // records CUPTI handed over while being detached
     int64_t pool_exhausted_written = 0; // writer thread only
     SessionServices services;
     CapturePlan capture_plan;
@@ -49,12 +53,30 @@ struct Session {
     std::vector<CUpti_ActivityKind> window_kinds;
     std::vector<uint32_t> runtime_cbids, driver_cbids;
     bool api_all_kinds = false;
+    // Detaching CUPTI between capture windows (see "Detaching between windows" below): on for step, periodic and
+    // time windows when CUPTI has cuptiFinalize and its clock is CLOCK_REALTIME; then every timestamp of ours is
+    // read from CLOCK_REALTIME, so that no CUPTI call is made while it is detached.
+    bool detach_between_windows = false;
+    // Diagnostic for overhead measurements (FP8SCOPE_DISCARD_RECORDS=1): completed buffers are handed back to CUPTI
+    // undecoded, so the writer's share of the cost can be told apart. The trace then holds no activity records.
+    bool discard_records = false;
+    std::vector<CUpti_ActivityKind> start_only_kinds; // DEVICE, CONTEXT: enabled again when CUPTI is attached again
 };
 
 // Never freed: CUPTI may call back until the process is gone, and a forked child must not run destructors
 // that touch the parent's writer thread or file.
 Session* g_session = nullptr;
 std::atomic<State> g_state { State::Idle };
+// Whether CUPTI is attached (docs/collector.md, "Capture windows"). Armed: a window has ended and its records are
+// written; the next CUDA call's exit calls cuptiFinalize. g_cupti_mutex orders cuptiFinalize against our other
+// CUPTI calls from other threads (the flusher's flush, attaching again), which must never race it.
+enum class Attachment : uint8_t { Attached, Armed, Detached };
+std::atomic<Attachment> g_attachment { Attachment::Attached };
+std::mutex g_cupti_mutex;
+std::atomic<int64_t> g_detach_due_ns { -1 }; // session time after which the flusher arms the detach; -1: none
+std::atomic<bool> g_detach_failed { false }; // cuptiFinalize failed once: CUPTI stays attached
+// How long after a window's end CUPTI stays attached, for the records of kernels still running then.
+constexpr int64_t kDetachGraceNs = 300'000'000;
 std::mutex g_start_mutex;
 std::mutex g_stop_mutex;
 
@@ -238,19 +260,33 @@ int64_t count_records(const Session& s, uint8_t* buffer, size_t valid_bytes)
     return n;
 }
 
+int64_t realtime_ns()
+{
+    timespec ts {};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// A CUPTI timestamp (ns): CUPTI's clock, or CLOCK_REALTIME, which it equals, when CUPTI may be detached.
+uint64_t timestamp_now(const Session& s)
+{
+    if (s.detach_between_windows)
+        return static_cast<uint64_t>(realtime_ns());
+    uint64_t t = 0;
+    s.cupti->getTimestamp(&t);
+    return t;
+}
+
 void write_dropped(Session& s, TraceDb& db)
 {
-    const int64_t now_ns = [&] {
-        uint64_t t = 0;
-        s.cupti->getTimestamp(&t);
-        return static_cast<int64_t>(t - s.start_cupti_ns);
-    }();
+    const int64_t now_ns = static_cast<int64_t>(timestamp_now(s) - s.start_cupti_ns);
     auto add = [&](schema::DropSource source, int64_t count) {
         if (count > 0) [[maybe_unused]]
             auto ignored = db.add_dropped(DroppedRow { now_ns, source, count, std::nullopt });
     };
     add(schema::DropSource::CuptiNoBuffer, s.dropped_by_cupti.exchange(0));
     add(schema::DropSource::WriterQueueFull, s.dropped_by_queue.exchange(0));
+    add(schema::DropSource::CaptureDetach, s.dropped_at_detach.exchange(0));
     const int64_t exhausted = s.pool->exhausted();
     add(schema::DropSource::BufferPoolExhausted, exhausted - s.pool_exhausted_written);
     s.pool_exhausted_written = exhausted;
@@ -273,7 +309,14 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     size_t dropped = 0;
     if (s->cupti->activityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0)
         s->dropped_by_cupti.fetch_add(static_cast<int64_t>(dropped));
-    if (valid_bytes == 0) {
+    if (valid_bytes == 0 || s->discard_records) {
+        s->pool->release(buffer);
+        return;
+    }
+    if (g_attachment.load(std::memory_order_acquire) != Attachment::Attached) {
+        // Handed over while CUPTI is being detached: it cannot be decoded on the writer thread once CUPTI is gone,
+        // so it is counted here, while CUPTI still is, and never silently lost.
+        s->dropped_at_detach.fetch_add(count_records(*s, buffer, valid_bytes));
         s->pool->release(buffer);
         return;
     }
@@ -284,10 +327,17 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     }
 }
 
+void detach_at_api_exit();
+
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
 {
     const auto* info = static_cast<const CUpti_CallbackData*>(data);
     const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API, driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    if (g_attachment.load(std::memory_order_acquire) == Attachment::Armed) {
+        if ((runtime || driver) && info->callbackSite == CUPTI_API_EXIT)
+            detach_at_api_exit();
+        return;
+    }
     // --capture-range cudaProfilerApi, as CUPTI's cupti_trace_injection sample does it: a window opens at the exit
     // of cuProfilerStart and closes at the entry of cuProfilerStop (cudaProfilerStart/Stop call them; both are
     // enabled, and a second start or stop in a row changes nothing).
@@ -401,6 +451,8 @@ bool enable_activities(Session& s)
                 + s.cupti->result_name(result) + " (those records are missing from the trace)");
         else if (kind != CUPTI_ACTIVITY_KIND_DEVICE && kind != CUPTI_ACTIVITY_KIND_CONTEXT)
             s.window_kinds.push_back(kind);
+        else
+            s.start_only_kinds.push_back(kind);
     }
     const std::string api = env_text("FP8SCOPE_API", "filtered");
     if (api == "all") { // diagnostic: every runtime and driver call, as whole activity kinds
@@ -411,6 +463,22 @@ bool enable_activities(Session& s)
         enable_api_filter(s);
     }
     return true;
+}
+
+// Whether CUPTI may be detached between this run's capture windows (docs/collector.md, "Capture windows").
+bool detach_possible(const Session& s)
+{
+    const CaptureMode mode = s.capture_plan.mode;
+    if (mode == CaptureMode::Full || mode == CaptureMode::ProfilerApi || s.capture_plan.stats_outside_windows)
+        return false; // cudaProfilerStart is seen through CUPTI; statistics outside windows launch through it
+    if (!env_flag("FP8SCOPE_CAPTURE_DETACH", true) || !s.subscriber || !s.cupti->finalize || !s.cupti->enableDomain)
+        return false;
+    // While detached our timestamps come from CLOCK_REALTIME, which must be CUPTI's clock (its default on Linux).
+    uint64_t cupti_ns = 0;
+    if (s.cupti->getTimestamp(&cupti_ns) != CUPTI_SUCCESS)
+        return false;
+    const int64_t gap = realtime_ns() - static_cast<int64_t>(cupti_ns);
+    return gap > -1'000'000 && gap < 1'000'000;
 }
 
 bool start_locked()
@@ -444,6 +512,8 @@ bool start_locked()
     info.cuda_driver_version = loaded_library_version("libcuda.so", "cuDriverGetVersion");
     info.cuda_runtime_version = loaded_library_version("libcudart.so", "cudaRuntimeGetVersion");
     s.capture_plan = capture_plan_from_environment();
+    s.detach_between_windows = detach_possible(s);
+    s.discard_records = env_flag("FP8SCOPE_DISCARD_RECORDS", false);
     info.capture_mode = std::string(s.capture_plan.mode_name());
     info.capture_options = s.capture_plan.options;
 
@@ -524,8 +594,7 @@ bool start_session()
     g_state.store(State::Running);
     install_lifecycle_hooks();
     Session& s = *g_session;
-    uint64_t now = 0;
-    s.cupti->getTimestamp(&now);
+    const uint64_t now = timestamp_now(s);
     capture_begin(s.capture_plan, static_cast<int64_t>(now - s.start_cupti_ns));
     return true;
 }
@@ -535,18 +604,144 @@ void flush_session()
     Session* s = g_session;
     if (!s || g_state.load() != State::Running || getpid() != s->owner_pid)
         return;
-    s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    {
+        std::lock_guard lock(g_cupti_mutex);
+        if (g_attachment.load() == Attachment::Attached)
+            s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
     s->writer->post([](TraceDb& db) { [[maybe_unused]] auto committed = db.commit(); });
 }
+
+namespace {
+
+// ---- Detaching between windows. CUPTI, once it has traced a process, still costs every launch something with
+// every activity kind off (docs/benchmarks.md, "Capture windows on the H100"); detached, it costs nothing. As
+// cupti.h asks, cuptiFinalize is called at the exit of a CUDA call (Kineto does the same), once the window's records
+// are written; the next window subscribes again (CUPTI initializes itself again at its first call).
+
+void set_domains(Session& s, uint32_t on)
+{
+    if (!s.subscriber)
+        return;
+    s.cupti->enableDomain(on, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+    s.cupti->enableDomain(on, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+}
+
+void arm_detach_when_due(Session& s)
+{
+    const int64_t due = g_detach_due_ns.load();
+    if (due < 0 || static_cast<int64_t>(timestamp_now(s) - s.start_cupti_ns) < due || capture_recording())
+        return;
+    {
+        std::lock_guard lock(g_cupti_mutex);
+        if (g_detach_due_ns.load() != due || g_attachment.load() != Attachment::Attached)
+            return;
+        // From now on a buffer CUPTI completes is counted where it arrives instead of being posted (buffer_completed).
+        g_attachment.store(Attachment::Armed, std::memory_order_release);
+    }
+    // The buffers already posted are decoded with CUPTI's help: wait until the writer has done so.
+    auto drained = std::make_shared<std::promise<void>>();
+    std::future<void> done = drained->get_future();
+    const bool waited = s.writer->post([drained](TraceDb&) { drained->set_value(); })
+        && done.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+    std::lock_guard lock(g_cupti_mutex);
+    if (g_attachment.load() != Attachment::Armed)
+        return; // a window opened meanwhile
+    if (!waited) {
+        g_attachment.store(Attachment::Attached, std::memory_order_release); // the writer is behind: next tick
+        return;
+    }
+    g_detach_due_ns.store(-1);
+    // The next runtime or driver call's exit detaches (on_callback).
+    set_domains(s, 1);
+    inform("capture: detaching CUPTI until the next window");
+}
+
+void detach_at_api_exit()
+{
+    Session* s = g_session;
+    if (!s || getpid() != s->owner_pid)
+        return;
+    std::lock_guard lock(g_cupti_mutex);
+    if (g_attachment.load() != Attachment::Armed)
+        return;
+    const auto started = std::chrono::steady_clock::now();
+    const CUptiResult result = s->cupti->finalize();
+    if (result != CUPTI_SUCCESS) {
+        set_domains(*s, 0);
+        g_attachment.store(Attachment::Attached, std::memory_order_release);
+        g_detach_failed.store(true);
+        warn_once("capture-detach", std::string("cannot detach CUPTI between capture windows: ")
+                + s->cupti->result_name(result) + " (it stays attached; the job runs slower outside windows)");
+        return;
+    }
+    s->subscriber = nullptr; // gone with CUPTI
+    g_attachment.store(Attachment::Detached, std::memory_order_release);
+    inform("capture: CUPTI detached in "
+        + std::to_string(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count())
+        + " us");
+}
+
+// CUPTI as start_locked left it, minus the window's kinds and API calls, which set_window_activities switches.
+bool attach_again(Session& s)
+{
+    // CUPTI starts its correlation ids over. Every buffer of the CUPTI before was decoded before it was detached
+    // (arm_detach_when_due), and the writer's queue keeps its order, so the records from here on are shifted past
+    // them (RecordDecoder::start_correlation_generation).
+    if (!s.writer->post([&s](TraceDb&) { s.decoder->start_correlation_generation(); })) {
+        warn_once("capture-attach-queue", "cannot attach CUPTI again for a capture window: the writer's queue is full "
+                                          "(this window records nothing)");
+        return false;
+    }
+    CUptiResult result = CUPTI_SUCCESS;
+    if (s.cupti->subscribeV2) {
+        char holder[256] = {};
+        CUpti_SubscriberParams params {};
+        params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+        params.subscriberName = "fp8scope";
+        params.oldSubscriberName = holder;
+        params.oldSubscriberSize = sizeof holder;
+        result = s.cupti->subscribeV2(&s.subscriber, on_callback, nullptr, &params);
+    } else {
+        result = s.cupti->subscribe(&s.subscriber, on_callback, nullptr);
+    }
+    if (result != CUPTI_SUCCESS) {
+        s.subscriber = nullptr;
+        warn_once("capture-attach", std::string("cannot attach CUPTI again for a capture window: ")
+                + s.cupti->result_name(result) + " (windows from now on record nothing)");
+        return false;
+    }
+    s.cupti->activityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (env_text("FP8SCOPE_THREAD_IDS", "system") == "system")
+        s.cupti->setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false))
+        s.cupti->activityEnableLatencyTimestamps(1);
+    s.cupti->activityEnableAllSyncRecords(0);
+    for (CUpti_ActivityKind kind : s.start_only_kinds)
+        s.cupti->activityEnable(kind);
+    s.cupti->activityFlushPeriod(500);
+    if (env_flag("FP8SCOPE_RESET_CALLBACK", true))
+        s.cupti->enableCallback(
+            1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+    return true;
+}
+
+} // namespace
 
 void flush_session_periodic()
 {
     Session* s = g_session;
     if (!s || g_state.load() != State::Running || getpid() != s->owner_pid)
         return;
-    // Flag 0: only records that are complete, without waiting for the device (cupti_activity.h).
-    s->cupti->activityFlushAll(0);
+    {
+        std::lock_guard lock(g_cupti_mutex);
+        if (g_attachment.load(std::memory_order_acquire) != Attachment::Attached)
+            return; // detached between capture windows: nothing to flush, and no CUPTI call may be made
+        // Flag 0: only records that are complete, without waiting for the device (cupti_activity.h).
+        s->cupti->activityFlushAll(0);
+    }
     s->writer->post([](TraceDb& db) { harvest_tensor_stats(db, false); });
+    arm_detach_when_due(*s);
 }
 
 namespace {
@@ -610,12 +805,33 @@ void set_window_activities(bool on)
     // API calls on before the kernels and off after them: a launch racing the switch (a time window is switched
     // by the flusher thread) then leaves at most a call without its kernel, never a kernel without its launch
     // (H100, 2026-11-24: 1 of 37,388 kernels in a time window had no launch call when the kinds came first).
+    std::lock_guard lock(g_cupti_mutex);
     if (on) {
+        g_detach_due_ns.store(-1);
+        if (g_attachment.load() == Attachment::Armed) {
+            set_domains(*s, 0);
+            g_attachment.store(Attachment::Attached, std::memory_order_release);
+        } else if (g_attachment.load() == Attachment::Detached) {
+            const auto started = std::chrono::steady_clock::now();
+            if (!attach_again(*s))
+                return;
+            g_attachment.store(Attachment::Attached, std::memory_order_release);
+            inform("capture: CUPTI attached again in "
+                + std::to_string(
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count())
+                + " ms");
+        }
         switch_window_api(s, true);
         switch_window_kinds(s, true);
     } else {
         switch_window_kinds(s, false);
         switch_window_api(s, false);
+        // CUPTI is detached once the window's records are in (arm_detach_when_due): kernels still running now
+        // were launched inside it, and their records come with the next flushes.
+        if (s->detach_between_windows && !g_detach_failed.load()) {
+            uint64_t now = timestamp_now(*s);
+            g_detach_due_ns.store(static_cast<int64_t>(now - s->start_cupti_ns) + kDetachGraceNs);
+        }
     }
 }
 
@@ -624,7 +840,22 @@ void flush_completed_records()
     Session* s = g_session;
     if (!s || g_state.load() != State::Running || getpid() != s->owner_pid)
         return;
-    s->cupti->activityFlushAll(0); // flag 0: completed records only, never waiting for the device
+    std::lock_guard lock(g_cupti_mutex);
+    if (g_attachment.load() == Attachment::Attached)
+        s->cupti->activityFlushAll(0); // flag 0: completed records only, never waiting for the device
+}
+
+bool cupti_attached()
+{
+    return g_attachment.load(std::memory_order_acquire) == Attachment::Attached;
+}
+
+int64_t session_now_ns()
+{
+    const Session* s = g_session;
+    if (!running_session_services())
+        return -1;
+    return static_cast<int64_t>(timestamp_now(*s) - s->start_cupti_ns);
 }
 
 bool post_capture_window(const CaptureWindowRow& row)
@@ -661,17 +892,23 @@ void stop_session(std::string_view reason)
     State expected = State::Running;
     if (!g_state.compare_exchange_strong(expected, State::Stopping))
         return;
-    uint64_t stop_at = 0;
-    s->cupti->getTimestamp(&stop_at);
+    const uint64_t stop_at = timestamp_now(*s);
     capture_finish(static_cast<int64_t>(stop_at - s->start_cupti_ns));
-    s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    {
+        std::lock_guard cupti_lock(g_cupti_mutex);
+        if (g_attachment.load() == Attachment::Armed) {
+            set_domains(*s, 0);
+            g_attachment.store(Attachment::Attached, std::memory_order_release);
+        }
+        if (g_attachment.load() == Attachment::Attached)
+            s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
     s->writer->post([s](TraceDb& db) {
         harvest_tensor_stats(db, true);
         s->decoder->finish(db);
         write_dropped(*s, db);
     });
-    uint64_t now = 0;
-    s->cupti->getTimestamp(&now);
+    const uint64_t now = timestamp_now(*s);
     auto finished
         = s->writer->finish(FinishInfo { std::string(reason), static_cast<int64_t>(now - s->start_cupti_ns) });
     if (!finished)

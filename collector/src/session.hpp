@@ -44,6 +44,12 @@ struct SessionServices {
     uint64_t start_cupti_ns = 0; // trace times are CUPTI timestamps minus this
 };
 const SessionServices* running_session_services();
+// The session time now (ns since the session's start, the trace's time base), or -1 when not recording. Read from
+// CUPTI's clock, or from CLOCK_REALTIME (the same clock) when CUPTI may be detached between capture windows.
+int64_t session_now_ns();
+// False while CUPTI is detached between capture windows (or being detached): no CUPTI call may be made then, since
+// any would attach it again behind the session's back.
+bool cupti_attached();
 // Capture windows (capture.cpp): switches the window's activity kinds and traced API calls on or off; pushes the
 // completed records to the writer (cuptiActivityFlushAll(0), no wait for the device); writes a window's row (also
 // while the session stops). Nothing happens outside the recording process.

@@ -171,11 +171,7 @@ std::optional<size_t> claim_slot(Engine& e)
 
 int64_t now_ns()
 {
-    const SessionServices* s = running_session_services();
-    uint64_t now = 0;
-    if (!s || s->cupti->getTimestamp(&now) != CUPTI_SUCCESS)
-        return 0;
-    return static_cast<int64_t>(now - s->start_cupti_ns);
+    return std::max<int64_t>(0, session_now_ns());
 }
 
 int64_t calling_thread_gtid()
@@ -187,7 +183,7 @@ uint32_t stream_id_of(void* stream)
 {
     const SessionServices* s = running_session_services();
     uint32_t id = 0;
-    if (!s || !s->cupti->getStreamIdEx || s->cupti->getStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id)
+    if (!s || !cupti_attached() || !s->cupti->getStreamIdEx || s->cupti->getStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id)
         != CUPTI_SUCCESS)
         return 0;
     return id;

@@ -114,6 +114,7 @@ constexpr EnumValue kDropSource[] = {
     { 3, "WRITER_ERROR", "Writer error" },
     { 4, "TENSOR_STATS_CAP", "Tensor statistics cap reached (older traces; now meta tensor_stats_skipped)" },
     { 5, "TENSOR_STATS_LOST", "Tensor statistics samples lost" },
+    { 6, "CAPTURE_DETACH", "Records CUPTI handed over while detaching between capture windows" },
 };
 
 constexpr EnumValue kCaptureTrigger[] = {

@@ -130,6 +130,41 @@ TEST_CASE("API records are named by callback id, classed runtime or driver, and 
     CHECK(model.api_calls.end_ns[0] - model.api_calls.start_ns[0] == 800);
 }
 
+TEST_CASE("after CUPTI is attached again its correlation ids, which start over, continue past the ones written")
+{
+    // Detached between capture windows, CUPTI starts its ids at 1 again (H100, 2026-11-24: 6,268 distinct ids among
+    // 12,819 kernels of 4 windows); kernel and launch of one generation must still pair, and never across two.
+    Fixture f("decoder_generations.sqlite");
+    CUpti_ActivityAPI launch {};
+    launch.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    launch.cbid = 211;
+    launch.processId = kPid;
+    launch.threadId = 4243;
+    for (uint32_t id : { 1u, 2u, 7u }) { // the first window
+        launch.start = kStart + id * 100;
+        launch.end = launch.start + 10;
+        launch.correlationId = id;
+        f.feed(launch);
+        f.feed(kernel_record(id * 100 + 20, id * 100 + 30, id, "first"));
+    }
+    f.decoder.start_correlation_generation();
+    for (uint32_t id : { 1u, 2u }) { // the second: ids again from 1
+        launch.start = kStart + 10'000 + id * 100;
+        launch.end = launch.start + 10;
+        launch.correlationId = id;
+        f.feed(launch);
+        f.feed(kernel_record(10'000 + id * 100 + 20, 10'000 + id * 100 + 30, id, "second"));
+    }
+    const auto model = f.finish_and_load();
+    REQUIRE(model.kernels.size() == 5);
+    REQUIRE(model.api_calls.size() == 5);
+    std::vector<uint32_t> kernel_ids(model.kernels.correlation_id.begin(), model.kernels.correlation_id.end());
+    std::vector<uint32_t> api_ids(model.api_calls.correlation_id.begin(), model.api_calls.correlation_id.end());
+    CHECK(kernel_ids == std::vector<uint32_t> { 1, 2, 7, 8, 9 });
+    CHECK(api_ids == kernel_ids);
+    CHECK(model.strings[model.kernels.name[3]] == "second");
+}
+
 TEST_CASE("sync records take their device from the context, and invalid stream ids become NULL")
 {
     Fixture f("decoder_sync.sqlite");

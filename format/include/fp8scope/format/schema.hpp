@@ -464,9 +464,10 @@ enum class OverheadKind : int32_t {
 // TensorStatsCap is found in older traces only: their collectors counted statistics samples skipped by
 // FP8SCOPE_STATS_CAP as dropped. Skipped samples are not lost records; they are counted in meta
 // tensor_stats_skipped. TensorStatsLost is a real loss (every result slot in flight, or kernels still pending when
-// the trace ended).
+// the trace ended). CaptureDetach: records CUPTI handed over while it was being detached between capture windows
+// (a kernel of the window that ended after the window's last flush), which cannot be decoded once it is gone.
 enum class DropSource : int32_t { CuptiNoBuffer = 0, BufferPoolExhausted = 1, WriterQueueFull = 2, WriterError = 3,
-    TensorStatsCap = 4, TensorStatsLost = 5 };
+    TensorStatsCap = 4, TensorStatsLost = 5, CaptureDetach = 6 };
 // What opened a capture window (FP8SCOPE_CAPTURE_WINDOW.trigger): --capture-steps, --capture-every,
 // --capture-range cudaProfilerApi, --delay/--duration.
 enum class CaptureTrigger : int32_t { Steps = 0, Periodic = 1, ProfilerApi = 2, Time = 3 };
