@@ -17,7 +17,7 @@ namespace fp8scope::schema {
 // older readers; a new minor version only adds tables or columns and is read by older readers.
 inline constexpr int kMajorVersion = 1;
 // 1.1: FP8SCOPE_COLLECTOR_WORK; 1.2: meta row_count.<TABLE>, FP8SCOPE_CAPTURE_WINDOW, meta capture_mode
-inline constexpr int kMinorVersion = 2;
+inline constexpr int kMinorVersion = 3;
 // PRAGMA user_version holds (major << 16) | minor.
 inline constexpr int32_t encode_user_version(int major, int minor) { return (major << 16) | minor; }
 inline constexpr int decode_major(int32_t user_version) { return user_version >> 16; }
@@ -480,7 +480,7 @@ std::string create_enum_sql(const Enum& e);
 
 // FP8SCOPE_META keys. Integers are stored as INTEGER, everything else as TEXT.
 namespace meta {
-    inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.2"
+    inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.3"
     inline constexpr std::string_view kProducer = "producer"; // "fp8scope 0.1.0 (collector)"
     inline constexpr std::string_view kToolVersion = "tool_version";
     inline constexpr std::string_view kCommandLine = "command_line";
