@@ -69,10 +69,10 @@ std::optional<ComparedRuns> load_and_compare(const ReportCliOptions& options, co
     }
     // Both files are read before either is analysed: an unreadable file is reported before a selection problem.
     using analyzer::StageWeight;
-    CommandProgress progress({ { "loading the run", StageWeight::kLoad }, { "loading the reference", StageWeight::kLoad },
-                                 { "analysing the run", StageWeight::kAnalyse },
-                                 { "analysing the reference", StageWeight::kAnalyse },
-                                 { "comparing", StageWeight::kCompare } },
+    CommandProgress progress(
+        { { "loading the run", StageWeight::kLoad }, { "loading the reference", StageWeight::kLoad },
+            { "analysing the run", StageWeight::kAnalyse }, { "analysing the reference", StageWeight::kAnalyse },
+            { "comparing", StageWeight::kCompare } },
         options.no_progress);
     std::optional<analyzer::TraceModel> run_model = load_trace_or_report(options.trace_path, progress.next_stage());
     std::optional<analyzer::TraceModel> ref_model
@@ -85,9 +85,8 @@ std::optional<ComparedRuns> load_and_compare(const ReportCliOptions& options, co
         = analyse_selection(*run_model, compare_options.report, command, "the run", exit_code, progress.next_stage());
     if (!run_report)
         return std::nullopt;
-    std::optional<analyzer::Report> ref_report
-        = analyse_selection(*ref_model, compare_options.report, command, "the reference", exit_code,
-            progress.next_stage());
+    std::optional<analyzer::Report> ref_report = analyse_selection(
+        *ref_model, compare_options.report, command, "the reference", exit_code, progress.next_stage());
     if (!ref_report)
         return std::nullopt;
     ComparedRuns compared { { std::move(*run_model), std::move(*run_report) },

@@ -35,8 +35,7 @@ std::string drawn(const std::string& line)
 
 TEST_CASE("progress_line: stage, a bar of up to 50 cells and the percentage, within the width", "[cli][progress]")
 {
-    CHECK(progress_line("loading", 0.5, 80)
-        == "loading [" + std::string(25, '#') + std::string(25, '.') + "]  50%");
+    CHECK(progress_line("loading", 0.5, 80) == "loading [" + std::string(25, '#') + std::string(25, '.') + "]  50%");
     CHECK(progress_line("loading", 0.0, 80) == "loading [" + std::string(50, '.') + "]   0%");
     CHECK(progress_line("loading", 1.0, 80) == "loading [" + std::string(50, '#') + "] 100%");
     CHECK(progress_line("loading", 0.999, 80).ends_with("]  99%")); // 100% only when done
