@@ -1,6 +1,7 @@
 #include "check_command.hpp"
 
 #include "check_render.hpp"
+#include "command_progress.hpp"
 #include "command_support.hpp"
 #include "compare_command.hpp"
 #include "exit_codes.hpp"
@@ -48,6 +49,9 @@ A budget with nothing to judge fails, with the reason in place of the figure: no
 them (bubble and launch-bound ratios), no CUDA API calls (launch-bound ratio, syncs), no tensor statistics,
 no loss scalar in both traces (loss delta).
 A gate passes only on data it has seen.
+
+Loading and analysis that take over a second show a progress bar on stderr when it is a terminal (never in
+pipes, files or CI logs); --no-progress turns it off.
 
 Exit codes: 0 every budget holds, 1 a budget failed (or had no data to judge), 2 usage error (also: no budget
 given; --max-loss-delta, --max-drift-sites or --loss-scalar without --ref; --steps, --device or --warmup
@@ -119,6 +123,7 @@ CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
         ->needs(ref);
     check->add_option("--junit", options.junit_path, "Also write JUnit XML here (one testcase per budget)");
     check->add_option("--md", options.md_path, "Also write a Markdown summary here (CI job summaries)");
+    add_progress_option(*check, options.report.no_progress);
     check->footer(kCheckExamples);
     return check;
 }

@@ -1,5 +1,6 @@
 #include "command_support.hpp"
 
+#include "command_progress.hpp"
 #include "exit_codes.hpp"
 
 #include "fp8scope/analyzer/trace_loader.hpp"
@@ -30,7 +31,14 @@ namespace {
 
 void print_error(std::string_view message)
 {
+    clear_progress_line();
     fmt::print(stderr, "fp8scope: error: {}\n", one_line(std::string(message)));
+}
+
+void print_warning(std::string_view message)
+{
+    clear_progress_line();
+    fmt::print(stderr, "fp8scope: warning: {}\n", message);
 }
 
 bool use_bold_headings()
@@ -52,12 +60,14 @@ bool use_color(std::string_view choice)
 
 int usage_error(std::string_view command, std::string_view message)
 {
+    clear_progress_line();
     fmt::print(stderr, "fp8scope: usage error: {}\nRun 'fp8scope {} --help' for usage and examples.\n", message, command);
     return kExitUsage;
 }
 
 int write_stdout(const std::string& text)
 {
+    clear_progress_line();
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
         fmt::print(stderr, "fp8scope: error: cannot write to stdout: {}\n", std::strerror(errno));
         return kExitOutput;
@@ -65,12 +75,12 @@ int write_stdout(const std::string& text)
     return kExitOk;
 }
 
-std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path)
+std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path, const analyzer::ProgressHook& progress)
 {
     // The loader returns errors as values; an exception here (std::bad_alloc on a huge or hostile file) is
     // still a trace this build cannot load, so it gets the bad-trace exit code and one line.
     try {
-        auto model = analyzer::load_trace(path);
+        auto model = analyzer::load_trace(path, progress);
         if (model)
             return std::move(*model);
         print_error(model.error().message);

@@ -2,6 +2,7 @@
 // the result to stdout (exit 74 on failure), decide on terminal styling (bold, colour).
 #pragma once
 
+#include "fp8scope/analyzer/progress.hpp"
 #include "fp8scope/analyzer/trace_model.hpp"
 
 #include <optional>
@@ -11,11 +12,15 @@
 namespace fp8scope::cli {
 
 // The loaded trace, or nullopt after printing "fp8scope: error: <one line>" on stderr (exit with kExitBadTrace).
-std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path);
+// `progress`: a CommandProgress stage's hook, or none.
+std::optional<analyzer::TraceModel> load_trace_or_report(
+    const std::string& path, const analyzer::ProgressHook& progress = {});
 
 // "fp8scope: error: <message>" on stderr, as one line (line breaks become spaces): a trace that cannot be read, or
 // two that cannot be compared.
 void print_error(std::string_view message);
+// "fp8scope: warning: <message>" on stderr.
+void print_warning(std::string_view message);
 
 // "fp8scope: usage error: <message>" and "Run 'fp8scope <command> --help' ..." on stderr; returns kExitUsage.
 int usage_error(std::string_view command, std::string_view message);

@@ -1,5 +1,6 @@
 #include "compare_command.hpp"
 
+#include "command_progress.hpp"
 #include "command_support.hpp"
 #include "compare_render.hpp"
 #include "exit_codes.hpp"
@@ -29,6 +30,8 @@ site is the earliest onset. The loss delta compares the mean of the loss scalar 
 Definitions and thresholds: docs/analysis.md "Compare"; the JSON schema (fp8scope.compare/1) and the JUnit layout
 are in docs/cli.md. junit has two testcases, drift and loss_delta; compare still exits 0 whatever it finds (use
 fp8scope check --ref to gate CI). Text is coloured only on a terminal without NO_COLOR, or with --color always.
+Loading and analysis that take over a second show a progress bar on stderr when it is a terminal (not in pipes,
+files or CI logs); --no-progress turns it off.
 
 Exit codes: 0 ok, 2 usage error (also: --steps, --device or --warmup selecting nothing in either trace), 3 an
 unreadable or invalid trace, or two traces that cannot be compared (no tensor statistics, no common step, no
@@ -50,6 +53,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options)
     add_format_options(*compare, options.report);
     compare->add_option("--loss-scalar", options.loss_scalar, "Name of the loss scalar in both traces")
         ->default_str("loss");
+    add_progress_option(*compare, options.report.no_progress);
     compare->footer(kCompareExamples);
     return compare;
 }
@@ -64,22 +68,32 @@ std::optional<ComparedRuns> load_and_compare(const ReportCliOptions& options, co
         return std::nullopt;
     }
     // Both files are read before either is analysed: an unreadable file is reported before a selection problem.
-    std::optional<analyzer::TraceModel> run_model = load_trace_or_report(options.trace_path);
-    std::optional<analyzer::TraceModel> ref_model = run_model ? load_trace_or_report(ref_path) : std::nullopt;
+    using analyzer::StageWeight;
+    CommandProgress progress(
+        { { "loading the run", StageWeight::kLoad }, { "loading the reference", StageWeight::kLoad },
+            { "analysing the run", StageWeight::kAnalyse }, { "analysing the reference", StageWeight::kAnalyse },
+            { "comparing", StageWeight::kCompare } },
+        options.no_progress);
+    std::optional<analyzer::TraceModel> run_model = load_trace_or_report(options.trace_path, progress.next_stage());
+    std::optional<analyzer::TraceModel> ref_model
+        = run_model ? load_trace_or_report(ref_path, progress.next_stage()) : std::nullopt;
     if (!run_model || !ref_model) {
         exit_code = kExitBadTrace;
         return std::nullopt;
     }
     std::optional<analyzer::Report> run_report
-        = analyse_selection(*run_model, compare_options.report, command, "the run", exit_code);
+        = analyse_selection(*run_model, compare_options.report, command, "the run", exit_code, progress.next_stage());
     if (!run_report)
         return std::nullopt;
-    std::optional<analyzer::Report> ref_report
-        = analyse_selection(*ref_model, compare_options.report, command, "the reference", exit_code);
+    std::optional<analyzer::Report> ref_report = analyse_selection(
+        *ref_model, compare_options.report, command, "the reference", exit_code, progress.next_stage());
     if (!ref_report)
         return std::nullopt;
     ComparedRuns compared { { std::move(*run_model), std::move(*run_report) },
         { std::move(*ref_model), std::move(*ref_report) }, {} };
+    // compare_runs() takes no hook: it is quick next to loading and analysing (StageWeight::kCompare); the bar
+    // names the stage and stays where it is.
+    progress.next_stage();
     auto outcome = analyzer::compare_runs(compared.input(), compare_options);
     if (const auto* refusal = std::get_if<analyzer::CompareRefusal>(&outcome)) {
         print_error(refusal->message);

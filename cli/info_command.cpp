@@ -1,5 +1,6 @@
 #include "info_command.hpp"
 
+#include "command_progress.hpp"
 #include "command_support.hpp"
 #include "exit_codes.hpp"
 #include "info_render.hpp"
@@ -23,6 +24,8 @@ constexpr const char* kInfoExamples = R"(Examples:
   fp8scope info run.sqlite --format json
   fp8scope info report.sqlite     (an Nsight Systems export: nsys export --type sqlite)
 
+Loading that takes over a second shows a progress bar on stderr when it is a terminal; --no-progress turns it off.
+
 Exit codes: 0 ok, 2 usage error, 3 unreadable or invalid trace (one line on stderr), 74 stdout cannot be
 written, 70 internal error.
 The JSON object is documented in docs/cli.md.
@@ -38,13 +41,18 @@ CLI::App* add_info_command(CLI::App& app, InfoOptions& options)
     info->add_option("--format", options.format, "Output format")
         ->check(CLI::IsMember({ "text", "json" }))
         ->default_str("text");
+    add_progress_option(*info, options.no_progress);
     info->footer(kInfoExamples);
     return info;
 }
 
 int run_info(const InfoOptions& options)
 {
-    const std::optional<analyzer::TraceModel> model = load_trace_or_report(options.trace_path);
+    std::optional<analyzer::TraceModel> model;
+    {
+        CommandProgress progress({ { "loading", analyzer::StageWeight::kLoad } }, options.no_progress);
+        model = load_trace_or_report(options.trace_path, progress.next_stage());
+    }
     if (!model)
         return kExitBadTrace;
 

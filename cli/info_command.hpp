@@ -12,6 +12,7 @@ namespace fp8scope::cli {
 struct InfoOptions {
     std::string trace_path;
     std::string format = "text";
+    bool no_progress = false; // --no-progress (command_progress.hpp)
 };
 
 // Adds the `info` subcommand to `app`; its parsed arguments land in `options`, which must outlive parsing.

@@ -1,5 +1,6 @@
 #include "report_command.hpp"
 
+#include "command_progress.hpp"
 #include "command_support.hpp"
 #include "exit_codes.hpp"
 #include "human_units.hpp"
@@ -13,6 +14,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <stdexcept>
 
 namespace fp8scope::cli {
 
@@ -27,6 +29,7 @@ namespace {
   fp8scope report run.sqlite --color always | less -R
   fp8scope report run.sqlite --steps 10:20 --device 0
   fp8scope report run.sqlite --warmup 0 --step-pattern 'iter_\d+'
+  fp8scope report big.sqlite --no-progress
 
 Steps come from fp8scope.step() markers, else NVTX ranges matching --step-pattern (default: ProfilerStep#N,
 step, train_step, iteration), else the repeating kernel sequence; the report says which. Every figure and
@@ -36,7 +39,8 @@ with the most saturation or underflow or the least headroom, a per-site table). 
 file (inline SVG charts, no script, nothing fetched). junit has one testcase per analysis area (bubbles,
 syncs, launch, fp8_overhead), failed when the area has a recommendation, and tensor_health, failed by a
 NaN/Inf or a stale scale; report still exits 0 (use fp8scope check to gate CI). Text is coloured only on a terminal without NO_COLOR, or
-with --color always.
+with --color always. Loading and analysis that take over a second show a progress bar on stderr when it is a
+terminal (not in pipes, files or CI logs); --no-progress turns it off.
 
 Exit codes: 0 ok, 2 usage error (also: --steps, --device or --warmup selecting nothing; the message names
 what the trace has), 3 unreadable or invalid trace (one line on stderr), 74 stdout cannot be written, 70
@@ -137,14 +141,19 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
         "launch statistics, FP8 overhead, tensor health");
     add_analysis_options(*report, options);
     add_format_options(*report, options);
+    add_progress_option(*report, options.no_progress);
     report->footer(kReportExamples);
     return report;
 }
 
 std::optional<analyzer::Report> analyse_selection(const analyzer::TraceModel& model,
-    const analyzer::ReportOptions& options, std::string_view command, std::string_view which, int& exit_code)
+    const analyzer::ReportOptions& options, std::string_view command, std::string_view which, int& exit_code,
+    const analyzer::ProgressHook& progress)
 {
-    analyzer::Report report = analyzer::analyze(model, options);
+    auto analysed = analyzer::analyze(model, options, progress);
+    if (!analysed) // only a cancel fails, and the CLI's hooks never cancel
+        throw std::logic_error(analysed.error().message);
+    analyzer::Report& report = *analysed;
     const analyzer::Selection& selection = report.selection;
     // A command that reads two traces says which one the message is about.
     const std::string subject
@@ -155,11 +164,10 @@ std::optional<analyzer::Report> analyse_selection(const analyzer::TraceModel& mo
         return std::nullopt;
     }
     if (selection.warmup_clamped)
-        fmt::print(stderr,
-            "fp8scope: warning: {} has {} ({}): {} left out instead of {}, so that one step is analysed\n", subject,
+        print_warning(fmt::format("{} has {} ({}): {} left out instead of {}, so that one step is analysed", subject,
             count_of(selection.steps_found, "step", "steps"), analyzer::step_source_name(report.steps.source),
-            count_of(report.steps.warmup_excluded, "warm-up step", "warm-up steps"), selection.warmup_requested);
-    return report;
+            count_of(report.steps.warmup_excluded, "warm-up step", "warm-up steps"), selection.warmup_requested));
+    return std::move(report);
 }
 
 std::optional<AnalysedTrace> load_and_analyse(const ReportCliOptions& options, std::string_view command, int& exit_code)
@@ -169,12 +177,16 @@ std::optional<AnalysedTrace> load_and_analyse(const ReportCliOptions& options, s
         exit_code = usage_error(command, *problem);
         return std::nullopt;
     }
-    std::optional<analyzer::TraceModel> model = load_trace_or_report(options.trace_path);
+    CommandProgress progress({ { "loading", analyzer::StageWeight::kLoad },
+                                 { "analysing", analyzer::StageWeight::kAnalyse } },
+        options.no_progress);
+    std::optional<analyzer::TraceModel> model = load_trace_or_report(options.trace_path, progress.next_stage());
     if (!model) {
         exit_code = kExitBadTrace;
         return std::nullopt;
     }
-    std::optional<analyzer::Report> report = analyse_selection(*model, report_options, command, {}, exit_code);
+    std::optional<analyzer::Report> report
+        = analyse_selection(*model, report_options, command, {}, exit_code, progress.next_stage());
     if (!report)
         return std::nullopt;
     return AnalysedTrace { std::move(*model), std::move(*report) };

@@ -24,6 +24,7 @@ struct ReportCliOptions {
     std::optional<int> warmup; // nullopt: the analyzer's default (2), clamped to keep one step
     std::string step_pattern;
     std::string step_source = "any"; // any, markers, nvtx, auto (StepOptions::ignore_markers, ignore_nvtx)
+    bool no_progress = false; // --no-progress (command_progress.hpp)
 };
 
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);
@@ -52,8 +53,9 @@ std::optional<AnalysedTrace> load_and_analyse(
 
 // The analysis step of load_and_analyse(), for a trace already loaded: nullopt with `exit_code` = kExitUsage after
 // one line when the selection leaves nothing. `which` names the trace in that line and in the warm-up warning for a
-// command that reads two ("the reference"); empty for one ("the trace").
+// command that reads two ("the reference"); empty for one ("the trace"). `progress`: a CommandProgress stage's hook.
 std::optional<analyzer::Report> analyse_selection(const analyzer::TraceModel& model,
-    const analyzer::ReportOptions& options, std::string_view command, std::string_view which, int& exit_code);
+    const analyzer::ReportOptions& options, std::string_view command, std::string_view which, int& exit_code,
+    const analyzer::ProgressHook& progress = {});
 
 } // namespace fp8scope::cli

@@ -14,10 +14,9 @@ namespace {
 
 using namespace Qt::StringLiterals;
 
-// Relative cost of each stage, from the analyzer's figures on the 10 M-kernel trace on an idle machine
-// (docs/benchmarks.md, "The analyzer's load and analysis, faster"): reading about 3 s, analysing 1.3 s, the kernel
-// table and tensor series 0.2 s, the timeline index 1.7 s; comparing is quick.
-constexpr double kLoadWeight = 3.0, kAnalyseWeight = 1.5, kCompareWeight = 0.3, kTimelineWeight = 1.7;
+// Relative cost of each stage: the analyzer's figures, shared with the CLI's progress bar (progress.hpp).
+constexpr double kLoadWeight = analyzer::StageWeight::kLoad, kAnalyseWeight = analyzer::StageWeight::kAnalyse,
+                 kCompareWeight = analyzer::StageWeight::kCompare, kTimelineWeight = analyzer::StageWeight::kTimeline;
 
 // One job's progress bar: its stages laid end to end over [0, kProgressMax], each taking its weight's share. The
 // hooks run on the analyzer's threads (one at a time, as progress.hpp promises); QPromise's progress is thread-safe.

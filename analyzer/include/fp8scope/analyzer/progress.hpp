@@ -16,4 +16,12 @@ namespace fp8scope::analyzer {
 // second at most, and the work waits while it runs.
 using ProgressHook = std::function<bool(double fraction)>;
 
+// Relative cost of each stage, for a caller that lays several stages end to end on one progress bar (the GUI's
+// loading job, the CLI's bar on stderr). From the analyzer's figures on the 10 M-kernel trace on an idle machine
+// (docs/benchmarks.md, "The analyzer's load and analysis, faster"): reading about 3 s, analysing 1.3 s (the GUI's
+// kernel table and tensor series 0.2 s more), the timeline index 1.7 s; comparing two runs is quick.
+struct StageWeight {
+    static constexpr double kLoad = 3.0, kAnalyse = 1.5, kCompare = 0.3, kTimeline = 1.7;
+};
+
 } // namespace fp8scope::analyzer
