@@ -108,23 +108,23 @@ TEST_CASE("a newer schema major version is refused, naming both versions", "[loa
     auto result = load_trace(path);
     check_error(result, ErrorCode::NewerVersion, path, "2.0");
     CHECK(result.error().message
-        == "trace '" + path + "' has schema version 2.0, newer than this fp8scope reads (1.2); use a newer fp8scope");
+        == "trace '" + path + "' has schema version 2.0, newer than this fp8scope reads (1.3); use a newer fp8scope");
 }
 
 TEST_CASE("a newer minor version loads", "[loader]")
 {
-    // Minor versions only add tables and columns (schema.hpp), so 1.3 is read by a 1.0 reader.
+    // Minor versions only add tables, columns and enum values (schema.hpp), so a 1.9 trace is read by this reader.
     const std::string path = written_trace(scratch_dir("newer_minor"), "minor.sqlite");
     exec_sql(path,
-        "PRAGMA user_version = 65539;" // 1.3
-        "UPDATE FP8SCOPE_META SET value = '1.3' WHERE key = 'schema_version';"
+        "PRAGMA user_version = 65545;" // 1.9
+        "UPDATE FP8SCOPE_META SET value = '1.9' WHERE key = 'schema_version';"
         "ALTER TABLE FP8SCOPE_KERNEL ADD COLUMN futureColumn INTEGER;"
         "CREATE TABLE FP8SCOPE_FUTURE_TABLE (x INTEGER);");
     auto loaded = load_trace(path);
     INFO((loaded ? std::string() : loaded.error().message));
     REQUIRE(loaded);
     CHECK(loaded->meta.schema_major == 1);
-    CHECK(loaded->meta.schema_minor == 3);
+    CHECK(loaded->meta.schema_minor == 9);
     check_common_content(*loaded);
 }
 
@@ -133,7 +133,7 @@ TEST_CASE("PRAGMA user_version and the meta table must agree", "[loader][bad]")
     const std::string path = written_trace(scratch_dir("bad_version_mismatch"), "mismatch.sqlite");
     exec_sql(path, "UPDATE FP8SCOPE_META SET value = '1.7' WHERE key = 'schema_version';");
     check_error(load_trace(path), ErrorCode::InvalidTrace, path,
-        "PRAGMA user_version says 1.2 but FP8SCOPE_META schema_version says 1.7");
+        "PRAGMA user_version says 1.3 but FP8SCOPE_META schema_version says 1.7");
 }
 
 TEST_CASE("a 1.0 trace, written before FP8SCOPE_COLLECTOR_WORK, loads without it", "[loader]")
