@@ -130,6 +130,13 @@ template <ElementType kType> FP8SCOPE_HD uint32_t class_bound(int which, const T
     return bound_value(which, low);
 }
 
+// All four bounds, in ClassBounds order, by class_bound(). The launch computes them on the host once when the scale
+// is a host value; blocks search them themselves only for a scale in device memory.
+template <ElementType kType> FP8SCOPE_HD ClassBounds class_bounds(const TargetThresholds& t)
+{
+    return { class_bound<kType>(0, t), class_bound<kType>(1, t), class_bound<kType>(2, t), class_bound<kType>(3, t) };
+}
+
 struct ClassCounts {
     uint32_t underflows = 0;
     uint32_t subnormals = 0;
