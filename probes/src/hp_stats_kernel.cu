@@ -52,7 +52,8 @@ __device__ void finalize_hp(const KernelArgs& args, model::ResolvedScale scale)
 
 // Class bound `which` (hp_model.hpp's class_bound), found by one whole warp: each round the 32 lanes test 32
 // evenly spaced patterns and the interval shrinks to the gap before the first one beyond, 32 times smaller.
-// 4 rounds for 16-bit types and 7 for f32, instead of 16 and 32 dependent steps: every block waits for it.
+// 4 rounds for 16-bit types and 7 for f32, instead of 16 and 32 dependent steps: every block waits for it. Used
+// only for a scale in device memory; for a host scale the launch passes the bounds in (KernelArgs::bounds).
 template <ElementType kType> __device__ uint32_t class_bound_by_warp(int which, const model::TargetThresholds& t)
 {
     const uint32_t lane = threadIdx.x % kLanes;
@@ -105,9 +106,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock, kBlocksPerSm) hp_stats_kerne
     __syncthreads();
     model::ClassBounds bounds { 0, 0, model::kNoKey, model::kNoKey };
     if constexpr (kTarget)
-        bounds = args.bounds_known ? args.bounds
-                                   : model::ClassBounds { shared_bounds[0], shared_bounds[1], shared_bounds[2],
-                                         shared_bounds[3] };
+        bounds = args.bounds_known
+            ? args.bounds
+            : model::ClassBounds { shared_bounds[0], shared_bounds[1], shared_bounds[2], shared_bounds[3] };
 
     const uint32_t lane_bytes = threadIdx.x % kLanes * 4;
     static_assert(model::kBinStrideBytes == kLanes * 4);

@@ -131,13 +131,13 @@ __device__ __forceinline__ uint64_t warp_sum_count(uint64_t v)
 // sums by a fixed shuffle tree (offsets first_offset, ..., 2, 1), so that they repeat bit for bit.
 __device__ model::StatsTotals warp_reduce(model::StatsTotals t, int first_offset)
 {
-    t.zeros = warp_sum_count(t.zeros);
-    t.nans = warp_sum_count(t.nans);
-    t.infs = warp_sum_count(t.infs);
-    t.overflows = warp_sum_count(t.overflows);
-    t.underflows = warp_sum_count(t.underflows);
-    t.subnormals = warp_sum_count(t.subnormals);
-    t.saturated = warp_sum_count(t.saturated);
+    using Count = uint64_t model::StatsTotals::*;
+    constexpr Count kCounts[] = { &model::StatsTotals::zeros, &model::StatsTotals::nans, &model::StatsTotals::infs,
+        &model::StatsTotals::overflows, &model::StatsTotals::underflows, &model::StatsTotals::subnormals,
+        &model::StatsTotals::saturated };
+#pragma unroll
+    for (const Count count : kCounts)
+        t.*count = warp_sum_count(t.*count);
     t.amax_bits = __reduce_max_sync(kFullMask, t.amax_bits);
     t.min_key = __reduce_min_sync(kFullMask, t.min_key);
     for (int offset = first_offset; offset > 0; offset /= 2) {
