@@ -5,8 +5,9 @@
 // f16, 31 for f32), whose order is the order of |x|, Inf above every finite value and NaNs above Inf:
 // - amax and min_nonzero_abs are an integer max and min over patterns;
 // - a target class is an interval of patterns. The cast rounds q = fl32(x * scale), and |q| never decreases as
-//   |x| grows, so each class boundary of stats_model.hpp's TargetThresholds is one pattern, found once per block
-//   by a search over patterns with the very same float predicate (beyond_bound). Counting a class is then an
+//   |x| grows, so each class boundary of stats_model.hpp's TargetThresholds is one pattern, found once (on the
+//   host for a host scale, per block for a device one) by a search over patterns with the very same float
+//   predicate (beyond_bound). Counting a class is then an
 //   integer comparison, the same answer as the float comparison element by element.
 //
 // The kernel reads its elements in groups (4 16-byte vectors per thread). The fast path does, for every element:
@@ -128,6 +129,13 @@ template <ElementType kType> FP8SCOPE_HD uint32_t class_bound(int which, const T
             low = mid + 1u;
     }
     return bound_value(which, low);
+}
+
+// All four bounds, in ClassBounds order, by class_bound(). The launch computes them on the host once when the scale
+// is a host value; blocks search them themselves only for a scale in device memory.
+template <ElementType kType> FP8SCOPE_HD ClassBounds class_bounds(const TargetThresholds& t)
+{
+    return { class_bound<kType>(0, t), class_bound<kType>(1, t), class_bound<kType>(2, t), class_bound<kType>(3, t) };
 }
 
 struct ClassCounts {

@@ -33,6 +33,7 @@ __device__ void finalize_hp(const KernelArgs& args, model::ResolvedScale scale)
         scratch->bins[b] = 0;
     }
     StatsTotals t = model::empty_totals();
+#pragma unroll 2 // two partials' loads in flight at once
     for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x)
         model::merge(t, load_partial(&scratch->partials[k]));
     __syncthreads();
@@ -51,7 +52,8 @@ __device__ void finalize_hp(const KernelArgs& args, model::ResolvedScale scale)
 
 // Class bound `which` (hp_model.hpp's class_bound), found by one whole warp: each round the 32 lanes test 32
 // evenly spaced patterns and the interval shrinks to the gap before the first one beyond, 32 times smaller.
-// 4 rounds for 16-bit types and 7 for f32, instead of 16 and 32 dependent steps: every block waits for it.
+// 4 rounds for 16-bit types and 7 for f32, instead of 16 and 32 dependent steps: every block waits for it. Used
+// only for a scale in device memory; for a host scale the launch passes the bounds in (KernelArgs::bounds).
 template <ElementType kType> __device__ uint32_t class_bound_by_warp(int which, const model::TargetThresholds& t)
 {
     const uint32_t lane = threadIdx.x % kLanes;
@@ -95,7 +97,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock, kBlocksPerSm) hp_stats_kerne
         extra[threadIdx.x] = 0;
     const model::ResolvedScale scale = model::resolve_scale(args.scale_kind, args.scale, args.scale_pointer);
     if constexpr (kTarget)
-        if (threadIdx.x < 4 * kLanes) { // warps 0..3, one bound each
+        if (!args.bounds_known && threadIdx.x < 4 * kLanes) { // a device scale: warps 0..3, one bound each
             const int which = threadIdx.x / kLanes;
             const uint32_t bound = class_bound_by_warp<kType>(which, model::target_thresholds(args.target, scale));
             if (threadIdx.x % kLanes == 0)
@@ -104,7 +106,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock, kBlocksPerSm) hp_stats_kerne
     __syncthreads();
     model::ClassBounds bounds { 0, 0, model::kNoKey, model::kNoKey };
     if constexpr (kTarget)
-        bounds = { shared_bounds[0], shared_bounds[1], shared_bounds[2], shared_bounds[3] };
+        bounds = args.bounds_known
+            ? args.bounds
+            : model::ClassBounds { shared_bounds[0], shared_bounds[1], shared_bounds[2], shared_bounds[3] };
 
     const uint32_t lane_bytes = threadIdx.x % kLanes * 4;
     static_assert(model::kBinStrideBytes == kLanes * 4);

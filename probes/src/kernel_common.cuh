@@ -99,63 +99,84 @@ __device__ __forceinline__ void count_in_lane(unsigned int* histogram, uint32_t 
     atomicAdd(reinterpret_cast<unsigned int*>(reinterpret_cast<char*>(histogram) + offset), 1u);
 }
 
-// Adds the block's 256 bins (summed over the lane copies) to the scratch. Thread t starts at copy t % 32, so a
-// warp's reads fall in 32 different banks.
+// Adds the block's 256 bins (summed over the lane copies) to the scratch. A bin's 32 copies are 128 contiguous
+// bytes, read as 8 16-byte vectors; thread t starts at vector t % 8, so the 8 threads of a quarter warp (one
+// shared-memory wavefront) read 8 different 16-byte bank groups. A block counts at most 2^31 elements, so the sum
+// fits 32 bits.
 __device__ void flush_lane_histogram(const unsigned int* histogram, Scratch* scratch)
 {
     for (int bin = threadIdx.x; bin < 256; bin += blockDim.x) {
-        unsigned long long total = 0;
-#pragma unroll 8
-        for (int k = 0; k < kLanes; ++k)
-            total += histogram[bin * kLanes + ((k + bin) & (kLanes - 1))];
+        const uint4* copies = reinterpret_cast<const uint4*>(histogram + bin * kLanes);
+        unsigned int total = 0;
+#pragma unroll
+        for (int k = 0; k < kLanes / 4; ++k) {
+            const uint4 v = copies[(k + bin) & (kLanes / 4 - 1)];
+            total += v.x + v.y + v.z + v.w;
+        }
         if (total != 0)
-            atomicAdd(&scratch->bins[bin], total);
+            atomicAdd(&scratch->bins[bin], static_cast<unsigned long long>(total));
     }
 }
 
-__device__ model::StatsTotals shuffle_down(const model::StatsTotals& t, int offset)
+// A count summed over the warp, exact below 2^42 (a launch sees at most 2^40 elements): two 21-bit halves, one
+// `redux.sync` each, whose sums cannot wrap 32 bits. Valid in every lane.
+__device__ __forceinline__ uint64_t warp_sum_count(uint64_t v)
 {
-    model::StatsTotals o;
-    o.zeros = __shfl_down_sync(kFullMask, t.zeros, offset);
-    o.nans = __shfl_down_sync(kFullMask, t.nans, offset);
-    o.infs = __shfl_down_sync(kFullMask, t.infs, offset);
-    o.overflows = __shfl_down_sync(kFullMask, t.overflows, offset);
-    o.underflows = __shfl_down_sync(kFullMask, t.underflows, offset);
-    o.subnormals = __shfl_down_sync(kFullMask, t.subnormals, offset);
-    o.saturated = __shfl_down_sync(kFullMask, t.saturated, offset);
-    o.amax_bits = __shfl_down_sync(kFullMask, t.amax_bits, offset);
-    o.min_key = __shfl_down_sync(kFullMask, t.min_key, offset);
-    o.sum = __shfl_down_sync(kFullMask, t.sum, offset);
-    o.sum_squares = __shfl_down_sync(kFullMask, t.sum_squares, offset);
-    o.sum_cubes = __shfl_down_sync(kFullMask, t.sum_cubes, offset);
-    o.sum_fourth = __shfl_down_sync(kFullMask, t.sum_fourth, offset);
-    return o;
+    const unsigned low = __reduce_add_sync(kFullMask, static_cast<unsigned>(v & 0x1FFFFFu));
+    const unsigned high = __reduce_add_sync(kFullMask, static_cast<unsigned>(v >> 21));
+    return (uint64_t { high } << 21) + low;
+}
+
+// The warp's totals, valid in lane 0: counts and extrema by `redux.sync` (exact in any order), the four double
+// sums by a fixed shuffle tree (offsets first_offset, ..., 2, 1), so that they repeat bit for bit.
+__device__ model::StatsTotals warp_reduce(model::StatsTotals t, int first_offset)
+{
+    using Count = uint64_t model::StatsTotals::*;
+    constexpr Count kCounts[] = { &model::StatsTotals::zeros, &model::StatsTotals::nans, &model::StatsTotals::infs,
+        &model::StatsTotals::overflows, &model::StatsTotals::underflows, &model::StatsTotals::subnormals,
+        &model::StatsTotals::saturated };
+#pragma unroll
+    for (const Count count : kCounts)
+        t.*count = warp_sum_count(t.*count);
+    t.amax_bits = __reduce_max_sync(kFullMask, t.amax_bits);
+    t.min_key = __reduce_min_sync(kFullMask, t.min_key);
+    for (int offset = first_offset; offset > 0; offset /= 2) {
+        t.sum += __shfl_down_sync(kFullMask, t.sum, offset);
+        t.sum_squares += __shfl_down_sync(kFullMask, t.sum_squares, offset);
+        t.sum_cubes += __shfl_down_sync(kFullMask, t.sum_cubes, offset);
+        t.sum_fourth += __shfl_down_sync(kFullMask, t.sum_fourth, offset);
+    }
+    return t;
 }
 
 // Fixed-order tree over the block; the result is valid in thread 0. Every thread must call it.
 __device__ model::StatsTotals block_reduce(model::StatsTotals t)
 {
+    static_assert(kWarps <= kLanes && (kWarps & (kWarps - 1)) == 0);
     __shared__ model::StatsTotals warp_totals[kWarps];
-    for (int offset = kLanes / 2; offset > 0; offset /= 2)
-        model::merge(t, shuffle_down(t, offset));
+    t = warp_reduce(t, kLanes / 2);
     __syncthreads(); // warp_totals may still be read by an earlier call
     if (threadIdx.x % kLanes == 0)
         warp_totals[threadIdx.x / kLanes] = t;
     __syncthreads();
-    if (threadIdx.x < kLanes) {
-        t = threadIdx.x < kWarps ? warp_totals[threadIdx.x] : model::empty_totals();
-        for (int offset = kLanes / 2; offset > 0; offset /= 2)
-            model::merge(t, shuffle_down(t, offset));
-    }
+    if (threadIdx.x < kLanes) // lanes past the warps add nothing: the tree starts at kWarps / 2
+        t = warp_reduce(threadIdx.x < kWarps ? warp_totals[threadIdx.x] : model::empty_totals(), kWarps / 2);
     return t;
 }
 
-// Another block's partial: read from L2 (ld.cg), never from a possibly stale L1 line.
+// Another block's partial: read from L2 (ld.cg), never from a possibly stale L1 line; 6 16-byte loads (the partials
+// start 16-byte aligned in the scratch).
 __device__ model::StatsTotals load_partial(const model::StatsTotals* p)
 {
-    return { __ldcg(&p->zeros), __ldcg(&p->nans), __ldcg(&p->infs), __ldcg(&p->overflows), __ldcg(&p->underflows),
-        __ldcg(&p->subnormals), __ldcg(&p->saturated), __ldcg(&p->amax_bits), __ldcg(&p->min_key), __ldcg(&p->sum),
-        __ldcg(&p->sum_squares), __ldcg(&p->sum_cubes), __ldcg(&p->sum_fourth) };
+    static_assert(sizeof(model::StatsTotals) % 16 == 0 && offsetof(Scratch, partials) % 16 == 0);
+    union {
+        uint4 words[sizeof(model::StatsTotals) / 16];
+        model::StatsTotals totals;
+    } u;
+#pragma unroll
+    for (int k = 0; k < static_cast<int>(sizeof(model::StatsTotals) / 16); ++k)
+        u.words[k] = __ldcg(reinterpret_cast<const uint4*>(p) + k);
+    return u.totals;
 }
 
 // Every thread fences its own scratch writes before thread 0 takes the ticket; true in the last block only.

@@ -2,7 +2,7 @@
 // tensor_stats_kernel.cu, C++17): plain values only, already validated.
 #pragma once
 
-#include "stats_model.hpp"
+#include "hp_model.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -43,12 +43,19 @@ struct KernelArgs {
     Scratch* scratch;
     StatsResult* out;
     uint64_t sequence;
+    // HP input with a target and a host scale: the class bounds, computed once on the host (host_class_bounds);
+    // otherwise bounds_known is false and every block searches them (a scale in device memory).
+    bool bounds_known;
+    model::ClassBounds bounds;
 };
 
 // Blocks for a tensor: enough to fill the device, but no more than give each thread a full group of vectors (a
 // small tensor then has fewer blocks to wait for and merge, and no more memory latencies), and enough that no block
 // sees more than kMaxElementsPerBlock elements.
 int grid_blocks(uint64_t numel, uint64_t bytes_per_element, int sm_count);
+
+// The class bounds of an HP `type` against `target` for a resolved host scale (hp_model.hpp's class_bounds).
+model::ClassBounds host_class_bounds(numerics::ElementType type, numerics::Fp8 target, model::ResolvedScale scale);
 
 // The high-precision kernel for an f32, bf16 or f16 input, with or without a target (hp_stats_kernel.cu).
 const void* hp_stats_kernel_for(numerics::ElementType type, bool target);

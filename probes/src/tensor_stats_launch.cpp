@@ -73,6 +73,19 @@ int grid_blocks(uint64_t numel, uint64_t bytes_per_element, int sm_count)
     return static_cast<int>(std::clamp<uint64_t>(blocks, 1, detail::kMaxBlocks));
 }
 
+model::ClassBounds host_class_bounds(ElementType type, Fp8 target, model::ResolvedScale scale)
+{
+    const model::TargetThresholds thresholds = model::target_thresholds(target, scale);
+    switch (type) {
+    case ElementType::F32:
+        return model::class_bounds<ElementType::F32>(thresholds);
+    case ElementType::BF16:
+        return model::class_bounds<ElementType::BF16>(thresholds);
+    default:
+        return model::class_bounds<ElementType::F16>(thresholds);
+    }
+}
+
 } // namespace detail
 
 const char* check_stats_params(const StatsParams& params)
@@ -133,6 +146,13 @@ cudaError_t launch_tensor_stats(
     args.scratch = static_cast<detail::Scratch*>(device_scratch);
     args.out = out;
     args.sequence = sequence;
+    const bool host_scale = args.scale_kind == model::ScaleCode::None || args.scale_kind == model::ScaleCode::Value
+        || args.scale_kind == model::ScaleCode::InvValue;
+    if (args.target != Fp8::None && host_scale) { // at most 4 x 31 float predicates, not a search per block
+        args.bounds_known = true;
+        args.bounds
+            = detail::host_class_bounds(type, args.target, model::resolve_scale(args.scale_kind, args.scale, nullptr));
+    }
     const int blocks = detail::grid_blocks(params.numel, bytes_per_element, sm_count);
     return forget_error(detail::launch_stats_kernel(args, blocks, stream), pending_before);
 }

@@ -54,10 +54,7 @@ StatsTotals emulate_hp_totals(
     if (target == Fp8::None) {
         emulate_hp<kType, false>(params, ClassBounds {}, group_words, acc, bins);
     } else {
-        const TargetThresholds thresholds = target_thresholds(target, scale);
-        const ClassBounds bounds { class_bound<kType>(0, thresholds), class_bound<kType>(1, thresholds),
-            class_bound<kType>(2, thresholds), class_bound<kType>(3, thresholds) };
-        emulate_hp<kType, true>(params, bounds, group_words, acc, bins);
+        emulate_hp<kType, true>(params, class_bounds<kType>(target_thresholds(target, scale)), group_words, acc, bins);
     }
     return totals_of<kType>(acc);
 }
