@@ -35,6 +35,13 @@ std::atomic<PushA> g_push_a { nullptr };
 std::atomic<PushW> g_push_w { nullptr };
 std::atomic<PushEx> g_push_ex { nullptr };
 std::atomic<Pop> g_pop { nullptr };
+std::atomic<bool> g_forwarding { true };
+
+// The wrappers' answer when they do not forward: the range's 0-based level (push) or the level left (pop).
+int depth_answer(int offset)
+{
+    return static_cast<int>(t_path.depth) + offset;
+}
 
 void push_text(std::string_view name)
 {
@@ -50,6 +57,8 @@ int wrapped_push_a(const char* message)
 {
     push_text(message ? std::string_view(message) : std::string_view());
     const PushA next = g_push_a.load(std::memory_order_relaxed);
+    if (!g_forwarding.load(std::memory_order_relaxed))
+        return depth_answer(-1);
     return next ? next(message) : 0;
 }
 
@@ -62,6 +71,8 @@ int wrapped_push_w(const wchar_t* message)
         narrow[n++] = *c < 128 ? static_cast<char>(*c) : '?';
     push_text(std::string_view(narrow, n));
     const PushW next = g_push_w.load(std::memory_order_relaxed);
+    if (!g_forwarding.load(std::memory_order_relaxed))
+        return depth_answer(-1);
     return next ? next(message) : 0;
 }
 
@@ -72,6 +83,8 @@ int wrapped_push_ex(const nvtxEventAttributes_t* attributes)
         name = attributes->message.ascii;
     push_text(name);
     const PushEx next = g_push_ex.load(std::memory_order_relaxed);
+    if (!g_forwarding.load(std::memory_order_relaxed))
+        return depth_answer(-1);
     return next ? next(attributes) : 0;
 }
 
@@ -79,6 +92,8 @@ int wrapped_pop()
 {
     nvtx_path_pop();
     const Pop next = g_pop.load(std::memory_order_relaxed);
+    if (!g_forwarding.load(std::memory_order_relaxed))
+        return depth_answer(0);
     return next ? next() : 0;
 }
 
@@ -106,6 +121,11 @@ void wrap(NvtxFunctionTable table, unsigned id, std::atomic<Fn>& next, Fn wrappe
 }
 
 } // namespace
+
+void set_nvtx_forwarding(bool on)
+{
+    g_forwarding.store(on, std::memory_order_relaxed);
+}
 
 bool is_step_range_name(std::string_view name)
 {

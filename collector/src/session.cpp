@@ -5,6 +5,7 @@
 #include "capture.hpp"
 #include "cupti_api.hpp"
 #include "lifecycle.hpp"
+#include "nvtx_paths.hpp"
 #include "output_path.hpp"
 #include "record_decoder.hpp"
 #include "stats_engine.hpp"
@@ -666,8 +667,10 @@ void detach_at_api_exit()
     if (g_attachment.load() != Attachment::Armed)
         return;
     const auto started = std::chrono::steady_clock::now();
+    set_nvtx_forwarding(false); // CUPTI's NVTX implementation would attach it again
     const CUptiResult result = s->cupti->finalize();
     if (result != CUPTI_SUCCESS) {
+        set_nvtx_forwarding(true);
         set_domains(*s, 0);
         g_attachment.store(Attachment::Attached, std::memory_order_release);
         g_detach_failed.store(true);
@@ -712,6 +715,7 @@ bool attach_again(Session& s)
         return false;
     }
     s.cupti->activityRegisterCallbacks(buffer_requested, buffer_completed);
+    set_nvtx_forwarding(true);
     if (env_text("FP8SCOPE_THREAD_IDS", "system") == "system")
         s.cupti->setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false))

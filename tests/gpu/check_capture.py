@@ -12,9 +12,9 @@ cudaProfilerStart/Stop loop with each kind of capture window, and judge the trac
   overhead  the same 60-step job untraced and traced with --capture-every 20 --capture-length 2 (windows 0-1, 20-21,
             40-41; three processes each, alternating) and traced whole once: median step times inside and outside
             the windows (train.py's CUDA-event step times, steps 5 on), the average extrapolated to 10 steps of every
-            1000, printed; the steps outside windows (all after a window, with CUPTI detached) must add at most a
-            third of what tracing the whole run adds (attached, they added about as much as the whole run), and
-            the losses must be bitwise those of the untraced runs
+            1000, printed; the steps outside windows (all after a window, with CUPTI detached) must cost less than tracing
+            the whole run, and the losses must be bitwise those of the untraced runs; issue 13's goals (at most 5%
+            while capturing, at most 1% averaged) are judged as goals
 
 For every windowed trace, "kernels only inside the windows": no kernel starts before the window that holds its
 launch, and every kernel's launch call (its runtime/driver row, same correlationId) starts inside a window and is
@@ -149,6 +149,12 @@ def check_periodic(ctx, report):
     judge_steps(report, "periodic (--warmup 0)", report_json(ctx, trace, "--warmup", "0"), expected)
     judge_steps(report, "periodic (default warm-up)", report_json(ctx, trace), expected[2:])
     judge_kernels_inside(report, "periodic", trace)
+    # NVTX reaches CUPTI only while it is attached (nvtx_paths.hpp): each window, after CUPTI was attached again, still
+    # records the sample's module ranges.
+    with sqlite3.connect(f"file:{trace}?mode=ro", uri=True) as db:
+        ranges = [db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE start BETWEEN ? AND ?", (w[1], w[2])).fetchone()[0]
+                  for w in windows]
+    report.judge("capture periodic: NVTX ranges recorded in every window", ranges and min(ranges) > 0, f"{ranges}")
     detaches = STDERR.get("periodic", "").count("capture: CUPTI detached")
     report.judge("capture periodic: CUPTI detached after each window", detaches >= 2,
                  f"{detaches} detaches, {STDERR.get('periodic', '').count('capture: CUPTI attached again')} attaches")
@@ -238,12 +244,14 @@ def check_overhead(ctx, report):
                f"{100 * (i / u - 1):+.1f}% / {100 * (o / u - 1):+.1f}% / {100 * (averaged / u - 1):+.1f}%)")
     report.judge("capture overhead: the windowed runs' losses are bitwise the untraced runs'", all(same_losses),
                  f"{same_losses}")
-    # Outside windows CUPTI is detached (docs/collector.md), so the steps after a window keep almost all of
-    # tracing's cost away: the bar is a third of what recording the whole run adds. (H100, 2026-11-24: attached,
-    # the steps after a window were +30 to +52%, about as slow as the whole run traced; detached +9 to +27%, the
-    # sample's annotate hooks included; processes differ by up to ±15%, so medians of three alternating processes.)
-    report.judge("capture overhead: outside windows at most a third of whole-run tracing's cost", o - u <= (f - u) / 3,
+    # The steps after a window, with CUPTI detached, must at least cost less than tracing everything; the issue's
+    # goals (issue 13: at most 5% while capturing, at most 1% averaged over 10 steps of every 1000) are judged as goals
+    # and fail while missed (docs/benchmarks.md, "Capture windows on the H100", has the figures and what limits them).
+    report.judge("capture overhead: outside windows cheaper than whole-run tracing", o < f,
                  f"outside windows {100 * (o / u - 1):+.1f}%, whole run {100 * (f / u - 1):+.1f}%")
+    report.judge("capture overhead goal: at most 5% while capturing", i <= 1.05 * u, f"{100 * (i / u - 1):+.1f}%")
+    report.judge("capture overhead goal: at most 1% averaged (10 of every 1000 steps)", averaged <= 1.01 * u,
+                 f"{100 * (averaged / u - 1):+.1f}%")
 
 
 def run_all(ctx, report, state):
