@@ -25,7 +25,7 @@ Expected<void> read_kernels_alongside(ReadContext& context, TableReader read_ker
                 return;
             }
             // StringIdMap::find is const and the map is complete: sharing it is safe.
-            ReadContext worker_context { *file, kernel_part, context.strings, context.dialect };
+            ReadContext worker_context { *file, kernel_part, context.strings, context.dialect, context.recorded };
             kernel_result = read_kernels(worker_context);
         });
         if (auto ok = read_here(context); !ok) {
