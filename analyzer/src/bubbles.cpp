@@ -101,18 +101,29 @@ public:
         , api_rows_(model.api_calls.correlation_id)
     {
         const ApiTable& api = model.api_calls;
-        int64_t last_tid = 0;
-        ThreadActivity* thread = nullptr;
-        for (size_t row = 0; row < api.size(); ++row) {
-            if (!thread || api.global_tid[row] != last_tid) {
-                last_tid = api.global_tid[row];
-                thread = &threads_[last_tid];
-            }
-            // Rows come in start order, so per thread too.
-            thread->api.add(api.start_ns[row], api.end_ns[row]);
+        // Each thread's union is sized to its rows first: grown by doubling, the unions of 10 M calls held up to
+        // twice their size, and copied themselves at each step (docs/benchmarks.md, issue 13 part 4).
+        const auto for_each_run = [&](auto&& on_run) {
+            size_t first = 0;
+            for (size_t row = 1; row <= api.size(); ++row)
+                if (row == api.size() || api.global_tid[row] != api.global_tid[first]) {
+                    on_run(threads_[api.global_tid[first]], first, row);
+                    first = row;
+                }
+        };
+        std::unordered_map<int64_t, size_t> rows_of;
+        for_each_run([&](ThreadActivity&, size_t first, size_t end) { rows_of[api.global_tid[first]] += end - first; });
+        for (const auto& [tid, rows] : rows_of) {
+            threads_[tid].api.start_ns.reserve(rows);
+            threads_[tid].api.end_ns.reserve(rows);
         }
+        // Rows come in start order, so per thread too.
+        for_each_run([&](ThreadActivity& thread, size_t first, size_t end) {
+            for (size_t row = first; row < end; ++row)
+                thread.api.add(api.start_ns[row], api.end_ns[row]);
+        });
+        // No finish(): the API unions answer longest_hole() and median_hole(), which need no prefix sums.
         for (auto& [tid, activity] : threads_) {
-            activity.api.finish();
             activity.median_silence_ns = activity.api.median_hole();
             activity.stall_threshold_ns
                 = std::max(kHostStallMinNs, kHostStallMedianMultiple * activity.median_silence_ns);
