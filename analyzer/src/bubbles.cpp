@@ -273,32 +273,36 @@ BubbleAnalysis analyze_bubbles(
     const int64_t steps_end_ns = steps.empty() ? 0 : steps.back().end_ns;
     std::vector<int64_t> latencies_ns;
     latencies_ns.reserve(model.kernels.size() + model.memcpys.size() + model.memsets.size());
+    // The main launching thread (most launched activities), for the threshold the report prints, counted in the same
+    // walk. Launches come in runs from one thread, so the thread's counter is looked up only when the thread changes
+    // (map elements never move).
+    std::unordered_map<int64_t, int64_t> launched;
+    int64_t best = 0;
+    int64_t counted_tid = 0;
+    int64_t* count = nullptr;
     detail::Activity activity;
     for (detail::ActivityCursor cursor(model); cursor.next(activity);) {
-        if (const auto call = classifier.launching_call(activity.correlation_id))
+        if (const auto call = classifier.launching_call(activity.correlation_id)) {
             latencies_ns.push_back(activity.start_ns - model.api_calls.end_ns[*call]);
+            const int64_t tid = model.api_calls.global_tid[*call];
+            if (!count || tid != counted_tid) {
+                count = &launched[tid];
+                counted_tid = tid;
+            }
+            if (++*count > best) {
+                best = *count;
+                result.launching_thread_tid = tid;
+            }
+        }
         if (activity.end_ns > activity.start_ns && activity.end_ns > steps_start_ns && activity.start_ns < steps_end_ns
             && std::find(result.devices.begin(), result.devices.end(), activity.device_id) == result.devices.end())
             result.devices.push_back(activity.device_id);
     }
     std::sort(result.devices.begin(), result.devices.end());
     result.epsilon_samples = int64_t(latencies_ns.size());
-    // The main launching thread (most launched activities), for the threshold the report prints.
-    {
-        std::unordered_map<int64_t, int64_t> launched;
-        int64_t best = 0;
-        for (detail::ActivityCursor cursor(model); cursor.next(activity);)
-            if (const auto call = classifier.launching_call(activity.correlation_id)) {
-                const int64_t tid = model.api_calls.global_tid[*call];
-                if (++launched[tid] > best) {
-                    best = launched[tid];
-                    result.launching_thread_tid = tid;
-                }
-            }
-        if (const ThreadActivity* t = classifier.thread(result.launching_thread_tid)) {
-            result.host_stall_threshold_ns = t->stall_threshold_ns;
-            result.host_stall_median_silence_ns = t->median_silence_ns;
-        }
+    if (const ThreadActivity* t = classifier.thread(result.launching_thread_tid)) {
+        result.host_stall_threshold_ns = t->stall_threshold_ns;
+        result.host_stall_median_silence_ns = t->median_silence_ns;
     }
     graph_kernel_gap(model, result);
     result.epsilon_ns = std::max<int64_t>(0, detail::median_of(std::move(latencies_ns)));
