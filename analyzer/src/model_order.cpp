@@ -173,13 +173,17 @@ bool clip_overlapping_kernels(KernelTable& k, ClippedKernels& clipped)
 
 } // namespace
 
-void sort_by_time(TraceModel& model)
+void sort_kernels_by_time(TraceModel& model)
 {
     auto& k = model.kernels;
     sort_columns(k.start_ns, k.end_ns, k.device_id, k.stream_id, k.correlation_id, k.name, k.short_name, k.graph_id);
     if (clip_overlapping_kernels(k, model.clipped_kernels))
         sort_columns(
             k.start_ns, k.end_ns, k.device_id, k.stream_id, k.correlation_id, k.name, k.short_name, k.graph_id);
+}
+
+void sort_by_time(TraceModel& model)
+{
     auto& a = model.api_calls;
     sort_columns(a.start_ns, a.end_ns, a.global_tid, a.correlation_id, a.name, a.is_driver, a.return_value);
     auto& s = model.syncs;

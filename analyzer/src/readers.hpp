@@ -51,8 +51,9 @@ Expected<void> read_gpus(ReadContext& context);
 
 using TableReader = Expected<void> (*)(ReadContext&);
 
-// Runs read_kernels on a second connection in a worker thread while read_here runs on this one. The kernel
-// reader may fill only model.kernels and row_counts, which are moved into context.model afterwards.
+// Runs read_kernels on a second connection in a worker thread while read_here runs on this one, and sorts the
+// kernels there (sort_kernels_by_time). The kernel reader may fill only model.kernels and row_counts, which are moved
+// into context.model afterwards with clipped_kernels.
 Expected<void> read_kernels_alongside(ReadContext& context, TableReader read_kernels, TableReader read_here);
 
 // The rows `table` holds: the count the file records when it records one the file is large enough to hold (it is
@@ -74,7 +75,10 @@ Expected<int64_t> reserve_rows(const ReadContext& context, std::string_view tabl
     return rows;
 }
 
-// Sorts every activity table by start, stably, and the row-wise tables by timestamp. Cheap when already sorted.
+// Sorts the kernel table by start, stably, and clips the kernels that overlap on a stream (ClippedKernels).
+// read_kernels_alongside runs it on the thread that read the kernels, while the other thread is still reading.
+void sort_kernels_by_time(TraceModel& model);
+// Sorts every other activity table by start, stably, and the row-wise tables by timestamp. Cheap when already sorted.
 void sort_by_time(TraceModel& model);
 
 } // namespace fp8scope::analyzer::detail
