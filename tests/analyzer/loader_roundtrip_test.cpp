@@ -227,9 +227,12 @@ TEST_CASE("rows written out of start order load sorted, equal starts in file ord
     // loader merges them), and a reversed table with more such sequences than the loader merges (it sorts those).
     // Equal starts on different streams must keep their file order either way, and every column must move with its
     // start.
-    const auto start_of = [](int i, bool interleaved) -> int64_t {
-        constexpr int64_t kOffsetNs[] = { 50, 0, 50 }; // streams 7 and 9 start together
-        return interleaved ? 100 * (i / 3) + kOffsetNs[i % 3] : 1000 - 10 * (i / 2);
+    // Interleaved: groups of four rows 1000 ns apart, on streams 7, 8, 8 and 9; the second and fourth rows of a group
+    // start together but lie in different sorted sequences, so the merge itself must put them in file order.
+    constexpr int64_t kOffsetNs[] = { 200, 100, 150, 100 };
+    constexpr uint32_t kStream[] = { 7, 8, 8, 9 };
+    const auto start_of = [&](int i, bool interleaved) -> int64_t {
+        return interleaved ? 1000 * (i / 4) + kOffsetNs[i % 4] : 1000 - 10 * (i / 2);
     };
     for (const bool interleaved : { true, false }) {
         INFO((interleaved ? "three streams interleaved" : "40 rows in reverse, 20 distinct starts"));
@@ -239,7 +242,7 @@ TEST_CASE("rows written out of start order load sorted, equal starts in file ord
         for (int i = 0; i < 40; ++i) {
             const int64_t start_ns = start_of(i, interleaved);
             // Kernels of one stream never overlap (the loader would clip them): in reverse, each has its own stream.
-            const auto stream = static_cast<uint32_t>(interleaved ? 7 + i % 3 : 100 + i);
+            const uint32_t stream = interleaved ? kStream[i % 4] : static_cast<uint32_t>(100 + i);
             const uint32_t id = s.launch(host, { .api_start_ns = start_ns - 5, .api_end_ns = start_ns - 5 + i },
                 { .start_ns = start_ns, .end_ns = start_ns + 10 + i, .stream_id = stream });
             kernels.push_back({ start_ns, start_ns + 10 + i, stream, id });
