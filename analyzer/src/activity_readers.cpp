@@ -61,8 +61,8 @@ Expected<void> read_api_calls(ReadContext& context)
     if (!plan)
         return std::unexpected(plan.error());
     ApiTable& t = context.model.api_calls;
-    auto reserved = reserve_rows(context, kTable, t.start_ns, t.end_ns, t.global_tid, t.correlation_id, t.name,
-        t.is_driver, t.return_value);
+    auto reserved = reserve_rows(
+        context, kTable, t.start_ns, t.end_ns, t.global_tid, t.correlation_id, t.name, t.is_driver, t.return_value);
     if (!reserved)
         return std::unexpected(reserved.error());
     const auto& ix = plan->index;
@@ -95,8 +95,8 @@ Expected<void> read_syncs(ReadContext& context)
     if (!plan)
         return std::unexpected(plan.error());
     SyncTable& t = context.model.syncs;
-    auto reserved = reserve_rows(
-        context, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id, t.sync_type);
+    auto reserved
+        = reserve_rows(context, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id, t.sync_type);
     if (!reserved)
         return std::unexpected(reserved.error());
     const auto& ix = plan->index;

@@ -47,7 +47,8 @@ template <class Index>
 std::vector<Index> merge_piles(const std::vector<int64_t>& start_ns, const std::vector<uint8_t>& pile, size_t piles)
 {
     const size_t rows = start_ns.size();
-    const auto before = [&](size_t a, size_t b) { return start_ns[a] < start_ns[b] || (start_ns[a] == start_ns[b] && a < b); };
+    const auto before
+        = [&](size_t a, size_t b) { return start_ns[a] < start_ns[b] || (start_ns[a] == start_ns[b] && a < b); };
     // The next row of each pile not yet taken (`rows` when the pile is used up).
     std::array<size_t, kMaxPiles> head {};
     const auto next_of = [&](size_t p, size_t from) {

@@ -251,7 +251,8 @@ TEST_CASE("rows written out of start order load sorted, equal starts in file ord
         const auto by_start = [](const Written& w) { return w.start_ns; };
         std::ranges::stable_sort(kernels, {}, by_start);
         std::ranges::stable_sort(calls, {}, by_start);
-        const std::string path = scratch_dir("out_of_order") + (interleaved ? "/interleaved.sqlite" : "/reversed.sqlite");
+        const std::string path
+            = scratch_dir("out_of_order") + (interleaved ? "/interleaved.sqlite" : "/reversed.sqlite");
         REQUIRE(s.write_fp8scope(path));
         const auto loaded = load_trace(path);
         INFO((loaded ? std::string() : loaded.error().message));
