@@ -61,8 +61,8 @@ Expected<void> read_api_calls(ReadContext& context)
     if (!plan)
         return std::unexpected(plan.error());
     ApiTable& t = context.model.api_calls;
-    auto reserved = reserve_rows(context.file, kTable, t.start_ns, t.end_ns, t.global_tid, t.correlation_id, t.name,
-        t.is_driver, t.return_value);
+    auto reserved = reserve_rows(
+        context, kTable, t.start_ns, t.end_ns, t.global_tid, t.correlation_id, t.name, t.is_driver, t.return_value);
     if (!reserved)
         return std::unexpected(reserved.error());
     const auto& ix = plan->index;
@@ -95,8 +95,8 @@ Expected<void> read_syncs(ReadContext& context)
     if (!plan)
         return std::unexpected(plan.error());
     SyncTable& t = context.model.syncs;
-    auto reserved = reserve_rows(
-        context.file, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id, t.sync_type);
+    auto reserved
+        = reserve_rows(context, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id, t.sync_type);
     if (!reserved)
         return std::unexpected(reserved.error());
     const auto& ix = plan->index;
@@ -127,7 +127,7 @@ Expected<void> read_memcpys(ReadContext& context)
     if (!plan)
         return std::unexpected(plan.error());
     MemcpyTable& t = context.model.memcpys;
-    auto reserved = reserve_rows(context.file, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id,
+    auto reserved = reserve_rows(context, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id,
         t.bytes, t.copy_kind, t.src_kind, t.dst_kind);
     if (!reserved)
         return std::unexpected(reserved.error());
@@ -164,7 +164,7 @@ Expected<void> read_memsets(ReadContext& context)
         return std::unexpected(plan.error());
     MemsetTable& t = context.model.memsets;
     auto reserved = reserve_rows(
-        context.file, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id, t.bytes, t.mem_kind);
+        context, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id, t.bytes, t.mem_kind);
     if (!reserved)
         return std::unexpected(reserved.error());
     const auto& ix = plan->index;
@@ -196,7 +196,7 @@ Expected<void> read_nvtx(ReadContext& context)
     if (!plan)
         return std::unexpected(plan.error());
     NvtxTable& t = context.model.nvtx;
-    auto reserved = reserve_rows(context.file, kTable, t.start_ns, t.end_ns, t.event_type, t.text, t.global_tid);
+    auto reserved = reserve_rows(context, kTable, t.start_ns, t.end_ns, t.event_type, t.text, t.global_tid);
     if (!reserved)
         return std::unexpected(reserved.error());
     const auto& ix = plan->index;

@@ -101,18 +101,29 @@ public:
         , api_rows_(model.api_calls.correlation_id)
     {
         const ApiTable& api = model.api_calls;
-        int64_t last_tid = 0;
-        ThreadActivity* thread = nullptr;
-        for (size_t row = 0; row < api.size(); ++row) {
-            if (!thread || api.global_tid[row] != last_tid) {
-                last_tid = api.global_tid[row];
-                thread = &threads_[last_tid];
-            }
-            // Rows come in start order, so per thread too.
-            thread->api.add(api.start_ns[row], api.end_ns[row]);
+        // Each thread's union is sized to its rows first: grown by doubling, the unions of 10 M calls held up to
+        // twice their size, and copied themselves at each step (docs/benchmarks.md, issue 13 part 4).
+        const auto for_each_run = [&](auto&& on_run) {
+            size_t first = 0;
+            for (size_t row = 1; row <= api.size(); ++row)
+                if (row == api.size() || api.global_tid[row] != api.global_tid[first]) {
+                    on_run(threads_[api.global_tid[first]], first, row);
+                    first = row;
+                }
+        };
+        std::unordered_map<int64_t, size_t> rows_of;
+        for_each_run([&](ThreadActivity&, size_t first, size_t end) { rows_of[api.global_tid[first]] += end - first; });
+        for (const auto& [tid, rows] : rows_of) {
+            threads_[tid].api.start_ns.reserve(rows);
+            threads_[tid].api.end_ns.reserve(rows);
         }
+        // Rows come in start order, so per thread too.
+        for_each_run([&](ThreadActivity& thread, size_t first, size_t end) {
+            for (size_t row = first; row < end; ++row)
+                thread.api.add(api.start_ns[row], api.end_ns[row]);
+        });
+        // No finish(): the API unions answer longest_hole() and median_hole(), which need no prefix sums.
         for (auto& [tid, activity] : threads_) {
-            activity.api.finish();
             activity.median_silence_ns = activity.api.median_hole();
             activity.stall_threshold_ns
                 = std::max(kHostStallMinNs, kHostStallMedianMultiple * activity.median_silence_ns);
@@ -262,32 +273,36 @@ BubbleAnalysis analyze_bubbles(
     const int64_t steps_end_ns = steps.empty() ? 0 : steps.back().end_ns;
     std::vector<int64_t> latencies_ns;
     latencies_ns.reserve(model.kernels.size() + model.memcpys.size() + model.memsets.size());
+    // The main launching thread (most launched activities), for the threshold the report prints, counted in the same
+    // walk. Launches come in runs from one thread, so the thread's counter is looked up only when the thread changes
+    // (map elements never move).
+    std::unordered_map<int64_t, int64_t> launched;
+    int64_t best = 0;
+    int64_t counted_tid = 0;
+    int64_t* count = nullptr;
     detail::Activity activity;
     for (detail::ActivityCursor cursor(model); cursor.next(activity);) {
-        if (const auto call = classifier.launching_call(activity.correlation_id))
+        if (const auto call = classifier.launching_call(activity.correlation_id)) {
             latencies_ns.push_back(activity.start_ns - model.api_calls.end_ns[*call]);
+            const int64_t tid = model.api_calls.global_tid[*call];
+            if (!count || tid != counted_tid) {
+                count = &launched[tid];
+                counted_tid = tid;
+            }
+            if (++*count > best) {
+                best = *count;
+                result.launching_thread_tid = tid;
+            }
+        }
         if (activity.end_ns > activity.start_ns && activity.end_ns > steps_start_ns && activity.start_ns < steps_end_ns
             && std::find(result.devices.begin(), result.devices.end(), activity.device_id) == result.devices.end())
             result.devices.push_back(activity.device_id);
     }
     std::sort(result.devices.begin(), result.devices.end());
     result.epsilon_samples = int64_t(latencies_ns.size());
-    // The main launching thread (most launched activities), for the threshold the report prints.
-    {
-        std::unordered_map<int64_t, int64_t> launched;
-        int64_t best = 0;
-        for (detail::ActivityCursor cursor(model); cursor.next(activity);)
-            if (const auto call = classifier.launching_call(activity.correlation_id)) {
-                const int64_t tid = model.api_calls.global_tid[*call];
-                if (++launched[tid] > best) {
-                    best = launched[tid];
-                    result.launching_thread_tid = tid;
-                }
-            }
-        if (const ThreadActivity* t = classifier.thread(result.launching_thread_tid)) {
-            result.host_stall_threshold_ns = t->stall_threshold_ns;
-            result.host_stall_median_silence_ns = t->median_silence_ns;
-        }
+    if (const ThreadActivity* t = classifier.thread(result.launching_thread_tid)) {
+        result.host_stall_threshold_ns = t->stall_threshold_ns;
+        result.host_stall_median_silence_ns = t->median_silence_ns;
     }
     graph_kernel_gap(model, result);
     result.epsilon_ns = std::max<int64_t>(0, detail::median_of(std::move(latencies_ns)));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <filesystem>
 #include <map>
 #include <vector>
 
@@ -198,7 +199,7 @@ Expected<void> read_kernels(ReadContext& context)
     constexpr std::string_view kColumns[]
         = { "start", "duration", "deviceId", "streamId", "correlationId", "configId", "graphId" };
     KernelTable& t = context.model.kernels;
-    auto reserved = reserve_rows(context.file, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id,
+    auto reserved = reserve_rows(context, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id,
         t.name, t.short_name, t.graph_id);
     if (!reserved)
         return std::unexpected(reserved.error());
@@ -237,7 +238,7 @@ Expected<void> read_kernels(ReadContext& context)
 
 } // namespace
 
-Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model)
+Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model, const RowCounts& recorded)
 {
     model.meta.source = TraceSource::Fp8scope;
     // The version comes first: a newer major version may have changed any table, FP8SCOPE_META included.
@@ -249,7 +250,7 @@ Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model)
         return std::unexpected(newer_version(file, file_version));
 
     StringIdMap strings;
-    ReadContext context { file, model, strings, Dialect::Fp8scope };
+    ReadContext context { file, model, strings, Dialect::Fp8scope, &recorded };
     if (auto ok = read_meta(context, file_version); !ok)
         return ok;
     if (auto ok = check_tables(file, file_version.minor); !ok)
@@ -293,6 +294,22 @@ Expected<RowCounts> recorded_row_counts(const TraceFile& file)
                 "FP8SCOPE_META {}{} is not a row count", schema::meta::kRowCountPrefix, table)));
         counts[table] = sqlite3_column_int64(stmt, 1);
     }
+}
+
+Expected<int64_t> rows_to_expect(const ReadContext& context, std::string_view table)
+{
+    // A row of an activity table takes at least 8 bytes of the file: its cell pointer, payload size, rowid, header
+    // size and one type byte for each of its 5 or more columns. A count the file could not hold is a lie (refused by
+    // check_row_counts after the read), and reserving it could exhaust memory.
+    constexpr int64_t kMinRowBytes = 8;
+    if (context.recorded) {
+        const auto it = context.recorded->find(table);
+        std::error_code error;
+        const auto file_bytes = std::filesystem::file_size(context.file.path(), error);
+        if (it != context.recorded->end() && !error && it->second <= static_cast<int64_t>(file_bytes) / kMinRowBytes)
+            return it->second;
+    }
+    return context.file.count_rows(table);
 }
 
 Expected<void> check_row_counts(const TraceFile& file, const TraceModel& model, const RowCounts& recorded)

@@ -88,7 +88,7 @@ Expected<void> read_kernels(ReadContext& context)
     if (!plan)
         return std::unexpected(plan.error());
     KernelTable& t = context.model.kernels;
-    auto reserved = reserve_rows(context.file, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id,
+    auto reserved = reserve_rows(context, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id,
         t.name, t.short_name, t.graph_id);
     if (!reserved)
         return std::unexpected(reserved.error());

@@ -96,7 +96,7 @@ Expected<TraceModel> load(const std::string& path, ProgressMonitor* monitor)
     model.path = path;
     Expected<void> read;
     if (file->has_table(schema::table::kMeta))
-        read = detail::read_fp8scope(*file, model);
+        read = detail::read_fp8scope(*file, model, *recorded);
     else if (looks_like_nsight(*file))
         read = detail::read_nsight(*file, model);
     else

@@ -5,7 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 using namespace fp8scope;
 using namespace fp8scope::analyzer;
@@ -42,6 +44,13 @@ void check_stats(const TensorStats& loaded, const TensorStatsRow& written)
     CHECK(loaded.hist_first_exponent == written.hist_first_exponent);
     CHECK(loaded.exponent_histogram == written.exponent_histogram);
 }
+
+// One activity row as written and as loaded, for comparing orders.
+struct Written {
+    int64_t start_ns, end_ns;
+    uint32_t stream_id, correlation_id;
+    friend bool operator==(const Written&, const Written&) = default;
+};
 
 } // namespace
 
@@ -210,4 +219,53 @@ TEST_CASE("an empty trace loads with no activity", "[loader]")
     CHECK(loaded->dropped_records() == 0);
     REQUIRE(loaded->gpus.size() == 1);
     CHECK(loaded->gpus[0].name == "NVIDIA H100 80GB HBM3");
+}
+
+TEST_CASE("rows written out of start order load sorted, equal starts in file order", "[loader]")
+{
+    // Two orders a trace can hold: a few sorted sequences interleaved (each stream's kernels in launch order; the
+    // loader merges them), and a reversed table with more such sequences than the loader merges (it sorts those).
+    // Equal starts on different streams must keep their file order either way, and every column must move with its
+    // start.
+    // Interleaved: groups of four rows 1000 ns apart, on streams 7, 8, 8 and 9; the second and fourth rows of a group
+    // start together but lie in different sorted sequences, so the merge itself must put them in file order.
+    constexpr int64_t kOffsetNs[] = { 200, 100, 150, 100 };
+    constexpr uint32_t kStream[] = { 7, 8, 8, 9 };
+    const auto start_of = [&](int i, bool interleaved) -> int64_t {
+        return interleaved ? 1000 * (i / 4) + kOffsetNs[i % 4] : 1000 - 10 * (i / 2);
+    };
+    for (const bool interleaved : { true, false }) {
+        INFO((interleaved ? "three streams interleaved" : "40 rows in reverse, 20 distinct starts"));
+        Scenario s;
+        const HostThread host = s.thread(1, 1);
+        std::vector<Written> kernels, calls;
+        for (int i = 0; i < 40; ++i) {
+            const int64_t start_ns = start_of(i, interleaved);
+            // Kernels of one stream never overlap (the loader would clip them): in reverse, each has its own stream.
+            const uint32_t stream = interleaved ? kStream[i % 4] : static_cast<uint32_t>(100 + i);
+            const uint32_t id = s.launch(host, { .api_start_ns = start_ns - 5, .api_end_ns = start_ns - 5 + i },
+                { .start_ns = start_ns, .end_ns = start_ns + 10 + i, .stream_id = stream });
+            kernels.push_back({ start_ns, start_ns + 10 + i, stream, id });
+            calls.push_back({ start_ns - 5, start_ns - 5 + i, 0, id });
+        }
+        const auto by_start = [](const Written& w) { return w.start_ns; };
+        std::ranges::stable_sort(kernels, {}, by_start);
+        std::ranges::stable_sort(calls, {}, by_start);
+        const std::string path
+            = scratch_dir("out_of_order") + (interleaved ? "/interleaved.sqlite" : "/reversed.sqlite");
+        REQUIRE(s.write_fp8scope(path));
+        const auto loaded = load_trace(path);
+        INFO((loaded ? std::string() : loaded.error().message));
+        REQUIRE(loaded);
+        CHECK(loaded->clipped_kernels.count == 0);
+        const KernelTable& k = loaded->kernels;
+        std::vector<Written> loaded_kernels, loaded_calls;
+        for (size_t i = 0; i < k.size(); ++i)
+            loaded_kernels.push_back({ k.start_ns[i], k.end_ns[i], k.stream_id[i], k.correlation_id[i] });
+        const ApiTable& a = loaded->api_calls;
+        for (size_t i = 0; i < a.size(); ++i)
+            loaded_calls.push_back({ a.start_ns[i], a.end_ns[i], 0, a.correlation_id[i] });
+        CHECK(loaded_kernels == kernels);
+        CHECK(loaded_calls == calls);
+    }
 }
