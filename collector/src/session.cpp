@@ -23,11 +23,11 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <ctime>
-#include <future>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <string>
 
@@ -363,24 +363,27 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 
 // ---- set-up
 
+// cuptiSubscribe(_v2) with on_callback; `holder` receives the name of a tool that already holds CUPTI (v2 only).
+CUptiResult subscribe_as_fp8scope(Session& s, char (&holder)[256])
+{
+    if (!s.cupti->subscribeV2)
+        return s.cupti->subscribe(&s.subscriber, on_callback, nullptr);
+    CUpti_SubscriberParams params {};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "fp8scope";
+    params.oldSubscriberName = holder;
+    params.oldSubscriberSize = sizeof holder;
+    return s.cupti->subscribeV2(&s.subscriber, on_callback, nullptr, &params);
+}
+
 bool subscribe(Session& s)
 {
     // Diagnostic for overhead measurements: FP8SCOPE_SUBSCRIBE=0 traces without a callback subscriber (then
     // nothing detects another tool holding CUPTI, and cudaDeviceReset does not flush).
     if (!env_flag("FP8SCOPE_SUBSCRIBE", true))
         return true;
-    CUptiResult result;
     char holder[256] = {};
-    if (s.cupti->subscribeV2) {
-        CUpti_SubscriberParams params {};
-        params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-        params.subscriberName = "fp8scope";
-        params.oldSubscriberName = holder;
-        params.oldSubscriberSize = sizeof holder;
-        result = s.cupti->subscribeV2(&s.subscriber, on_callback, nullptr, &params);
-    } else {
-        result = s.cupti->subscribe(&s.subscriber, on_callback, nullptr);
-    }
+    const CUptiResult result = subscribe_as_fp8scope(s, holder);
     if (result == CUPTI_SUCCESS)
         return true;
     if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
@@ -696,18 +699,8 @@ bool attach_again(Session& s)
                                           "(this window records nothing)");
         return false;
     }
-    CUptiResult result = CUPTI_SUCCESS;
-    if (s.cupti->subscribeV2) {
-        char holder[256] = {};
-        CUpti_SubscriberParams params {};
-        params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-        params.subscriberName = "fp8scope";
-        params.oldSubscriberName = holder;
-        params.oldSubscriberSize = sizeof holder;
-        result = s.cupti->subscribeV2(&s.subscriber, on_callback, nullptr, &params);
-    } else {
-        result = s.cupti->subscribe(&s.subscriber, on_callback, nullptr);
-    }
+    char holder[256] = {};
+    const CUptiResult result = subscribe_as_fp8scope(s, holder);
     if (result != CUPTI_SUCCESS) {
         s.subscriber = nullptr;
         warn_once("capture-attach", std::string("cannot attach CUPTI again for a capture window: ")

@@ -183,8 +183,8 @@ uint32_t stream_id_of(void* stream)
 {
     const SessionServices* s = running_session_services();
     uint32_t id = 0;
-    if (!s || !cupti_attached() || !s->cupti->getStreamIdEx || s->cupti->getStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id)
-        != CUPTI_SUCCESS)
+    if (!s || !cupti_attached() || !s->cupti->getStreamIdEx
+        || s->cupti->getStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id) != CUPTI_SUCCESS)
         return 0;
     return id;
 }
