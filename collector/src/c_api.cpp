@@ -127,6 +127,11 @@ FP8SCOPE_EXPORT int fp8scope_stats_wanted(void)
     return guarded([] { return stats_wanted() ? 1 : 0; });
 }
 
+FP8SCOPE_EXPORT int fp8scope_recording(void)
+{
+    return guarded([] { return running_session_services() && capture_recording() ? 1 : 0; });
+}
+
 FP8SCOPE_EXPORT int fp8scope_api_version(void)
 {
     return FP8SCOPE_C_API_VERSION;

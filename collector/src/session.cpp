@@ -68,11 +68,20 @@ struct Session {
 // that touch the parent's writer thread or file.
 Session* g_session = nullptr;
 std::atomic<State> g_state { State::Idle };
-// Whether CUPTI is attached (docs/collector.md, "Capture windows"). Armed: a window has ended and its records are
-// written; the next CUDA call's exit calls cuptiFinalize. g_cupti_mutex orders cuptiFinalize against our other
-// CUPTI calls from other threads (the flusher's flush, attaching again), which must never race it.
-enum class Attachment : uint8_t { Attached, Armed, Detached };
+// Whether CUPTI is attached (docs/collector.md, "Capture windows"). Draining: a window has ended and the flusher
+// waits for the writer to decode its records; buffers CUPTI completes from then on are counted, not posted. Armed:
+// they are decoded; the next CUDA call's exit calls cuptiFinalize. Only Armed lets a callback finalize: a callback
+// that fires while the writer still needs CUPTI to decode (cudaDeviceReset's, enabled for the whole session) must
+// not. g_cupti_mutex orders cuptiFinalize against our other CUPTI calls from other threads (the flusher's flush,
+// attaching again), which must never race it.
+enum class Attachment : uint8_t { Attached, Draining, Armed, Detached };
 std::atomic<Attachment> g_attachment { Attachment::Attached };
+
+// Between a window's end and cuptiFinalize: a window that opens, or the end of recording, takes CUPTI back as it is.
+bool detaching(Attachment a)
+{
+    return a == Attachment::Draining || a == Attachment::Armed;
+}
 std::mutex g_cupti_mutex;
 std::atomic<int64_t> g_detach_due_ns { -1 }; // session time after which the flusher arms the detach; -1: none
 std::atomic<bool> g_detach_failed { false }; // cuptiFinalize failed once: CUPTI stays attached
@@ -414,7 +423,9 @@ void enable_api_filter(Session& s)
         s.cupti->activityEnableDriverApi(cbid, 1);
 }
 
-bool enable_activities(Session& s)
+// The session's CUPTI settings besides its activity kinds, at the start and each time CUPTI is attached again (a
+// CUPTI attached again has forgotten them).
+void apply_cupti_settings(Session& s)
 {
     // OS thread ids (gettid), as nsys stores them, instead of CUPTI's default pthread_self()-derived ids.
     if (env_text("FP8SCOPE_THREAD_IDS", "system") == "system")
@@ -423,6 +434,17 @@ bool enable_activities(Session& s)
         s.cupti->activityEnableLatencyTimestamps(1);
     // Query records (cudaStreamQuery/cudaEventQuery on unfinished work) are not host-blocking syncs.
     s.cupti->activityEnableAllSyncRecords(0);
+    // Buffers reach the writer at least every 500 ms, so that a killed job loses at most about a second.
+    s.cupti->activityFlushPeriod(500);
+    // cudaDeviceReset takes the context's pending records with it: its callback flushes them first.
+    if (s.subscriber && env_flag("FP8SCOPE_RESET_CALLBACK", true))
+        s.cupti->enableCallback(
+            1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+}
+
+bool enable_activities(Session& s)
+{
+    apply_cupti_settings(s);
     const CUptiResult kernels = s.cupti->activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (kernels != CUPTI_SUCCESS) {
         not_traced(std::string("cannot enable CUPTI kernel tracing: ") + s.cupti->result_name(kernels));
@@ -560,11 +582,6 @@ bool start_locked()
         [[maybe_unused]] auto finished = s.writer->finish(FinishInfo { "CUPTI set-up failed", 0 });
         return false;
     }
-    // Buffers reach the writer at least every 500 ms, so that a killed job loses at most about a second.
-    s.cupti->activityFlushPeriod(500);
-    if (s.subscriber && env_flag("FP8SCOPE_RESET_CALLBACK", true))
-        s.cupti->enableCallback(
-            1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
     if (s.capture_plan.mode == CaptureMode::ProfilerApi) {
         // Only these four callbacks: every other API call stays free of them.
         const bool enabled = s.subscriber
@@ -641,7 +658,7 @@ void arm_detach_when_due(Session& s)
         if (g_detach_due_ns.load() != due || g_attachment.load() != Attachment::Attached)
             return;
         // From now on a buffer CUPTI completes is counted where it arrives instead of being posted (buffer_completed).
-        g_attachment.store(Attachment::Armed, std::memory_order_release);
+        g_attachment.store(Attachment::Draining, std::memory_order_release);
     }
     // The buffers already posted are decoded with CUPTI's help: wait until the writer has done so.
     auto drained = std::make_shared<std::promise<void>>();
@@ -649,7 +666,7 @@ void arm_detach_when_due(Session& s)
     const bool waited = s.writer->post([drained](TraceDb&) { drained->set_value(); })
         && done.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
     std::lock_guard lock(g_cupti_mutex);
-    if (g_attachment.load() != Attachment::Armed)
+    if (g_attachment.load() != Attachment::Draining)
         return; // a window opened meanwhile
     if (!waited) {
         g_attachment.store(Attachment::Attached, std::memory_order_release); // the writer is behind: next tick
@@ -657,6 +674,7 @@ void arm_detach_when_due(Session& s)
     }
     g_detach_due_ns.store(-1);
     // The next runtime or driver call's exit detaches (on_callback).
+    g_attachment.store(Attachment::Armed, std::memory_order_release);
     set_domains(s, 1);
     inform("capture: detaching CUPTI until the next window");
 }
@@ -709,17 +727,9 @@ bool attach_again(Session& s)
     }
     s.cupti->activityRegisterCallbacks(buffer_requested, buffer_completed);
     set_nvtx_forwarding(true);
-    if (env_text("FP8SCOPE_THREAD_IDS", "system") == "system")
-        s.cupti->setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-    if (env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false))
-        s.cupti->activityEnableLatencyTimestamps(1);
-    s.cupti->activityEnableAllSyncRecords(0);
+    apply_cupti_settings(s);
     for (CUpti_ActivityKind kind : s.start_only_kinds)
         s.cupti->activityEnable(kind);
-    s.cupti->activityFlushPeriod(500);
-    if (env_flag("FP8SCOPE_RESET_CALLBACK", true))
-        s.cupti->enableCallback(
-            1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
     return true;
 }
 
@@ -805,7 +815,7 @@ void set_window_activities(bool on)
     std::lock_guard lock(g_cupti_mutex);
     if (on) {
         g_detach_due_ns.store(-1);
-        if (g_attachment.load() == Attachment::Armed) {
+        if (detaching(g_attachment.load())) {
             set_domains(*s, 0);
             g_attachment.store(Attachment::Attached, std::memory_order_release);
         } else if (g_attachment.load() == Attachment::Detached) {
@@ -893,7 +903,7 @@ void stop_session(std::string_view reason)
     capture_finish(static_cast<int64_t>(stop_at - s->start_cupti_ns));
     {
         std::lock_guard cupti_lock(g_cupti_mutex);
-        if (g_attachment.load() == Attachment::Armed) {
+        if (detaching(g_attachment.load())) {
             set_domains(*s, 0);
             g_attachment.store(Attachment::Attached, std::memory_order_release);
         }

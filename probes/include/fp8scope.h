@@ -89,6 +89,13 @@ int fp8scope_api_version(void);
  * it up and take its absence as 1. */
 int fp8scope_stats_wanted(void);
 
+/* 1 while the collector records activities (kernels, API calls, NVTX ranges): a session runs and, with
+ * `fp8scope record --capture-*`, a capture window is open; 0 otherwise. One atomic load, no CUDA call:
+ * instrumentation that only names work for the trace (fp8scope.torch.annotate's module hooks) asks it to stay out
+ * of the job between windows. Absent from collectors before 0.1.0's issue 13; callers look it up and take its
+ * absence as 1. */
+int fp8scope_recording(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,7 +47,7 @@ TEST_CASE("the C API is exported and, in a process that is not recording, does n
     void* lib = dlopen(FP8SCOPE_COLLECTOR_LIB, RTLD_NOW | RTLD_LOCAL);
     REQUIRE(lib != nullptr);
     for (const char* name : { "fp8scope_probe", "fp8scope_step", "fp8scope_scalar", "fp8scope_scalar_device",
-             "fp8scope_api_version", "fp8scope_stats_wanted", "cublasLtMatmul", "cublasGemmEx", "cublasGemmStridedBatchedEx" }) {
+             "fp8scope_api_version", "fp8scope_stats_wanted", "fp8scope_recording", "cublasLtMatmul", "cublasGemmEx", "cublasGemmStridedBatchedEx" }) {
         INFO(name);
         CHECK(dlsym(lib, name) != nullptr);
     }
@@ -58,6 +58,7 @@ TEST_CASE("the C API is exported and, in a process that is not recording, does n
     using Probe = int (*)(const fp8scope_probe_args*);
     CHECK(reinterpret_cast<Version>(dlsym(lib, "fp8scope_api_version"))() == FP8SCOPE_C_API_VERSION);
     CHECK(reinterpret_cast<Version>(dlsym(lib, "fp8scope_stats_wanted"))() == 0); // nothing records
+    CHECK(reinterpret_cast<Version>(dlsym(lib, "fp8scope_recording"))() == 0);
     CHECK(reinterpret_cast<Step>(dlsym(lib, "fp8scope_step"))(3) == FP8SCOPE_E_NOT_RECORDING);
     CHECK(reinterpret_cast<Step>(dlsym(lib, "fp8scope_step"))(-1) == FP8SCOPE_E_INVALID_ARGUMENT);
     CHECK(reinterpret_cast<Scalar>(dlsym(lib, "fp8scope_scalar"))("loss", 1.5) == FP8SCOPE_E_NOT_RECORDING);

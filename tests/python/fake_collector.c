@@ -43,6 +43,13 @@ int fp8scope_stats_wanted(void)
     return env_int("FAKE_FP8SCOPE_STATS_WANTED", 1);
 }
 
+/* Not logged either; FAKE_FP8SCOPE_RECORDING=0 answers 0 (read at every call, so a scenario can open and close a
+ * "window" by changing it). */
+int fp8scope_recording(void)
+{
+    return env_int("FAKE_FP8SCOPE_RECORDING", 1);
+}
+
 int fp8scope_api_version(void)
 {
     const int version = env_int("FAKE_FP8SCOPE_API_VERSION", FP8SCOPE_C_API_VERSION);

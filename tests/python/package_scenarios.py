@@ -239,6 +239,38 @@ def annotate_unwanted(fp8scope):
     show("probe", fp8scope.probe("direct", torch.Tensor(16, torch.bfloat16)))
 
 
+def annotate_windows(fp8scope):
+    """Capture windows opening and closing between forwards (FAKE_FP8SCOPE_RECORDING / _STATS_WANTED changed in
+    this process's environment, which the stand-in collector reads at every call)."""
+    torch = use_fake_torch()
+    model = make_model(torch)
+    x = torch.Tensor(32, torch.bfloat16)
+
+    def phase(label, recording, stats_wanted):
+        os.environ["FAKE_FP8SCOPE_RECORDING"] = recording
+        os.environ["FAKE_FP8SCOPE_STATS_WANTED"] = stats_wanted
+        model(x)
+        model.fire_backward_pre()
+        model.blocks.b0.fire_backward_pre()
+        model.blocks.b0.fire_backward()
+        model.fire_backward()
+        show(label + "_hooks", model.hook_count())
+        show(label + "_nvtx", nvtx_calls(torch))
+
+    os.environ["FAKE_FP8SCOPE_RECORDING"] = "0"
+    os.environ["FAKE_FP8SCOPE_STATS_WANTED"] = "0"
+    handle = fp8scope.torch.annotate(model)
+    show("recording", fp8scope.recording())
+    show("active", handle.active)
+    show("annotated_hooks", model.hook_count())
+    phase("outside", "0", "0")
+    phase("window", "1", "0")
+    phase("stats_outside", "0", "1")  # --stats-outside-windows: the hooks stay, for the probes' names
+    phase("after", "0", "0")
+    handle.remove()
+    show("removed_hooks", model.hook_count())
+
+
 def annotate_without_collector(fp8scope):
     torch = use_fake_torch()
     model = make_model(torch)
@@ -259,7 +291,7 @@ def annotate_pending(fp8scope):
 
 SCENARIOS = {f.__name__: f for f in (nothing_loaded, preload_calls, not_recording, injection_loaded_later,
                                      injection_never_loaded, version_mismatch, annotate, annotate_unwanted,
-                                     annotate_without_collector, annotate_pending)}
+                                     annotate_windows, annotate_without_collector, annotate_pending)}
 
 
 def main():

@@ -84,6 +84,33 @@ TEST_CASE("annotate outside a capture window or a sampled step: ranges, but no m
     CHECK(run.warnings.empty());
 }
 
+TEST_CASE("annotate between capture windows: only the root's hooks, the rest installed at the root's forward")
+{
+    const auto run = run_scenario("annotate_windows", { "LD_PRELOAD=" + kFakeCollector });
+    CHECK(run.values.at("recording") == "False");
+    CHECK(run.values.at("active") == "True");
+    CHECK(run.values.at("annotated_hooks") == "4"); // the root's forward pre/post and backward pre/post
+    CHECK(run.values.at("outside_hooks") == "4");
+    CHECK(run.values.at("outside_nvtx").empty()); // nothing pushed, no mode
+    // The window opened before the forward: the root's hook installed the rest before any submodule ran, so the
+    // root's own range is there too. No statistics wanted: no mode.
+    CHECK(run.values.at("window_hooks") == "20");
+    CHECK(run.values.at("window_nvtx")
+        == "push Model|push blocks.b0|push blocks.b0.fc1|pop|push blocks.b0.fc2|pop|pop|pop|"
+           "push Model.backward|push blocks.b0.backward|pop|pop");
+    CHECK(run.values.at("stats_outside_hooks") == "20");
+    CHECK(run.values.at("stats_outside_nvtx")
+        == "push Model|mode_enter|push blocks.b0|push blocks.b0.fc1|pop|push blocks.b0.fc2|pop|pop|mode_exit|pop|"
+           "push Model.backward|push blocks.b0.backward|pop|pop");
+    CHECK(run.values.at("after_hooks") == "4");
+    CHECK(run.values.at("after_nvtx").empty());
+    CHECK(run.values.at("removed_hooks") == "0");
+    // Probes only in the phase that wanted statistics: one forward's 9 casts.
+    REQUIRE(run.calls.size() == 1 + 9);
+    CHECK(run.calls[1].rfind("probe name=blocks.b0.fc1.0 ", 0) == 0);
+    CHECK(run.warnings.empty());
+}
+
 TEST_CASE("annotate without a collector installs no hook")
 {
     const auto run = run_scenario("annotate_without_collector");

@@ -12,10 +12,10 @@ initializes no CUDA and loads no library. Reference: docs/python.md.
 """
 
 from . import torch  # fp8scope.torch: the PyTorch helpers; it imports torch itself only when annotate() runs
-from ._api import enabled, log_scalar, probe, stats_wanted, step
+from ._api import enabled, log_scalar, probe, recording, stats_wanted, step
 from ._collector import C_API_VERSION, Fp8scopeWarning
 
 __version__ = "0.1.0"  # the project's version (CMakeLists.txt project())
 
-__all__ = ["C_API_VERSION", "Fp8scopeWarning", "enabled", "log_scalar", "probe", "stats_wanted", "step", "torch",
-           "__version__"]
+__all__ = ["C_API_VERSION", "Fp8scopeWarning", "enabled", "log_scalar", "probe", "recording", "stats_wanted", "step",
+           "torch", "__version__"]

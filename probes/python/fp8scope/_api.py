@@ -262,6 +262,13 @@ def stats_wanted():
     return api is not None and _wanted(api)
 
 
+def recording():
+    """True while a collector records activities (kernels, API calls, NVTX ranges): outside capture windows
+    (fp8scope record --capture-*) it does not. Instrumentation that only names work for the trace asks it."""
+    api = _collector.api()
+    return api is not None and (api.recording is None or api.recording() != 0)
+
+
 def enabled():
     """True when a collector with this package's C API version is loaded in the process (it may still decline to
     record, e.g. when another tool holds CUPTI). False while CUDA_INJECTION64_PATH names a collector that the CUDA

@@ -85,6 +85,12 @@ class Api:
             self.stats_wanted.restype = ctypes.c_int
         except AttributeError:
             self.stats_wanted = None
+        try:  # absent before issue 13 too: then the collector is taken to record all the time
+            self.recording = lib.fp8scope_recording
+            self.recording.argtypes = []
+            self.recording.restype = ctypes.c_int
+        except AttributeError:
+            self.recording = None
 
 
 _lock = threading.RLock()  # reentrant: a warning handler that calls fp8scope while a look-up warns must not hang

@@ -32,9 +32,10 @@ class Handle:
     """What annotate() returns: remove() takes every hook away again (a no-op when none was installed). Also a
     context manager that removes the hooks on exit."""
 
-    def __init__(self, hooks=(), model=None):
+    def __init__(self, hooks=(), model=None, gate=None):
         self._hooks = list(hooks)
         self._model = model
+        self._gate = gate
 
     @property
     def active(self):
@@ -45,6 +46,8 @@ class Handle:
         hooks, self._hooks = self._hooks, []
         for hook in hooks:
             hook.remove()
+        if self._gate is not None:
+            self._gate.close()
         if hooks and self._model is not None:
             _annotated.discard(self._model)
 
@@ -54,6 +57,38 @@ class Handle:
     def __exit__(self, *exc_info):
         self.remove()
         return False
+
+
+class _Gate:
+    """The submodules' hooks, present only while the collector wants them: while it records (inside a capture
+    window) or while a probe would be measured. Outside windows the root's hooks alone stay, so the job runs
+    without a hook on any submodule: full backward hooks wrap every module's inputs and outputs in autograd nodes
+    and cost even when they do nothing (docs/python.md). Decided at the root's forward, before any submodule runs
+    and after the previous step's backward has ended (a backward already set up keeps the hooks it was given)."""
+
+    def __init__(self, wanted, install):
+        self.wanted = wanted  # () -> bool, asked at each forward of the root
+        self._install = install  # () -> the submodules' hook handles
+        self._hooks = None  # the handles while installed
+        self._closed = False
+
+    @property
+    def open(self):
+        return self._hooks is not None
+
+    def update(self, wanted):
+        if self._closed or wanted == self.open:
+            return
+        if wanted:
+            self._hooks = self._install()
+        else:
+            hooks, self._hooks = self._hooks, None
+            for hook in hooks:
+                hook.remove()
+
+    def close(self):
+        self.update(False)
+        self._closed = True
 
 
 class _ThreadState(threading.local):
@@ -93,21 +128,42 @@ def annotate(model, cast_stats=True, backward=True):
         _mode_class.append(_cast_mode_class(torch, state))
     cast_mode = _mode_class[0] if cast_stats else None
     push, pop = _nvtx_functions(torch)
-    hooks = []
+
+    def hooks_of(modules, root):
+        hooks = []
+        try:
+            for qualified_name, module in modules:
+                name = qualified_name or type(model).__name__
+                hooks += _forward_hooks(module, name, state, cast_mode, push, pop, gate, root)
+                if backward:
+                    hooks += _backward_hooks(module, name + ".backward", state, push, pop, gate)
+        except Exception:  # e.g. a scripted module that refuses hooks: leave the model as it was
+            for hook in hooks:
+                hook.remove()
+            raise
+        return hooks
+
+    def wanted():
+        return _api.recording() or (cast_mode is not None and _api.stats_wanted())
+
+    def install_submodules():
+        try:
+            return hooks_of(list(model.named_modules())[1:], root=False)
+        except Exception as error:
+            _api._warn_once("annotate-error", f"annotate: hooks could not be installed on the submodules "
+                            f"({type(error).__name__}: {error}); only the model's own range is recorded")
+            return []
+
+    gate = _Gate(wanted, install_submodules)
     try:
-        for qualified_name, module in model.named_modules():
-            name = qualified_name or type(model).__name__
-            hooks += _forward_hooks(module, name, state, cast_mode, push, pop)
-            if backward:
-                hooks += _backward_hooks(module, name + ".backward", state, push, pop)
-    except Exception as error:  # e.g. a scripted module that refuses hooks: leave the model as it was
-        for hook in hooks:
-            hook.remove()
+        root_hooks = hooks_of([("", model)], root=True)
+    except Exception as error:
         _api._warn_once("annotate-error", f"annotate: hooks could not be installed ({type(error).__name__}: "
                         f"{error}); the model runs unannotated")
         return Handle()
+    gate.update(wanted())
     _annotated.add(model)
-    return Handle(hooks, model)
+    return Handle(root_hooks, model, gate)
 
 
 def _nvtx_functions(torch):
@@ -124,9 +180,13 @@ def _nvtx_functions(torch):
     return nvtx.range_push, nvtx.range_pop
 
 
-def _forward_hooks(module, name, state, cast_mode, push, pop):
+def _forward_hooks(module, name, state, cast_mode, push, pop, gate, root):
     def before(mod, args):
-        if _collector.api() is None:
+        if root:
+            gate.update(gate.wanted())
+            if not gate.open:
+                return
+        elif _collector.api() is None:
             return
         push(name)
         state.forward.append([name, 0, mod])
@@ -156,12 +216,12 @@ def _forward_hooks(module, name, state, cast_mode, push, pop):
     return [pre, post]
 
 
-def _backward_hooks(module, name, state, push, pop):
+def _backward_hooks(module, name, state, push, pop, gate):
     if not hasattr(module, "register_full_backward_pre_hook"):  # PyTorch < 2.0: no backward ranges
         return []
 
     def before(mod, grad_output):
-        if _collector.api() is None:
+        if not gate.open or _collector.api() is None:
             return None
         push(name)
         state.backward.append(mod)
