@@ -165,6 +165,10 @@ int capture_wait_ms(int period_ms)
         if (g_windows)
             deadline_ns = g_windows->next_deadline_ns();
     }
+    // CUPTI is detached after a window at the first tick past its grace: a tick that waited the whole period could
+    // come after the next window has opened (steps of 25 ms, 15 steps between windows: H100, 2026-11-24).
+    if (const std::optional<int64_t> detach_ns = detach_due_ns())
+        deadline_ns = deadline_ns ? std::min(*deadline_ns, *detach_ns) : *detach_ns;
     if (!deadline_ns)
         return period_ms;
     const int64_t now_ns = session_now_ns();

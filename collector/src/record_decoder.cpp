@@ -211,6 +211,12 @@ void RecordDecoder::api(const CUpti_ActivityAPI& r, TraceDb& db)
     check(db.add_api(row));
 }
 
+void RecordDecoder::decode_sync(const CUpti_ActivitySynchronization2& record, TraceDb& db)
+{
+    ++counters_.records;
+    sync(record, db);
+}
+
 void RecordDecoder::sync(const CUpti_ActivitySynchronization2& r, TraceDb& db)
 {
     SyncRow row;

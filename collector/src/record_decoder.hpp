@@ -48,6 +48,8 @@ public:
     RecordDecoder(uint64_t session_start_ns, int64_t pid, ApiNamer api_namer, Warner warner = {});
 
     void decode(const CUpti_Activity& record, TraceDb& db);
+    // A synchronization record built from a callback (sync_calls.hpp), written as one from a CUPTI buffer would be.
+    void decode_sync(const CUpti_ActivitySynchronization2& record, TraceDb& db);
     // Writes NVTX ranges still open (no end) and the names of the threads that made CUDA calls (from
     // /proc/self/task/<tid>/comm, for those still alive). Call once, before TraceDb::finish.
     void finish(TraceDb& db);

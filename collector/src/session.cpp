@@ -9,6 +9,7 @@
 #include "output_path.hpp"
 #include "record_decoder.hpp"
 #include "stats_engine.hpp"
+#include "sync_calls.hpp"
 #include "warn.hpp"
 
 #include "fp8scope/format/background_writer.hpp"
@@ -61,6 +62,9 @@ struct Session {
     // Diagnostic for overhead measurements (FP8SCOPE_DISCARD_RECORDS=1): completed buffers are handed back to CUPTI
     // undecoded, so the writer's share of the cost can be told apart. The trace then holds no activity records.
     bool discard_records = false;
+    // Host-blocking syncs come from callbacks on those calls (sync_calls.hpp) instead of the SYNCHRONIZATION kind;
+    // FP8SCOPE_SYNC_RECORDS=activity (diagnostic) or no subscriber gives the kind back.
+    bool sync_from_callbacks = false;
     std::vector<CUpti_ActivityKind> start_only_kinds; // DEVICE, CONTEXT: enabled again when CUPTI is attached again
 };
 
@@ -85,6 +89,7 @@ bool detaching(Attachment a)
 std::mutex g_cupti_mutex;
 std::atomic<int64_t> g_detach_due_ns { -1 }; // session time after which the flusher arms the detach; -1: none
 std::atomic<bool> g_detach_failed { false }; // cuptiFinalize failed once: CUPTI stays attached
+std::atomic<uint64_t> g_attach_generation { 1 }; // counts attachments; a CUPTI attached again starts afresh
 // How long after a window's end CUPTI stays attached, for the records of kernels still running then.
 constexpr int64_t kDetachGraceNs = 300'000'000;
 std::mutex g_start_mutex;
@@ -339,10 +344,55 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 
 void detach_at_api_exit();
 
+// Per thread: how many synchronize calls are open, in which attachment of CUPTI (a call open when CUPTI was
+// detached never sees its exit). A runtime synchronize calls the driver's, and only the outermost gives a row.
+struct SyncNesting {
+    uint64_t generation = 0;
+    int depth = 0;
+};
+thread_local SyncNesting t_sync_nesting;
+
+// A host-blocking synchronize call's entry or exit (sync_calls.hpp): its row is posted at the exit, inside a
+// capture window only. The entry's timestamp travels to the exit in the callback's correlationData.
+void on_sync_call(const SyncCallback& call, const CUpti_CallbackData& info)
+{
+    Session* s = g_session;
+    if (!s || g_state.load() != State::Running || getpid() != s->owner_pid || !info.correlationData)
+        return;
+    SyncNesting& nesting = t_sync_nesting;
+    if (const uint64_t generation = g_attach_generation.load(std::memory_order_relaxed); nesting.generation != generation)
+        nesting = { generation, 0 };
+    if (info.callbackSite == CUPTI_API_ENTER) {
+        *info.correlationData = nesting.depth++ == 0 ? timestamp_now(*s) : 0;
+        return;
+    }
+    nesting.depth = std::max(0, nesting.depth - 1);
+    const uint64_t start = *info.correlationData;
+    if (start == 0 || !capture_recording())
+        return;
+    const uint64_t end = timestamp_now(*s);
+    std::optional<uint32_t> stream_id;
+    if (call.type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE && s->cupti->getStreamIdEx) {
+        uint32_t id = 0;
+        if (s->cupti->getStreamIdEx(info.context, synced_stream(call, info), call.per_thread_stream ? 1 : 0, &id)
+            == CUPTI_SUCCESS)
+            stream_id = id;
+    }
+    const CUpti_ActivitySynchronization2 record = sync_record(call, info, start, end, stream_id);
+    if (!s->writer->post([s, record](TraceDb& db) {
+            s->decoder->decode_sync(record, db);
+        }))
+        s->dropped_by_queue.fetch_add(1);
+}
+
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
 {
     const auto* info = static_cast<const CUpti_CallbackData*>(data);
     const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API, driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    if (runtime || driver) {
+        if (const SyncCallback* call = find_sync_callback(domain, cbid))
+            on_sync_call(*call, *info);
+    }
     if (g_attachment.load(std::memory_order_acquire) == Attachment::Armed) {
         if ((runtime || driver) && info->callbackSite == CUPTI_API_EXIT)
             detach_at_api_exit();
@@ -423,6 +473,21 @@ void enable_api_filter(Session& s)
         s.cupti->activityEnableDriverApi(cbid, 1);
 }
 
+// The callbacks the whole session keeps (cuProfilerStart/Stop's are start_locked's): again after each time a detach
+// was armed and called off, since set_domains(0) switched every callback of both domains off.
+void enable_session_callbacks(Session& s)
+{
+    if (!s.subscriber)
+        return;
+    // cudaDeviceReset takes the context's pending records with it: its callback flushes them first.
+    if (env_flag("FP8SCOPE_RESET_CALLBACK", true))
+        s.cupti->enableCallback(
+            1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+    if (s.sync_from_callbacks)
+        for (const SyncCallback& call : sync_callbacks())
+            s.cupti->enableCallback(1, s.subscriber, call.domain, call.cbid);
+}
+
 // The session's CUPTI settings besides its activity kinds, at the start and each time CUPTI is attached again (a
 // CUPTI attached again has forgotten them).
 void apply_cupti_settings(Session& s)
@@ -436,10 +501,7 @@ void apply_cupti_settings(Session& s)
     s.cupti->activityEnableAllSyncRecords(0);
     // Buffers reach the writer at least every 500 ms, so that a killed job loses at most about a second.
     s.cupti->activityFlushPeriod(500);
-    // cudaDeviceReset takes the context's pending records with it: its callback flushes them first.
-    if (s.subscriber && env_flag("FP8SCOPE_RESET_CALLBACK", true))
-        s.cupti->enableCallback(
-            1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+    enable_session_callbacks(s);
 }
 
 bool enable_activities(Session& s)
@@ -460,7 +522,8 @@ bool enable_activities(Session& s)
              CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
              CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_MARKER,
              CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION /* marks the collector's own calls (own_work.hpp) */ }) {
-        if (kind == CUPTI_ACTIVITY_KIND_MARKER && !nvtx)
+        if ((kind == CUPTI_ACTIVITY_KIND_MARKER && !nvtx)
+            || (kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION && s.sync_from_callbacks))
             continue;
         // Diagnostic: FP8SCOPE_SKIP_KINDS=5,38 leaves those CUpti_ActivityKind numbers out.
         std::string skip(1, ','); // built piecewise: GCC 12 warns falsely (-Wrestrict) on "," + string
@@ -540,6 +603,7 @@ bool start_locked()
     s.capture_plan = capture_plan_from_environment();
     s.detach_between_windows = detach_possible(s);
     s.discard_records = env_flag("FP8SCOPE_DISCARD_RECORDS", false);
+    s.sync_from_callbacks = s.subscriber && env_text("FP8SCOPE_SYNC_RECORDS", "callbacks") != "activity";
     info.capture_mode = std::string(s.capture_plan.mode_name());
     info.capture_options = s.capture_plan.options;
 
@@ -648,6 +712,15 @@ void set_domains(Session& s, uint32_t on)
     s.cupti->enableDomain(on, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
 }
 
+// Back to Attached from Draining or Armed (a window opened, recording ends, or cuptiFinalize failed): the domains
+// set_domains(1) enabled wholesale go off, which takes the session's own callbacks with them.
+void stay_attached(Session& s)
+{
+    set_domains(s, 0);
+    enable_session_callbacks(s);
+    g_attachment.store(Attachment::Attached, std::memory_order_release);
+}
+
 void arm_detach_when_due(Session& s)
 {
     const int64_t due = g_detach_due_ns.load();
@@ -692,8 +765,7 @@ void detach_at_api_exit()
     const CUptiResult result = s->cupti->finalize();
     if (result != CUPTI_SUCCESS) {
         set_nvtx_forwarding(true);
-        set_domains(*s, 0);
-        g_attachment.store(Attachment::Attached, std::memory_order_release);
+        stay_attached(*s);
         g_detach_failed.store(true);
         warn_once("capture-detach", std::string("cannot detach CUPTI between capture windows: ")
                 + s->cupti->result_name(result) + " (it stays attached; the job runs slower outside windows)");
@@ -717,6 +789,7 @@ bool attach_again(Session& s)
                                           "(this window records nothing)");
         return false;
     }
+    g_attach_generation.fetch_add(1, std::memory_order_relaxed);
     char holder[256] = {};
     const CUptiResult result = subscribe_as_fp8scope(s, holder);
     if (result != CUPTI_SUCCESS) {
@@ -816,8 +889,7 @@ void set_window_activities(bool on)
     if (on) {
         g_detach_due_ns.store(-1);
         if (detaching(g_attachment.load())) {
-            set_domains(*s, 0);
-            g_attachment.store(Attachment::Attached, std::memory_order_release);
+            stay_attached(*s);
         } else if (g_attachment.load() == Attachment::Detached) {
             const auto started = std::chrono::steady_clock::now();
             if (!attach_again(*s))
@@ -850,6 +922,12 @@ void flush_completed_records()
     std::lock_guard lock(g_cupti_mutex);
     if (g_attachment.load() == Attachment::Attached)
         s->cupti->activityFlushAll(0); // flag 0: completed records only, never waiting for the device
+}
+
+std::optional<int64_t> detach_due_ns()
+{
+    const int64_t due = g_detach_due_ns.load();
+    return due >= 0 ? std::optional(due) : std::nullopt;
 }
 
 bool cupti_attached()
@@ -903,10 +981,8 @@ void stop_session(std::string_view reason)
     capture_finish(static_cast<int64_t>(stop_at - s->start_cupti_ns));
     {
         std::lock_guard cupti_lock(g_cupti_mutex);
-        if (detaching(g_attachment.load())) {
-            set_domains(*s, 0);
-            g_attachment.store(Attachment::Attached, std::memory_order_release);
-        }
+        if (detaching(g_attachment.load()))
+            stay_attached(*s);
         if (g_attachment.load() == Attachment::Attached)
             s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }

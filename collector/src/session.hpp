@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 
 namespace fp8scope {
@@ -50,6 +51,8 @@ int64_t session_now_ns();
 // False while CUPTI is detached between capture windows (or being detached): no CUPTI call may be made then, since
 // any would attach it again behind the session's back.
 bool cupti_attached();
+// The session time at which CUPTI is due to be detached after a window's end, if it is: the flusher wakes then.
+std::optional<int64_t> detach_due_ns();
 // Capture windows (capture.cpp): switches the window's activity kinds and traced API calls on or off; pushes the
 // completed records to the writer (cuptiActivityFlushAll(0), no wait for the device); writes a window's row (also
 // while the session stops). Nothing happens outside the recording process.

@@ -1,6 +1,7 @@
 // The decoder on synthetic CUPTI records: each record type is built as CUPTI lays it out (the CUDA 13.0 structs),
 // written through a real TraceDb, and read back with the analyzer's loader.
 #include "record_decoder.hpp"
+#include "sync_calls.hpp"
 
 #include "fp8scope/analyzer/trace_loader.hpp"
 
@@ -10,6 +11,11 @@
 
 using namespace fp8scope;
 using fp8scope::collector::RecordDecoder;
+using fp8scope::collector::SyncCallback;
+using fp8scope::collector::find_sync_callback;
+using fp8scope::collector::sync_callbacks;
+using fp8scope::collector::sync_record;
+using fp8scope::collector::synced_stream;
 
 namespace {
 
@@ -194,6 +200,63 @@ TEST_CASE("sync records take their device from the context, and invalid stream i
     CHECK(model.syncs.stream_id[0] == analyzer::SyncTable::kNoStream);
     CHECK(model.syncs.sync_type[1] == static_cast<int32_t>(schema::SyncType::StreamSynchronize));
     CHECK(model.syncs.stream_id[1] == 14);
+}
+
+TEST_CASE("sync calls seen by callbacks give the rows the SYNCHRONIZATION kind would, ids shifted after re-attaching")
+{
+    // The table: the synchronize and stream-wait calls of both domains, and nothing else.
+    CHECK(sync_callbacks().size() == 14);
+    const SyncCallback* stream_sync
+        = find_sync_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000);
+    REQUIRE(stream_sync != nullptr);
+    CHECK(stream_sync->per_thread_stream);
+    const SyncCallback* device_sync
+        = find_sync_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize);
+    REQUIRE(device_sync != nullptr);
+    const SyncCallback* wait = find_sync_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent);
+    REQUIRE(wait != nullptr);
+    CHECK(wait->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT);
+    CHECK(find_sync_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) == nullptr);
+    // The same call id in the other domain is another call.
+    CHECK(find_sync_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020)
+        == nullptr);
+
+    // The stream is the call's one parameter; a device sync has none.
+    auto* const stream = reinterpret_cast<CUstream>(uintptr_t { 0x7000 });
+    const cudaStreamSynchronize_ptsz_v7000_params params { stream };
+    CUpti_CallbackData data {};
+    data.functionParams = &params;
+    data.correlationId = 4;
+    data.contextUid = 9;
+    CHECK(synced_stream(*stream_sync, data) == stream);
+    CHECK(synced_stream(*device_sync, data) == nullptr);
+    const cuStreamWaitEvent_params wait_params { stream, nullptr, 0 };
+    CUpti_CallbackData wait_data {};
+    wait_data.functionParams = &wait_params;
+    CHECK(synced_stream(*wait, wait_data) == stream); // the waiting stream
+
+    Fixture f("decoder_sync_callbacks.sqlite");
+    CUpti_ActivityContext3 context {};
+    context.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+    context.contextId = 9;
+    context.deviceId = 2;
+    f.feed(context);
+    f.decoder.decode_sync(sync_record(*stream_sync, data, kStart + 100, kStart + 250, 13), *f.db);
+    f.decoder.start_correlation_generation(); // CUPTI attached again: its ids start over
+    data.correlationId = 1;
+    f.decoder.decode_sync(sync_record(*device_sync, data, kStart + 300, kStart + 400, std::nullopt), *f.db);
+    const auto model = f.finish_and_load();
+    REQUIRE(model.syncs.size() == 2);
+    CHECK(model.syncs.start_ns[0] == 100);
+    CHECK(model.syncs.end_ns[0] == 250);
+    CHECK(model.syncs.device_id[0] == 2); // from the context
+    CHECK(model.syncs.stream_id[0] == 13);
+    CHECK(model.syncs.correlation_id[0] == 4);
+    CHECK(model.syncs.sync_type[0] == static_cast<int32_t>(schema::SyncType::StreamSynchronize));
+    CHECK(model.syncs.stream_id[1] == analyzer::SyncTable::kNoStream);
+    CHECK(model.syncs.correlation_id[1] == 5); // past the 4 written before
+    CHECK(model.syncs.sync_type[1] == static_cast<int32_t>(schema::SyncType::ContextSynchronize));
+    CHECK(f.decoder.counters().syncs == 2);
 }
 
 TEST_CASE("memory kinds are converted from CUPTI's numbering to nsys'")

@@ -12,12 +12,13 @@ cudaProfilerStart/Stop loop with each kind of capture window, and judge the trac
   real jobs issue 10's jobs (tests/gpu/realjobs/: transformers Llama, JAX, torch.compile, a CUDA graph), 30 steps
             each, with --capture-every 10 --capture-length 3 or --capture-steps 10:19: exactly the windows' steps
             are analysed (report --warmup 0)
-  overhead  the same 60-step job untraced and traced with --capture-every 20 --capture-length 2 (windows 0-1, 20-21,
-            40-41; three processes each, alternating) and traced whole once: median step times inside and outside
-            the windows (train.py's CUDA-event step times, steps 5 on), the average extrapolated to 10 steps of every
-            1000, printed; the steps outside windows (all after a window, with CUPTI detached) must cost less than tracing
-            the whole run, and the losses must be bitwise those of the untraced runs; issue 13's goals (at most 5%
-            while capturing, at most 1% averaged) are judged as goals
+  overhead  the same 200-step job untraced and traced with --capture-every 100 --capture-length 5 (windows 0-4 and
+            100-104; three processes each, alternating) and traced whole once: median step times (train.py's
+            CUDA-event step times, steps 5 on) inside the windows, in the 20 steps after each window (CUPTI is still
+            attached for the 300 ms grace and the detach), and after those (detached); the average extrapolated to
+            10 steps of every 1000 as (10 inside + 20 after + 970 detached) / 1000, printed; the detached steps must
+            cost less than tracing the whole run, and the losses must be bitwise those of the untraced runs; issue
+            13's goals (at most 5% while capturing, at most 1% averaged) are judged as goals
 
 For every windowed trace, "kernels only inside the windows": no kernel starts before the window that holds its
 launch, and every kernel's launch call (its runtime/driver row, same correlationId) starts inside a window and is
@@ -227,28 +228,30 @@ def check_realjobs(ctx, report):
         judge_kernels_inside(report, f"job {name}", trace)
 
 
-PERIOD, LENGTH, FIRST_MEASURED = 20, 2, 5  # windows 0-1, 20-21, 40-41; steps before 5 are warm-up
+# Windows 0-4 and 100-104; steps before 5 are warm-up. AFTER: steps after a window's end counted as CUPTI's grace
+# (docs/collector.md: detached 300 ms after a window, at the next CUDA call; about 12 steps of the sample).
+OVERHEAD_STEPS, PERIOD, LENGTH, AFTER, FIRST_MEASURED = 200, 100, 5, 20, 5
 
 
-def in_window(step):
-    return step % PERIOD < LENGTH
+def step_phase(step):
+    return "inside" if step % PERIOD < LENGTH else "after" if step % PERIOD < LENGTH + AFTER else "detached"
 
 
 def step_medians(truth):
-    """(median step inside windows, outside windows), steps from FIRST_MEASURED on."""
+    """{phase: median step time}, steps from FIRST_MEASURED on."""
     times = list(enumerate(truth["step_ms"]))[FIRST_MEASURED:]
-    return (statistics.median([t for i, t in times if in_window(i)]),
-            statistics.median([t for i, t in times if not in_window(i)]))
+    return {phase: statistics.median([t for i, t in times if step_phase(i) == phase])
+            for phase in ("inside", "after", "detached")}
 
 
 def check_overhead(ctx, report):
-    argv = train_argv(ctx)
+    argv = train_argv(ctx, OVERHEAD_STEPS)
     directory = ctx.fresh_dir("capture-untraced")
     env = dict(os.environ, PYTHONPATH=str(g.REPO / "probes" / "python"))  # fp8scope.step() present, a no-op
     capture = ["--capture-every", str(PERIOD), "--capture-length", str(LENGTH)]
     # Processes differ by up to ±15% on these hosts (docs/benchmarks.md): untraced and windowed runs alternate, three
     # of each, and their medians are compared; the whole-run trace is recorded once, for scale.
-    untraced_ms, inside_ms, outside_ms, same_losses = [], [], [], []
+    untraced_ms, inside_ms, after_ms, outside_ms, same_losses = [], [], [], [], []
     for round_index in range(3):
         plain = g.run(ctx, f"capture-untraced-{round_index}", [str(a) for a in argv], env=env,
                       timeout_s=RUN_TIMEOUT_S, cwd=directory)
@@ -258,32 +261,34 @@ def check_overhead(ctx, report):
             report.add("capture overhead", "FAIL", "a run failed", plain.brief())
             return
         untraced_ms.append(statistics.median(truth["step_ms"][FIRST_MEASURED:]))
-        inside, outside = step_medians(windowed)
-        inside_ms.append(inside)
-        outside_ms.append(outside)
+        medians = step_medians(windowed)
+        inside_ms.append(medians["inside"])
+        after_ms.append(medians["after"])
+        outside_ms.append(medians["detached"])
         same_losses.append(truth["losses"] == windowed["losses"])
     _, full = record(ctx, report, "overhead-full", [], argv)
     if not full:
         report.add("capture overhead", "FAIL", "the whole-run recording failed")
         return
     u, f = statistics.median(untraced_ms), statistics.median(full["step_ms"][FIRST_MEASURED:])
-    i, o = statistics.median(inside_ms), statistics.median(outside_ms)
-    report.add("capture overhead: untraced / inside windows / outside windows, median step per process (ms)", "INFO",
-               f"{[round(x, 2) for x in untraced_ms]} / {[round(x, 2) for x in inside_ms]} / "
-               f"{[round(x, 2) for x in outside_ms]}")
-    # 10 steps of every 1000 captured, extrapolated from the steps measured inside and outside the windows here.
-    averaged = (10 * i + 990 * o) / 1000
-    report.add("capture overhead: median step untraced / traced whole / inside windows / outside windows / "
+    i, a, o = statistics.median(inside_ms), statistics.median(after_ms), statistics.median(outside_ms)
+    report.add("capture overhead: untraced / inside windows / 20 steps after / detached, median step per process "
+               "(ms)", "INFO", " / ".join(str([round(x, 2) for x in xs])
+                                        for xs in (untraced_ms, inside_ms, after_ms, outside_ms)))
+    # 10 steps of every 1000 captured, extrapolated from the steps measured here: the window, the 20 steps after it
+    # (more than CUPTI's grace), the rest detached.
+    averaged = (10 * i + AFTER * a + (990 - AFTER) * o) / 1000
+    report.add("capture overhead: median step untraced / traced whole / inside windows / 20 after / detached / "
                "10-of-1000 average (extrapolated)", "INFO",
-               f"{u:.3f} / {f:.3f} / {i:.3f} / {o:.3f} / {averaged:.3f} ms ({100 * (f / u - 1):+.1f}% / "
-               f"{100 * (i / u - 1):+.1f}% / {100 * (o / u - 1):+.1f}% / {100 * (averaged / u - 1):+.1f}%)")
+               f"{u:.3f} / {f:.3f} / {i:.3f} / {a:.3f} / {o:.3f} / {averaged:.3f} ms ("
+               + " / ".join(f"{100 * (x / u - 1):+.1f}%" for x in (f, i, a, o, averaged)) + ")")
     report.judge("capture overhead: the windowed runs' losses are bitwise the untraced runs'", all(same_losses),
                  f"{same_losses}")
     # The steps after a window, with CUPTI detached, must at least cost less than tracing everything; the issue's
     # goals (issue 13: at most 5% while capturing, at most 1% averaged over 10 steps of every 1000) are judged as goals
     # and fail while missed (docs/benchmarks.md, "Capture windows on the H100", has the figures and what limits them).
-    report.judge("capture overhead: outside windows cheaper than whole-run tracing", o < f,
-                 f"outside windows {100 * (o / u - 1):+.1f}%, whole run {100 * (f / u - 1):+.1f}%")
+    report.judge("capture overhead: detached steps cheaper than whole-run tracing", o < f,
+                 f"detached {100 * (o / u - 1):+.1f}%, whole run {100 * (f / u - 1):+.1f}%")
     report.judge("capture overhead goal: at most 5% while capturing", i <= 1.05 * u, f"{100 * (i / u - 1):+.1f}%")
     report.judge("capture overhead goal: at most 1% averaged (10 of every 1000 steps)", averaged <= 1.01 * u,
                  f"{100 * (averaged / u - 1):+.1f}%")
@@ -293,5 +298,5 @@ def run_all(ctx, report, state):
     for name, fn, seconds in (("steps", check_steps, 40), ("periodic", check_periodic, 40),
                               ("profiler", check_profiler, 30), ("time", check_time, 40),
                               ("real jobs", check_realjobs, 120),
-                              ("overhead", check_overhead, 150)):
+                              ("overhead", check_overhead, 220)):
         g.guarded(report, f"capture {name}", seconds, fn, ctx, report, torch=True)
