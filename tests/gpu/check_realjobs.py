@@ -32,6 +32,16 @@ JOB_TIMEOUT_S = 180
 CAP_BYTES = 15 << 20
 
 
+def _truths(stdout):
+    decoder, truths = json.JSONDecoder(), []
+    for match in re.finditer(re.escape(g.GROUND_TRUTH_PREFIX), stdout):
+        try:
+            truths.append(decoder.raw_decode(stdout, match.end())[0])
+        except json.JSONDecodeError:
+            pass
+    return truths
+
+
 def _env_extra():
     return {"PYTHONPATH": str(g.REPO / "probes" / "python"), "PYTHONUNBUFFERED": "1",
             "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
@@ -91,8 +101,9 @@ def record_job(ctx, report, kept, name, argv, expect_traces=1, extra_env=None):
     env_extra.update(extra_env or {})
     targv, env = ctx.traced(directory / "trace-%p.sqlite", argv, env_extra)
     result = g.run(ctx, f"realjobs-{name}", targv, env=env, timeout_s=JOB_TIMEOUT_S, cwd=directory)
-    # Ranks share one pipe, so their lines can run together: find each JSON object after the prefix.
-    truths = [json.loads(m) for m in re.findall(g.GROUND_TRUTH_PREFIX + r"(\{[^{}]*\})", result.stdout)]
+    # Ranks share one pipe, so their lines can run together: decode one JSON object after each prefix (objects may
+    # nest: train.py's truth holds its final scales).
+    truths = _truths(result.stdout)
     traces = [t for t in g.traces_in(directory)]
     # Only the traces that hold step markers are the job's (a launcher may write one without).
     marked = [(t, _markers(t)) for t in traces]
