@@ -42,7 +42,9 @@ struct KernelTable {
     std::vector<uint32_t> device_id, stream_id, correlation_id;
     std::vector<StringRef> name; // demangled
     std::vector<StringRef> short_name;
-    std::vector<int64_t> graph_id; // 0: not launched from a graph
+    // 0: not launched from a graph. CUPTI's graphId is 32 bits (CUpti_ActivityKernel*::graphId), and 4 bytes a row
+    // instead of 8 is 40 MB off a 10 M-kernel trace (docs/benchmarks.md, issue 13 part 4).
+    std::vector<uint32_t> graph_id;
     size_t size() const { return start_ns.size(); }
 };
 
