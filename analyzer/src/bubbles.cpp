@@ -3,8 +3,8 @@
 // and then cut at step boundaries. Lookups are binary searches over per-thread arrays built once: O(n log n).
 #include "fp8scope/analyzer/bubbles.hpp"
 
-#include "correlation_index.hpp"
 #include "device_activity.hpp"
+#include "launch_call_index.hpp"
 #include "median.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
 
@@ -143,10 +143,11 @@ std::optional<size_t> blocking_ended_in(
 
 class Classifier {
 public:
-    Classifier(const TraceModel& model, const std::vector<HostBlockingCall>& blocking)
+    Classifier(const TraceModel& model, const std::vector<HostBlockingCall>& blocking,
+        const detail::CorrelationIndex& launch_calls)
         : model_(model)
         , blocking_(blocking)
-        , api_rows_(model.api_calls.correlation_id)
+        , api_rows_(launch_calls)
     {
         const ApiTable& api = model.api_calls;
         // Each thread's union is sized to its rows first: grown by doubling, the unions of 10 M calls held up to
@@ -236,7 +237,7 @@ private:
 
     const TraceModel& model_;
     const std::vector<HostBlockingCall>& blocking_;
-    detail::CorrelationIndex api_rows_;
+    const detail::CorrelationIndex& api_rows_;
     std::unordered_map<int64_t, ThreadActivity> threads_;
     std::vector<std::pair<int64_t, size_t>> all_blocking_by_end_;
     int64_t epsilon_ns_ = 0;
@@ -314,9 +315,15 @@ const char* bubble_cause_name(BubbleCause cause)
 BubbleAnalysis analyze_bubbles(
     const TraceModel& model, const StepSet& step_set, const std::vector<HostBlockingCall>& blocking)
 {
+    return detail::analyze_bubbles(model, step_set, blocking, detail::launch_call_index(model.api_calls));
+}
+
+BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& step_set,
+    const std::vector<HostBlockingCall>& blocking, const CorrelationIndex& launch_calls)
+{
     BubbleAnalysis result;
     const std::vector<StepInterval>& steps = step_set.steps;
-    Classifier classifier(model, blocking);
+    Classifier classifier(model, blocking, launch_calls);
 
     // Epsilon, and the devices with work of non-zero length inside the steps.
     const int64_t steps_start_ns = steps.empty() ? 0 : steps.front().start_ns;

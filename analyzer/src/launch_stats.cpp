@@ -1,6 +1,6 @@
 #include "fp8scope/analyzer/launch_stats.hpp"
 
-#include "correlation_index.hpp"
+#include "launch_call_index.hpp"
 #include "median.hpp"
 
 #include <algorithm>
@@ -10,24 +10,6 @@
 namespace fp8scope::analyzer {
 
 namespace {
-
-constexpr uint32_t kNoCall = UINT32_MAX;
-
-// For every kernel, the API row with its correlation id (kNoCall when none; id 0 means "not correlated" in CUPTI).
-// When a runtime and a driver call share an id, the runtime call is the one the program made.
-std::vector<uint32_t> launch_calls(const TraceModel& model)
-{
-    const ApiTable& api = model.api_calls;
-    const KernelTable& kernels = model.kernels;
-    std::vector<uint32_t> call_of(kernels.size(), kNoCall);
-    if (api.size() == 0 || api.size() >= kNoCall)
-        return call_of;
-    const detail::CorrelationIndex api_rows(api.correlation_id, &api.is_driver);
-    for (size_t k = 0; k < kernels.size(); ++k)
-        if (const auto row = api_rows.find(kernels.correlation_id[k]))
-            call_of[k] = static_cast<uint32_t>(*row);
-    return call_of;
-}
 
 // Nearest-rank percentiles; reorders `values`. Each nth_element works on the part above the previous rank.
 template <typename Value> DelayDistribution distribution(std::vector<Value>& values)
@@ -54,11 +36,12 @@ template <typename Value> DelayDistribution distribution(std::vector<Value>& val
     return d;
 }
 
-// Time-weighted depth of one stream inside the steps. `rise_ns` sorted; falls are the kernel starts, read in order
-// through `order` (kernels sorted by start). Zero-length stretches are skipped, so a kernel queued and started
-// at the same instant never shows as depth.
-void sweep_stream(const StepSet& steps, const std::vector<int64_t>& rise_ns, const KernelTable& kernels,
-    const uint32_t* order, size_t count, StreamQueueDepth& out, std::vector<double>& integral)
+// Time-weighted depth of one stream inside the steps. `rise_ns(i)` for i < count, ascending; falls are the kernel
+// starts, read in order through `order` (kernels sorted by start). Zero-length stretches are skipped, so a kernel
+// queued and started at the same instant never shows as depth.
+template <typename Rise>
+void sweep_stream(const StepSet& steps, Rise rise_ns, const KernelTable& kernels, const uint32_t* order, size_t count,
+    StreamQueueDepth& out, std::vector<double>& integral)
 {
     std::fill(integral.begin(), integral.end(), 0.0);
     const auto& list = steps.steps;
@@ -81,8 +64,8 @@ void sweep_stream(const StepSet& steps, const std::vector<int64_t>& rise_ns, con
     int64_t now = std::numeric_limits<int64_t>::min();
     while (f < count) {
         const int64_t fall = kernels.start_ns[order[f]];
-        const bool rise_next = r < rise_ns.size() && rise_ns[r] <= fall;
-        const int64_t t = rise_next ? rise_ns[r] : fall;
+        const bool rise_next = r < count && rise_ns(r) <= fall;
+        const int64_t t = rise_next ? rise_ns(r) : fall;
         account(now, t, depth);
         now = t;
         if (rise_next) {
@@ -99,6 +82,14 @@ void sweep_stream(const StepSet& steps, const std::vector<int64_t>& rise_ns, con
 
 LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
 {
+    return detail::compute_launch_stats(model, steps, detail::launch_call_index(model.api_calls));
+}
+
+// A kernel's launch call is looked up in `launch_calls` each time it is needed rather than kept per kernel: the
+// lookup is one read of a direct table, and the per-kernel copy was 40 MB on 10 M kernels.
+LaunchStats detail::compute_launch_stats(
+    const TraceModel& model, const StepSet& steps, const CorrelationIndex& launch_calls)
+{
     const KernelTable& kernels = model.kernels;
     const ApiTable& api = model.api_calls;
     const auto& list = steps.steps;
@@ -109,14 +100,15 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
         stats.step_ns += step.end_ns - step.start_ns;
     }
 
-    const std::vector<uint32_t> call_of = launch_calls(model);
+    const auto call_of = [&](size_t k) { return launch_calls.find(kernels.correlation_id[k]); };
     std::vector<uint8_t> launched(api.size(), 0);
     detail::SampleValues delays_ns;
     delays_ns.reserve(kernels.size()); // grown by doubling, a 10 M kernel trace would copy it over and over
     size_t step = 0;
     for (size_t k = 0; k < kernels.size(); ++k) {
-        if (call_of[k] != kNoCall)
-            launched[call_of[k]] = 1;
+        const auto call = call_of(k);
+        if (call)
+            launched[*call] = 1;
         const int64_t start_ns = kernels.start_ns[k];
         while (step < list.size() && list[step].end_ns <= start_ns)
             ++step;
@@ -124,7 +116,7 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
             continue;
         LaunchStepStats& row = stats.steps[step];
         row.kernels += 1;
-        if (call_of[k] == kNoCall) {
+        if (!call) {
             stats.unmatched_kernels += 1;
             continue;
         }
@@ -132,7 +124,7 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
             stats.graph_kernels += 1;
             continue;
         }
-        const uint32_t c = call_of[k];
+        const size_t c = *call;
         row.timed_kernels += 1;
         delays_ns.push_back(start_ns - api.end_ns[c]);
         if (kernels.end_ns[k] - start_ns < api.end_ns[c] - api.start_ns[c])
@@ -183,11 +175,11 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
     // Kernels never queued by a call we saw are left out: they would only pull the depth below zero.
     std::vector<size_t> offset(1, 0);
     for (size_t k = 0; k < kernels.size(); ++k) {
-        if (call_of[k] == kNoCall)
+        if (!call_of(k))
             continue;
         const uint32_t s = slot(k);
-        if (s + 1 >= offset.size())
-            offset.resize(s + 2, 0);
+        if (offset.size() <= keys.size())
+            offset.resize(keys.size() + 1, 0);
         offset[s + 1] += 1;
     }
     offset.resize(keys.size() + 1, 0);
@@ -197,30 +189,39 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
     {
         std::vector<size_t> fill(offset.begin(), offset.end() - 1);
         for (size_t k = 0; k < kernels.size(); ++k) {
-            if (call_of[k] != kNoCall)
+            if (call_of(k))
                 order[fill[slot(k)]++] = static_cast<uint32_t>(k);
         }
     }
-    std::vector<int64_t> rise_ns;
     std::vector<double> integral(list.size());
     for (size_t s = 0; s < keys.size(); ++s) {
         const uint32_t* members = order.data() + offset[s];
         const size_t count = offset[s + 1] - offset[s];
-        rise_ns.clear();
-        for (size_t i = 0; i < count; ++i) {
+        // A kernel joins the queue when its launch call returns (or when it starts, if that is earlier).
+        const auto rise_of = [&](size_t i) {
             const uint32_t k = members[i];
-            rise_ns.push_back(std::min(api.end_ns[call_of[k]], kernels.start_ns[k]));
-        }
-        // Launches from one thread are already in order; only interleaved threads need the sort.
-        if (!std::is_sorted(rise_ns.begin(), rise_ns.end()))
-            std::sort(rise_ns.begin(), rise_ns.end());
+            return std::min(api.end_ns[*call_of(k)], kernels.start_ns[k]);
+        };
+        // Launches from one thread are already in order and are read in place; only interleaved threads need the
+        // rises copied and sorted (10 M of them, grown by doubling, were 100 MB at once; docs/benchmarks.md).
+        bool sorted = true;
+        for (size_t i = 1; i < count && sorted; ++i)
+            sorted = rise_of(i - 1) <= rise_of(i);
         StreamQueueDepth depth { .device_id = uint32_t(keys[s] >> 32),
             .stream_id = uint32_t(keys[s]),
             .max_depth = 0,
             .mean_depth = 0,
             .max_per_step = std::vector<int64_t>(list.size(), 0),
             .mean_per_step = std::vector<double>(list.size(), 0.0) };
-        sweep_stream(steps, rise_ns, kernels, members, count, depth, integral);
+        if (sorted) {
+            sweep_stream(steps, rise_of, kernels, members, count, depth, integral);
+        } else {
+            std::vector<int64_t> rise_ns(count);
+            for (size_t i = 0; i < count; ++i)
+                rise_ns[i] = rise_of(i);
+            std::sort(rise_ns.begin(), rise_ns.end());
+            sweep_stream(steps, [&](size_t i) { return rise_ns[i]; }, kernels, members, count, depth, integral);
+        }
         double total = 0;
         for (size_t i = 0; i < list.size(); ++i) {
             depth.max_depth = std::max(depth.max_depth, depth.max_per_step[i]);

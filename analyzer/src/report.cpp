@@ -1,6 +1,7 @@
 #include "fp8scope/analyzer/report.hpp"
 
 #include "fp8scope/analyzer/host_blocking.hpp"
+#include "launch_call_index.hpp"
 #include "progress_monitor.hpp"
 
 #include <fmt/format.h>
@@ -97,18 +98,20 @@ std::optional<Report> run_analyses(const TraceModel& model, const ReportOptions&
     // the bubbles are found (analyze()'s two largest parts; about a third off its time on 2 cores, benchmarks.md).
     // A cancel stops the worker between its two parts; the join waits for at most the part it is in. An exception
     // there (std::bad_alloc on a huge trace) is carried over and rethrown here, as it would be without the thread.
+    // Both look launch calls up in one index, built before they start.
     std::exception_ptr side_failure;
     {
+        const detail::CorrelationIndex launch_calls = detail::launch_call_index(model.api_calls);
         std::jthread side([&] {
             try {
                 report.kernel_classes = classify_kernels(model, report.steps);
                 if (monitor == nullptr || !monitor->cancelled())
-                    report.launch = compute_launch_stats(model, report.steps);
+                    report.launch = detail::compute_launch_stats(model, report.steps, launch_calls);
             } catch (...) {
                 side_failure = std::current_exception();
             }
         });
-        report.bubbles = analyze_bubbles(model, report.steps, report.blocking_calls);
+        report.bubbles = detail::analyze_bubbles(model, report.steps, report.blocking_calls, launch_calls);
         if (!report_progress(monitor, kBubblesDone))
             return std::nullopt;
         report.syncs = build_sync_report(model, report.steps, report.blocking_calls, report.bubbles.bubbles);
