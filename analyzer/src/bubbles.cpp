@@ -50,10 +50,11 @@ struct IntervalUnion {
     }
 };
 
-// The union of one thread's API calls (nested runtime/driver calls merged), added in start order. Each merged
-// interval is two API rows, the one whose start begins it and the one whose end ends it, instead of the two times:
-// 8 bytes an interval, not 16 (160 MB on 10 M calls; docs/benchmarks.md, issue 13 part 4). API rows fit uint32, as
-// in CorrelationIndex.
+// The union of one thread's API calls (nested runtime/driver calls merged), added in start order. A merged interval
+// is stored as the API row that begins it: its end is that call's end, except for the few intervals that a later call
+// outlasts (calls that overlap without nesting), which keep the row of that later call in `longer_end_`. 4 bytes an
+// interval instead of the 16 of two times (160 MB on 10 M calls; docs/benchmarks.md, issue 13 part 4). API rows fit
+// uint32, as in CorrelationIndex.
 class CallUnion {
 public:
     explicit CallUnion(const ApiTable& api)
@@ -61,28 +62,28 @@ public:
     {
     }
 
-    void reserve(size_t rows)
-    {
-        first_row_.reserve(rows);
-        end_row_.reserve(rows);
-    }
+    void reserve(size_t rows) { first_row_.reserve(rows); }
 
     void add(size_t row)
     {
-        if (!end_row_.empty() && api_->start_ns[row] <= end_ns(end_row_.size() - 1)) {
-            if (api_->end_ns[row] > end_ns(end_row_.size() - 1))
-                end_row_.back() = uint32_t(row);
-        } else {
+        if (first_row_.empty() || api_->start_ns[row] > end_ns(first_row_.size() - 1)) {
             first_row_.push_back(uint32_t(row));
-            end_row_.push_back(uint32_t(row));
+            return;
         }
+        const uint32_t last = uint32_t(first_row_.size() - 1);
+        if (api_->end_ns[row] <= end_ns(last))
+            return;
+        if (!longer_end_.empty() && longer_end_.back().first == last)
+            longer_end_.back().second = uint32_t(row);
+        else
+            longer_end_.emplace_back(last, uint32_t(row));
     }
 
     // The longest stretch of [a, b) that no interval covers.
     int64_t longest_hole(int64_t a, int64_t b) const
     {
         // Merged intervals are disjoint and sorted, so their ends are sorted too.
-        size_t lo = 0, hi = end_row_.size();
+        size_t lo = 0, hi = first_row_.size();
         while (lo < hi) {
             const size_t mid = lo + (hi - lo) / 2;
             if (end_ns(mid) <= a)
@@ -110,10 +111,18 @@ public:
 
 private:
     int64_t start_ns(size_t i) const { return api_->start_ns[first_row_[i]]; }
-    int64_t end_ns(size_t i) const { return api_->end_ns[end_row_[i]]; }
+
+    int64_t end_ns(size_t i) const
+    {
+        if (longer_end_.empty()) [[likely]]
+            return api_->end_ns[first_row_[i]];
+        const auto it = std::lower_bound(longer_end_.begin(), longer_end_.end(), std::pair<uint32_t, uint32_t>(i, 0));
+        return api_->end_ns[it != longer_end_.end() && it->first == i ? it->second : first_row_[i]];
+    }
 
     const ApiTable* api_;
-    std::vector<uint32_t> first_row_, end_row_;
+    std::vector<uint32_t> first_row_;
+    std::vector<std::pair<uint32_t, uint32_t>> longer_end_; // (interval, row whose end ends it), by interval
 };
 
 // What one host thread did: the union of its API calls and its host-blocking calls by end time.
@@ -323,9 +332,9 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
 {
     BubbleAnalysis result;
     const std::vector<StepInterval>& steps = step_set.steps;
-    Classifier classifier(model, blocking, launch_calls);
 
-    // Epsilon, and the devices with work of non-zero length inside the steps.
+    // Epsilon, and the devices with work of non-zero length inside the steps. Found before the threads' API unions
+    // are built, so that the latencies (40 MB on 10 M kernels) are gone by then.
     const int64_t steps_start_ns = steps.empty() ? 0 : steps.front().start_ns;
     const int64_t steps_end_ns = steps.empty() ? 0 : steps.back().end_ns;
     detail::SampleValues latencies_ns;
@@ -339,7 +348,7 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
     int64_t* count = nullptr;
     detail::Activity activity;
     for (detail::ActivityCursor cursor(model); cursor.next(activity);) {
-        if (const auto call = classifier.launching_call(activity.correlation_id)) {
+        if (const auto call = launch_calls.find(activity.correlation_id)) {
             latencies_ns.push_back(activity.start_ns - model.api_calls.end_ns[*call]);
             const int64_t tid = model.api_calls.global_tid[*call];
             if (!count || tid != counted_tid) {
@@ -357,12 +366,13 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
     }
     std::sort(result.devices.begin(), result.devices.end());
     result.epsilon_samples = int64_t(latencies_ns.size());
+    result.epsilon_ns = std::max<int64_t>(0, latencies_ns.median());
+    latencies_ns.release();
+    Classifier classifier(model, blocking, launch_calls);
     if (const ThreadActivity* t = classifier.thread(result.launching_thread_tid)) {
         result.host_stall_threshold_ns = t->stall_threshold_ns;
         result.host_stall_median_silence_ns = t->median_silence_ns;
     }
-    result.epsilon_ns = std::max<int64_t>(0, latencies_ns.median());
-    latencies_ns.release();
     graph_kernel_gap(model, result);
     classifier.set_epsilon(result.epsilon_ns);
 

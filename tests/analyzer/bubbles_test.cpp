@@ -148,6 +148,62 @@ TEST_CASE("rule 3: a thread that keeps issuing work is launch-bound, one silent 
     CHECK(totals.graph_removable_ns == 100'000 - kDefaultGraphKernelGapNs);
 }
 
+TEST_CASE("rule 3: calls that overlap without nesting cover the thread until the one that ends last", "[bubbles]")
+{
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    s.launch(host, call(0, 10'000), kernel(20'000, 100'000));
+    // B starts inside A and ends after it: the thread is inside CUDA from 100 to 290 us, silent 10 us before the next
+    // launch. Were the union to end at A's end, the thread would look silent for 170 us, past its threshold (host).
+    s.api_call(host, call(100'000, 130'000, "cudaEventRecord_v3020"));
+    s.api_call(host, call(120'000, 290'000, "cudaEventQuery_v3020"));
+    s.launch(host, call(300'000, 310'000), kernel(320'000, 400'000));
+    // Steady calls afterwards (3 us each, every 5 us) make the median silence 2 us: the threshold is kHostStallMinNs.
+    for (int64_t t = 500'000; t < 600'000; t += 5'000)
+        s.api_call(host, call(t, t + 3'000, "cudaEventRecord_v3020"));
+    const BubbleAnalysis analysis = analyze(write_and_load(s, "overlap"), steps_of({ { 20'000, 400'000 } }));
+    CHECK(analysis.host_stall_median_silence_ns == 2'000);
+    CHECK(analysis.host_stall_threshold_ns == kHostStallMinNs);
+    check_bubbles(analysis, { { 100'000, 320'000, BubbleCause::Launch } });
+}
+
+TEST_CASE("a driver call sharing the launch's correlation id and start: the runtime call is the launch call",
+    "[bubbles]")
+{
+    // Built in memory: the driver row comes first (equal starts keep file order), as a tie can leave it.
+    TraceModel model;
+    model.strings.values = { "cuLaunchKernel", "cudaLaunchKernel", "k" };
+    const auto api = [&](int64_t start_ns, int64_t end_ns, uint32_t id, uint8_t driver) {
+        model.api_calls.start_ns.push_back(start_ns);
+        model.api_calls.end_ns.push_back(end_ns);
+        model.api_calls.global_tid.push_back(1);
+        model.api_calls.correlation_id.push_back(id);
+        model.api_calls.name.push_back(StringRef { driver ? 0u : 1u });
+        model.api_calls.is_driver.push_back(driver);
+        model.api_calls.return_value.push_back(0);
+    };
+    const auto gpu = [&](int64_t start_ns, int64_t end_ns, uint32_t id) {
+        model.kernels.start_ns.push_back(start_ns);
+        model.kernels.end_ns.push_back(end_ns);
+        model.kernels.device_id.push_back(0);
+        model.kernels.stream_id.push_back(7);
+        model.kernels.correlation_id.push_back(id);
+        model.kernels.name.push_back(StringRef { 2 });
+        model.kernels.short_name.push_back(StringRef { 2 });
+        model.kernels.graph_id.push_back(0);
+    };
+    gpu(10, 50, 0); // no launch call
+    api(100, 150, 5, 1); // cuLaunchKernel
+    api(100, 200, 5, 0); // the cudaLaunchKernel around it
+    gpu(230, 240, 5);
+    const BubbleAnalysis analysis = analyze(model, steps_of({ { 0, 300 } }));
+    check_bubbles(analysis,
+        { { 0, 10, BubbleCause::Dependency }, { 50, 230, BubbleCause::Launch }, { 240, 300, BubbleCause::Host } });
+    CHECK(analysis.bubbles[1].next_api_index == 1u);
+    CHECK(analysis.epsilon_samples == 1);
+    CHECK(analysis.epsilon_ns == 30); // 230 - 200: after the runtime call, not the driver call (80)
+}
+
 TEST_CASE("one stream idle while another is busy is not a bubble", "[bubbles]")
 {
     Scenario s;
