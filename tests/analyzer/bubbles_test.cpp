@@ -1,6 +1,7 @@
 // Host-blocking calls, busy time, bubbles and their causes (docs/analysis.md "Busy time and bubbles", "Causes of
 // bubbles"): one synthetic scenario per rule with exact numbers, the edge cases, and the recorded sync sample.
 #include "analysis_test_support.hpp"
+#include "timeline_test_support.hpp"
 #include "fp8scope/analyzer/bubbles.hpp"
 #include "fp8scope/analyzer/host_blocking.hpp"
 #include "fp8scope/analyzer/steps.hpp"
@@ -171,31 +172,11 @@ TEST_CASE("a driver call sharing the launch's correlation id and start: the runt
     "[bubbles]")
 {
     // Built in memory: the driver row comes first (equal starts keep file order), as a tie can leave it.
-    TraceModel model;
-    model.strings.values = { "cuLaunchKernel", "cudaLaunchKernel", "k" };
-    const auto api = [&](int64_t start_ns, int64_t end_ns, uint32_t id, uint8_t driver) {
-        model.api_calls.start_ns.push_back(start_ns);
-        model.api_calls.end_ns.push_back(end_ns);
-        model.api_calls.global_tid.push_back(1);
-        model.api_calls.correlation_id.push_back(id);
-        model.api_calls.name.push_back(StringRef { driver ? 0u : 1u });
-        model.api_calls.is_driver.push_back(driver);
-        model.api_calls.return_value.push_back(0);
-    };
-    const auto gpu = [&](int64_t start_ns, int64_t end_ns, uint32_t id) {
-        model.kernels.start_ns.push_back(start_ns);
-        model.kernels.end_ns.push_back(end_ns);
-        model.kernels.device_id.push_back(0);
-        model.kernels.stream_id.push_back(7);
-        model.kernels.correlation_id.push_back(id);
-        model.kernels.name.push_back(StringRef { 2 });
-        model.kernels.short_name.push_back(StringRef { 2 });
-        model.kernels.graph_id.push_back(0);
-    };
-    gpu(10, 50, 0); // no launch call
-    api(100, 150, 5, 1); // cuLaunchKernel
-    api(100, 200, 5, 0); // the cudaLaunchKernel around it
-    gpu(230, 240, 5);
+    TraceModel model = memory_model();
+    add_kernel(model, 10, 50); // no launch call
+    add_call(model, 100, 150, 5, 2, 1, true); // cuLaunchKernel
+    add_call(model, 100, 200, 5); // the cudaLaunchKernel around it
+    add_kernel(model, 230, 240, 5);
     const BubbleAnalysis analysis = analyze(model, steps_of({ { 0, 300 } }));
     check_bubbles(analysis,
         { { 0, 10, BubbleCause::Dependency }, { 50, 230, BubbleCause::Launch }, { 240, 300, BubbleCause::Host } });
