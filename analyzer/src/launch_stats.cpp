@@ -36,11 +36,12 @@ template <typename Value> DelayDistribution distribution(std::vector<Value>& val
     return d;
 }
 
-// Time-weighted depth of one stream inside the steps. `rise_ns(i)` for i < count, ascending; falls are the kernel
-// starts, read in order through `order` (kernels sorted by start). Zero-length stretches are skipped, so a kernel
-// queued and started at the same instant never shows as depth.
+// Time-weighted depth of one stream inside the steps. `rise_ns(i)` for i < count; falls are the kernel starts, read in
+// order through `order` (kernels sorted by start). Zero-length stretches are skipped, so a kernel queued and started
+// at the same instant never shows as depth. Returns false, with `out` half filled, when the rises are not ascending:
+// each rise is at most its kernel's start, so all of them are read before the last fall and none goes unchecked.
 template <typename Rise>
-void sweep_stream(const StepSet& steps, Rise rise_ns, const KernelTable& kernels, const uint32_t* order, size_t count,
+bool sweep_stream(const StepSet& steps, Rise rise_ns, const KernelTable& kernels, const uint32_t* order, size_t count,
     StreamQueueDepth& out, std::vector<double>& integral)
 {
     std::fill(integral.begin(), integral.end(), 0.0);
@@ -62,10 +63,17 @@ void sweep_stream(const StepSet& steps, Rise rise_ns, const KernelTable& kernels
     size_t r = 0, f = 0;
     int64_t depth = 0;
     int64_t now = std::numeric_limits<int64_t>::min();
+    int64_t last_rise = std::numeric_limits<int64_t>::min();
     while (f < count) {
         const int64_t fall = kernels.start_ns[order[f]];
-        const bool rise_next = r < count && rise_ns(r) <= fall;
-        const int64_t t = rise_next ? rise_ns(r) : fall;
+        const int64_t rise = r < count ? rise_ns(r) : std::numeric_limits<int64_t>::max();
+        const bool rise_next = r < count && rise <= fall;
+        const int64_t t = rise_next ? rise : fall;
+        if (rise_next) {
+            if (t < last_rise)
+                return false;
+            last_rise = t;
+        }
         account(now, t, depth);
         now = t;
         if (rise_next) {
@@ -76,6 +84,7 @@ void sweep_stream(const StepSet& steps, Rise rise_ns, const KernelTable& kernels
             ++f;
         }
     }
+    return true;
 }
 
 } // namespace
@@ -202,20 +211,16 @@ LaunchStats detail::compute_launch_stats(
             const uint32_t k = members[i];
             return std::min(api.end_ns[*call_of(k)], kernels.start_ns[k]);
         };
-        // Launches from one thread are already in order and are read in place; only interleaved threads need the
-        // rises copied and sorted (10 M of them, grown by doubling, were 100 MB at once; docs/benchmarks.md).
-        bool sorted = true;
-        for (size_t i = 1; i < count && sorted; ++i)
-            sorted = rise_of(i - 1) <= rise_of(i);
         StreamQueueDepth depth { .device_id = uint32_t(keys[s] >> 32),
             .stream_id = uint32_t(keys[s]),
             .max_depth = 0,
             .mean_depth = 0,
             .max_per_step = std::vector<int64_t>(list.size(), 0),
             .mean_per_step = std::vector<double>(list.size(), 0.0) };
-        if (sorted) {
-            sweep_stream(steps, rise_of, kernels, members, count, depth, integral);
-        } else {
+        // Launches from one thread are already in order and are read in place; only interleaved threads need the
+        // rises copied and sorted (10 M of them, grown by doubling, were 100 MB at once; docs/benchmarks.md).
+        if (!sweep_stream(steps, rise_of, kernels, members, count, depth, integral)) {
+            std::fill(depth.max_per_step.begin(), depth.max_per_step.end(), 0);
             std::vector<int64_t> rise_ns(count);
             for (size_t i = 0; i < count; ++i)
                 rise_ns[i] = rise_of(i);
