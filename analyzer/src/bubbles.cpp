@@ -3,8 +3,8 @@
 // and then cut at step boundaries. Lookups are binary searches over per-thread arrays built once: O(n log n).
 #include "fp8scope/analyzer/bubbles.hpp"
 
-#include "correlation_index.hpp"
 #include "device_activity.hpp"
+#include "launch_call_index.hpp"
 #include "median.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
 
@@ -36,28 +36,6 @@ struct IntervalUnion {
             covered_before_ns[i + 1] = covered_before_ns[i] + end_ns[i] - start_ns[i];
     }
 
-    // The longest stretch of [a, b) that no interval covers.
-    int64_t longest_hole(int64_t a, int64_t b) const
-    {
-        size_t i = size_t(std::upper_bound(end_ns.begin(), end_ns.end(), a) - end_ns.begin());
-        int64_t longest = 0, from = a;
-        for (; i < start_ns.size() && start_ns[i] < b; ++i) {
-            longest = std::max(longest, start_ns[i] - from);
-            from = std::max(from, end_ns[i]);
-        }
-        return std::max(longest, b - from);
-    }
-
-    // The median hole between consecutive intervals (0 with fewer than two).
-    int64_t median_hole() const
-    {
-        std::vector<int64_t> holes;
-        holes.reserve(start_ns.size());
-        for (size_t i = 1; i < start_ns.size(); ++i)
-            holes.push_back(start_ns[i] - end_ns[i - 1]);
-        return holes.empty() ? 0 : detail::median_of(std::move(holes));
-    }
-
     int64_t covered(int64_t a, int64_t b) const
     {
         // Merged intervals are disjoint and sorted, so their ends are sorted too.
@@ -72,10 +50,89 @@ struct IntervalUnion {
     }
 };
 
-// What one host thread did: the union of its API calls (nested runtime/driver calls merged) and its host-blocking
-// calls by end time.
+// The union of one thread's API calls (nested runtime/driver calls merged), added in start order. A merged interval
+// is stored as the API row that begins it: its end is that call's end, except for the few intervals that a later call
+// outlasts (calls that overlap without nesting), which keep the row of that later call in `longer_end_`. 4 bytes an
+// interval instead of the 16 of two times (160 MB on 10 M calls; docs/benchmarks.md, issue 13 part 4). API rows fit
+// uint32, as in CorrelationIndex.
+class CallUnion {
+public:
+    explicit CallUnion(const ApiTable& api)
+        : api_(&api)
+    {
+    }
+
+    void reserve(size_t rows) { first_row_.reserve(rows); }
+
+    void add(size_t row)
+    {
+        if (first_row_.empty() || api_->start_ns[row] > end_ns(first_row_.size() - 1)) {
+            first_row_.push_back(uint32_t(row));
+            return;
+        }
+        const uint32_t last = uint32_t(first_row_.size() - 1);
+        if (api_->end_ns[row] <= end_ns(last))
+            return;
+        if (!longer_end_.empty() && longer_end_.back().first == last)
+            longer_end_.back().second = uint32_t(row);
+        else
+            longer_end_.emplace_back(last, uint32_t(row));
+    }
+
+    // The longest stretch of [a, b) that no interval covers.
+    int64_t longest_hole(int64_t a, int64_t b) const
+    {
+        // Merged intervals are disjoint and sorted, so their ends are sorted too.
+        size_t lo = 0, hi = first_row_.size();
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (end_ns(mid) <= a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int64_t longest = 0, from = a;
+        for (size_t i = lo; i < first_row_.size() && start_ns(i) < b; ++i) {
+            longest = std::max(longest, start_ns(i) - from);
+            from = std::max(from, end_ns(i));
+        }
+        return std::max(longest, b - from);
+    }
+
+    // The median hole between consecutive intervals (0 with fewer than two).
+    int64_t median_hole() const
+    {
+        detail::SampleValues holes;
+        holes.reserve(first_row_.size());
+        for (size_t i = 1; i < first_row_.size(); ++i)
+            holes.push_back(start_ns(i) - end_ns(i - 1));
+        return holes.median();
+    }
+
+private:
+    int64_t start_ns(size_t i) const { return api_->start_ns[first_row_[i]]; }
+
+    int64_t end_ns(size_t i) const
+    {
+        if (longer_end_.empty()) [[likely]]
+            return api_->end_ns[first_row_[i]];
+        const auto it = std::lower_bound(longer_end_.begin(), longer_end_.end(), std::pair<uint32_t, uint32_t>(i, 0));
+        return api_->end_ns[it != longer_end_.end() && it->first == i ? it->second : first_row_[i]];
+    }
+
+    const ApiTable* api_;
+    std::vector<uint32_t> first_row_;
+    std::vector<std::pair<uint32_t, uint32_t>> longer_end_; // (interval, row whose end ends it), by interval
+};
+
+// What one host thread did: the union of its API calls and its host-blocking calls by end time.
 struct ThreadActivity {
-    IntervalUnion api;
+    explicit ThreadActivity(const ApiTable& calls)
+        : api(calls)
+    {
+    }
+
+    CallUnion api;
     int64_t stall_threshold_ns = kHostStallMinNs; // rule 3
     int64_t median_silence_ns = 0;
     std::vector<std::pair<int64_t, size_t>> blocking_by_end; // (end_ns, index into the blocking list)
@@ -95,10 +152,11 @@ std::optional<size_t> blocking_ended_in(
 
 class Classifier {
 public:
-    Classifier(const TraceModel& model, const std::vector<HostBlockingCall>& blocking)
+    Classifier(const TraceModel& model, const std::vector<HostBlockingCall>& blocking,
+        const detail::CorrelationIndex& launch_calls)
         : model_(model)
         , blocking_(blocking)
-        , api_rows_(model.api_calls.correlation_id)
+        , api_rows_(launch_calls)
     {
         const ApiTable& api = model.api_calls;
         // Each thread's union is sized to its rows first: grown by doubling, the unions of 10 M calls held up to
@@ -107,29 +165,26 @@ public:
             size_t first = 0;
             for (size_t row = 1; row <= api.size(); ++row)
                 if (row == api.size() || api.global_tid[row] != api.global_tid[first]) {
-                    on_run(threads_[api.global_tid[first]], first, row);
+                    on_run(thread_of(api.global_tid[first]), first, row);
                     first = row;
                 }
         };
         std::unordered_map<int64_t, size_t> rows_of;
         for_each_run([&](ThreadActivity&, size_t first, size_t end) { rows_of[api.global_tid[first]] += end - first; });
-        for (const auto& [tid, rows] : rows_of) {
-            threads_[tid].api.start_ns.reserve(rows);
-            threads_[tid].api.end_ns.reserve(rows);
-        }
+        for (const auto& [tid, rows] : rows_of)
+            thread_of(tid).api.reserve(rows);
         // Rows come in start order, so per thread too.
         for_each_run([&](ThreadActivity& thread, size_t first, size_t end) {
             for (size_t row = first; row < end; ++row)
-                thread.api.add(api.start_ns[row], api.end_ns[row]);
+                thread.api.add(row);
         });
-        // No finish(): the API unions answer longest_hole() and median_hole(), which need no prefix sums.
         for (auto& [tid, activity] : threads_) {
             activity.median_silence_ns = activity.api.median_hole();
             activity.stall_threshold_ns
                 = std::max(kHostStallMinNs, kHostStallMedianMultiple * activity.median_silence_ns);
         }
         for (size_t i = 0; i < blocking.size(); ++i) {
-            threads_[blocking[i].global_tid].blocking_by_end.emplace_back(blocking[i].end_ns, i);
+            thread_of(blocking[i].global_tid).blocking_by_end.emplace_back(blocking[i].end_ns, i);
             all_blocking_by_end_.emplace_back(blocking[i].end_ns, i);
         }
         for (auto& [tid, activity] : threads_)
@@ -184,9 +239,14 @@ public:
     }
 
 private:
+    ThreadActivity& thread_of(int64_t global_tid)
+    {
+        return threads_.try_emplace(global_tid, model_.api_calls).first->second;
+    }
+
     const TraceModel& model_;
     const std::vector<HostBlockingCall>& blocking_;
-    detail::CorrelationIndex api_rows_;
+    const detail::CorrelationIndex& api_rows_;
     std::unordered_map<int64_t, ThreadActivity> threads_;
     std::vector<std::pair<int64_t, size_t>> all_blocking_by_end_;
     int64_t epsilon_ns_ = 0;
@@ -224,7 +284,7 @@ void graph_kernel_gap(const TraceModel& model, BubbleAnalysis& result)
 {
     const KernelTable& k = model.kernels;
     std::unordered_map<uint64_t, int64_t> last_end; // (correlation id, stream) -> end of its previous kernel
-    std::vector<int64_t> gaps;
+    detail::SampleValues gaps;
     for (size_t i = 0; i < k.size(); ++i) {
         if (k.graph_id[i] == 0)
             continue;
@@ -238,7 +298,7 @@ void graph_kernel_gap(const TraceModel& model, BubbleAnalysis& result)
     }
     if (int64_t(gaps.size()) >= kMinGraphGapSamples) {
         result.graph_gap_samples = int64_t(gaps.size());
-        result.graph_gap_ns = detail::median_of(std::move(gaps));
+        result.graph_gap_ns = gaps.median();
     }
 }
 
@@ -264,14 +324,20 @@ const char* bubble_cause_name(BubbleCause cause)
 BubbleAnalysis analyze_bubbles(
     const TraceModel& model, const StepSet& step_set, const std::vector<HostBlockingCall>& blocking)
 {
+    return detail::analyze_bubbles(model, step_set, blocking, detail::launch_call_index(model.api_calls));
+}
+
+BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& step_set,
+    const std::vector<HostBlockingCall>& blocking, const CorrelationIndex& launch_calls)
+{
     BubbleAnalysis result;
     const std::vector<StepInterval>& steps = step_set.steps;
-    Classifier classifier(model, blocking);
 
-    // Epsilon, and the devices with work of non-zero length inside the steps.
+    // Epsilon, and the devices with work of non-zero length inside the steps. Found before the threads' API unions
+    // are built, so that the latencies (40 MB on 10 M kernels) are gone by then.
     const int64_t steps_start_ns = steps.empty() ? 0 : steps.front().start_ns;
     const int64_t steps_end_ns = steps.empty() ? 0 : steps.back().end_ns;
-    std::vector<int64_t> latencies_ns;
+    detail::SampleValues latencies_ns;
     latencies_ns.reserve(model.kernels.size() + model.memcpys.size() + model.memsets.size());
     // The main launching thread (most launched activities), for the threshold the report prints, counted in the same
     // walk. Launches come in runs from one thread, so the thread's counter is looked up only when the thread changes
@@ -282,7 +348,7 @@ BubbleAnalysis analyze_bubbles(
     int64_t* count = nullptr;
     detail::Activity activity;
     for (detail::ActivityCursor cursor(model); cursor.next(activity);) {
-        if (const auto call = classifier.launching_call(activity.correlation_id)) {
+        if (const auto call = launch_calls.find(activity.correlation_id)) {
             latencies_ns.push_back(activity.start_ns - model.api_calls.end_ns[*call]);
             const int64_t tid = model.api_calls.global_tid[*call];
             if (!count || tid != counted_tid) {
@@ -300,12 +366,14 @@ BubbleAnalysis analyze_bubbles(
     }
     std::sort(result.devices.begin(), result.devices.end());
     result.epsilon_samples = int64_t(latencies_ns.size());
+    result.epsilon_ns = std::max<int64_t>(0, latencies_ns.median());
+    latencies_ns.release();
+    Classifier classifier(model, blocking, launch_calls);
     if (const ThreadActivity* t = classifier.thread(result.launching_thread_tid)) {
         result.host_stall_threshold_ns = t->stall_threshold_ns;
         result.host_stall_median_silence_ns = t->median_silence_ns;
     }
     graph_kernel_gap(model, result);
-    result.epsilon_ns = std::max<int64_t>(0, detail::median_of(std::move(latencies_ns)));
     classifier.set_epsilon(result.epsilon_ns);
 
     // Multi-rank runs (rule 4): communication kernels wait for the other ranks, so they are not busy time; the

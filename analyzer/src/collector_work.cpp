@@ -98,7 +98,7 @@ void separate_collector_work(TraceModel& model)
         }
     }
     if (model.collector_api_calls > 0)
-        compact(keep, a.start_ns, a.end_ns, a.global_tid, a.correlation_id, a.name, a.is_driver, a.return_value);
+        compact(keep, a.start_ns, a.end_ns, a.global_tid.index, a.correlation_id, a.name, a.is_driver, a.return_value);
     // The collector's activities came from tables sorted by start; keep its own table so too.
     std::vector<size_t> order(out.size());
     for (size_t i = 0; i < order.size(); ++i)

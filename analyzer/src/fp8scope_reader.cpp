@@ -228,7 +228,7 @@ Expected<void> read_kernels(ReadContext& context)
             t.name.push_back(config_names[*config]);
             t.short_name.push_back(config_short_names[*config]);
         }
-        t.graph_id.push_back(row.integer(6));
+        t.graph_id.push_back(row.id32(6));
     });
     if (!rows)
         return std::unexpected(rows.error());

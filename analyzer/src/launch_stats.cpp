@@ -1,6 +1,7 @@
 #include "fp8scope/analyzer/launch_stats.hpp"
 
-#include "correlation_index.hpp"
+#include "launch_call_index.hpp"
+#include "median.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -10,26 +11,8 @@ namespace fp8scope::analyzer {
 
 namespace {
 
-constexpr uint32_t kNoCall = UINT32_MAX;
-
-// For every kernel, the API row with its correlation id (kNoCall when none; id 0 means "not correlated" in CUPTI).
-// When a runtime and a driver call share an id, the runtime call is the one the program made.
-std::vector<uint32_t> launch_calls(const TraceModel& model)
-{
-    const ApiTable& api = model.api_calls;
-    const KernelTable& kernels = model.kernels;
-    std::vector<uint32_t> call_of(kernels.size(), kNoCall);
-    if (api.size() == 0 || api.size() >= kNoCall)
-        return call_of;
-    const detail::CorrelationIndex api_rows(api.correlation_id, &api.is_driver);
-    for (size_t k = 0; k < kernels.size(); ++k)
-        if (const auto row = api_rows.find(kernels.correlation_id[k]))
-            call_of[k] = static_cast<uint32_t>(*row);
-    return call_of;
-}
-
 // Nearest-rank percentiles; reorders `values`. Each nth_element works on the part above the previous rank.
-DelayDistribution distribution(std::vector<int64_t>& values)
+template <typename Value> DelayDistribution distribution(std::vector<Value>& values)
 {
     DelayDistribution d;
     d.count = static_cast<int64_t>(values.size());
@@ -53,11 +36,13 @@ DelayDistribution distribution(std::vector<int64_t>& values)
     return d;
 }
 
-// Time-weighted depth of one stream inside the steps. `rise_ns` sorted; falls are the kernel starts, read in order
-// through `order` (kernels sorted by start). Zero-length stretches are skipped, so a kernel queued and started
-// at the same instant never shows as depth.
-void sweep_stream(const StepSet& steps, const std::vector<int64_t>& rise_ns, const KernelTable& kernels,
-    const uint32_t* order, size_t count, StreamQueueDepth& out, std::vector<double>& integral)
+// Time-weighted depth of one stream inside the steps. `rise_ns(i)` for i < count; falls are the kernel starts, read in
+// order through `order` (kernels sorted by start). Zero-length stretches are skipped, so a kernel queued and started
+// at the same instant never shows as depth. Returns false, with `out` half filled, when the rises are not ascending:
+// each rise is at most its kernel's start, so all of them are read before the last fall and none goes unchecked.
+template <typename Rise>
+bool sweep_stream(const StepSet& steps, Rise rise_ns, const KernelTable& kernels, const uint32_t* order, size_t count,
+    StreamQueueDepth& out, std::vector<double>& integral)
 {
     std::fill(integral.begin(), integral.end(), 0.0);
     const auto& list = steps.steps;
@@ -78,10 +63,17 @@ void sweep_stream(const StepSet& steps, const std::vector<int64_t>& rise_ns, con
     size_t r = 0, f = 0;
     int64_t depth = 0;
     int64_t now = std::numeric_limits<int64_t>::min();
+    int64_t last_rise = std::numeric_limits<int64_t>::min();
     while (f < count) {
         const int64_t fall = kernels.start_ns[order[f]];
-        const bool rise_next = r < rise_ns.size() && rise_ns[r] <= fall;
-        const int64_t t = rise_next ? rise_ns[r] : fall;
+        const int64_t rise = r < count ? rise_ns(r) : std::numeric_limits<int64_t>::max();
+        const bool rise_next = r < count && rise <= fall;
+        const int64_t t = rise_next ? rise : fall;
+        if (rise_next) {
+            if (t < last_rise)
+                return false;
+            last_rise = t;
+        }
         account(now, t, depth);
         now = t;
         if (rise_next) {
@@ -92,11 +84,20 @@ void sweep_stream(const StepSet& steps, const std::vector<int64_t>& rise_ns, con
             ++f;
         }
     }
+    return true;
 }
 
 } // namespace
 
 LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
+{
+    return detail::compute_launch_stats(model, steps, detail::launch_call_index(model.api_calls));
+}
+
+// A kernel's launch call is looked up in `launch_calls` each time it is needed rather than kept per kernel: the
+// lookup is one read of a direct table, and the per-kernel copy was 40 MB on 10 M kernels.
+LaunchStats detail::compute_launch_stats(
+    const TraceModel& model, const StepSet& steps, const CorrelationIndex& launch_calls)
 {
     const KernelTable& kernels = model.kernels;
     const ApiTable& api = model.api_calls;
@@ -108,14 +109,15 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
         stats.step_ns += step.end_ns - step.start_ns;
     }
 
-    const std::vector<uint32_t> call_of = launch_calls(model);
+    const auto call_of = [&](size_t k) { return launch_calls.find(kernels.correlation_id[k]); };
     std::vector<uint8_t> launched(api.size(), 0);
-    std::vector<int64_t> delays_ns;
+    detail::SampleValues delays_ns;
     delays_ns.reserve(kernels.size()); // grown by doubling, a 10 M kernel trace would copy it over and over
     size_t step = 0;
     for (size_t k = 0; k < kernels.size(); ++k) {
-        if (call_of[k] != kNoCall)
-            launched[call_of[k]] = 1;
+        const auto call = call_of(k);
+        if (call)
+            launched[*call] = 1;
         const int64_t start_ns = kernels.start_ns[k];
         while (step < list.size() && list[step].end_ns <= start_ns)
             ++step;
@@ -123,7 +125,7 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
             continue;
         LaunchStepStats& row = stats.steps[step];
         row.kernels += 1;
-        if (call_of[k] == kNoCall) {
+        if (!call) {
             stats.unmatched_kernels += 1;
             continue;
         }
@@ -131,16 +133,16 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
             stats.graph_kernels += 1;
             continue;
         }
-        const uint32_t c = call_of[k];
+        const size_t c = *call;
         row.timed_kernels += 1;
         delays_ns.push_back(start_ns - api.end_ns[c]);
         if (kernels.end_ns[k] - start_ns < api.end_ns[c] - api.start_ns[c])
             row.short_kernels += 1;
     }
-    stats.launch_delay = distribution(delays_ns);
+    stats.launch_delay = delays_ns.visit([](auto& values) { return distribution(values); });
     // Each temporary goes as soon as it is used up: analyze() runs this beside the bubble analysis, and on 10 M
     // kernels these vectors are tens of MB each (docs/benchmarks.md, "The analyzer's load and analysis, faster").
-    std::vector<int64_t>().swap(delays_ns);
+    delays_ns.release();
 
     step = 0;
     for (size_t i = 0; i < api.size(); ++i) {
@@ -162,15 +164,13 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
     stats.short_share = stats.timed_kernels > 0 ? double(stats.short_kernels) / double(stats.timed_kernels) : 0.0;
     stats.launches_per_s = stats.step_ns > 0 ? double(stats.launches) * 1e9 / double(stats.step_ns) : 0.0;
 
-    // Queue depth: group the launched kernels by (device, stream) with a counting sort that keeps start order.
+    // Queue depth: group the launched kernels by (device, stream) with a counting sort that keeps start order. Each
+    // kernel's group is looked up twice (counting, then placing) rather than kept: 40 MB less on 10 M kernels.
     std::unordered_map<uint64_t, uint32_t> slot_of;
     std::vector<uint64_t> keys;
-    std::vector<uint32_t> slot(kernels.size(), kNoCall);
     uint64_t last_key = UINT64_MAX;
     uint32_t last_slot = 0;
-    for (size_t k = 0; k < kernels.size(); ++k) {
-        if (call_of[k] == kNoCall)
-            continue; // never queued by a call we saw: it would only pull the depth below zero
+    const auto slot = [&](size_t k) {
         const uint64_t key = (uint64_t(kernels.device_id[k]) << 32) | kernels.stream_id[k];
         if (key != last_key) {
             const auto [it, added] = slot_of.try_emplace(key, static_cast<uint32_t>(keys.size()));
@@ -179,44 +179,54 @@ LaunchStats compute_launch_stats(const TraceModel& model, const StepSet& steps)
             last_key = key;
             last_slot = it->second;
         }
-        slot[k] = last_slot;
+        return last_slot;
+    };
+    // Kernels never queued by a call we saw are left out: they would only pull the depth below zero.
+    std::vector<size_t> offset(1, 0);
+    for (size_t k = 0; k < kernels.size(); ++k) {
+        if (!call_of(k))
+            continue;
+        const uint32_t s = slot(k);
+        if (offset.size() <= keys.size())
+            offset.resize(keys.size() + 1, 0);
+        offset[s + 1] += 1;
     }
-    std::vector<size_t> offset(keys.size() + 1, 0);
-    for (const uint32_t s : slot) {
-        if (s != kNoCall)
-            offset[s + 1] += 1;
-    }
+    offset.resize(keys.size() + 1, 0);
     for (size_t s = 0; s < keys.size(); ++s)
         offset[s + 1] += offset[s];
     std::vector<uint32_t> order(offset.back());
     {
         std::vector<size_t> fill(offset.begin(), offset.end() - 1);
         for (size_t k = 0; k < kernels.size(); ++k) {
-            if (slot[k] != kNoCall)
-                order[fill[slot[k]]++] = static_cast<uint32_t>(k);
+            if (call_of(k))
+                order[fill[slot(k)]++] = static_cast<uint32_t>(k);
         }
     }
-    std::vector<uint32_t>().swap(slot);
-    std::vector<int64_t> rise_ns;
     std::vector<double> integral(list.size());
     for (size_t s = 0; s < keys.size(); ++s) {
         const uint32_t* members = order.data() + offset[s];
         const size_t count = offset[s + 1] - offset[s];
-        rise_ns.clear();
-        for (size_t i = 0; i < count; ++i) {
+        // A kernel joins the queue when its launch call returns (or when it starts, if that is earlier).
+        const auto rise_of = [&](size_t i) {
             const uint32_t k = members[i];
-            rise_ns.push_back(std::min(api.end_ns[call_of[k]], kernels.start_ns[k]));
-        }
-        // Launches from one thread are already in order; only interleaved threads need the sort.
-        if (!std::is_sorted(rise_ns.begin(), rise_ns.end()))
-            std::sort(rise_ns.begin(), rise_ns.end());
+            return std::min(api.end_ns[*call_of(k)], kernels.start_ns[k]);
+        };
         StreamQueueDepth depth { .device_id = uint32_t(keys[s] >> 32),
             .stream_id = uint32_t(keys[s]),
             .max_depth = 0,
             .mean_depth = 0,
             .max_per_step = std::vector<int64_t>(list.size(), 0),
             .mean_per_step = std::vector<double>(list.size(), 0.0) };
-        sweep_stream(steps, rise_ns, kernels, members, count, depth, integral);
+        // Launches from one thread are already in order and are read in place; only interleaved threads need the
+        // rises copied and sorted (10 M of them, grown by doubling, were 100 MB at once; docs/benchmarks.md).
+        if (!sweep_stream(steps, rise_of, kernels, members, count, depth, integral)) {
+            std::fill(depth.max_per_step.begin(), depth.max_per_step.end(), 0);
+            std::vector<int64_t> rise_ns(count);
+            for (size_t i = 0; i < count; ++i)
+                rise_ns[i] = rise_of(i);
+            std::sort(rise_ns.begin(), rise_ns.end());
+            sweep_stream(steps, [&](size_t i) { return rise_ns[i]; }, kernels, members, count, depth, integral);
+        }
         double total = 0;
         for (size_t i = 0; i < list.size(); ++i) {
             depth.max_depth = std::max(depth.max_depth, depth.max_per_step[i]);

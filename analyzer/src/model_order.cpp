@@ -186,7 +186,7 @@ void sort_kernels_by_time(TraceModel& model)
 void sort_by_time(TraceModel& model)
 {
     auto& a = model.api_calls;
-    sort_columns(a.start_ns, a.end_ns, a.global_tid, a.correlation_id, a.name, a.is_driver, a.return_value);
+    sort_columns(a.start_ns, a.end_ns, a.global_tid.index, a.correlation_id, a.name, a.is_driver, a.return_value);
     auto& s = model.syncs;
     sort_columns(s.start_ns, s.end_ns, s.device_id, s.stream_id, s.correlation_id, s.sync_type);
     auto& c = model.memcpys;

@@ -106,7 +106,7 @@ Expected<void> read_kernels(ReadContext& context)
         t.correlation_id.push_back(row.id32_or(ix[4], 0)); // NULL: not correlated (nsys 3.28.1 allows it)
         t.name.push_back(string_ref(row, ix[5], strings));
         t.short_name.push_back(string_ref(row, ix[6], strings));
-        t.graph_id.push_back(row.integer_or(ix[7], 0));
+        t.graph_id.push_back(row.id32_or(ix[7], 0));
     });
     if (!rows)
         return std::unexpected(rows.error());

@@ -5,6 +5,19 @@
 
 namespace fp8scope::analyzer {
 
+void ThreadColumn::push_back(int64_t global_tid)
+{
+    // Rows come in runs from one thread: the map is searched only when the thread changes.
+    if (!index.empty() && global_tids_[index.back()] == global_tid) {
+        index.push_back(index.back());
+        return;
+    }
+    const auto [it, added] = position_.try_emplace(global_tid, static_cast<uint32_t>(global_tids_.size()));
+    if (added)
+        global_tids_.push_back(global_tid);
+    index.push_back(it->second);
+}
+
 int64_t TraceModel::dropped_records() const
 {
     // Saturating: counts come from the file, and a hostile one could make the sum overflow.

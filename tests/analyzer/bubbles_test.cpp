@@ -1,6 +1,7 @@
 // Host-blocking calls, busy time, bubbles and their causes (docs/analysis.md "Busy time and bubbles", "Causes of
 // bubbles"): one synthetic scenario per rule with exact numbers, the edge cases, and the recorded sync sample.
 #include "analysis_test_support.hpp"
+#include "timeline_test_support.hpp"
 #include "fp8scope/analyzer/bubbles.hpp"
 #include "fp8scope/analyzer/host_blocking.hpp"
 #include "fp8scope/analyzer/steps.hpp"
@@ -146,6 +147,42 @@ TEST_CASE("rule 3: a thread that keeps issuing work is launch-bound, one silent 
     CHECK(totals.idle_ns == 300'000);
     // Launch gaps shrink to the graph's kernel gap in the CUDA Graphs estimate.
     CHECK(totals.graph_removable_ns == 100'000 - kDefaultGraphKernelGapNs);
+}
+
+TEST_CASE("rule 3: calls that overlap without nesting cover the thread until the one that ends last", "[bubbles]")
+{
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    s.launch(host, call(0, 10'000), kernel(20'000, 100'000));
+    // B starts inside A and ends after it: the thread is inside CUDA from 100 to 290 us, silent 10 us before the next
+    // launch. Were the union to end at A's end, the thread would look silent for 170 us, past its threshold (host).
+    s.api_call(host, call(100'000, 130'000, "cudaEventRecord_v3020"));
+    s.api_call(host, call(120'000, 290'000, "cudaEventQuery_v3020"));
+    s.launch(host, call(300'000, 310'000), kernel(320'000, 400'000));
+    // Steady calls afterwards (3 us each, every 5 us) make the median silence 2 us: the threshold is kHostStallMinNs.
+    for (int64_t t = 500'000; t < 600'000; t += 5'000)
+        s.api_call(host, call(t, t + 3'000, "cudaEventRecord_v3020"));
+    const BubbleAnalysis analysis = analyze(write_and_load(s, "overlap"), steps_of({ { 20'000, 400'000 } }));
+    CHECK(analysis.host_stall_median_silence_ns == 2'000);
+    CHECK(analysis.host_stall_threshold_ns == kHostStallMinNs);
+    check_bubbles(analysis, { { 100'000, 320'000, BubbleCause::Launch } });
+}
+
+TEST_CASE("a driver call sharing the launch's correlation id and start: the runtime call is the launch call",
+    "[bubbles]")
+{
+    // Built in memory: the driver row comes first (equal starts keep file order), as a tie can leave it.
+    TraceModel model = memory_model();
+    add_kernel(model, 10, 50); // no launch call
+    add_call(model, 100, 150, 5, 2, 1, true); // cuLaunchKernel
+    add_call(model, 100, 200, 5); // the cudaLaunchKernel around it
+    add_kernel(model, 230, 240, 5);
+    const BubbleAnalysis analysis = analyze(model, steps_of({ { 0, 300 } }));
+    check_bubbles(analysis,
+        { { 0, 10, BubbleCause::Dependency }, { 50, 230, BubbleCause::Launch }, { 240, 300, BubbleCause::Host } });
+    CHECK(analysis.bubbles[1].next_api_index == 1u);
+    CHECK(analysis.epsilon_samples == 1);
+    CHECK(analysis.epsilon_ns == 30); // 230 - 200: after the runtime call, not the driver call (80)
 }
 
 TEST_CASE("one stream idle while another is busy is not a bubble", "[bubbles]")

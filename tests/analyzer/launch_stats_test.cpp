@@ -97,6 +97,22 @@ TEST_CASE("queue depth: +1 at each launch-call end, -1 at each kernel start, tim
     CHECK(s9.mean_depth == Approx(100.0 / 1000.0));
 }
 
+TEST_CASE("queue depth: launches from two threads that return out of kernel order are sorted first", "[launch_stats]")
+{
+    Scenario s;
+    const auto a = s.thread(10, 10);
+    const auto b = s.thread(10, 11);
+    // The kernel that starts first (200) was launched by the call that returned last (120).
+    s.launch(b, { .api_start_ns = 110, .api_end_ns = 120 }, { .start_ns = 200, .end_ns = 300, .stream_id = 7 });
+    s.launch(a, { .api_start_ns = 90, .api_end_ns = 100 }, { .start_ns = 300, .end_ns = 400, .stream_id = 7 });
+    const TraceModel model = load_scenario(s, "launch_queue_two_threads");
+    const LaunchStats stats = compute_launch_stats(model, make_steps({ { 0, 1000 } }));
+    REQUIRE(stats.streams.size() == 1);
+    // Depth: [100,120) 1, [120,200) 2, [200,300) 1: 20 + 160 + 100 = 280.
+    CHECK(stats.streams[0].max_depth == 2);
+    CHECK(stats.streams[0].mean_depth == Approx(280.0 / 1000.0));
+}
+
 TEST_CASE("kernels and launches per step; graph kernels and orphans are counted but not timed", "[launch_stats]")
 {
     Scenario s;

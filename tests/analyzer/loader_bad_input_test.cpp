@@ -218,6 +218,13 @@ TEST_CASE("a value of the wrong type or out of range is refused", "[loader][bad]
         check_error(load_trace(path), ErrorCode::InvalidTrace, path,
             "value 4294967296 out of range in CUPTI_ACTIVITY_KIND_RUNTIME.correlationId (row 3)");
     }
+    SECTION("a graph id beyond uint32 (CUPTI's graphId is 32 bits; the model keeps 4 bytes)")
+    {
+        const std::string path = written_trace(dir, "graph.sqlite");
+        exec_sql(path, "UPDATE FP8SCOPE_KERNEL SET graphId = 4294967296 WHERE rowid = 2;");
+        check_error(load_trace(path), ErrorCode::InvalidTrace, path,
+            "value 4294967296 out of range in FP8SCOPE_KERNEL.graphId (row 2)");
+    }
     SECTION("a negative count")
     {
         const std::string path = written_trace(dir, "count.sqlite");

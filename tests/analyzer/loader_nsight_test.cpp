@@ -92,7 +92,7 @@ TEST_CASE("nsys specifics: sparse string ids, -1 NVTX ends, non-activity NVTX ro
     REQUIRE(model.kernels.size() == 2);
     CHECK(model.kernels.start_ns == std::vector<int64_t> { 100, 300 });
     CHECK(model.kernels.correlation_id == std::vector<uint32_t> { 9, 0 });
-    CHECK(model.kernels.graph_id == std::vector<int64_t> { 0, 0 });
+    CHECK(model.kernels.graph_id == std::vector<uint32_t> { 0, 0 });
     CHECK(model.strings[model.kernels.name[0]] == "kernel_a");
     REQUIRE(model.api_calls.size() == 1);
     CHECK(model.strings[model.api_calls.name[0]] == "cudaLaunchKernel_v7000");

@@ -39,10 +39,10 @@ std::vector<HostBlockingCall> calls_named(const TraceModel& model, std::string_v
 
 Bubble sync_bubble(int64_t start_ns, int64_t end_ns, size_t call)
 {
-    return { .device_id = 0,
-        .step_index = 0,
+    return { .step_index = 0,
         .start_ns = start_ns,
         .end_ns = end_ns,
+        .device_id = 0,
         .cause = BubbleCause::Sync,
         .sync_call = call,
         .next_api_index = std::nullopt };

@@ -58,17 +58,20 @@ struct HostBlockingCall {
     std::optional<uint32_t> stream_id;
 };
 
-enum class BubbleCause { Sync, Dependency, Launch, Host, Comm };
+enum class BubbleCause : uint8_t { Sync, Dependency, Launch, Host, Comm };
 
-// A maximal idle interval of one device inside one step (spec "Busy"/"Bubble").
+// A maximal idle interval of one device inside one step (spec "Busy"/"Bubble"). A trace can hold one per kernel, so
+// the fields are ordered and sized to pack into 48 bytes (72 before: 24 MB more on the 10 M-kernel benchmark's
+// million bubbles; docs/benchmarks.md, issue 13 part 4). Row indices fit 32 bits, as in the analyses' indexes.
 struct Bubble {
-    uint32_t device_id = 0;
     int64_t step_index = 0; // StepInterval::index
     int64_t start_ns = 0;
     int64_t end_ns = 0;
+    uint32_t device_id = 0;
     BubbleCause cause = BubbleCause::Host;
-    std::optional<size_t> sync_call; // index into the HostBlockingCall list, for BubbleCause::Sync
-    std::optional<size_t> next_api_index; // the API call that launched the activity ending the bubble, if known
+    std::optional<uint32_t> sync_call; // index into the HostBlockingCall list, for BubbleCause::Sync
+    std::optional<uint32_t> next_api_index; // the API call that launched the activity ending the bubble, if known
 };
+static_assert(sizeof(Bubble) == 48);
 
 } // namespace fp8scope::analyzer

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace fp8scope::analyzer {
@@ -42,13 +43,33 @@ struct KernelTable {
     std::vector<uint32_t> device_id, stream_id, correlation_id;
     std::vector<StringRef> name; // demangled
     std::vector<StringRef> short_name;
-    std::vector<int64_t> graph_id; // 0: not launched from a graph
+    // 0: not launched from a graph. CUPTI's graphId is 32 bits (CUpti_ActivityKernel*::graphId), and 4 bytes a row
+    // instead of 8 is 40 MB off a 10 M-kernel trace (docs/benchmarks.md, issue 13 part 4).
+    std::vector<uint32_t> graph_id;
     size_t size() const { return start_ns.size(); }
+};
+
+// The host thread (globalTid) of each row of a table, kept as a 32-bit index into the table's distinct threads: the
+// threads that call CUDA are few, and 4 bytes a row instead of 8 is 40 MB off a 10 M-call trace (docs/benchmarks.md,
+// issue 13 part 4). Reads like a vector of globalTids; code that reorders rows moves `index` along with the other
+// columns.
+class ThreadColumn {
+public:
+    int64_t operator[](size_t row) const { return global_tids_[index[row]]; }
+    size_t size() const { return index.size(); }
+    void reserve(size_t rows) { index.reserve(rows); }
+    void push_back(int64_t global_tid);
+
+    std::vector<uint32_t> index; // per row, into the distinct threads
+
+private:
+    std::vector<int64_t> global_tids_; // distinct, in order of first appearance
+    std::unordered_map<int64_t, uint32_t> position_; // global_tid -> its place in global_tids_
 };
 
 struct ApiTable {
     std::vector<int64_t> start_ns, end_ns;
-    std::vector<int64_t> global_tid;
+    ThreadColumn global_tid;
     std::vector<uint32_t> correlation_id;
     std::vector<StringRef> name;
     std::vector<uint8_t> is_driver; // eventClass CUDA_DRIVER
