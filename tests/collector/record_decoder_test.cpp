@@ -63,6 +63,16 @@ struct Fixture {
         decoder.decode(reinterpret_cast<const CUpti_Activity&>(record), *db);
     }
 
+    // A CONTEXT record: context `id` lives on `device`.
+    void feed_context(uint32_t id, uint32_t device)
+    {
+        CUpti_ActivityContext3 context {};
+        context.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+        context.contextId = id;
+        context.deviceId = device;
+        feed(context);
+    }
+
     analyzer::TraceModel finish_and_load()
     {
         decoder.finish(*db);
@@ -174,11 +184,7 @@ TEST_CASE("after CUPTI is attached again its correlation ids, which start over, 
 TEST_CASE("sync records take their device from the context, and invalid stream ids become NULL")
 {
     Fixture f("decoder_sync.sqlite");
-    CUpti_ActivityContext3 context {};
-    context.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
-    context.contextId = 9;
-    context.deviceId = 3;
-    f.feed(context);
+    f.feed_context(9, 3);
     CUpti_ActivitySynchronization2 r {};
     r.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
     r.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
@@ -236,11 +242,7 @@ TEST_CASE("sync calls seen by callbacks give the rows the SYNCHRONIZATION kind w
     CHECK(synced_stream(*wait, wait_data) == stream); // the waiting stream
 
     Fixture f("decoder_sync_callbacks.sqlite");
-    CUpti_ActivityContext3 context {};
-    context.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
-    context.contextId = 9;
-    context.deviceId = 2;
-    f.feed(context);
+    f.feed_context(9, 2);
     f.decoder.decode_sync(sync_record(*stream_sync, data, kStart + 100, kStart + 250, 13), *f.db);
     f.decoder.start_correlation_generation(); // CUPTI attached again: its ids start over
     data.correlationId = 1;
