@@ -146,26 +146,25 @@ MatchedCollective straggler_of(const Ranks& ranks, const CollectiveKey& key, con
     return collective;
 }
 
-const RankStep* find_step(const RankSummary& rank, int64_t index)
-{
-    const auto it = std::find_if(rank.steps.begin(), rank.steps.end(), [&](const RankStep& s) { return s.index == index; });
-    return it == rank.steps.end() ? nullptr : &*it;
-}
-
 std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<int64_t>& common,
     const std::vector<MatchedCollective>& collectives)
 {
+    const size_t n = ranks.size();
+    // Per rank, its step of each common index (every rank has every common step).
+    std::vector<std::unordered_map<int64_t, const RankStep*>> own_step(n);
+    for (size_t p = 0; p < n; ++p)
+        for (const RankStep& step : ranks[p]->steps)
+            own_step[p].emplace(step.index, &step);
     std::vector<StepAcrossRanks> steps;
     std::unordered_map<int64_t, size_t> step_at;
-    const size_t n = ranks.size();
     for (const int64_t index : common) {
         step_at.emplace(index, steps.size());
         StepAcrossRanks& step = steps.emplace_back();
         step.step_index = index;
         step.wait_ns.assign(n, 0);
         step.caused_wait_ns.assign(n, 0);
-        for (const RankSummary* rank : ranks) {
-            const RankStep& own = *find_step(*rank, index);
+        for (size_t p = 0; p < n; ++p) {
+            const RankStep& own = *own_step[p].at(index);
             step.step_ns.push_back(own.end_ns - own.start_ns);
             step.comm_ns.push_back(own.comm_ns);
             step.exposed_comm_ns.push_back(own.exposed_comm_ns);
@@ -181,7 +180,7 @@ std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<
             if (ranks[p]->rank == collective.last_rank)
                 last = p;
         }
-        step.caused_wait_ns[last] += others_wait - collective.wait_ns[last];
+        step.caused_wait_ns[last] += others_wait; // the last rank's own wait is 0
     }
     for (StepAcrossRanks& step : steps) {
         const auto most_caused = std::max_element(step.caused_wait_ns.begin(), step.caused_wait_ns.end());
@@ -192,7 +191,7 @@ std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<
             step.slowest_by = SlowestBy::StepTime;
         }
         step.slowest_rank = ranks[slowest]->rank;
-        const auto& cause_ns = find_step(*ranks[slowest], step.step_index)->cause_ns;
+        const auto& cause_ns = own_step[slowest].at(step.step_index)->cause_ns;
         const auto lead = std::max_element(cause_ns.begin(), cause_ns.end());
         if (*lead > 0)
             step.slowest_lead_cause = static_cast<BubbleCause>(lead - cause_ns.begin());
@@ -250,6 +249,8 @@ ScaleAgreement check_scales(const Ranks& ranks)
 }
 
 } // namespace
+
+const char* slowest_by_name(SlowestBy by) { return by == SlowestBy::CausedWait ? "caused_wait" : "step_time"; }
 
 CrossRankReport analyze_across_ranks(std::span<const RankSummary> summaries)
 {

@@ -404,3 +404,37 @@ TEST_CASE("a rank set from files: loaded and analysed in parallel, refused as on
     REQUIRE_FALSE(missing.has_value());
     CHECK(missing.error().code == ErrorCode::Io);
 }
+
+TEST_CASE("more ranks than threads; a rank without a host is a clock of its own", "[ranks]")
+{
+    // Five ranks: 0-2 on node0, 3 and 4 without a host. Rank r arrives at the all-reduce 100 * r ns late, and every
+    // rank's all-reduce ends at 7000, so no clock needs a shift.
+    std::vector<std::string> paths;
+    for (int32_t rank = 4; rank >= 0; --rank) {
+        RankTrace trace(rank, { 0, 10'000, 20'000 }, 5, rank < 3 ? "node0" : "");
+        trace.collective(4000 + 100 * rank, 7000);
+        paths.push_back(fp8scope::testing::write_and_load(trace.s, "ranks-five-" + std::to_string(rank)).path);
+    }
+    const auto set = analyze_rank_set(paths, no_warmup());
+    REQUIRE(set.has_value());
+    const CrossRankReport& across = set->across;
+    CHECK(across.ranks == std::vector<int32_t> { 0, 1, 2, 3, 4 });
+    REQUIRE(across.clock.hosts.size() == 3);
+    CHECK(across.clock.hosts[0].ranks == std::vector<int32_t> { 0, 1, 2 });
+    CHECK(across.clock.hosts[1].host.empty());
+    CHECK(across.clock.hosts[1].ranks == std::vector<int32_t> { 3 });
+    CHECK(across.clock.hosts[2].ranks == std::vector<int32_t> { 4 });
+    CHECK(across.clock.hosts[2].offset_ns == 0);
+    CHECK(across.clock.hosts[2].samples == 1);
+    CHECK(across.clock.aligned_by_collectives);
+    REQUIRE(across.collectives.size() == 1);
+    CHECK(across.collectives[0].last_rank == 4);
+    CHECK(across.collectives[0].wait_ns == std::vector<int64_t> { 400, 300, 200, 100, 0 });
+    REQUIRE(across.steps.size() == 2);
+    CHECK(across.steps[0].slowest_rank == 4);
+    CHECK(across.steps[0].caused_wait_ns == std::vector<int64_t> { 0, 0, 0, 0, 1000 });
+    CHECK(std::string(slowest_by_name(across.steps[0].slowest_by)) == "caused_wait");
+    // Step 2 has no collective: the slowest rank is the one with the longest step (all equal: the lowest rank).
+    CHECK(across.steps[1].slowest_by == SlowestBy::StepTime);
+    CHECK(across.steps[1].slowest_rank == 0);
+}

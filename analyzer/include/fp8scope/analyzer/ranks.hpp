@@ -136,6 +136,7 @@ enum class SlowestBy : uint8_t {
     CausedWait, // the rank whose late arrivals made the others wait longest in the step's collectives
     StepTime, // nobody waited: the rank with the longest step
 };
+const char* slowest_by_name(SlowestBy by); // "caused_wait", "step_time"
 
 struct StepAcrossRanks {
     int64_t step_index = 0;
