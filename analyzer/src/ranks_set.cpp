@@ -1,0 +1,120 @@
+// The rank set (docs/analysis.md "Across ranks", "One job"): the traces loaded and analysed in parallel, checked to
+// be the ranks of one job, then analysed across ranks.
+#include "fp8scope/analyzer/ranks.hpp"
+#include "fp8scope/analyzer/trace_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <optional>
+#include <thread>
+
+namespace fp8scope::analyzer {
+
+namespace {
+
+// The command line without torch.distributed.launch's per-rank `--local_rank=N` / `--local-rank=N`.
+std::string job_command_line(std::string_view command_line)
+{
+    std::string job;
+    size_t pos = 0;
+    while (pos <= command_line.size()) {
+        const size_t space = std::min(command_line.find(' ', pos), command_line.size());
+        const std::string_view token = command_line.substr(pos, space - pos);
+        pos = space + 1;
+        if (token.starts_with("--local_rank=") || token.starts_with("--local-rank="))
+            continue;
+        if (!job.empty())
+            job += ' ';
+        job += token;
+    }
+    return job;
+}
+
+std::string name_of(const RankSummary& rank) { return fmt::format("'{}'", rank.path); }
+
+// Loads, analyses and summarises one trace; the error says which trace when the selection is empty.
+Expected<RankSummary> summarize_file(const std::string& path, const ReportOptions& options)
+{
+    auto model = load_trace(path);
+    if (!model)
+        return std::unexpected(model.error());
+    const Report report = analyze(*model, options);
+    if (!report.selection.empty.empty())
+        return make_error(ErrorCode::Usage, fmt::format("'{}': {}", path, report.selection.empty));
+    return summarize_rank(*model, report);
+}
+
+} // namespace
+
+std::optional<std::string> check_one_job(std::span<const RankSummary> ranks)
+{
+    if (ranks.empty())
+        return "no traces";
+    for (const RankSummary& rank : ranks)
+        if (rank.rank < 0 || rank.world_size < 1)
+            return fmt::format("{} does not say its rank and world size (meta rank, world_size): it cannot be placed "
+                               "among the ranks of a job",
+                name_of(rank));
+    const RankSummary& first = ranks.front();
+    const std::string job = job_command_line(first.command_line);
+    for (const RankSummary& rank : ranks.subspan(1)) {
+        if (rank.world_size != first.world_size)
+            return fmt::format("the traces are of different jobs: {} has world size {}, {} {}", name_of(first),
+                first.world_size, name_of(rank), rank.world_size);
+        if (job_command_line(rank.command_line) != job)
+            return fmt::format("the traces are of different jobs: {} ran '{}', {} '{}'", name_of(first),
+                first.command_line, name_of(rank), rank.command_line);
+    }
+    for (size_t i = 0; i < ranks.size(); ++i) {
+        if (ranks[i].rank >= ranks[i].world_size)
+            return fmt::format("{} is rank {}, not below its world size {}", name_of(ranks[i]), ranks[i].rank,
+                ranks[i].world_size);
+        for (size_t j = 0; j < i; ++j)
+            if (ranks[j].rank == ranks[i].rank)
+                return fmt::format("{} and {} are both rank {}: one trace per rank", name_of(ranks[j]),
+                    name_of(ranks[i]), ranks[i].rank);
+    }
+    return std::nullopt;
+}
+
+Expected<RankSetReport> analyze_rank_set(const std::vector<std::string>& paths, const ReportOptions& options)
+{
+    std::vector<std::optional<Expected<RankSummary>>> results(paths.size());
+    std::vector<std::exception_ptr> failures(paths.size());
+    std::atomic<size_t> next { 0 };
+    const auto work = [&] {
+        for (size_t i = next++; i < paths.size(); i = next++) {
+            try {
+                results[i] = summarize_file(paths[i], options);
+            } catch (...) {
+                failures[i] = std::current_exception(); // rethrown below, as it would be without the thread
+            }
+        }
+    };
+    // Each load uses a second thread of its own (parallel_read.cpp); more workers than cores only add memory.
+    const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, std::max<size_t>(paths.size(), 1));
+    {
+        std::vector<std::jthread> threads;
+        for (size_t w = 1; w < workers; ++w)
+            threads.emplace_back(work);
+        work();
+    }
+    RankSetReport set;
+    for (size_t i = 0; i < paths.size(); ++i) {
+        if (failures[i])
+            std::rethrow_exception(failures[i]);
+        if (!*results[i])
+            return std::unexpected(results[i]->error());
+        set.ranks.push_back(std::move(**results[i]));
+    }
+    if (auto refusal = check_one_job(set.ranks))
+        return make_error(ErrorCode::InvalidTrace, std::move(*refusal));
+    std::sort(set.ranks.begin(), set.ranks.end(), [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
+    set.across = analyze_across_ranks(set.ranks);
+    return set;
+}
+
+} // namespace fp8scope::analyzer

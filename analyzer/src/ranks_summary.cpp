@@ -1,0 +1,167 @@
+// One rank's part of the multi-rank analysis (docs/analysis.md "Across ranks"): its steps with communication time,
+// exposed communication and idle causes, its collectives and its FP8 scales, all from its own trace and clock.
+#include "fp8scope/analyzer/kernel_classes.hpp"
+#include "fp8scope/analyzer/ranks.hpp"
+#include "fp8scope/analyzer/tensor_health.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+namespace fp8scope::analyzer {
+
+namespace {
+
+struct Span {
+    int64_t start_ns = 0, end_ns = 0;
+};
+
+// Appends [start, end) to a union built from spans in start order; empty spans add nothing.
+void add_to_union(std::vector<Span>& merged, int64_t start_ns, int64_t end_ns)
+{
+    if (end_ns <= start_ns)
+        return;
+    if (!merged.empty() && start_ns <= merged.back().end_ns)
+        merged.back().end_ns = std::max(merged.back().end_ns, end_ns);
+    else
+        merged.push_back({ start_ns, end_ns });
+}
+
+// The intersection of two unions (each sorted, not overlapping): sorted, not overlapping.
+std::vector<Span> intersect(const std::vector<Span>& a, const std::vector<Span>& b)
+{
+    std::vector<Span> both;
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        const int64_t start = std::max(a[i].start_ns, b[j].start_ns);
+        const int64_t end = std::min(a[i].end_ns, b[j].end_ns);
+        if (start < end)
+            both.push_back({ start, end });
+        (a[i].end_ns < b[j].end_ns) ? ++i : ++j;
+    }
+    return both;
+}
+
+// |union ∩ [start, end)|.
+int64_t length_within(const std::vector<Span>& merged, int64_t start_ns, int64_t end_ns)
+{
+    auto it = std::partition_point(merged.begin(), merged.end(), [&](const Span& s) { return s.end_ns <= start_ns; });
+    int64_t length = 0;
+    for (; it != merged.end() && it->start_ns < end_ns; ++it)
+        length += std::min(end_ns, it->end_ns) - std::max(start_ns, it->start_ns);
+    return length;
+}
+
+struct DeviceUnions {
+    std::vector<Span> comm, compute;
+};
+
+// Communication time and its exposed part per step, and the collectives inside the steps.
+void add_communication(const TraceModel& model, RankSummary& summary)
+{
+    KernelClassCache classes(model);
+    std::map<uint32_t, DeviceUnions> devices;
+    std::vector<uint8_t> kind_of(model.strings.size(), 0xFF); // CollectiveKind per name, 0xFF: not classed yet
+    std::vector<RankStep>& steps = summary.steps;
+    std::array<int32_t, kCollectiveKindCount> ordinals {};
+    size_t ordinal_step = SIZE_MAX; // the step `ordinals` counts in
+    const KernelTable& kernels = model.kernels;
+    for (size_t k = 0; k < kernels.size(); ++k) {
+        const KernelClassCache::Entry entry = classes.of(k);
+        const bool comm = entry.cls == KernelClass::Communication;
+        DeviceUnions& unions = devices[kernels.device_id[k]];
+        add_to_union(comm ? unions.comm : unions.compute, kernels.start_ns[k], kernels.end_ns[k]);
+        if (!comm)
+            continue;
+        // The step that contains the kernel's start (steps are in time order, not overlapping).
+        const auto after = std::upper_bound(steps.begin(), steps.end(), kernels.start_ns[k],
+            [](int64_t t, const RankStep& step) { return t < step.start_ns; });
+        if (after == steps.begin() || kernels.start_ns[k] >= std::prev(after)->end_ns)
+            continue;
+        const size_t step = static_cast<size_t>(std::prev(after) - steps.begin());
+        if (step != ordinal_step) {
+            ordinals = {};
+            ordinal_step = step;
+        }
+        uint8_t& kind = kind_of[entry.name.index];
+        if (kind == 0xFF)
+            kind = static_cast<uint8_t>(classify_collective(model.strings[entry.name]));
+        summary.collectives.push_back({ static_cast<CollectiveKind>(kind), steps[step].index, ordinals[kind]++,
+            kernels.device_id[k], kernels.stream_id[k], kernels.start_ns[k], kernels.end_ns[k] });
+    }
+    for (const auto& [device, unions] : devices) {
+        const std::vector<Span> hidden = intersect(unions.comm, unions.compute);
+        for (RankStep& step : steps) {
+            const int64_t comm_ns = length_within(unions.comm, step.start_ns, step.end_ns);
+            step.comm_ns += comm_ns;
+            step.exposed_comm_ns += comm_ns - length_within(hidden, step.start_ns, step.end_ns);
+        }
+    }
+}
+
+// Every tensor statistics sample with a step and a scale, labelled by site, numbered within its (site, step).
+void add_scales(const TraceModel& model, RankSummary& summary)
+{
+    std::unordered_map<int64_t, std::string> label_of;
+    for (const TensorSite& site : model.tensor_sites)
+        label_of.emplace(site.id, tensor_site_label(model, site));
+    struct Row {
+        const std::string* site;
+        int64_t step, timestamp_ns;
+        RankScaleSample sample;
+    };
+    std::vector<Row> rows;
+    for (const TensorStats& stats : model.tensor_stats) {
+        const auto label = label_of.find(stats.site_id);
+        if (!stats.step || label == label_of.end() || (!stats.scale_inv && !stats.scale))
+            continue;
+        const bool inv = stats.scale_inv.has_value();
+        rows.push_back({ &label->second, *stats.step, stats.timestamp_ns,
+            { {}, *stats.step, 0, inv, inv ? *stats.scale_inv : *stats.scale } });
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+        return std::tie(*a.site, a.step, a.timestamp_ns) < std::tie(*b.site, b.step, b.timestamp_ns);
+    });
+    summary.scales.reserve(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        RankScaleSample sample = rows[i].sample;
+        sample.site = *rows[i].site;
+        const bool same_group = i > 0 && *rows[i - 1].site == *rows[i].site && rows[i - 1].step == rows[i].step;
+        sample.sample = same_group ? summary.scales.back().sample + 1 : 0;
+        summary.scales.push_back(std::move(sample));
+    }
+}
+
+} // namespace
+
+RankSummary summarize_rank(const TraceModel& model, const Report& report)
+{
+    RankSummary summary;
+    summary.path = model.path;
+    summary.rank = model.meta.rank;
+    summary.world_size = model.meta.world_size;
+    summary.host = model.meta.host;
+    summary.command_line = model.meta.command_line;
+    summary.session_start_utc_ns = model.meta.session_start_utc_ns;
+    summary.step_source = report.steps.source;
+    summary.totals = report.totals;
+    std::unordered_map<int64_t, size_t> step_at;
+    for (const StepInterval& step : report.steps.steps) {
+        step_at.emplace(step.index, summary.steps.size());
+        summary.steps.push_back({ step.index, step.start_ns, step.end_ns, 0, 0, {} });
+    }
+    for (const DeviceStepBubbles& device_step : report.bubbles.per_device_step) {
+        const auto at = step_at.find(device_step.step_index);
+        if (at == step_at.end())
+            continue;
+        auto& cause_ns = summary.steps[at->second].cause_ns;
+        for (size_t c = 0; c < kBubbleCauseCount; ++c)
+            cause_ns[c] += device_step.totals.cause_ns[c];
+    }
+    add_communication(model, summary);
+    add_scales(model, summary);
+    return summary;
+}
+
+} // namespace fp8scope::analyzer
