@@ -5,11 +5,14 @@
 #include "command_support.hpp"
 #include "compare_command.hpp"
 #include "exit_codes.hpp"
+#include "human_units.hpp"
 
 #include "fp8scope/analyzer/budgets.hpp"
+#include "fp8scope/analyzer/rank_budgets.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cerrno>
 #include <cmath>
@@ -29,6 +32,8 @@ namespace {
   fp8scope check run.sqlite --no-nonfinite --max-saturation 0.001 --max-underflow 0.01
   fp8scope check fp8.sqlite --ref bf16.sqlite --junit check.xml --md "$GITHUB_STEP_SUMMARY"
   fp8scope check fp8.sqlite --ref bf16.sqlite --max-loss-delta 0.0025 --max-drift-sites 0
+  fp8scope check rank0.sqlite rank1.sqlite --max-bubble-ratio 0.3 --max-straggler-wait 5ms --junit check.xml
+  fp8scope check traces/ --max-straggler-wait 500us
 
 A budget holds when its figure over all analysed steps is within the limit: the bubble ratio (idle / step
 time), the launch-bound ratio (idle time caused by launches / step time), host-blocking syncs per step (mean).
@@ -45,18 +50,24 @@ the first divergent site and its onset step), --max-loss-delta R the relative di
 the last common steps (1e-2 = 1%; DeepSeek-V3 reports below 0.25%). --ref alone applies both, with 0 drifting
 sites and 0.01. Two traces that cannot be compared (no tensor statistics, no common step) are exit code 3.
 
+Several traces (or a directory of *.sqlite files) are the ranks of one job, analysed together as
+fp8scope report does: --max-bubble-ratio applies to the worst rank, --max-straggler-wait DURATION (with its
+unit: 500us, 5ms, 1.5s) to the largest wait of any rank in one step's collectives; each result names the rank
+and the step. The other budgets and --ref read one trace. Traces of different jobs are exit code 3.
+
 A budget with nothing to judge fails, with the reason in place of the figure: no steps or no GPU activity in
 them (bubble and launch-bound ratios), no CUDA API calls (launch-bound ratio, syncs), no tensor statistics,
-no loss scalar in both traces (loss delta).
+no loss scalar in both traces (loss delta), no collective matched across the ranks (straggler wait).
 A gate passes only on data it has seen.
 
 Loading and analysis that take over a second show a progress bar on stderr when it is a terminal (never in
 pipes, files or CI logs); --no-progress turns it off.
 
 Exit codes: 0 every budget holds, 1 a budget failed (or had no data to judge), 2 usage error (also: no budget
-given; --max-loss-delta, --max-drift-sites or --loss-scalar without --ref; --steps, --device or --warmup
-selecting nothing, with what the trace has), 3 unreadable or invalid trace, or two traces that cannot be
-compared (one line on stderr), 74 a report file or stdout cannot be written, 70 internal error.
+given; --max-loss-delta, --max-drift-sites or --loss-scalar without --ref; --max-straggler-wait with one
+trace; a one-trace budget or --ref with several; --steps, --device or --warmup
+selecting nothing, with what the trace has), 3 unreadable or invalid trace, two traces that cannot be
+compared, or traces that are not the ranks of one job (one line on stderr), 74 a report file or stdout cannot be written, 70 internal error.
 )";
 
     bool write_file(const std::string& path, const std::string& text)
@@ -89,6 +100,15 @@ CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
     check->add_option("--max-bubble-ratio", options.max_bubble_ratio, "Budget for idle / step time (0 to 1)")
         ->check(CLI::Range(0.0, 1.0))
         ->check(kNotNan);
+    check
+        ->add_option("--max-straggler-wait", options.max_straggler_wait,
+            "Several traces: budget for the largest wait of any rank in one step's collectives (500us, 5ms, 1.5s)")
+        ->check(CLI::Validator(
+            [](std::string& text) {
+                return parse_duration_ns(text) ? std::string()
+                                               : "expected a duration with its unit (ns, us, ms, s), e.g. 500us or 5ms";
+            },
+            "DURATION", "duration"));
     check->add_option("--max-syncs-per-step", options.max_syncs_per_step, "Budget for host-blocking syncs per step")
         ->check(CLI::NonNegativeNumber)
         ->check(kNotNan);
@@ -128,8 +148,63 @@ CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
     return check;
 }
 
-int run_check(const CheckCliOptions& options)
+namespace {
+
+    // The verdicts in every format asked for; kExitCheckFailed when one failed.
+    int write_check(const CheckCliOptions& options, const CheckSubject& subject,
+        const std::vector<analyzer::BudgetResult>& results)
+    {
+        if (!options.junit_path.empty() && !write_file(options.junit_path, render_check_junit(subject, results)))
+            return kExitOutput;
+        if (!options.md_path.empty() && !write_file(options.md_path, render_check_markdown(subject, results)))
+            return kExitOutput;
+        if (const int written = write_stdout(render_check_text(subject, results)); written != kExitOk)
+            return written;
+        for (const auto& r : results)
+            if (!r.passed)
+                return kExitCheckFailed;
+        return kExitOk;
+    }
+
+    // Several traces: the ranks of one job, gated on the worst rank's bubble ratio and the largest straggler wait.
+    int run_rank_check(const CheckCliOptions& options, const std::vector<std::string>& paths)
+    {
+        if (!options.ref_path.empty() || options.max_syncs_per_step || options.max_launch_bound_ratio
+            || options.max_saturation || options.max_underflow || options.no_nonfinite)
+            return usage_error("check",
+                "with several traces only --max-bubble-ratio and --max-straggler-wait apply (the other budgets and "
+                "--ref read one trace)");
+        int exit_code = kExitOk;
+        const std::optional<analyzer::RankSetReport> set = load_rank_set(options.report, paths, "check", exit_code);
+        if (!set)
+            return exit_code;
+        const analyzer::RankBudgets budgets { .max_bubble_ratio = options.max_bubble_ratio,
+            .max_straggler_wait_ns = options.max_straggler_wait.empty()
+                ? std::nullopt
+                : parse_duration_ns(options.max_straggler_wait) };
+        const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set->ranks.size(), fmt::join(paths, ", ")),
+            .recording = {},
+            .reference = {} };
+        return write_check(options, subject, analyzer::evaluate_rank_budgets(*set, budgets));
+    }
+
+} // namespace
+
+int run_check(const CheckCliOptions& given)
 {
+    int exit_code = kExitOk;
+    const std::optional<std::vector<std::string>> paths = resolve_trace_args(given.report.trace_args, exit_code);
+    if (!paths)
+        return exit_code;
+    if (paths->size() > 1) {
+        if (!given.max_bubble_ratio && given.max_straggler_wait.empty())
+            return usage_error("check", "no budget given: use --max-bubble-ratio or --max-straggler-wait");
+        return run_rank_check(given, *paths);
+    }
+    if (!given.max_straggler_wait.empty())
+        return usage_error("check", "--max-straggler-wait needs the traces of several ranks (or their directory)");
+    CheckCliOptions options = given;
+    options.report.trace_path = paths->front();
     const analyzer::Budgets budgets { .max_bubble_ratio = options.max_bubble_ratio,
         .max_syncs_per_step = options.max_syncs_per_step,
         .max_launch_bound_ratio = options.max_launch_bound_ratio,
@@ -142,7 +217,6 @@ int run_check(const CheckCliOptions& options)
         return usage_error("check",
             "no budget given: use --max-bubble-ratio, --max-syncs-per-step, --max-launch-bound-ratio, "
             "--max-saturation, --max-underflow, --no-nonfinite or --ref");
-    int exit_code = kExitOk;
     std::optional<AnalysedTrace> analysed;
     std::optional<ComparedRuns> compared;
     if (comparing)
@@ -164,16 +238,7 @@ int run_check(const CheckCliOptions& options)
     const CheckSubject subject {
         .trace = options.report.trace_path, .recording = run.report.recording, .reference = options.ref_path
     };
-    if (!options.junit_path.empty() && !write_file(options.junit_path, render_check_junit(subject, results)))
-        return kExitOutput;
-    if (!options.md_path.empty() && !write_file(options.md_path, render_check_markdown(subject, results)))
-        return kExitOutput;
-    if (const int written = write_stdout(render_check_text(subject, results)); written != kExitOk)
-        return written;
-    for (const auto& r : results)
-        if (!r.passed)
-            return kExitCheckFailed;
-    return kExitOk;
+    return write_check(options, subject, results);
 }
 
 } // namespace fp8scope::cli

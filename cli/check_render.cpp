@@ -18,6 +18,8 @@ namespace {
     {
         if (r.name == "no-nonfinite" || r.name == "max-drift-sites")
             return fmt::format("{:.0f}", value); // samples, or NaN/Inf elements of the first; sites
+        if (r.name == "max-straggler-wait")
+            return format_duration_ns(static_cast<int64_t>(value)); // ns
         if (r.name == "max-loss-delta")
             return fmt::format("{:.3g}", value); // a relative delta: 0.0025 is DeepSeek-V3's 0.25%
         // Tensor fractions that matter are small (1e-4 of a tensor clipped): significant digits, not decimals.
@@ -52,9 +54,11 @@ namespace {
                                        printable(r.where));
         if (!r.where.empty())
             return fmt::format("worst {}: {} in {}", step, figure(r, r.worst_value), printable(r.where));
+        // Over the ranks of one job, the figure is one rank's: it is named first.
+        const std::string rank = r.rank ? fmt::format("rank {}, ", *r.rank) : std::string();
         if (!r.worst_step)
-            return "no step has a figure";
-        return fmt::format("worst step {}: {}", *r.worst_step, figure(r, r.worst_value));
+            return rank + "no step has a figure";
+        return fmt::format("{}worst step {}: {}", rank, *r.worst_step, figure(r, r.worst_value));
     }
 
     // The message of a failed budget: which figure, over which limit, and where it is worst.

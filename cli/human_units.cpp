@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <ctime>
 
 namespace fp8scope::cli {
@@ -24,6 +26,29 @@ std::string format_duration_ns(int64_t ns)
             return fmt::format("{}{:.3f} {}", sign, value, unit.name);
     }
     return fmt::format("{}{:.3f} s", sign, magnitude / 1e9);
+}
+
+std::optional<int64_t> parse_duration_ns(std::string_view text)
+{
+    constexpr struct {
+        std::string_view suffix;
+        double ns;
+    } kUnits[] = { { "ns", 1 }, { "us", 1e3 }, { "µs", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
+    for (const auto& unit : kUnits) {
+        if (!text.ends_with(unit.suffix))
+            continue;
+        std::string number(text.substr(0, text.size() - unit.suffix.size()));
+        if (!number.empty() && number.back() == ' ')
+            number.pop_back();
+        char* end = nullptr;
+        const double value = std::strtod(number.c_str(), &end);
+        // strtod also takes "inf", "nan" and hex; only plain decimal numbers are durations.
+        if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value) || value < 0
+            || number.find_first_not_of("0123456789.eE+-") != std::string::npos || value * unit.ns > 1e15)
+            return std::nullopt;
+        return static_cast<int64_t>(std::llround(value * unit.ns));
+    }
+    return std::nullopt;
 }
 
 std::string format_bytes(int64_t bytes)

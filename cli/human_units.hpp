@@ -10,6 +10,10 @@ namespace fp8scope::cli {
 
 // "850 ns", "12.500 us", "3.250 ms", "1.500 s" (the largest unit that keeps the integer part >= 1).
 std::string format_duration_ns(int64_t ns);
+// A duration as a person writes it: a number and its unit, "850ns", "200us" (or "µs"), "5ms", "1.5s" (a space
+// before the unit allowed). The unit is required: a bare "5" could mean 5 s or 5 ms, and a budget read the wrong way
+// passes silently. nullopt for anything else, a negative value, or more than 10^6 s.
+std::optional<int64_t> parse_duration_ns(std::string_view text);
 // "512 B", "1.5 KiB", "80.0 GiB" (binary units, as nvidia-smi reports memory in MiB).
 std::string format_bytes(int64_t bytes);
 // ns since the Unix epoch as ISO 8601 UTC with ns, "2026-11-21T00:00:00.000000000Z"; nullopt when out of the

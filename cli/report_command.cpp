@@ -5,6 +5,7 @@
 #include "exit_codes.hpp"
 #include "human_units.hpp"
 #include "report_figures.hpp"
+#include "report_ranks.hpp"
 #include "report_render.hpp"
 
 #include "fp8scope/analyzer/report.hpp"
@@ -13,8 +14,11 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
+#include <system_error>
 
 namespace fp8scope::cli {
 
@@ -30,6 +34,8 @@ namespace {
   fp8scope report run.sqlite --steps 10:20 --device 0
   fp8scope report run.sqlite --warmup 0 --step-pattern 'iter_\d+'
   fp8scope report big.sqlite --no-progress
+  fp8scope report rank0.sqlite rank1.sqlite --format json
+  fp8scope report traces/            # every *.sqlite in it: the ranks of one job
 
 Steps come from fp8scope.step() markers, else NVTX ranges matching --step-pattern (default: ProfilerStep#N,
 step, train_step, iteration), else the repeating kernel sequence; the report says which. Every figure and
@@ -39,11 +45,21 @@ with the most saturation or underflow or the least headroom, a per-site table). 
 file (inline SVG charts, no script, nothing fetched). junit has one testcase per analysis area (bubbles,
 syncs, launch, fp8_overhead), failed when the area has a recommendation, and tensor_health, failed by a
 NaN/Inf or a stale scale; report still exits 0 (use fp8scope check to gate CI). Text is coloured only on a terminal without NO_COLOR, or
-with --color always. Loading and analysis that take over a second show a progress bar on stderr when it is a
+with --color always.
+
+Several traces, or a directory (its *.sqlite files), are the per-rank traces of one job (same command line and
+world size, distinct ranks; docs/analysis.md "Across ranks"), analysed together in text or json (schema
+fp8scope.ranks/1): per rank the steps, bubble ratio and idle causes (comm included); per step each rank's
+communication, exposed communication and wait, the slowest rank and its lead cause; the straggler waits per
+collective kind; the clock of each host and the residual; FP8 scale agreement. Traces of different jobs are
+exit code 3; md, html and junit read one trace only (exit code 2).
+
+Loading and analysis that take over a second show a progress bar on stderr when it is a
 terminal (not in pipes, files or CI logs); --no-progress turns it off.
 
 Exit codes: 0 ok, 2 usage error (also: --steps, --device or --warmup selecting nothing; the message names
-what the trace has), 3 unreadable or invalid trace (one line on stderr), 74 stdout cannot be written, 70
+what the trace has; md, html or junit with several traces), 3 unreadable or invalid trace, a directory without
+*.sqlite, or traces that are not the ranks of one job (one line on stderr), 74 stdout cannot be written, 70
 internal error.
 )";
 
@@ -81,7 +97,10 @@ internal error.
 
 void add_analysis_options(CLI::App& command, ReportCliOptions& options)
 {
-    command.add_option("TRACE", options.trace_path, "Trace file: an fp8scope trace or an Nsight Systems SQLite export")
+    command
+        .add_option("TRACE", options.trace_args,
+            "Trace file: an fp8scope trace or an Nsight Systems SQLite export; several, or a directory (its *.sqlite "
+            "files): the per-rank traces of one job")
         ->required();
     add_selection_options(command, options);
 }
@@ -170,6 +189,53 @@ std::optional<analyzer::Report> analyse_selection(const analyzer::TraceModel& mo
     return std::move(report);
 }
 
+std::optional<std::vector<std::string>> resolve_trace_args(const std::vector<std::string>& args, int& exit_code)
+{
+    namespace fs = std::filesystem;
+    std::vector<std::string> paths;
+    for (const std::string& arg : args) {
+        std::error_code error;
+        if (!fs::is_directory(arg, error)) {
+            paths.push_back(arg); // a file, or a path the loader then reports as missing
+            continue;
+        }
+        std::vector<std::string> found;
+        for (fs::directory_iterator it(arg, error), end; !error && it != end; it.increment(error))
+            if (it->path().extension() == ".sqlite" && it->is_regular_file(error))
+                found.push_back(it->path().string());
+        // A directory without a trace is an input with nothing to read, as `info` says of any directory: exit 3.
+        if (error || found.empty()) {
+            print_error(error ? fmt::format("{}: cannot read the directory: {}", printable(arg), error.message())
+                              : fmt::format("{}: no *.sqlite file in the directory", printable(arg)));
+            exit_code = kExitBadTrace;
+            return std::nullopt;
+        }
+        std::sort(found.begin(), found.end());
+        paths.insert(paths.end(), found.begin(), found.end());
+    }
+    return paths;
+}
+
+std::optional<analyzer::RankSetReport> load_rank_set(
+    const ReportCliOptions& options, const std::vector<std::string>& paths, std::string_view command, int& exit_code)
+{
+    analyzer::ReportOptions report_options;
+    if (auto problem = to_analysis_options(options, report_options)) {
+        exit_code = usage_error(command, *problem);
+        return std::nullopt;
+    }
+    auto set = analyzer::analyze_rank_set(paths, report_options);
+    if (set)
+        return std::move(*set);
+    if (set.error().code == ErrorCode::Usage) {
+        exit_code = usage_error(command, set.error().message);
+        return std::nullopt;
+    }
+    print_error(set.error().message);
+    exit_code = kExitBadTrace;
+    return std::nullopt;
+}
+
 std::optional<AnalysedTrace> load_and_analyse(const ReportCliOptions& options, std::string_view command, int& exit_code)
 {
     analyzer::ReportOptions report_options;
@@ -192,9 +258,37 @@ std::optional<AnalysedTrace> load_and_analyse(const ReportCliOptions& options, s
     return AnalysedTrace { std::move(*model), std::move(*report) };
 }
 
-int run_report(const ReportCliOptions& options)
+namespace {
+
+    // Several traces: the ranks of one job (docs/cli.md "Several ranks"), in text or JSON.
+    int run_rank_report(const ReportCliOptions& options, const std::vector<std::string>& paths)
+    {
+        if (options.format != "text" && options.format != "json")
+            return usage_error("report",
+                fmt::format("--format {} reads one trace only; with several traces use text or json", options.format));
+        int exit_code = kExitOk;
+        const std::optional<analyzer::RankSetReport> set = load_rank_set(options, paths, "report", exit_code);
+        if (!set)
+            return exit_code;
+        if (options.format == "json")
+            return write_stdout(render_rank_set_json(*set).dump(2, ' ', false,
+                                    nlohmann::ordered_json::error_handler_t::replace)
+                + "\n");
+        return write_stdout(render_rank_set_text(*set, use_color(options.color)));
+    }
+
+} // namespace
+
+int run_report(const ReportCliOptions& given)
 {
     int exit_code = kExitOk;
+    const std::optional<std::vector<std::string>> paths = resolve_trace_args(given.trace_args, exit_code);
+    if (!paths)
+        return exit_code;
+    if (paths->size() > 1)
+        return run_rank_report(given, *paths);
+    ReportCliOptions options = given;
+    options.trace_path = paths->front();
     const std::optional<AnalysedTrace> analysed = load_and_analyse(options, "report", exit_code);
     if (!analysed)
         return exit_code;

@@ -11,12 +11,16 @@ class App;
 
 #include "fp8scope/analyzer/report.hpp"
 
+#include "fp8scope/analyzer/ranks.hpp"
+
 #include <string_view>
+#include <vector>
 
 namespace fp8scope::cli {
 
 struct ReportCliOptions {
-    std::string trace_path;
+    std::string trace_path; // the one trace analysed (`report` and `check`: the one of trace_args, resolved)
+    std::vector<std::string> trace_args; // TRACE... as given: files, or directories standing for their *.sqlite
     std::string format = "text";
     std::string color = "auto"; // text only: auto (a terminal without NO_COLOR), always, never
     std::string steps; // "A:B", "A:", ":B"
@@ -30,7 +34,8 @@ struct ReportCliOptions {
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);
 int run_report(const ReportCliOptions& options);
 
-// The options `report` and `check` share: TRACE and add_selection_options(), added to `command`.
+// The options `report` and `check` share: TRACE... (one trace, several, or a directory) and add_selection_options(),
+// added to `command`.
 void add_analysis_options(CLI::App& command, ReportCliOptions& options);
 // What is analysed (--steps, --device, --warmup, --step-pattern, --step-source): `report`, `check` and `compare`,
 // which applies them to both of its traces.
@@ -39,6 +44,17 @@ void add_selection_options(CLI::App& command, ReportCliOptions& options);
 void add_format_options(CLI::App& command, ReportCliOptions& options);
 // Fills the analyzer's options from the command line's; a one-line usage error instead when one is bad.
 std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out);
+
+// TRACE... as files: a directory stands for every *.sqlite file directly in it, by name. nullopt with `exit_code`
+// = kExitBadTrace after one line on stderr for a directory without one or that cannot be read.
+std::optional<std::vector<std::string>> resolve_trace_args(const std::vector<std::string>& args, int& exit_code);
+
+// Several traces: the ranks of one job, loaded and analysed in parallel with the selection options applied to each
+// (analyzer::analyze_rank_set()). nullopt with `exit_code` set after one line on stderr: kExitUsage for a bad option
+// or a selection that leaves a rank nothing, kExitBadTrace for a trace that cannot be loaded or traces that are not
+// one job (the analyzer's line).
+std::optional<analyzer::RankSetReport> load_rank_set(
+    const ReportCliOptions& options, const std::vector<std::string>& paths, std::string_view command, int& exit_code);
 
 // What `report` and `check` do alike once the options are parsed: load the trace and analyse it. nullopt with
 // `exit_code` set after one line on stderr: kExitUsage for a bad option or a selection that leaves nothing

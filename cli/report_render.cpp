@@ -32,19 +32,23 @@ nlohmann::ordered_json what_if_json(const WhatIf& w)
 }
 } // namespace
 
+nlohmann::ordered_json bubble_totals_json(const BubbleTotals& t)
+{
+    using json = nlohmann::ordered_json;
+    json causes = json::object(); // all five, comm 0 outside multi-rank runs, so that the keys never change
+    for (size_t c = 0; c < kBubbleCauseCount; ++c)
+        causes[bubble_cause_name(static_cast<BubbleCause>(c))] = t.cause_ns[c];
+    return json { { "step_ns", t.step_ns }, { "busy_ns", t.busy_ns }, { "idle_ns", t.idle_ns },
+        { "bubble_ratio", t.bubble_ratio }, { "bubbles", t.bubble_count }, { "idle_by_cause_ns", causes },
+        { "gap_counts",
+            { { "lt_10us", t.gap_counts[0] }, { "10us_100us", t.gap_counts[1] }, { "100us_1ms", t.gap_counts[2] },
+                { "ge_1ms", t.gap_counts[3] } } } };
+}
+
 nlohmann::ordered_json render_report_json(const TraceModel& model, const Report& r)
 {
     using json = nlohmann::ordered_json;
-    auto totals_json = [](const BubbleTotals& t) {
-        json causes = json::object(); // all five, comm 0 outside multi-rank runs, so that the keys never change
-        for (size_t c = 0; c < kBubbleCauseCount; ++c)
-            causes[bubble_cause_name(static_cast<BubbleCause>(c))] = t.cause_ns[c];
-        return json { { "step_ns", t.step_ns }, { "busy_ns", t.busy_ns }, { "idle_ns", t.idle_ns },
-            { "bubble_ratio", t.bubble_ratio }, { "bubbles", t.bubble_count }, { "idle_by_cause_ns", causes },
-            { "gap_counts",
-                { { "lt_10us", t.gap_counts[0] }, { "10us_100us", t.gap_counts[1] }, { "100us_1ms", t.gap_counts[2] },
-                    { "ge_1ms", t.gap_counts[3] } } } };
-    };
+    const auto totals_json = bubble_totals_json;
     json steps = json::array();
     for (const StepInterval& s : r.steps.steps)
         steps.push_back({ { "index", s.index }, { "start_ns", s.start_ns }, { "end_ns", s.end_ns } });

@@ -17,6 +17,9 @@ struct ReportTextStyle {
     bool color = false; // ANSI colour: bold headings, bubble ratios by severity, recommendations highlighted
 };
 
+// A BubbleTotals as the report's JSON writes it ("totals", "per_device_step"; the multi-rank report's ranks).
+nlohmann::ordered_json bubble_totals_json(const analyzer::BubbleTotals& totals);
+
 std::string render_report_text(
     const analyzer::TraceModel& model, const analyzer::Report& report, ReportTextStyle style = {});
 nlohmann::ordered_json render_report_json(const analyzer::TraceModel& model, const analyzer::Report& report);

@@ -1,5 +1,6 @@
 // One rank's part of the multi-rank analysis (docs/analysis.md "Across ranks"): its steps with communication time,
 // exposed communication and idle causes, its collectives and its FP8 scales, all from its own trace and clock.
+#include "fp8scope/analyzer/budgets.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
 #include "fp8scope/analyzer/ranks.hpp"
 #include "fp8scope/analyzer/tensor_health.hpp"
@@ -149,8 +150,11 @@ RankSummary summarize_rank(const TraceModel& model, const Report& report)
     std::unordered_map<int64_t, size_t> step_at;
     for (const StepInterval& step : report.steps.steps) {
         step_at.emplace(step.index, summary.steps.size());
-        summary.steps.push_back({ step.index, step.start_ns, step.end_ns, 0, 0, {} });
+        summary.steps.push_back({ step.index, step.start_ns, step.end_ns, 0, 0, {}, 0 });
     }
+    for (const StepBubbleTotals& step : bubbles_per_step(report))
+        if (const auto at = step_at.find(step.step_index); at != step_at.end())
+            summary.steps[at->second].bubble_ratio = step.totals.bubble_ratio;
     for (const DeviceStepBubbles& device_step : report.bubbles.per_device_step) {
         const auto at = step_at.find(device_step.step_index);
         if (at == step_at.end())

@@ -64,6 +64,9 @@ struct RankStep {
     // The part of comm_ns that no non-communication kernel of the same device overlaps, summed over devices.
     int64_t exposed_comm_ns = 0;
     std::array<int64_t, kBubbleCauseCount> cause_ns {}; // the rank's idle time per BubbleCause, all devices
+    // The step's bubble ratio over the devices the report counts (bubbles_per_step()): `check --max-bubble-ratio`
+    // over ranks names the worst rank's worst step by it.
+    double bubble_ratio = 0;
 };
 
 // One tensor statistics sample's scale, for the agreement check.
@@ -185,6 +188,19 @@ struct CrossRankReport {
 
 // `ranks` must be one job (check_one_job()), in any order.
 CrossRankReport analyze_across_ranks(std::span<const RankSummary> ranks);
+
+// The straggler waits of one collective kind, over its matched collectives (CrossRankReport::collectives).
+struct KindWaits {
+    CollectiveKind kind = CollectiveKind::Other;
+    int64_t count = 0; // matched collectives of the kind
+    // Per rank (CrossRankReport::ranks order).
+    std::vector<int64_t> times_last; // how often the rank arrived last
+    std::vector<int64_t> wait_ns, max_wait_ns; // its waits in them: the sum and the largest single one
+    int32_t most_often_last = -1; // the rank with the most times_last (the lowest such rank on a tie)
+};
+
+// One entry per kind with a matched collective, in CollectiveKind order.
+std::vector<KindWaits> waits_by_kind(const CrossRankReport& across);
 
 struct RankSetReport {
     std::vector<RankSummary> ranks; // ascending rank

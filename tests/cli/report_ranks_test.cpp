@@ -1,0 +1,214 @@
+// `fp8scope report` and `fp8scope check` over several traces (issue 14): the ranks of one job, written by the scenario
+// builder into a scratch directory, with a planted straggler whose figures are known (tests/analyzer/ranks_test.cpp
+// checks the same rules on the analyzer; here: what the CLI shows of them, and how it refuses).
+#include "cli_test_support.hpp"
+#include "rank_scenario.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace fp8scope;
+using namespace fp8scope::cli_test;
+using fp8scope::testing::kAllGather;
+using fp8scope::testing::RankTrace;
+
+namespace {
+
+void write_rank(const RankTrace& trace, const std::string& path)
+{
+    const auto written = trace.s.write_fp8scope(path, true);
+    INFO((written ? std::string() : written.error().message));
+    REQUIRE(written);
+}
+
+// Three ranks of one host, steps 1 and 2. Step 1: rank 2's compute runs long and it arrives at the all-reduce 600 ns
+// after rank 0 and 500 ns after rank 1. Step 2: rank 2 arrives at the all-gather last again; rank 1 waits 2500 ns,
+// rank 0 1000 ns (its whole kernel). Returns the paths, rank 0 first.
+std::vector<std::string> write_straggler_ranks(const std::string& dir)
+{
+    RankTrace r0(0, { 0, 10'000, 20'000 }, 3), r1(1, { 0, 10'000, 20'000 }, 3), r2(2, { 0, 10'000, 20'000 }, 3);
+    r0.collective(4000, 7000);
+    r1.collective(4100, 7000);
+    r2.kernel(1000, 4500);
+    r2.collective(4600, 7000);
+    r0.collective(16'000, 17'000, kAllGather);
+    r1.collective(16'000, 19'000, kAllGather);
+    r2.collective(18'500, 19'000, kAllGather);
+    std::vector<std::string> paths;
+    for (const RankTrace* r : { &r0, &r1, &r2 }) {
+        paths.push_back(dir + "/rank" + std::to_string(paths.size()) + ".sqlite");
+        write_rank(*r, paths.back());
+    }
+    return paths;
+}
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more)
+{
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
+} // namespace
+
+TEST_CASE("report of several ranks: the straggler, waits, communication and clocks as JSON", "[cli][ranks]")
+{
+    const auto paths = write_straggler_ranks(scratch_dir("ranks_json"));
+    // Given out of order: the report is by rank.
+    const auto json = nlohmann::json::parse(
+        run_fp8scope_ok({ "report", paths[2], paths[0], paths[1], "--warmup", "0", "--format", "json" }));
+    CHECK(json["schema"] == "fp8scope.ranks/1");
+    CHECK(json["world_size"] == 3);
+    REQUIRE(json["ranks"].size() == 3);
+    CHECK(json["ranks"][0]["trace"] == paths[0]);
+    CHECK(json["ranks"][2]["steps"] == 2);
+    CHECK(json["ranks"][2]["times_last"] == 2);
+    CHECK(json["ranks"][2]["caused_wait_ns"] == 600 + 500 + 1000 + 2500);
+    CHECK(json["ranks"][0]["wait_ns"] == 1600);
+    CHECK(json["ranks"][0]["totals"]["idle_by_cause_ns"].contains("comm"));
+    CHECK(json["common_steps"] == nlohmann::json::array({ 1, 2 }));
+    const auto& step1 = json["steps"][0];
+    CHECK(step1["step"] == 1);
+    CHECK(step1["slowest_rank"] == 2);
+    CHECK(step1["slowest_by"] == "caused_wait");
+    CHECK(step1["ranks"][0]["comm_ns"] == 3000);
+    CHECK(step1["ranks"][1]["exposed_comm_ns"] == 2900);
+    CHECK(step1["ranks"][2]["comm_ns"] == 2400);
+    CHECK(step1["ranks"][0]["wait_ns"] == 600);
+    CHECK(step1["ranks"][1]["wait_ns"] == 500);
+    CHECK(step1["ranks"][2]["caused_wait_ns"] == 1100);
+    CHECK(json["steps"][1]["ranks"][1]["wait_ns"] == 2500);
+    const auto& stragglers = json["stragglers"];
+    CHECK(stragglers["matched_collectives"] == 2);
+    REQUIRE(stragglers["by_kind"].size() == 2);
+    const auto& all_reduce = stragglers["by_kind"][0];
+    CHECK(all_reduce["kind"] == "all_reduce");
+    CHECK(all_reduce["count"] == 1);
+    CHECK(all_reduce["most_often_last"] == 2);
+    CHECK(all_reduce["ranks"][2]["times_last"] == 1);
+    CHECK(all_reduce["ranks"][0]["wait_ns"] == 600);
+    CHECK(all_reduce["ranks"][1]["max_wait_ns"] == 500);
+    const auto& all_gather = stragglers["by_kind"][1];
+    CHECK(all_gather["kind"] == "all_gather");
+    CHECK(all_gather["ranks"][0]["max_wait_ns"] == 1000); // clipped to its kernel
+    CHECK(all_gather["ranks"][1]["wait_ns"] == 2500);
+    CHECK(stragglers["longest_wait"]["kind"] == "all_gather");
+    CHECK(stragglers["longest_wait"]["step"] == 2);
+    CHECK(stragglers["longest_wait"]["last_rank"] == 2);
+    CHECK(stragglers["longest_wait"]["max_wait_ns"] == 2500);
+    CHECK(json["clock"]["reference_rank"] == 0);
+    CHECK(json["clock"]["aligned_by_collectives"] == false);
+    REQUIRE(json["clock"]["hosts"].size() == 1);
+    CHECK(json["clock"]["hosts"][0]["host"] == "node0");
+    CHECK(json["clock"]["hosts"][0]["ranks"] == nlohmann::json::array({ 0, 1, 2 }));
+    CHECK(json["clock"]["hosts"][0]["offset_ns"] == 0);
+    CHECK(json["scales"]["compared"] == 0);
+    CHECK(json["scales"]["first"].is_null());
+}
+
+TEST_CASE("report of several ranks as text, and of a directory", "[cli][ranks]")
+{
+    const std::string dir = scratch_dir("ranks_text");
+    const auto paths = write_straggler_ranks(dir);
+    const std::string text = run_fp8scope_ok({ "report", paths[0], paths[1], paths[2], "--warmup", "0" });
+    INFO(text);
+    CHECK(text.starts_with("fp8scope report: 3 ranks of one job (world size 3)\n"));
+    CHECK(text.find("  step 1: slowest rank 2 (the others waited longest for it), lead cause host\n")
+        != std::string::npos);
+    CHECK(text.find("    rank    0  step    10.000 µs  comm     3.000 µs  exposed     3.000 µs  wait       600 ns\n")
+        != std::string::npos);
+    CHECK(text.find("  all_reduce: 1 matched, most often last: rank 2\n") != std::string::npos);
+    CHECK(
+        text.find("    rank    1  last     0  wait      2.500 µs in all,     2.500 µs at most\n") != std::string::npos);
+    CHECK(text.find("  longest wait: all_gather at step 2 (1 of its kind in the step), rank 2 last, 2.500 µs\n")
+        != std::string::npos);
+    CHECK(text.find("Clock alignment (reference rank 0; one clock, nothing shifted)\n") != std::string::npos);
+    CHECK(text.find("FP8 scale agreement: 0 compared across ranks, 0 mismatches\n") != std::string::npos);
+    // The directory stands for its *.sqlite files: the same report.
+    CHECK(run_fp8scope_ok({ "report", dir, "--warmup", "0" }) == text);
+}
+
+TEST_CASE("report of several ranks refuses traces of different jobs and formats for one trace", "[cli][ranks]")
+{
+    const std::string dir = scratch_dir("ranks_refused");
+    const auto paths = write_straggler_ranks(dir);
+    RankTrace stranger(1, { 0, 10'000, 20'000 }, 3, "node0", "python eval.py");
+    stranger.collective(4000, 7000);
+    write_rank(stranger, dir + "/stranger.sqlite");
+    const auto refused = run_fp8scope({ "report", paths[0], dir + "/stranger.sqlite" });
+    check_bad_trace(refused);
+    CHECK(refused.err.starts_with("fp8scope: error: the traces are of different jobs: '"));
+    // The directory holds both jobs: refused the same way, by report and by check.
+    check_bad_trace(run_fp8scope({ "report", dir }));
+    check_bad_trace(run_fp8scope({ "check", dir, "--max-straggler-wait", "1ms" }));
+
+    const auto md = run_fp8scope({ "report", paths[0], paths[1], "--format", "md" });
+    CHECK(md.exit_code == 2);
+    CHECK(md.out.empty());
+    CHECK(md.err.starts_with("fp8scope: usage error: --format md reads one trace only"));
+    const auto empty = run_fp8scope({ "report", scratch_dir("ranks_empty_dir") });
+    check_bad_trace(empty);
+    CHECK(empty.err.find("no *.sqlite file in the directory") != std::string::npos);
+}
+
+TEST_CASE("report of one trace: a directory holding it gives the same bytes", "[cli][ranks]")
+{
+    const std::string dir = scratch_dir("ranks_single");
+    write_small_trace(dir + "/only.sqlite");
+    for (const char* format : { "text", "json", "md", "junit" })
+        CHECK(run_fp8scope_ok({ "report", dir, "--format", format })
+            == run_fp8scope_ok({ "report", dir + "/only.sqlite", "--format", format }));
+}
+
+TEST_CASE("check over ranks: the straggler wait and the worst rank's bubble ratio, named in JUnit", "[cli][ranks]")
+{
+    const std::string dir = scratch_dir("ranks_check");
+    const auto paths = write_straggler_ranks(dir);
+    const std::vector<std::string> base { "check", paths[0], paths[1], paths[2], "--warmup", "0" };
+
+    const auto pass = run_fp8scope(with(base, { "--max-straggler-wait", "2500ns", "--max-bubble-ratio", "0.9" }));
+    INFO(pass.out << pass.err);
+    CHECK(pass.exit_code == 0);
+    CHECK(
+        pass.out.find("  ok   max-straggler-wait         2.500 µs (budget 2.500 µs; rank 1, worst step 2: 2.500 µs)\n")
+        != std::string::npos);
+
+    const std::string junit = dir + "/check.xml";
+    const auto fail
+        = run_fp8scope(with(base, { "--max-straggler-wait", "2us", "--max-bubble-ratio", "0.5", "--junit", junit }));
+    INFO(fail.out << fail.err);
+    CHECK(fail.exit_code == 1);
+    const std::string xml = read_text_file(junit);
+    CHECK(xml.find("<failure message=\"straggler-wait = 2.500 µs exceeds the budget 2.000 µs; rank 1, worst step 2: "
+                   "2.500 µs\"/>")
+        != std::string::npos);
+    CHECK(xml.find("<failure message=\"bubble-ratio = 0.800 exceeds the budget 0.500; rank 0, worst step 2: 0.900\"/>")
+        != std::string::npos);
+}
+
+TEST_CASE("check over ranks: no matched collective fails, bad durations and one-trace budgets are usage errors",
+    "[cli][ranks]")
+{
+    const std::string dir = scratch_dir("ranks_check_nodata");
+    RankTrace r0(0), r1(1);
+    r0.kernel(1000, 2000);
+    r1.kernel(1000, 2000);
+    write_rank(r0, dir + "/r0.sqlite");
+    write_rank(r1, dir + "/r1.sqlite");
+    const auto no_data = run_fp8scope({ "check", dir, "--warmup", "0", "--max-straggler-wait", "1s" });
+    CHECK(no_data.exit_code == 1);
+    CHECK(no_data.out.find("FAIL max-straggler-wait") != std::string::npos);
+    CHECK(no_data.out.find("no collective is matched across the ranks") != std::string::npos);
+
+    for (const char* bad : { "5", "5 parsecs", "-1ms", "nanms", "" }) {
+        const auto result = run_fp8scope({ "check", dir, "--max-straggler-wait", bad });
+        INFO(bad << ": " << result.err);
+        CHECK(result.exit_code == 2);
+    }
+    CHECK(run_fp8scope({ "check", dir, "--max-syncs-per-step", "1" }).exit_code == 2);
+    const auto one = run_fp8scope({ "check", dir + "/r0.sqlite", "--max-straggler-wait", "1ms" });
+    CHECK(one.exit_code == 2);
+    CHECK(one.err.find("--max-straggler-wait needs the traces of several ranks") != std::string::npos);
+}
