@@ -24,13 +24,16 @@ void write_rank(const RankTrace& trace, const std::string& path)
     REQUIRE(written);
 }
 
-// Three ranks of one host, steps 1 and 2. Step 1: rank 2's compute runs long and it arrives at the all-reduce 600 ns
+// Three ranks of one host, steps 1 and 2 of 10 us. Step 1: rank 2's compute runs long and it arrives at the all-reduce 600 ns
 // after rank 0 and 500 ns after rank 1. Step 2: rank 2 arrives at the all-gather last again; rank 1 waits 2500 ns,
 // rank 0 1000 ns (its whole kernel). Returns the paths, rank 0 first.
 std::vector<std::string> write_straggler_ranks(const std::string& dir)
 {
     RankTrace r0(0, { 0, 10'000, 20'000 }, 3), r1(1, { 0, 10'000, 20'000 }, 3), r2(2, { 0, 10'000, 20'000 }, 3);
+    r0.kernel(1000, 3000); // compute: 2500 ns on rank 0 (with the one below), 1000 ns on rank 1, 3500 ns on rank 2
+    r1.kernel(1000, 2000);
     r0.collective(4000, 7000);
+    r0.kernel(7500, 8000); // rank 0's gap [3000, 7500) is mostly its all-reduce: idle time of cause comm, 4500 ns
     r1.collective(4100, 7000);
     r2.kernel(1000, 4500);
     r2.collective(4600, 7000);
@@ -67,7 +70,9 @@ TEST_CASE("report of several ranks: the straggler, waits, communication and cloc
     CHECK(json["ranks"][2]["times_last"] == 2);
     CHECK(json["ranks"][2]["caused_wait_ns"] == 600 + 500 + 1000 + 2500);
     CHECK(json["ranks"][0]["wait_ns"] == 1600);
-    CHECK(json["ranks"][0]["totals"]["idle_by_cause_ns"].contains("comm"));
+    CHECK(json["ranks"][0]["totals"]["idle_by_cause_ns"]["comm"] == 4500);
+    CHECK(json["ranks"][0]["totals"]["bubble_ratio"] == 0.875); // 2500 ns of compute in 20 us
+    CHECK(json["ranks"][1]["totals"]["idle_by_cause_ns"]["comm"] == 0);
     CHECK(json["common_steps"] == nlohmann::json::array({ 1, 2 }));
     const auto& step1 = json["steps"][0];
     CHECK(step1["step"] == 1);
@@ -117,12 +122,12 @@ TEST_CASE("report of several ranks as text, and of a directory", "[cli][ranks]")
     CHECK(text.starts_with("fp8scope report: 3 ranks of one job (world size 3)\n"));
     CHECK(text.find("  step 1: slowest rank 2 (the others waited longest for it), lead cause host\n")
         != std::string::npos);
-    CHECK(text.find("    rank    0  step    10.000 µs  comm     3.000 µs  exposed     3.000 µs  wait       600 ns\n")
+    CHECK(text.find("    rank    0  step    10.000 us  comm     3.000 us  exposed     3.000 us  wait       600 ns\n")
         != std::string::npos);
     CHECK(text.find("  all_reduce: 1 matched, most often last: rank 2\n") != std::string::npos);
     CHECK(
-        text.find("    rank    1  last     0  wait      2.500 µs in all,     2.500 µs at most\n") != std::string::npos);
-    CHECK(text.find("  longest wait: all_gather at step 2 (1 of its kind in the step), rank 2 last, 2.500 µs\n")
+        text.find("    rank    1  last     0  wait     2.500 us in all,     2.500 us at most\n") != std::string::npos);
+    CHECK(text.find("  longest wait: all_gather at step 2 (1 of its kind in the step), rank 2 last, 2.500 us\n")
         != std::string::npos);
     CHECK(text.find("Clock alignment (reference rank 0; one clock, nothing shifted)\n") != std::string::npos);
     CHECK(text.find("FP8 scale agreement: 0 compared across ranks, 0 mismatches\n") != std::string::npos);
@@ -168,11 +173,14 @@ TEST_CASE("check over ranks: the straggler wait and the worst rank's bubble rati
     const auto paths = write_straggler_ranks(dir);
     const std::vector<std::string> base { "check", paths[0], paths[1], paths[2], "--warmup", "0" };
 
-    const auto pass = run_fp8scope(with(base, { "--max-straggler-wait", "2500ns", "--max-bubble-ratio", "0.9" }));
+    const auto pass = run_fp8scope(with(base, { "--max-straggler-wait", "2500ns", "--max-bubble-ratio", "0.95" }));
     INFO(pass.out << pass.err);
     CHECK(pass.exit_code == 0);
     CHECK(
-        pass.out.find("  ok   max-straggler-wait         2.500 µs (budget 2.500 µs; rank 1, worst step 2: 2.500 µs)\n")
+        pass.out.find("  ok   max-straggler-wait       2.500 us (budget 2.500 us; rank 1, worst step 2: 2.500 us)\n")
+        != std::string::npos);
+    // Bubble ratios: rank 0 0.875, rank 1 0.950 (1000 ns of compute in 20 us), rank 2 0.825.
+    CHECK(pass.out.find("  ok   max-bubble-ratio            0.950 (budget    0.950; rank 1, worst step 2: 1.000)\n")
         != std::string::npos);
 
     const std::string junit = dir + "/check.xml";
@@ -181,10 +189,10 @@ TEST_CASE("check over ranks: the straggler wait and the worst rank's bubble rati
     INFO(fail.out << fail.err);
     CHECK(fail.exit_code == 1);
     const std::string xml = read_text_file(junit);
-    CHECK(xml.find("<failure message=\"straggler-wait = 2.500 µs exceeds the budget 2.000 µs; rank 1, worst step 2: "
-                   "2.500 µs\"/>")
+    CHECK(xml.find("<failure message=\"straggler-wait = 2.500 us exceeds the budget 2.000 us; rank 1, worst step 2: "
+                   "2.500 us\"/>")
         != std::string::npos);
-    CHECK(xml.find("<failure message=\"bubble-ratio = 0.800 exceeds the budget 0.500; rank 0, worst step 2: 0.900\"/>")
+    CHECK(xml.find("<failure message=\"bubble-ratio = 0.950 exceeds the budget 0.500; rank 1, worst step 2: 1.000\"/>")
         != std::string::npos);
 }
 
