@@ -44,6 +44,7 @@ struct Session {
     std::unique_ptr<BackgroundWriter> writer;
     std::unique_ptr<RecordDecoder> decoder; // used on the writer thread only
     std::string path;
+    std::string absolute_path; // path at creation, from the working directory then (the job may chdir)
     std::atomic<int64_t> dropped_by_cupti { 0 }; // cuptiActivityGetNumDroppedRecords
     std::atomic<int64_t> dropped_by_queue { 0 }; // buffers the writer could not take
     std::atomic<int64_t> dropped_at_detach { 0 }; // records CUPTI handed over while being detached
@@ -189,6 +190,14 @@ bool exists(const std::string& path)
     return ::lstat(path.c_str(), &st) == 0;
 }
 
+// The one warning line of a trace that cannot be written (disk full, I/O error, folder gone), whichever part of
+// the collector meets it first: the rows lost are counted and recorded in FP8SCOPE_DROPPED at the end.
+void warn_trace_write(const std::string& message)
+{
+    warn_once("trace-write", "cannot write the trace: " + message + " (records are lost from here on; their count "
+        "goes into FP8SCOPE_DROPPED as WRITER_ERROR)");
+}
+
 // Creates the trace under the first free name the pattern gives. Never clobbers: TraceDb::create uses O_EXCL.
 Expected<std::unique_ptr<TraceDb>> create_trace(const SessionInfo& info, std::string& path)
 {
@@ -201,7 +210,9 @@ Expected<std::unique_ptr<TraceDb>> create_trace(const SessionInfo& info, std::st
             make_parent_folders(path);
         if (exists(path))
             continue;
-        auto db = TraceDb::create(path, info);
+        TraceDbOptions options;
+        options.on_write_error = [](const Error& error) { warn_trace_write(error.message); };
+        auto db = TraceDb::create(path, info, options);
         if (db || !exists(path))
             return db;
     }
@@ -620,6 +631,7 @@ bool start_locked()
         return false;
     }
     s.writer = std::move(*writer);
+    s.absolute_path = absolute(s.path);
     const CuptiApi* cupti = s.cupti;
     s.decoder = std::make_unique<RecordDecoder>(
         s.start_cupti_ns, s.owner_pid,
@@ -631,7 +643,7 @@ bool start_locked()
                 return std::string();
             return std::string(name);
         },
-        [](const std::string& line) { warn(line); });
+        [](const std::string& line) { warn_once("trace-write", line); });
     const size_t buffer_mb = env_size("FP8SCOPE_BUFFER_MB", 4, 1, 256);
     const size_t max_buffers = env_size("FP8SCOPE_MAX_BUFFERS", 64, 2, BufferPool::kMaxBuffers);
     s.pool = std::make_unique<BufferPool>(buffer_mb << 20, std::min<size_t>(8, max_buffers), max_buffers);
@@ -994,8 +1006,12 @@ void stop_session(std::string_view reason)
     const uint64_t now = timestamp_now(*s);
     auto finished
         = s->writer->finish(FinishInfo { std::string(reason), static_cast<int64_t>(now - s->start_cupti_ns) });
-    if (!finished)
-        warn("cannot finish trace '" + s->path + "': " + finished.error().message
+    // Both keyed like the write errors: a full disk that lost rows already has its one warning line.
+    if (!exists(s->absolute_path))
+        // Its folder (or the file) was removed while recording: SQLite wrote on into the unlinked file.
+        warn_once("trace-write", "the trace '" + s->path + "' was removed while recording (nothing of it is kept)");
+    else if (!finished)
+        warn_once("trace-write", "cannot finish trace '" + s->path + "': " + finished.error().message
             + " (the file holds everything up to its last commit)");
     g_state.store(State::Stopped);
 }

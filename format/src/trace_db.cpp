@@ -80,10 +80,26 @@ Expected<void> TraceDb::Impl::insert(Insert which, std::string_view what)
     sqlite3_stmt* stmt = statement(which);
     const int rc = sqlite3_step(stmt);
     sqlite3_reset(stmt);
-    if (rc != SQLITE_DONE)
-        return std::unexpected(sqlite_error(what));
+    if (rc != SQLITE_DONE) {
+        Error error = sqlite_error(what);
+        note_lost(1, error);
+        return std::unexpected(std::move(error));
+    }
     count_pending_row();
     return {};
+}
+
+void TraceDb::Impl::note_lost(int64_t rows, const Error& error)
+{
+    counters.rows_lost += rows;
+    if (write_error_reported || !options.on_write_error)
+        return;
+    write_error_reported = true;
+    try {
+        options.on_write_error(error);
+    } catch (...) {
+        // A report that fails must not take the writer (or the job) with it.
+    }
 }
 
 void TraceDb::Impl::count_pending_row()
@@ -111,6 +127,11 @@ Expected<void> TraceDb::Impl::commit_and_begin(bool begin_again)
     Expected<void> result;
     if (in_transaction) {
         result = exec("COMMIT", "cannot commit");
+        if (!result && !sqlite3_get_autocommit(db)) {
+            // A failed COMMIT can leave the transaction open (an I/O error while writing the WAL, a full disk):
+            // roll it back, or every later commit would retry an ever larger transaction and fail again.
+            (void)exec("ROLLBACK", "cannot roll back");
+        }
         if (result || sqlite3_get_autocommit(db)) {
             in_transaction = false;
         }
@@ -123,7 +144,9 @@ Expected<void> TraceDb::Impl::commit_and_begin(bool begin_again)
             first_uncommitted_config = static_cast<int64_t>(configs_by_id.size()) + 1;
         }
         if (result || !in_transaction) {
-            // Committed, or rolled back by SQLite after the error: either way these rows are no longer pending.
+            // Committed, or rolled back after the error: either way these rows are no longer pending.
+            if (!result)
+                note_lost(pending_rows, result.error());
             pending_rows = pending_kernels = pending_syncs = 0;
         }
     }
@@ -216,8 +239,16 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
         return {};
     }
     const auto finish_steps = [&]() -> Expected<void> {
-        if (auto ok = impl.commit_and_begin(true); !ok)
+        // A failed commit here lost its rows (counted in rows_lost) and began a new transaction: go on, so that
+        // the small closing transaction below can still record the loss on a full disk. Only a failure to begin
+        // again stops here.
+        if (auto ok = impl.commit_and_begin(true); !ok && !impl.in_transaction)
             return ok;
+        if (impl.counters.rows_lost > 0) {
+            // Counted into dropped_records by add_dropped() even if this insert fails.
+            (void)add_dropped(DroppedRow { info.session_end_ns, schema::DropSource::WriterError,
+                impl.counters.rows_lost, std::nullopt });
+        }
         const auto meta_integer = [&](std::string_view key, int64_t value) {
             Binder(impl.statement(Insert::Meta)).text(key).integer(value);
             return impl.insert(Insert::Meta, "cannot write FP8SCOPE_META");
@@ -256,9 +287,14 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
                 + std::string(index.table) + "\" (" + std::string(index.columns) + ")";
             indexed = impl.exec(sql.c_str(), "cannot create index " + std::string(index.name));
         }
-        // Without its indexes a trace is slower to query but complete: go on to leave a single file.
-        if (auto ok = impl.commit_and_begin(false); !ok)
-            return ok;
+        // Without its indexes a trace is slower to query but complete: go on to leave a single file, also when
+        // their commit fails (a full disk) and was rolled back.
+        if (auto ok = impl.commit_and_begin(false); !ok) {
+            if (impl.in_transaction)
+                return ok;
+            if (indexed)
+                indexed = ok;
+        }
         impl.close_statements();
         // One self-contained file: move the WAL into the database, then leave WAL mode so that no -wal or
         // -shm file is needed (or created) by readers. Both need the other connections gone; a reader that

@@ -94,7 +94,9 @@ Expected<void> TraceDb::Impl::flush_batch(IntegerRowBatch& batch)
             if (batch.kernels)
                 pending_kernels -= lost;
             const auto* table = schema::find_table(batch.kernels ? schema::table::kFp8Kernel : schema::table::kRuntime);
-            return std::unexpected(sqlite_error("cannot insert into " + std::string(table->name)));
+            Error error = sqlite_error("cannot insert into " + std::string(table->name));
+            note_lost(lost, error);
+            return std::unexpected(std::move(error));
         }
         rows_done += rows_per_step;
     }

@@ -142,6 +142,7 @@ struct TraceDb::Impl {
     int64_t global_pid = 0;
     WriterCounters counters;
     bool closed = false;
+    bool write_error_reported = false; // options.on_write_error has been called
     std::optional<Error> finish_error; // the result of the first finish(), returned again by later calls
 
     // The open transaction: rows inserted since the last commit, by kind, and when the first of them came.
@@ -178,6 +179,8 @@ struct TraceDb::Impl {
     Expected<void> insert(writer_detail::Insert which, std::string_view what);
     // Counts a row as written and pending (the transaction's age starts with its first row).
     void count_pending_row();
+    // Counts rows an SQLite error lost, and reports the first such error (options.on_write_error).
+    void note_lost(int64_t rows, const Error& error);
     Expected<void> prepare_batch(writer_detail::IntegerRowBatch& batch, writer_detail::Insert which, bool kernels);
     // Call after filling batch.next_row(): queues the row and inserts the batch when it is full.
     Expected<void> push_batched(writer_detail::IntegerRowBatch& batch);

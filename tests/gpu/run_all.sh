@@ -4,7 +4,7 @@
 # repository root:
 #
 #   OUT=/some/folder tests/gpu/run_all.sh BUILD_DIR [STAGE ...]
-#       stages: samples torch lifecycle signals bench stats realstats realjobs compare (all of them take more than one
+#       stages: samples torch lifecycle signals bench stats realstats realjobs compare capture faults (all of them take more than one
 #       10-minute call: tests/gpu/README.md says how to split them)
 #
 # $OUT receives summary.json, run_all.log, kept traces (trace-*), details.tar.gz (every command's logs, per-check

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ namespace fp8scope {
 struct TraceDbOptions {
     // At least one commit per interval while rows keep coming (spec: at least once a second).
     std::chrono::milliseconds commit_interval { 500 };
+    // Called once, on the writer's thread, at the first SQLite error that loses rows (a failed insert or commit:
+    // disk full, I/O error). The collector prints its one warning line from it. Must not throw.
+    std::function<void(const Error&)> on_write_error {};
 };
 
 // What the writer has done so far. Read by the collector's end-of-run summary and by the crash test.
@@ -31,6 +35,9 @@ struct WriterCounters {
     int64_t syncs_committed = 0;
     int64_t commits = 0;
     int64_t dropped_records = 0; // sum of DroppedRow counts
+    // Rows an SQLite error lost (a failed insert, or a commit that was rolled back). finish() records them in
+    // FP8SCOPE_DROPPED as WRITER_ERROR, so they are part of dropped_records.
+    int64_t rows_lost = 0;
 };
 
 struct FinishInfo {
