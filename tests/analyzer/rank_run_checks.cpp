@@ -15,9 +15,15 @@ using namespace fp8scope::analyzer;
 
 namespace {
 
-bool has(const nlohmann::json& truth, const char* key) { return truth.contains(key) && !truth.at(key).is_null(); }
+bool has(const nlohmann::json& truth, const char* key)
+{
+    return truth.contains(key) && !truth.at(key).is_null();
+}
 
-std::string step_text(int64_t step) { return "step " + std::to_string(step) + ": "; }
+std::string step_text(int64_t step)
+{
+    return "step " + std::to_string(step) + ": ";
+}
 
 } // namespace
 
@@ -85,7 +91,8 @@ RankRunFindings check_rank_run(const RankRun& run)
         for (size_t i = 0; i < across.ranks.size(); ++i)
             if (step.comm_ns[i] <= 0 || step.exposed_comm_ns[i] <= 0)
                 problem(step_text(step.step_index) + "rank " + std::to_string(across.ranks[i]) + ": comm "
-                    + std::to_string(step.comm_ns[i]) + " ns, exposed " + std::to_string(step.exposed_comm_ns[i]) + " ns");
+                    + std::to_string(step.comm_ns[i]) + " ns, exposed " + std::to_string(step.exposed_comm_ns[i])
+                    + " ns");
         if (!straggler)
             continue;
         const auto planted = truth.at("straggler_rank").get<int32_t>();
@@ -100,7 +107,8 @@ RankRunFindings check_rank_run(const RankRun& run)
         if (at == across.ranks.end())
             continue;
         const double sleep_ms = truth.at("straggler_sleep_ms").get<double>();
-        const double caused_ms = static_cast<double>(step.caused_wait_ns[static_cast<size_t>(at - across.ranks.begin())]) / 1e6;
+        const double caused_ms
+            = static_cast<double>(step.caused_wait_ns[static_cast<size_t>(at - across.ranks.begin())]) / 1e6;
         if (std::abs(caused_ms - sleep_ms) > kStragglerWaitTolerance * sleep_ms)
             problem(step_text(step.step_index) + "caused wait " + std::to_string(caused_ms) + " ms, slept "
                 + std::to_string(sleep_ms) + " ms");

@@ -35,7 +35,8 @@ RankRun write_run(const std::string& name, const Plan& plan, nlohmann::json trut
         for (int64_t i = 0; i <= kSteps; ++i)
             starts.push_back(i * kStepNs);
         RankTrace trace(rank, starts);
-        const int64_t site = trace.s.tensor_site("blocks.0.fc1", schema::TensorRole::Weight, schema::Dtype::E4M3, 16, 16);
+        const int64_t site
+            = trace.s.tensor_site("blocks.0.fc1", schema::TensorRole::Weight, schema::Dtype::E4M3, 16, 16);
         for (int64_t step = 1; step <= kSteps; ++step) {
             const int64_t s = (step - 1) * kStepNs;
             trace.kernel(s + 1000, s + 20'000);
@@ -83,8 +84,8 @@ TEST_CASE("rank run checks: a clean FP8 run and a planted straggler pass as prin
     CHECK(clean.scales_judged);
     CHECK(clean.straggler_steps_judged == 0);
 
-    const RankRunFindings straggler = check_rank_run(write_run("rrc-straggler", { .late_ns = kLateNs },
-        straggler_truth(1, 0.03)));
+    const RankRunFindings straggler
+        = check_rank_run(write_run("rrc-straggler", { .late_ns = kLateNs }, straggler_truth(1, 0.03)));
     CHECK(straggler.problems == std::vector<std::string> {});
     CHECK(straggler.straggler_steps_judged == kSteps - kRankRunWarmupSteps);
     CHECK_FALSE(straggler.scales_judged); // judged on the clean run only
@@ -101,8 +102,8 @@ TEST_CASE("rank run checks: each spoiled truth or trace fails its check", "[rank
         nlohmann::json truth = clean_truth();
         truth["steps"] = kSteps + 1;
         CHECK(check_rank_run(write_run("rrc-steps", {}, truth)).problems
-            == std::vector<std::string> { "rrc-steps: rank 0: 5 steps analysed, 6 printed",
-                "rrc-steps: rank 1: 5 steps analysed, 6 printed" });
+            == std::vector<std::string> {
+                "rrc-steps: rank 0: 5 steps analysed, 6 printed", "rrc-steps: rank 1: 5 steps analysed, 6 printed" });
     }
     SECTION("a step without communication on one rank")
     {

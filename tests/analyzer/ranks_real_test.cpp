@@ -11,8 +11,8 @@
 
 using namespace fp8scope::testing;
 
-TEST_CASE("real DDP ranks: steps, communication, the planted straggler and FP8 scale agreement as printed",
-    "[ranks][real]")
+TEST_CASE(
+    "real DDP ranks: steps, communication, the planted straggler and FP8 scale agreement as printed", "[ranks][real]")
 {
     const std::vector<RankRun> runs = rank_runs_in(std::string(FP8SCOPE_SAMPLE_TRACES) + "/ranks");
     REQUIRE(!runs.empty());

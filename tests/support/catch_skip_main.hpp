@@ -12,8 +12,7 @@
 namespace fp8scope::testing {
 
 // why_skip() returns why the tests cannot run here, or nullopt when they can.
-template <typename WhySkip>
-int run_or_skip(int argc, char** argv, const char* binary, WhySkip why_skip)
+template <typename WhySkip> int run_or_skip(int argc, char** argv, const char* binary, WhySkip why_skip)
 {
     Catch::Session session;
     if (const int status = session.applyCommandLine(argc, argv); status != 0)
