@@ -16,6 +16,10 @@ pytorch/quantization.py `_default_sf_compute`; see shared/reference/fp8_numerics
   casts with scale = (fp8_max / amax) / 2**margin: one more reduction per cast, and no history.
 - Fast accumulation in the forward GEMM only; dgrad and wgrad accumulate in full precision (TE's
   use_split_accumulator: False for fprop, True for dgrad and wgrad).
+- Data parallel (defer_amax=True): DelayedScaling's reduce_amax=True, i.e. every rank's amaxes are reduced (max)
+  across the group before the scales are updated, so that all ranks cast with the same scales. Each tensor is cast
+  once per step, so deferring its history update to the end of the step gives the scales a single process would
+  compute from the same amaxes; reduce_amax_and_update() then does one all-reduce for every layer and tensor.
 
 Everything stays on the device: no .item(), no host sync.
 """
@@ -37,6 +41,7 @@ FLT_MAX = torch.finfo(torch.float32).max
 # Rows of the amax history and entries of the scale buffer.
 INPUT, WEIGHT, GRAD_OUTPUT = 0, 1, 2
 TENSOR_NAMES = ("input", "weight", "grad_output")
+FP8_MAX_BY_ROW = (E4M3_MAX, E4M3_MAX, E5M2_MAX)
 
 
 def transpose_fp8(t):
@@ -54,10 +59,13 @@ def scaled_mm(a, b_col_major, scale_inv_a, scale_inv_b, fast_accum):
 
 
 class Fp8Linear(nn.Module):
-    def __init__(self, in_features, out_features, amax_history_len=16, margin=0, scaling="delayed"):
+    def __init__(self, in_features, out_features, amax_history_len=16, margin=0, scaling="delayed", defer_amax=False):
         super().__init__()
         if scaling not in ("delayed", "current"):
             raise ValueError("scaling must be 'delayed' or 'current'")
+        if defer_amax and scaling != "delayed":
+            raise ValueError("defer_amax needs delayed scaling")
+        self.defer_amax = defer_amax
         self.scaling = scaling
         if in_features % 16 or out_features % 16:
             raise ValueError("Fp8Linear needs in_features and out_features to be multiples of 16")
@@ -68,6 +76,9 @@ class Fp8Linear(nn.Module):
         # float32 buffers: rows INPUT, WEIGHT, GRAD_OUTPUT; history column 0 is the newest amax.
         self.register_buffer("amax_history", torch.zeros(3, amax_history_len, dtype=torch.float32))
         self.register_buffer("scale", torch.ones(3, dtype=torch.float32))
+        if defer_amax:
+            # This step's amax per row, waiting for reduce_amax_and_update(); not saved with the model.
+            self.register_buffer("pending_amax", torch.zeros(3, dtype=torch.float32), persistent=False)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, margin={self.margin}, " \
@@ -102,7 +113,10 @@ class Fp8Linear(nn.Module):
         # float32 input t.float() is t itself, and an in-place multiply would change the caller's tensor.
         t_fp8 = (t.float() * scale).clamp_(-fp8_max, fp8_max).to(dtype)
         if self.scaling == "delayed":
-            self._update_scale(row, t.abs().amax().float(), fp8_max)
+            if self.defer_amax:
+                self.pending_amax[row].copy_(t.abs().amax().float())
+            else:
+                self._update_scale(row, t.abs().amax().float(), fp8_max)
         return t_fp8, scale_inv
 
     def _update_scale(self, row, amax, fp8_max):
@@ -116,6 +130,18 @@ class Fp8Linear(nn.Module):
         new_scale = torch.where(torch.isfinite(amax_max), new_scale, scale)
         new_scale = torch.where(torch.isinf(new_scale), torch.full_like(new_scale, FLT_MAX), new_scale)
         scale.copy_(new_scale)
+
+
+@torch.no_grad()
+def reduce_amax_and_update(layers, all_reduce_max):
+    """Data-parallel delayed scaling: every layer's pending amaxes (one per tensor) in one tensor, reduced (max) across
+    the ranks by all_reduce_max(tensor) in place, then each layer's histories and scales updated from the result.
+    Every rank then holds the same histories and scales, as TransformerEngine's amax reduction ensures."""
+    amaxes = torch.stack([layer.pending_amax for layer in layers])
+    all_reduce_max(amaxes)
+    for layer, amax in zip(layers, amaxes):
+        for row, fp8_max in enumerate(FP8_MAX_BY_ROW):
+            layer._update_scale(row, amax[row], fp8_max)
 
 
 class _Fp8LinearFunction(torch.autograd.Function):

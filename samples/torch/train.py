@@ -5,10 +5,16 @@
 Fp8Linear (fp8_linear.py): torch._scaled_mm with TransformerEngine-style delayed scaling. The run is deterministic
 for a given seed, so two runs give bitwise-equal losses; they are printed at the end, after the only host syncs.
 
+Under torchrun (RANK, WORLD_SIZE, LOCAL_RANK set) with more than one process, or with --ddp, each rank trains on
+cuda:LOCAL_RANK with DistributedDataParallel over NCCL, on its own share of the batches; in FP8 the amaxes are reduced
+(max) across the ranks once per step, so that every rank casts with the same scales. --straggler-rank R
+--straggler-sleep-ms MS plants a straggler: rank R sleeps before its forward pass.
+
 Output (stdout), in this order; samples/README.md gives every field:
   step <i> loss <repr>                 one line per step, printed after the run
   FP8SCOPE_LOSSES [<repr>, ...]        the per-step losses, for bitwise comparison of runs
-  FP8SCOPE_GROUND_TRUTH {json}         steps, precision, median step time, losses, configuration
+  FP8SCOPE_GROUND_TRUTH {json}         steps, precision, median step time, losses, configuration (and, data-parallel,
+                                       rank, world size, straggler); one line per rank
 
 Exit codes: 0 ok, 2 usage error, 77 no CUDA device (or no FP8 support for --precision fp8).
 """
@@ -25,9 +31,11 @@ import json  # noqa: E402
 import math  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 
 import torch  # noqa: E402
 import torch.cuda.nvtx  # noqa: E402
+import torch.distributed as dist  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 import torch.profiler  # noqa: E402
@@ -36,7 +44,7 @@ import torch.utils.deterministic  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fp8_linear import Fp8Linear  # noqa: E402
+from fp8_linear import Fp8Linear, reduce_amax_and_update  # noqa: E402
 
 try:  # The fp8scope package (probes/) marks steps explicitly when it is installed.
     import fp8scope  # type: ignore
@@ -47,7 +55,8 @@ EXIT_NO_DEVICE = 77
 STEP_RANGE = "train_step"  # matched by the analyzer's NVTX step detection (SPEC.md, "Step")
 
 
-def parse_args(argv):
+def parse_args(argv, environ=None):
+    environ = os.environ if environ is None else environ
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=30, help="training steps (default 30)")
     p.add_argument("--precision", choices=("bf16", "fp8"), default="bf16")
@@ -96,6 +105,23 @@ def parse_args(argv):
         help="fp8: delayed scaling (the scale from earlier steps' amaxes, TransformerEngine's DelayedScaling; the "
         "default) or current scaling (each cast's scale from the tensor's own amax, an extra reduction first)",
     )
+    p.add_argument(
+        "--ddp",
+        action="store_true",
+        help="under torchrun: DistributedDataParallel over NCCL even with one process (more than one process, "
+        "WORLD_SIZE > 1, implies it)",
+    )
+    p.add_argument("--straggler-rank", type=int, metavar="R",
+                   help="data-parallel test run: rank R sleeps before its forward pass (with --straggler-sleep-ms)")
+    p.add_argument("--straggler-sleep-ms", type=float, metavar="MS", help="the straggler's sleep per step")
+    p.add_argument("--straggler-steps", metavar="A:B",
+                   help="the straggler sleeps in steps A to B (inclusive; default: every step)")
+    p.add_argument(
+        "--no-amax-reduction",
+        action="store_true",
+        help="data-parallel fp8 test run: each rank updates its scales from its own amaxes only, so that the ranks' "
+        "scales disagree (fp8scope's scale agreement must report it)",
+    )
     args = p.parse_args(argv)
     if args.steps < 1:
         p.error("--steps must be at least 1")
@@ -130,7 +156,61 @@ def parse_args(argv):
             p.error("--plant-drift: BLOCK must be a layer index and STEP a step index")
         if not args.drift[2] > 1.0 or not math.isfinite(args.drift[2]):
             p.error("--plant-drift: FACTOR must be a finite number above 1")
+    parse_distributed(p, args, environ)
     return args
+
+
+def parse_distributed(p, args, environ):
+    """Sets args.distributed, rank, local_rank, world_size and straggler ((rank, sleep_ms, first, last) or None)."""
+    try:
+        args.world_size = int(environ.get("WORLD_SIZE", "1"))
+    except ValueError:
+        p.error(f"WORLD_SIZE must be a number, not {environ.get('WORLD_SIZE')!r}")
+    args.distributed = args.ddp or args.world_size > 1
+    args.rank, args.local_rank = 0, 0
+    if args.distributed:
+        missing = [v for v in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if v not in environ]
+        if missing:
+            p.error(f"data-parallel runs need torchrun's environment: {', '.join(missing)} not set")
+        try:
+            args.rank, args.local_rank = int(environ["RANK"]), int(environ["LOCAL_RANK"])
+        except ValueError:
+            p.error("RANK and LOCAL_RANK must be numbers")
+        if args.precision == "fp8" and args.scaling == "current":
+            p.error("--scaling current is single-process only: data-parallel FP8 uses delayed scaling, its amaxes "
+                    "reduced across the ranks")
+        if args.profile_torch:
+            p.error("--profile-torch is single-process only")
+    if args.no_amax_reduction and not (args.distributed and args.precision == "fp8"):
+        p.error("--no-amax-reduction needs a data-parallel --precision fp8 run")
+    args.straggler = None
+    if args.straggler_rank is None and args.straggler_sleep_ms is None and args.straggler_steps is None:
+        return
+    if args.straggler_rank is None or args.straggler_sleep_ms is None:
+        p.error("--straggler-rank and --straggler-sleep-ms go together (--straggler-steps needs both)")
+    if not args.distributed:
+        p.error("--straggler-rank needs a data-parallel run (torchrun, or --ddp)")
+    if not 0 <= args.straggler_rank < args.world_size:
+        p.error(f"--straggler-rank must be a rank below the world size ({args.world_size})")
+    if not (args.straggler_sleep_ms > 0 and math.isfinite(args.straggler_sleep_ms)):
+        p.error("--straggler-sleep-ms must be a positive number")
+    first, last = 0, args.steps - 1
+    if args.straggler_steps:
+        try:
+            first, last = (int(x) for x in args.straggler_steps.split(":"))
+        except ValueError:
+            p.error("--straggler-steps expects A:B, e.g. 2:7")
+        if not 0 <= first <= last < args.steps:
+            p.error(f"--straggler-steps: need 0 <= A <= B < --steps ({args.steps})")
+    args.straggler = (args.straggler_rank, args.straggler_sleep_ms, first, last)
+
+
+def straggler_sleep_s(args, step):
+    """The seconds this rank sleeps before step's forward pass: the planted straggler's, else 0."""
+    if args.straggler is None:
+        return 0.0
+    rank, sleep_ms, first, last = args.straggler
+    return sleep_ms / 1000.0 if rank == args.rank and first <= step <= last else 0.0
 
 
 # The step being trained, for --plant-overflow (set by train()).
@@ -177,7 +257,7 @@ def make_linear(g, in_features, out_features, std, args):
     weight = normal_weight(g, out_features, in_features, std)
     if args.precision == "fp8":
         layer = Fp8Linear(in_features, out_features, amax_history_len=args.amax_history, margin=args.margin,
-                          scaling=args.scaling)
+                          scaling=args.scaling, defer_amax=args.distributed)
     else:
         layer = nn.Linear(in_features, out_features, bias=False, dtype=torch.bfloat16)
     with torch.no_grad():
@@ -252,12 +332,30 @@ class Transformer(nn.Module):
 # Training
 
 
+def all_reduce_max(tensor):
+    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+
+
+def keep_own_amax(tensor):
+    """--no-amax-reduction: the rank's own amaxes stand."""
+
+
 def train(args, device):
     model = Transformer(args).to(device)
     fp8_layers = [m for m in model.modules() if isinstance(m, Fp8Linear)]
+    step_model = model
+    if args.distributed:
+        # DDP's default buckets. No buffer broadcast: the only buffers are Fp8Linear's amax histories and scales,
+        # which the amax reduction keeps equal on every rank (as TransformerEngine does); broadcasting rank 0's
+        # copies every forward would hide a disagreement and add a collective.
+        step_model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index],
+                                                               broadcast_buffers=False)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
 
-    dataset = SyntheticTokens(args.seed, args.steps, args.batch, args.seq, args.vocab)
+    # Each rank trains on its own share: batch step * world_size + rank of one corpus (a single process: all of it).
+    dataset = SyntheticTokens(args.seed, args.steps * args.world_size, args.batch, args.seq, args.vocab)
+    if args.world_size > 1:
+        dataset = torch.utils.data.Subset(dataset, range(args.rank, len(dataset), args.world_size))
     loader = torch.utils.data.DataLoader(
         dataset,
         batch_size=None,  # the dataset already yields whole batches
@@ -277,7 +375,9 @@ def train(args, device):
         annotation = fp8scope.torch.annotate(model, cast_stats=False)
 
     # No host sync inside the loop: the loss stays on the device, the events are read after the loop, and the batch
-    # is copied from pinned memory without blocking.
+    # is copied from pinned memory without blocking. Data-parallel runs end each step with one, as a loss print
+    # would: no rank's host then runs steps ahead, so a straggler's lateness in a step is the others' wait in it.
+    slept_ms = []
     for step, batch in enumerate(loader):
         torch.cuda.nvtx.range_push(STEP_RANGE)
         CURRENT_STEP[0] = step
@@ -289,16 +389,25 @@ def train(args, device):
             group["lr"] = args.lr * min(1.0, (step + 1) / args.warmup_steps) if args.warmup_steps else args.lr
         batch = batch.pin_memory().to(device, non_blocking=True)
         inputs, targets = batch[:, :-1], batch[:, 1:]
-        logits = model(inputs)
+        sleep_s = straggler_sleep_s(args, step)
+        if sleep_s:  # the planted straggler: inside the step (after its marker), before the forward pass
+            t0 = time.perf_counter()
+            time.sleep(sleep_s)
+            slept_ms.append((time.perf_counter() - t0) * 1e3)
+        logits = step_model(inputs)
         loss = F.cross_entropy(logits.float().view(-1, args.vocab), targets.reshape(-1))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        if args.distributed and fp8_layers:
+            reduce_amax_and_update(fp8_layers, keep_own_amax if args.no_amax_reduction else all_reduce_max)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         losses[step].copy_(loss.detach())
         if fp8scope is not None:
             fp8scope.log_scalar("loss", losses[step])
         end.record()
+        if args.distributed:
+            torch.cuda.synchronize(device)
         torch.cuda.nvtx.range_pop()
 
     if annotation is not None:
@@ -311,7 +420,7 @@ def train(args, device):
         names = {m: n for n, m in model.named_modules()}
         scales = torch.stack([m.scale for m in fp8_layers]).tolist()
         final_scales = {names[m]: s for m, s in zip(fp8_layers, scales)}
-    return loss_values, step_ms, len(fp8_layers), final_scales
+    return loss_values, step_ms, len(fp8_layers), final_scales, slept_ms
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -353,7 +462,7 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("train.py: no CUDA device; exiting with code 77", file=sys.stderr)
         return EXIT_NO_DEVICE
-    device = torch.device("cuda", 0)
+    device = torch.device("cuda", args.local_rank if args.distributed else 0)
     if args.precision == "fp8" and torch.cuda.get_device_capability(device) < (8, 9):
         print("train.py: --precision fp8 needs compute capability 8.9 or newer; exiting with code 77", file=sys.stderr)
         return EXIT_NO_DEVICE
@@ -364,11 +473,16 @@ def main(argv=None):
     # output here is written in full, so the fill buys nothing and would distort the workload's kernel mix.
     torch.utils.deterministic.fill_uninitialized_memory = False
     torch.backends.cudnn.benchmark = False
+    if args.distributed:
+        torch.cuda.set_device(device)
+        # device_id: the NCCL communicator is made now, not inside the first step.
+        dist.init_process_group(backend="nccl", device_id=device)
 
     print(
         f"train.py: {args.precision}, {args.steps} steps, {args.layers} layers, d_model {args.d_model}, "
         f"batch {args.batch} x seq {args.seq}, vocab {args.vocab}, attention {args.attention}, "
-        f"dataloader workers {args.dataloader_workers}, torch {torch.__version__}",
+        f"dataloader workers {args.dataloader_workers}, torch {torch.__version__}"
+        + (f", rank {args.rank} of {args.world_size} (DDP, NCCL)" if args.distributed else ""),
         flush=True,
     )
     profiler = contextlib.nullcontext()
@@ -376,7 +490,7 @@ def main(argv=None):
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
         profiler = torch.profiler.profile(activities=activities)
     with profiler as prof:
-        losses, step_ms, fp8_linears, final_scales = train(args, device)
+        losses, step_ms, fp8_linears, final_scales, slept_ms = train(args, device)
     if args.profile_torch:
         write_profiler_counts(prof, args.profile_torch, args)
 
@@ -425,8 +539,30 @@ def main(argv=None):
         "torch_version": torch.__version__,
         "device": torch.cuda.get_device_name(device),
     }
-    print("FP8SCOPE_GROUND_TRUTH " + json.dumps(truth))
+    if args.distributed:
+        truth.update(distributed_truth(args, slept_ms))
+        sys.stdout.flush()  # the ranks share one pipe: the truth line goes out in one write of its own
+    print("FP8SCOPE_GROUND_TRUTH " + json.dumps(truth), flush=args.distributed)
+    if args.distributed:
+        dist.destroy_process_group()
     return 0
+
+
+def distributed_truth(args, slept_ms):
+    """The ground-truth fields only data-parallel runs print (a single process's truth keeps its form)."""
+    rank, sleep_ms, first, last = args.straggler or (None, None, None, None)
+    return {
+        "rank": args.rank,
+        "world_size": args.world_size,
+        "local_rank": args.local_rank,
+        "ddp": {"backend": "nccl", "bucket_cap_mb": "default", "broadcast_buffers": False, "host_sync_per_step": True},
+        "amax_reduction": None if args.precision != "fp8" else "none (--no-amax-reduction)" if args.no_amax_reduction
+        else "max across ranks, once per step after backward",
+        "straggler_rank": rank,
+        "straggler_sleep_ms": sleep_ms,
+        "straggler_steps": [first, last] if args.straggler else None,
+        "slept_ms": slept_ms,
+    }
 
 
 if __name__ == "__main__":

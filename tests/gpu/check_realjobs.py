@@ -43,8 +43,7 @@ def _truths(stdout):
 
 
 def _env_extra():
-    return {"PYTHONPATH": str(g.REPO / "probes" / "python"), "PYTHONUNBUFFERED": "1",
-            "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+    return {"PYTHONPATH": str(g.REPO / "probes" / "python"), "PYTHONUNBUFFERED": "1", **g.NVLINK_MULTICAST_OFF}
 
 
 def _markers(trace):

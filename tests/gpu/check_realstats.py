@@ -17,8 +17,6 @@ torchrun (workloads/torchrun_ranks.py, gloo, both ranks on cuda:0), `fp8scope re
 import json
 import re
 import os
-import shutil
-from pathlib import Path
 
 import gpu_common as g
 import trace_checks as tc
@@ -185,10 +183,7 @@ def torchrun_argv(ctx, launcher_cuda):
     args = ["--standalone", "--nproc-per-node", "2", str(RANKS)]
     if launcher_cuda:
         return [ctx.python, str(RANKS), "--launcher-cuda", *args]
-    torchrun = Path(ctx.python).parent / "torchrun"
-    if not torchrun.exists():
-        torchrun = shutil.which("torchrun")
-    return [str(torchrun), *args] if torchrun else [ctx.python, "-m", "torch.distributed.run", *args]
+    return g.torchrun_argv(ctx.python, args)
 
 
 def trace_ranks(directory):

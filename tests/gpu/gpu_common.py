@@ -22,6 +22,9 @@ REPO = Path(__file__).resolve().parents[2]
 LIVE = set()  # process groups started and not yet reaped: killed if the driver itself is terminated
 SAMPLES = ("launch_bound", "host_stall", "syncs", "multistream", "graph")
 GROUND_TRUTH_PREFIX = "FP8SCOPE_GROUND_TRUTH "
+# Every multi-process run keeps NVLink multicast off (NCCL's NVLS, PyTorch's symmetric memory, NVSHMEM): the device
+# machines must not use it.
+NVLINK_MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 
 
 @dataclass
@@ -184,6 +187,15 @@ def kill_group(proc, sig):
         os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def torchrun_argv(python, args):
+    """torchrun ARGS: the launcher next to `python`, else the one on the PATH, else `python -m torch.distributed.run`."""
+    torchrun = Path(python).parent / "torchrun"
+    if not torchrun.exists():
+        torchrun = shutil.which("torchrun")
+    return [str(torchrun), *map(str, args)] if torchrun else [str(python), "-m", "torch.distributed.run",
+                                                              *map(str, args)]
 
 
 def ground_truth(stdout):

@@ -3,8 +3,8 @@
 
   run_all.py --build BUILD_DIR --out OUT_DIR --scratch DIR [--budget-s S] [STAGE ...]
 
-Stages, in this order (default: all): samples torch lifecycle signals bench stats realstats realjobs compare
-capture faults. Every step has a timeout, and one
+Stages, in this order (default: all): samples torch lifecycle signals bench stats realstats realjobs compare capture
+ranks faults. Every step has a timeout, and one
 failing step never stops the others; steps that no longer fit in the time budget are reported as SKIP. Results
 go to OUT/summary.json after every check, kept traces to OUT/trace-* and SCRATCH/extra, logs of every command to
 SCRATCH/logs (pack_results.py packs SCRATCH into OUT); a table ends stdout.
@@ -25,6 +25,7 @@ import check_capture  # noqa: E402
 import check_compare  # noqa: E402
 import check_faults  # noqa: E402
 import check_lifecycle  # noqa: E402
+import check_ranks  # noqa: E402
 import check_realjobs  # noqa: E402
 import check_realstats  # noqa: E402
 import check_samples  # noqa: E402
@@ -34,9 +35,9 @@ import check_torch  # noqa: E402
 import gpu_common as g  # noqa: E402
 
 STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs", "compare",
-          "capture", "faults")
+          "capture", "ranks", "faults")
 # Stages that need only `fp8scope` and libfp8scope.so from the build (and PyTorch): the preflight asks for no more.
-LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture", "faults"}
+LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture", "ranks", "faults"}
 
 
 def parse_args(argv):
@@ -131,6 +132,8 @@ def main(argv=None):
         check_compare.run_all(ctx, report, state)
     if "capture" in stages:
         check_capture.run_all(ctx, report, state)
+    if "ranks" in stages:
+        check_ranks.run_all(ctx, report, state)
     if "faults" in stages:
         check_faults.run_all(ctx, report)
     report.write()

@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# Verifies the collector on the GPU machine (issues 3, 5, 10): CUDA samples and PyTorch traces against ground
+# Verifies the collector on the GPU machine (issues 3, 5, 10, 14): CUDA samples and PyTorch traces against ground
 # truth, lifecycle cases, overhead benchmarks, tensor statistics, real jobs and the CUDA-graph what-if. Run from the
 # repository root:
 #
 #   OUT=/some/folder tests/gpu/run_all.sh BUILD_DIR [STAGE ...]
-#       stages: samples torch lifecycle signals bench stats realstats realjobs compare capture faults (all of them take more than one
-#       10-minute call: tests/gpu/README.md says how to split them)
+#       stages: samples torch lifecycle signals bench stats realstats realjobs compare capture ranks faults (all of
+#       them take more than one 10-minute call: tests/gpu/README.md says how to split them)
 #
 # $OUT receives summary.json, run_all.log, kept traces (trace-*), details.tar.gz (every command's logs, per-check
-# JSON), traces-extra.tar.gz and, for realjobs and compare, realjobs-N.tar and compare-N.tar; a PASS/FAIL table ends stdout. FP8SCOPE_GPU_WORK sets the scratch folder.
+# JSON), traces-extra.tar.gz and, for realjobs, compare and ranks, realjobs-N.tar, compare-N.tar and ranks.tar; a
+# PASS/FAIL table ends stdout. FP8SCOPE_GPU_WORK sets the scratch folder.
 # The whole run is bounded: the Python driver keeps to FP8SCOPE_GPU_BUDGET_S (default 510 s) and is killed at
 # FP8SCOPE_GPU_HARD_LIMIT_S (default 570 s), within the device's 10 minutes per call.
 # Exit codes: 0 all judged checks passed, 1 a check failed, 2 usage error, 124 the hard limit was hit.
 set -u
 
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     [[ $# -lt 1 ]] && exit 2 || exit 0
 fi
 build_dir=$1

@@ -1,0 +1,146 @@
+// check_rank_run() (rank_run_checks.hpp), the checks the real 2-rank traces must pass, on scenario runs with known
+// answers: a clean FP8 run and a planted straggler pass; each spoiled truth or trace fails the check it spoils.
+#include "analysis_test_support.hpp"
+#include "rank_run_checks.hpp"
+#include "rank_scenario.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace fp8scope;
+using namespace fp8scope::testing;
+
+namespace {
+
+constexpr int64_t kStepNs = 100'000;
+constexpr int64_t kSteps = 5; // markers 1..5; the sixth only ends step 5
+
+struct Plan {
+    int64_t late_ns = 0; // how late rank 1 starts each collective
+    int64_t step_without_comm = -1; // rank 0 runs no collective in this step
+    double rank1_scale_inv = 0.5; // rank 0's is 0.5
+};
+
+// Two ranks of kSteps steps: per step a compute kernel, then an all-reduce that ends at the same time on both; one
+// FP8 weight scale sample per step on each rank.
+RankRun write_run(const std::string& name, const Plan& plan, nlohmann::json truth)
+{
+    RankRun run { name, {}, {} };
+    for (int32_t rank = 0; rank < 2; ++rank) {
+        std::vector<int64_t> starts;
+        for (int64_t i = 0; i <= kSteps; ++i)
+            starts.push_back(i * kStepNs);
+        RankTrace trace(rank, starts);
+        const int64_t site
+            = trace.s.tensor_site("blocks.0.fc1", schema::TensorRole::Weight, schema::Dtype::E4M3, 16, 16);
+        for (int64_t step = 1; step <= kSteps; ++step) {
+            const int64_t s = (step - 1) * kStepNs;
+            trace.kernel(s + 1000, s + 20'000);
+            if (!(rank == 0 && step == plan.step_without_comm))
+                trace.collective(s + 21'000 + (rank == 1 ? plan.late_ns : 0), s + 60'000);
+            TensorStatsRow row;
+            row.site_id = site;
+            row.step = step;
+            row.timestamp_ns = s + 2000;
+            row.scale_inv = rank == 0 ? 0.5 : plan.rank1_scale_inv;
+            trace.s.tensor_stats(row);
+        }
+        run.traces.push_back(write_and_load(trace.s, name + "-rank" + std::to_string(rank)).path);
+        truth["rank"] = rank;
+        run.truths[rank] = truth;
+    }
+    return run;
+}
+
+nlohmann::json clean_truth(const char* precision = "fp8")
+{
+    const bool fp8 = std::string(precision) == "fp8";
+    return { { "world_size", 2 }, { "steps", kSteps }, { "precision", precision },
+        { "amax_reduction", fp8 ? nlohmann::json("max across ranks, once per step after backward") : nullptr },
+        { "straggler_rank", nullptr }, { "straggler_sleep_ms", nullptr }, { "straggler_steps", nullptr } };
+}
+
+nlohmann::json straggler_truth(int32_t rank, double sleep_ms)
+{
+    nlohmann::json truth = clean_truth();
+    truth["straggler_rank"] = rank;
+    truth["straggler_sleep_ms"] = sleep_ms;
+    truth["straggler_steps"] = { 1, kSteps };
+    return truth;
+}
+
+constexpr int64_t kLateNs = 30'000; // rank 1's lateness: the wait it causes rank 0 in each step, 0.03 ms
+
+} // namespace
+
+TEST_CASE("rank run checks: a clean FP8 run and a planted straggler pass as printed", "[ranks]")
+{
+    const RankRunFindings clean = check_rank_run(write_run("rrc-clean", {}, clean_truth()));
+    CHECK(clean.problems == std::vector<std::string> {});
+    CHECK(clean.scales_judged);
+    CHECK(clean.straggler_steps_judged == 0);
+
+    const RankRunFindings straggler
+        = check_rank_run(write_run("rrc-straggler", { .late_ns = kLateNs }, straggler_truth(1, 0.03)));
+    CHECK(straggler.problems == std::vector<std::string> {});
+    CHECK(straggler.straggler_steps_judged == kSteps - kRankRunWarmupSteps);
+    CHECK_FALSE(straggler.scales_judged); // judged on the clean run only
+
+    const RankRunFindings bf16 = check_rank_run(write_run("rrc-bf16", {}, clean_truth("bf16")));
+    CHECK(bf16.problems == std::vector<std::string> {});
+    CHECK_FALSE(bf16.scales_judged);
+}
+
+TEST_CASE("rank run checks: each spoiled truth or trace fails its check", "[ranks]")
+{
+    SECTION("more steps printed than analysed")
+    {
+        nlohmann::json truth = clean_truth();
+        truth["steps"] = kSteps + 1;
+        CHECK(check_rank_run(write_run("rrc-steps", {}, truth)).problems
+            == std::vector<std::string> {
+                "rrc-steps: rank 0: 5 steps analysed, 6 printed", "rrc-steps: rank 1: 5 steps analysed, 6 printed" });
+    }
+    SECTION("a step without communication on one rank")
+    {
+        const auto problems = check_rank_run(write_run("rrc-comm", { .step_without_comm = 4 }, clean_truth())).problems;
+        REQUIRE(!problems.empty());
+        CHECK(problems.front() == "rrc-comm: step 4: rank 0: comm 0 ns, exposed 0 ns");
+    }
+    SECTION("the straggler planted on the other rank")
+    {
+        const auto problems
+            = check_rank_run(write_run("rrc-who", { .late_ns = kLateNs }, straggler_truth(0, 0.03))).problems;
+        CHECK(problems.size() == 2 * (kSteps - kRankRunWarmupSteps)); // slowest rank and caused wait, per step
+        CHECK(problems.front() == "rrc-who: step 3: slowest rank 1 by caused_wait, planted 0");
+    }
+    SECTION("a sleep the wait is more than 20% away from")
+    {
+        const auto problems
+            = check_rank_run(write_run("rrc-sleep", { .late_ns = kLateNs }, straggler_truth(1, 0.038))).problems;
+        CHECK(problems.size() == kSteps - kRankRunWarmupSteps);
+        CHECK(problems.front().starts_with("rrc-sleep: step 3: caused wait 0.030000 ms, slept 0.038000 ms"));
+        CHECK(check_rank_run(write_run("rrc-sleep-in", { .late_ns = kLateNs }, straggler_truth(1, 0.037))).problems
+            == std::vector<std::string> {});
+    }
+    SECTION("no straggler in the trace where one was planted")
+    {
+        CHECK(check_rank_run(write_run("rrc-none", {}, straggler_truth(1, 0.03))).problems.size()
+            == 2 * (kSteps - kRankRunWarmupSteps));
+    }
+    SECTION("FP8 scales that differ across ranks")
+    {
+        CHECK(check_rank_run(write_run("rrc-scales", { .rank1_scale_inv = 0.25 }, clean_truth())).problems
+            == std::vector<std::string> { "rrc-scales: scales: 5 compared, 5 mismatches" });
+    }
+    SECTION("a truth missing")
+    {
+        RankRun run = write_run("rrc-truth", {}, clean_truth());
+        run.truths.erase(1);
+        CHECK(check_rank_run(run).problems == std::vector<std::string> { "rrc-truth: 2 traces, 1 truths" });
+    }
+}

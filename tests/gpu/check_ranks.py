@@ -1,0 +1,233 @@
+"""Several ranks (issue 14): the training sample under torchrun, DDP over NCCL, recorded per rank with
+`fp8scope record -o DIR/rank%r.sqlite`, and `fp8scope report rank0.sqlite rank1.sqlite --format json`
+(fp8scope.ranks/1) judged against what each rank printed.
+
+With 2 GPUs or more, `torchrun --standalone --nproc-per-node 2 samples/torch/train.py` (MODEL below: small, so that
+the committed traces stay small; tensor statistics every STATS_EVERY steps; the fp8scope package on PYTHONPATH):
+  fp8-clean      --precision fp8: the step count on both ranks = the printed steps; communication and exposed
+                 communication > 0 in every step on every rank; no rank causes a wait near the planted sleep;
+                 FP8 scale agreement: compared > 0, mismatches 0 (the amaxes are reduced across the ranks)
+  bf16-clean     --precision bf16: the same, without the scale agreement
+  fp8-straggler  --precision fp8 --straggler-rank 1 --straggler-sleep-ms SLEEP_MS: in every step after the
+                 warm-up, rank 1 is the slowest, by the wait it caused, within +-20% of the sleep
+  fp8-no-reduce  --precision fp8 --no-amax-reduction (each rank's scales from its own amaxes): mismatches > 0,
+                 which shows that the agreement check can fail on real traces (not kept)
+The first three are packed with each rank's printed truth into $OUT/ranks.tar as ranks/<run>/rank<r>.sqlite and
+rank<r>.truth.json: `tar xf ranks.tar -C samples/traces` gives what tests/analyzer/ranks_real_test.cpp reads.
+With 1 GPU: the same sample under `torchrun --nproc-per-node 1 ... --ddp` as a smoke check (rank 0 sleeping, so its
+GPU idles for the sleep as `host`), and the 2-rank checks reported as SKIP ("needs 2 GPUs"), never as passed.
+Every run has NVLink multicast off (gpu_common.NVLINK_MULTICAST_OFF).
+"""
+
+import json
+import tarfile
+
+import check_realjobs
+import gpu_common as g
+import trace_checks as tc
+
+MODEL = ["--layers", "1", "--d-model", "256", "--heads", "4", "--seq", "128", "--batch", "4", "--vocab", "2048"]
+STEPS = 8
+STATS_EVERY = 3  # tensor statistics at steps 0, 3, 6: enough scales to compare, few samples to store
+SLEEP_MS = 30.0
+STRAGGLER = 1
+WARMUP = 2  # the analyzer's default warm-up: per-step waits are judged after it (cuBLAS, NCCL and DDP set-up)
+TOLERANCE = 0.2  # the straggler's caused wait within +-20% of the sleep
+RUN_TIMEOUT_S = 180
+RUNS = (  # (name, train.py arguments, kept for samples/traces/ranks/)
+    ("fp8-clean", ["--precision", "fp8"], True),
+    ("bf16-clean", ["--precision", "bf16"], True),
+    ("fp8-straggler", ["--precision", "fp8", "--straggler-rank", STRAGGLER, "--straggler-sleep-ms", SLEEP_MS], True),
+    ("fp8-no-reduce", ["--precision", "fp8", "--no-amax-reduction"], False),
+)
+
+
+def gpu_count(ctx):
+    probe = g.run(ctx, "ranks-gpu-count", [ctx.python, "-c", "import torch; print(torch.cuda.device_count())"],
+                  timeout_s=90)
+    try:
+        return int(probe.stdout.split()[-1]) if probe.rc == 0 else 0
+    except (IndexError, ValueError):
+        return 0
+
+
+def record(ctx, name, nproc, extra_args):
+    """Runs train.py under torchrun traced; returns (result, {rank: truth}, [traces], directory)."""
+    directory = ctx.fresh_dir(f"ranks-{name}")
+    args = ["--standalone", "--nproc-per-node", nproc, ctx.train_py, "--steps", STEPS, *MODEL, *extra_args]
+    env_extra = {"PYTHONPATH": str(g.REPO / "probes" / "python"), "PYTHONUNBUFFERED": "1",
+                 "FP8SCOPE_STATS_EVERY": str(STATS_EVERY), "OMP_NUM_THREADS": "1", **g.NVLINK_MULTICAST_OFF}
+    argv, env = ctx.traced(directory / "rank%r.sqlite", g.torchrun_argv(ctx.python, args), env_extra)
+    for variable in ("RANK", "LOCAL_RANK", "WORLD_SIZE"):
+        env.pop(variable, None)  # the launcher starts without a rank, as from a shell
+    result = g.run(ctx, f"ranks-{name}", argv, env=env, timeout_s=RUN_TIMEOUT_S, cwd=directory)
+    # The ranks share one pipe: each truth is decoded after its prefix (check_realjobs._truths).
+    truths = {t.get("rank"): t for t in check_realjobs._truths(result.stdout)}
+    return result, truths, g.traces_in(directory), directory
+
+
+def report_json(ctx, name, traces):
+    out = g.run(ctx, f"ranks-{name}-report", [ctx.fp8scope, "report", *traces, "--warmup", "0", "--format", "json"],
+                timeout_s=120)
+    (ctx.details / f"ranks-{name}.json").write_text(out.stdout + out.stderr)
+    return json.loads(out.stdout) if out.rc == 0 else None
+
+
+def _by_rank(entries):
+    return {e["rank"]: e for e in entries}
+
+
+def judge_rank_set(name, doc, truths, straggler=None, scales=None):
+    """The verdicts on one run's fp8scope.ranks/1 document: [(check, ok or None for INFO, figure)]. straggler:
+    (rank, sleep_ms) planted, else None; scales: "agree", "disagree" or None (not judged). Pure, so that
+    selftest/ranks_judge_test.py can feed it made-up documents."""
+    verdicts = []
+    ranks = _by_rank(doc.get("ranks", []))
+    counts = {r: ranks.get(r, {}).get("steps") for r in sorted(truths)}
+    printed = {r: t.get("steps") for r, t in sorted(truths.items())}
+    verdicts.append((f"ranks {name}: steps on every rank = printed", bool(truths) and counts == printed
+                     and doc.get("world_size") == len(truths) and set(ranks) == set(truths),
+                     f"analysed {counts}, printed {printed}, world size {doc.get('world_size')}"))
+    steps = [s for s in doc.get("steps", []) if s["step"] >= WARMUP]
+    comm = [(s["step"], r["rank"], r["comm_ns"], r["exposed_comm_ns"]) for s in steps for r in s["ranks"]]
+    lacking = [(step, rank) for step, rank, c, e in comm if not (c > 0 and e > 0)]
+    verdicts.append((f"ranks {name}: comm and exposed comm > 0 per step and rank", bool(comm) and not lacking,
+                     f"{len(comm) - len(lacking)}/{len(comm)} (step, rank) with both; median comm "
+                     f"{_median_us([c for *_, c, _ in comm])} us, exposed {_median_us([e for *_, e in comm])} us"
+                     + (f"; without: {lacking[:4]}" if lacking else "")))
+    caused = [(s["step"], s["slowest_rank"], s["slowest_by"], max(r["caused_wait_ns"] for r in s["ranks"]))
+              for s in steps]
+    if straggler is None:
+        verdicts.append((f"ranks {name}: no straggler (every caused wait < {TOLERANCE:.0%} of {SLEEP_MS:g} ms)",
+                         bool(caused) and all(w < TOLERANCE * SLEEP_MS * 1e6 for *_, w in caused),
+                         f"largest caused wait per step (ms): {[round(w / 1e6, 2) for *_, w in caused]}"))
+    else:
+        rank, sleep_ms = straggler
+        waits = [(s["step"], _by_rank(s["ranks"]).get(rank, {}).get("caused_wait_ns", 0)) for s in steps]
+        wrong = [(step, who, by) for step, who, by, _ in caused if who != rank or by != "caused_wait"]
+        off = [(step, round(w / 1e6, 2)) for step, w in waits if abs(w / 1e6 - sleep_ms) > TOLERANCE * sleep_ms]
+        verdicts.append((f"ranks {name}: straggler = rank {rank}, by caused wait, in every step >= {WARMUP}",
+                         bool(steps) and not wrong, f"{len(steps) - len(wrong)}/{len(steps)} steps"
+                         + (f"; otherwise (step, slowest, by): {wrong[:4]}" if wrong else "")))
+        verdicts.append((f"ranks {name}: rank {rank}'s caused wait within {TOLERANCE:.0%} of {sleep_ms:g} ms per step",
+                         bool(waits) and not off,
+                         f"caused wait per step (ms): {[round(w / 1e6, 2) for _, w in waits]}"
+                         + (f"; outside: {off}" if off else "")))
+        causes = sorted({s.get("slowest_lead_cause") for s in steps}, key=str)
+        verdicts.append((f"ranks {name}: the straggler's lead idle cause", None, f"{causes}"))
+    agreement = doc.get("scales", {})
+    compared, mismatches = agreement.get("compared", 0), agreement.get("mismatches", 0)
+    figure = f"{compared} compared, {mismatches} mismatches; first {agreement.get('first')}"
+    if scales == "agree":
+        verdicts.append((f"ranks {name}: FP8 scales agree across ranks", compared > 0 and mismatches == 0, figure))
+    elif scales == "disagree":
+        verdicts.append((f"ranks {name}: FP8 scales without amax reduction disagree (the check can fail)",
+                         compared > 0 and mismatches > 0, figure))
+    else:
+        verdicts.append((f"ranks {name}: FP8 scale agreement", None, figure))
+    return verdicts
+
+
+def _median_us(values):
+    values = sorted(values)
+    return round(values[len(values) // 2] / 1e3, 1) if values else None
+
+
+def add_verdicts(report, verdicts):
+    for check, ok, figure in verdicts:
+        if ok is None:
+            report.add(check, "INFO", figure)
+        else:
+            report.judge(check, ok, figure)
+
+
+def two_ranks(ctx, report, kept):
+    for name, args, keep in RUNS:
+        if ctx.time_left() < 60:
+            report.add(f"ranks {name}", "SKIP", f"needs ~60 s, {ctx.time_left():.0f} s left")
+            continue
+        result, truths, traces, _ = record(ctx, name, 2, args)
+        names = sorted(t.name for t in traces)
+        ok = result.rc == 0 and sorted(truths) == [0, 1] and names == ["rank0.sqlite", "rank1.sqlite"]
+        sizes = {t.name: t.stat().st_size for t in traces}
+        report.judge(f"ranks {name}: 2 ranks recorded, 2 truths printed", ok,
+                     f"{result.brief()}; traces {sizes}; truths of ranks {sorted(truths, key=str)}",
+                     result.stderr.strip()[-400:] if not ok else "")
+        if not ok:
+            continue
+        doc = report_json(ctx, name, traces)
+        if doc is None:
+            report.add(f"ranks {name}: fp8scope report over the ranks", "FAIL", "exit code not 0 (details)")
+            continue
+        planted = (STRAGGLER, SLEEP_MS) if "--straggler-rank" in args else None
+        scales = {"fp8-clean": "agree", "fp8-no-reduce": "disagree"}.get(name)
+        add_verdicts(report, judge_rank_set(name, doc, truths, planted, scales))
+        if keep:
+            for trace in traces:
+                rank = int(trace.stem.removeprefix("rank"))
+                kept.append((f"ranks/{name}/{trace.name}", trace, dict(
+                    truths[rank], trace_bytes=sizes[trace.name], recorded_by="tests/gpu/check_ranks.py",
+                    command=" ".join(str(a) for a in result.argv[result.argv.index("--") + 1:])
+                    if "--" in result.argv else " ".join(result.argv))))
+
+
+def one_rank(ctx, report):
+    """torchrun with one process and --ddp: the DDP path on one GPU. NCCL has no kernel to run for one rank (its
+    one-rank shortcut copies or does nothing), so communication kernels are counted, not judged."""
+    args = ["--precision", "fp8", "--ddp", "--straggler-rank", 0, "--straggler-sleep-ms", SLEEP_MS]
+    result, truths, traces, _ = record(ctx, "1rank", 1, args)
+    truth = truths.get(0, {})
+    ok = result.rc == 0 and list(truths) == [0] and truth.get("world_size") == 1 and \
+        [t.name for t in traces] == ["rank0.sqlite"]
+    report.judge("ranks 1 GPU: torchrun --nproc-per-node 1 --ddp runs, one truth, rank0.sqlite", ok,
+                 f"{result.brief()}; traces {[t.name for t in traces]}; truth ranks {list(truths)}",
+                 result.stderr.strip()[-400:] if not ok else "")
+    if not ok:
+        return
+    out = g.run(ctx, "ranks-1rank-report", [ctx.fp8scope, "report", traces[0], "--warmup", "0", "--format", "json"],
+                timeout_s=120)
+    (ctx.details / "ranks-1rank.json").write_text(out.stdout + out.stderr)
+    doc = json.loads(out.stdout) if out.rc == 0 else {}
+    analysed = len(doc.get("steps", {}).get("steps", []))
+    report.judge("ranks 1 GPU: steps analysed = printed", analysed == truth.get("steps"),
+                 f"{analysed} analysed ({doc.get('steps', {}).get('source')}), {truth.get('steps')} printed")
+    host_ms = [round(s["totals"]["idle_by_cause_ns"]["host"] / 1e6, 2) for s in doc.get("per_device_step", [])
+               if s["step"] >= WARMUP]
+    report.judge(f"ranks 1 GPU: the sleep is host idle, within {TOLERANCE:.0%} of {SLEEP_MS:g} ms per step",
+                 bool(host_ms) and all(abs(h - SLEEP_MS) <= TOLERANCE * SLEEP_MS for h in host_ms),
+                 f"host idle per step (ms): {host_ms}; slept {[round(x, 2) for x in truth.get('slept_ms', [])]}")
+    by_name = tc.summarize(traces[0])["kernels_by_name"]["demangled"]
+    nccl = sum(n for name, n in by_name.items() if "nccl" in name.lower())
+    report.add("ranks 1 GPU: NCCL kernels (none expected: NCCL's one-rank shortcut)", "INFO", f"{nccl} kernels")
+
+
+def pack(ctx, kept):
+    if not kept:
+        return None
+    archive = ctx.out / "ranks.tar"
+    with tarfile.open(archive, "w") as tar:
+        for arcname, trace, truth in kept:
+            tar.add(trace, arcname=arcname)
+            truth_path = trace.with_suffix(".truth.json")
+            truth_path.write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
+            tar.add(truth_path, arcname=arcname.removesuffix(".sqlite") + ".truth.json")
+    return archive
+
+
+def run_all(ctx, report, state):
+    gpus = g.guarded(report, "ranks: GPUs", 20, gpu_count, ctx, torch=True)
+    if gpus is None:
+        return
+    report.add("ranks: GPUs", "INFO", f"{gpus} visible to torch")
+    if gpus == 0:
+        report.add("ranks", "SKIP", "no GPU visible to torch")
+        return
+    if gpus >= 2:
+        kept = []
+        g.guarded(report, "ranks 2 GPUs", 120, two_ranks, ctx, report, kept)
+        archive = pack(ctx, kept)
+        report.add("ranks: traces packed", "INFO", f"{archive.name}: {len(kept)} traces" if archive else "none")
+        return
+    g.guarded(report, "ranks 1 GPU", 60, one_rank, ctx, report)
+    for name, _, _ in RUNS:
+        report.add(f"ranks {name}: 2-rank checks", "SKIP", "needs 2 GPUs")
