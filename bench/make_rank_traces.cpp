@@ -57,7 +57,17 @@ int64_t noise(uint64_t a, uint64_t b, uint64_t c, uint64_t d, int64_t lo, int64_
     const uint64_t h = mix(mix(mix(mix(a) ^ b) ^ c) ^ d);
     return lo + static_cast<int64_t>(h % static_cast<uint64_t>(hi - lo + 1));
 }
-enum Salt : uint64_t { kDuration = 1, kHostJitter, kArrival, kLinkLatency, kTransfer, kLoader, kSessionStart, kClock, kAmax };
+enum Salt : uint64_t {
+    kDuration = 1,
+    kHostJitter,
+    kArrival,
+    kLinkLatency,
+    kTransfer,
+    kLoader,
+    kSessionStart,
+    kClock,
+    kAmax
+};
 
 constexpr int64_t kUs = 1000;
 constexpr int64_t kFirstStepNs = 1'000'000'000; // true time of the first step; ranks start in the 0.4 s before
@@ -78,8 +88,8 @@ const std::vector<KernelKind> kBackward = { { "cast_transpose_dbias_kernel", 10 
     { "nvjet_sm90_qrtst_128x256_64x4_1x2_h_bz_coopB_NTN", 150 * kUs }, { "dgelu_kernel", 15 * kUs },
     { "ln_bwd_tuned_kernel", 20 * kUs }, { "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel", 240 * kUs },
     { "nvjet_sm90_qrtst_128x128_64x4_1x2_h_bz_coopB_NNT", 45 * kUs }, { "vectorized_elementwise_kernel", 6 * kUs } };
-const std::vector<KernelKind> kOptimizer = { { "multi_tensor_apply_kernel", 20 * kUs },
-    { "amax_and_scale_update_kernel", 5 * kUs } };
+const std::vector<KernelKind> kOptimizer
+    = { { "multi_tensor_apply_kernel", 20 * kUs }, { "amax_and_scale_update_kernel", 5 * kUs } };
 
 struct Collective {
     const char* name;
@@ -168,8 +178,8 @@ const KernelKind& optimizer_kind(const Shape& shape, size_t launch, const StepPl
 }
 
 // The optimizer kernels of one rank, after the last collective: `emit` gets each one's launch and GPU time.
-int64_t run_optimizer(const Shape& shape, const StepPlan& plan, int64_t marker_ns, int64_t wait_until_ns,
-    const auto& emit)
+int64_t run_optimizer(
+    const Shape& shape, const StepPlan& plan, int64_t marker_ns, int64_t wait_until_ns, const auto& emit)
 {
     int64_t gpu_free = std::max(marker_ns + plan.backward_end_ns, wait_until_ns);
     for (size_t i = plan.first_optimizer; i < plan.launches.size(); ++i) {
@@ -193,7 +203,8 @@ StepTiming time_step(const Shape& shape, const StepPlan& plan, int64_t step, int
             continue;
         for (size_t r = 0; r < ranks; ++r) {
             const int64_t late = static_cast<int32_t>(r) == shape.straggler_rank ? shape.straggler_ns : 0;
-            start[r] = std::max(t.marker_ns[r] + l.ready_ns + noise(kArrival, r, step, c, 0, 15 * kUs) + late, comm_free[r]);
+            start[r]
+                = std::max(t.marker_ns[r] + l.ready_ns + noise(kArrival, r, step, c, 0, 15 * kUs) + late, comm_free[r]);
         }
         const int64_t last = *std::max_element(start.begin(), start.end());
         const int64_t transfer = l.collective->transfer_ns * noise(kTransfer, step, c, 0, 95, 105) / 100;
@@ -208,13 +219,16 @@ StepTiming time_step(const Shape& shape, const StepPlan& plan, int64_t step, int
     return t;
 }
 
-std::string host_name(const Shape& shape, int32_t rank) { return "node" + std::to_string(rank / shape.ranks_per_host()); }
+std::string host_name(const Shape& shape, int32_t rank)
+{
+    return "node" + std::to_string(rank / shape.ranks_per_host());
+}
 
 // One rank's trace: every step is timed for all ranks (cheap), and this rank's rows are kept.
 int write_rank(const Shape& shape, const std::vector<StepPlan>& plans, int32_t rank, const std::string& path)
 {
-    RankTrace trace(rank, {}, shape.ranks, host_name(shape, rank), "python train.py --fp8 --nnodes "
-        + std::to_string(shape.hosts));
+    RankTrace trace(
+        rank, {}, shape.ranks, host_name(shape, rank), "python train.py --fp8 --nnodes " + std::to_string(shape.hosts));
     testing::Scenario& s = trace.s;
     const int32_t host = rank / shape.ranks_per_host();
     const int64_t session_start = noise(kSessionStart, static_cast<uint64_t>(rank), 0, 0, 0, 400'000'000);
@@ -239,7 +253,8 @@ int write_rank(const Shape& shape, const std::vector<StepPlan>& plans, int32_t r
         size_t c = 0;
         const auto launch = [&](const Launch& l, int64_t start, int64_t end, uint32_t stream) {
             s.launch(trace.host,
-                { .api_start_ns = at(marker + l.api_start_ns), .api_end_ns = at(marker + l.api_end_ns),
+                { .api_start_ns = at(marker + l.api_start_ns),
+                    .api_end_ns = at(marker + l.api_end_ns),
                     .name = l.collective ? "cudaLaunchKernelExC_v11060" : "cudaLaunchKernel_v7000" },
                 { .start_ns = at(start), .end_ns = at(end), .name = l.name, .stream_id = stream });
         };
@@ -255,11 +270,13 @@ int write_rank(const Shape& shape, const std::vector<StepPlan>& plans, int32_t r
             [&](const Launch& l, int64_t start, int64_t end) { launch(l, start, end, 7); });
         for (int i = 0; i < kSites; ++i) {
             // After the site's forward GEMM; the amax is reduced over the ranks, so every rank has the same scale.
-            const double amax = 0.5 + static_cast<double>(noise(kAmax, static_cast<uint64_t>(i), step, 0, 0, 1000)) / 1000;
+            const double amax
+                = 0.5 + static_cast<double>(noise(kAmax, static_cast<uint64_t>(i), step, 0, 0, 1000)) / 1000;
             TensorStatsRow row;
             row.site_id = sites[static_cast<size_t>(i)];
             row.step = step;
-            row.timestamp_ns = at(marker + plan.launches[static_cast<size_t>(i) * plan.first_optimizer / (3 * kSites)].api_end_ns);
+            row.timestamp_ns
+                = at(marker + plan.launches[static_cast<size_t>(i) * plan.first_optimizer / (3 * kSites)].api_end_ns);
             row.dtype = schema::Dtype::BFloat16;
             row.target_format = schema::Fp8Format::E4M3;
             row.numel = 4096LL * 4096;
@@ -286,9 +303,9 @@ int write_rank(const Shape& shape, const std::vector<StepPlan>& plans, int32_t r
 void write_planted(const Shape& shape, const std::string& dir)
 {
     std::ofstream out(dir + "/planted.json");
-    out << "{\"ranks\": " << shape.ranks << ", \"steps\": " << shape.steps << ", \"kernels_per_step\": "
-        << shape.kernels_per_step << ", \"straggler_rank\": " << shape.straggler_rank << ", \"straggler_ns\": "
-        << shape.straggler_ns << ", \"hosts\": [";
+    out << "{\"ranks\": " << shape.ranks << ", \"steps\": " << shape.steps
+        << ", \"kernels_per_step\": " << shape.kernels_per_step << ", \"straggler_rank\": " << shape.straggler_rank
+        << ", \"straggler_ns\": " << shape.straggler_ns << ", \"hosts\": [";
     for (int32_t h = 0; h < shape.hosts; ++h)
         out << (h ? ", " : "") << "{\"host\": \"node" << h << "\", \"clock_offset_ns\": " << host_clock_offset_ns(h)
             << "}";
@@ -304,15 +321,18 @@ int main(int argc, char** argv)
     std::string out;
     Shape shape;
     unsigned jobs = std::max(1U, std::thread::hardware_concurrency());
-    app.add_option("--out", out, "directory for rank-NN.sqlite and planted.json (traces in it are replaced)")->required();
+    app.add_option("--out", out, "directory for rank-NN.sqlite and planted.json (traces in it are replaced)")
+        ->required();
     app.add_option("--ranks", shape.ranks, "ranks (default 64)")->check(CLI::Range(2, 4096));
-    app.add_option("--steps", shape.steps, "steps per rank (default 200)")->check(CLI::Range(int64_t { 1 }, int64_t { 100'000 }));
+    app.add_option("--steps", shape.steps, "steps per rank (default 200)")
+        ->check(CLI::Range(int64_t { 1 }, int64_t { 100'000 }));
     app.add_option("--kernels-per-step", shape.kernels_per_step,
            "compute kernels per step and rank; 14 collectives come on top (default 1000)")
         ->check(CLI::Range(int64_t { 100 }, int64_t { 1'000'000 }));
     app.add_option("--hosts", shape.hosts, "hosts the ranks are spread over (default one per 8 ranks)")
         ->check(CLI::Range(1, 4096));
-    app.add_option("--straggler-rank", shape.straggler_rank, "the rank that starts its collectives late (default none)");
+    app.add_option(
+        "--straggler-rank", shape.straggler_rank, "the rank that starts its collectives late (default none)");
     app.add_option("--straggler-ns", shape.straggler_ns, "how late, in ns, each collective of the step")
         ->check(CLI::Range(int64_t { 0 }, int64_t { 1'000'000'000 }));
     app.add_option("--jobs", jobs, "ranks written at once (default: the cores)")->check(CLI::Range(1U, 256U));
