@@ -35,19 +35,34 @@ std::string job_command_line(std::string_view command_line)
 
 std::string name_of(const RankSummary& rank) { return fmt::format("'{}'", rank.path); }
 
+// One trace of the set: its summary, or why it is left out.
+struct RankFile {
+    std::optional<RankSummary> summary;
+    std::string left_out;
+};
+
 // Loads, analyses and summarises one trace; the error says which trace when the selection is empty.
-Expected<RankSummary> summarize_file(const std::string& path, const ReportOptions& options)
+Expected<RankFile> summarize_file(const std::string& path, const ReportOptions& options)
 {
     auto model = load_trace(path);
     if (!model)
         return std::unexpected(model.error());
+    if (auto reason = not_a_rank(*model))
+        return RankFile { std::nullopt, std::move(*reason) };
     const Report report = analyze(*model, options);
     if (!report.selection.empty.empty())
         return make_error(ErrorCode::Usage, fmt::format("'{}': {}", path, report.selection.empty));
-    return summarize_rank(*model, report);
+    return RankFile { summarize_rank(*model, report), {} };
 }
 
 } // namespace
+
+std::optional<std::string> not_a_rank(const TraceModel& model)
+{
+    if (model.meta.rank >= 0 || model.kernels.size() > 0)
+        return std::nullopt;
+    return std::string("no rank and no kernel: a launcher process, not a rank");
+}
 
 std::optional<std::string> check_one_job(std::span<const RankSummary> ranks)
 {
@@ -82,7 +97,7 @@ std::optional<std::string> check_one_job(std::span<const RankSummary> ranks)
 
 Expected<RankSetReport> analyze_rank_set(const std::vector<std::string>& paths, const ReportOptions& options)
 {
-    std::vector<std::optional<Expected<RankSummary>>> results(paths.size());
+    std::vector<std::optional<Expected<RankFile>>> results(paths.size());
     std::vector<std::exception_ptr> failures(paths.size());
     std::atomic<size_t> next { 0 };
     const auto work = [&] {
@@ -108,8 +123,15 @@ Expected<RankSetReport> analyze_rank_set(const std::vector<std::string>& paths, 
             std::rethrow_exception(failures[i]);
         if (!*results[i])
             return std::unexpected(results[i]->error());
-        set.ranks.push_back(std::move(**results[i]));
+        RankFile& file = **results[i];
+        if (file.summary)
+            set.ranks.push_back(std::move(*file.summary));
+        else
+            set.left_out.push_back({ paths[i], std::move(file.left_out) });
     }
+    if (set.ranks.empty() && !set.left_out.empty())
+        return make_error(ErrorCode::InvalidTrace,
+            fmt::format("no rank among the traces: '{}': {}", set.left_out.front().path, set.left_out.front().reason));
     if (auto refusal = check_one_job(set.ranks))
         return make_error(ErrorCode::InvalidTrace, std::move(*refusal));
     std::sort(set.ranks.begin(), set.ranks.end(), [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });

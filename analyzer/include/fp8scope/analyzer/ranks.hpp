@@ -202,13 +202,26 @@ struct KindWaits {
 // One entry per kind with a matched collective, in CollectiveKind order.
 std::vector<KindWaits> waits_by_kind(const CrossRankReport& across);
 
+// A trace that analyze_rank_set() leaves out of the job, and why.
+struct LeftOutTrace {
+    std::string path;
+    std::string reason;
+};
+
 struct RankSetReport {
     std::vector<RankSummary> ranks; // ascending rank
     CrossRankReport across;
+    // Traces that are not ranks: the launcher's own (torchrun initializes CUDA in its agent process on some
+    // versions, which then writes a trace with no rank and no GPU work: `ranknorank.sqlite` beside the ranks').
+    std::vector<LeftOutTrace> left_out;
 };
 
+// Why a trace is not one of the job's ranks, or nullopt when it may be: no rank in its meta and no kernel at all.
+std::optional<std::string> not_a_rank(const TraceModel& model);
+
 // Loads and analyses each trace (analyze() with `options`) on up to std::thread::hardware_concurrency() threads,
-// summarises it, checks the set is one job and analyses it across ranks. Errors: a trace's load error as
+// leaves out those not_a_rank() names (RankSetReport::left_out), summarises the others, checks they are one job and
+// analyses them across ranks. Errors: a trace's load error as
 // load_trace() gives it (the first by argument order); a rank whose selection is empty, ErrorCode::Usage; traces
 // that are not one job, ErrorCode::InvalidTrace with check_one_job()'s line (the CLI exits 3).
 Expected<RankSetReport> analyze_rank_set(const std::vector<std::string>& paths, const ReportOptions& options = {});
