@@ -206,11 +206,13 @@ def one_rank(ctx, report):
     analysed = len(doc.get("steps", {}).get("steps", []))
     report.judge("ranks 1 GPU: steps analysed = printed", analysed == truth.get("steps"),
                  f"{analysed} analysed ({doc.get('steps', {}).get('source')}), {truth.get('steps')} printed")
-    host_ms = [round(s["totals"]["idle_by_cause_ns"]["host"] / 1e6, 2) for s in doc.get("per_device_step", [])
-               if s["step"] >= WARMUP]
-    report.judge(f"ranks 1 GPU: the sleep is host idle, within {TOLERANCE:.0%} of {SLEEP_MS:g} ms per step",
-                 bool(host_ms) and all(abs(h - SLEEP_MS) <= TOLERANCE * SLEEP_MS for h in host_ms),
-                 f"host idle per step (ms): {host_ms}; slept {[round(x, 2) for x in truth.get('slept_ms', [])]}")
+    # The step's closing torch.cuda.synchronize() (DDP mode) ends inside the sleep's gap, so rule 1 charges that gap
+    # to `sync` (seen on the H100: 31.5 ms sync, 2 ms host per step); sync + host is the time the host kept it idle.
+    held_ms = [round((s["totals"]["idle_by_cause_ns"]["sync"] + s["totals"]["idle_by_cause_ns"]["host"]) / 1e6, 2)
+               for s in doc.get("per_device_step", []) if s["step"] >= WARMUP]
+    report.judge(f"ranks 1 GPU: the sleep is sync + host idle, within {TOLERANCE:.0%} of {SLEEP_MS:g} ms per step",
+                 bool(held_ms) and all(abs(h - SLEEP_MS) <= TOLERANCE * SLEEP_MS for h in held_ms),
+                 f"sync + host idle per step (ms): {held_ms}; slept {[round(x, 2) for x in truth.get('slept_ms', [])]}")
     by_name = tc.summarize(traces[0])["kernels_by_name"]["demangled"]
     nccl = sum(n for name, n in by_name.items() if "nccl" in name.lower())
     report.add("ranks 1 GPU: NCCL kernels (none expected: NCCL's one-rank shortcut)", "INFO", f"{nccl} kernels")
