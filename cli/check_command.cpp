@@ -6,6 +6,7 @@
 #include "compare_command.hpp"
 #include "exit_codes.hpp"
 #include "human_units.hpp"
+#include "rank_merge.hpp"
 
 #include "fp8scope/analyzer/budgets.hpp"
 #include "fp8scope/analyzer/rank_budgets.hpp"
@@ -175,14 +176,22 @@ namespace {
                 "with several traces only --max-bubble-ratio and --max-straggler-wait apply (the other budgets and "
                 "--ref read one trace)");
         int exit_code = kExitOk;
-        const std::optional<analyzer::RankSetReport> set = load_rank_set(options.report, paths, "check", exit_code);
+        std::optional<analyzer::RankSetReport> set;
+        std::vector<std::string> traces = paths; // named in the output: the traces, also when merged
+        if (!options.report.merge)
+            set = load_rank_set(options.report, paths, "check", exit_code);
+        else if (std::optional<MergedRanks> merged = load_merged_ranks(paths, exit_code)) {
+            warn_missing_ranks(merged->set);
+            set = std::move(merged->set);
+            traces = std::move(merged->traces);
+        }
         if (!set)
             return exit_code;
         const analyzer::RankBudgets budgets { .max_bubble_ratio = options.max_bubble_ratio,
             .max_straggler_wait_ns = options.max_straggler_wait.empty()
                 ? std::nullopt
                 : parse_duration_ns(options.max_straggler_wait) };
-        const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set->ranks.size(), fmt::join(paths, ", ")),
+        const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set->ranks.size(), fmt::join(traces, ", ")),
             .recording = {},
             .reference = {} };
         return write_check(options, subject, analyzer::evaluate_rank_budgets(*set, budgets));
@@ -192,11 +201,15 @@ namespace {
 
 int run_check(const CheckCliOptions& given)
 {
+    if (given.report.merge)
+        if (const auto problem = merge_usage_problem(given.report))
+            return usage_error("check", *problem);
     int exit_code = kExitOk;
-    const std::optional<std::vector<std::string>> paths = resolve_trace_args(given.report.trace_args, exit_code);
+    const std::optional<std::vector<std::string>> paths
+        = resolve_trace_args(given.report.trace_args, exit_code, given.report.merge ? ".json" : ".sqlite");
     if (!paths)
         return exit_code;
-    if (paths->size() > 1) {
+    if (paths->size() > 1 || given.report.merge) {
         if (!given.max_bubble_ratio && given.max_straggler_wait.empty())
             return usage_error("check", "no budget given: use --max-bubble-ratio or --max-straggler-wait");
         return run_rank_check(given, *paths);

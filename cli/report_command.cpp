@@ -4,6 +4,8 @@
 #include "command_support.hpp"
 #include "exit_codes.hpp"
 #include "human_units.hpp"
+#include "rank_merge.hpp"
+#include "rank_summary_json.hpp"
 #include "report_figures.hpp"
 #include "report_ranks.hpp"
 #include "report_render.hpp"
@@ -12,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <algorithm>
@@ -100,8 +103,11 @@ void add_analysis_options(CLI::App& command, ReportCliOptions& options)
     command
         .add_option("TRACE", options.trace_args,
             "Trace file: an fp8scope trace or an Nsight Systems SQLite export; several, or a directory (its *.sqlite "
-            "files): the per-rank traces of one job")
+            "files): the per-rank traces of one job. With --merge: per-rank JSON reports, or a directory of them")
         ->required();
+    command.add_flag("--merge", options.merge,
+        "The ranks of one job from their JSON reports ('fp8scope report RANK.sqlite --format json' each, e.g. as "
+        "the tasks of an array job): TRACE... are those files, or directories (their *.json files)");
     add_selection_options(command, options);
 }
 
@@ -189,7 +195,8 @@ std::optional<analyzer::Report> analyse_selection(const analyzer::TraceModel& mo
     return std::move(report);
 }
 
-std::optional<std::vector<std::string>> resolve_trace_args(const std::vector<std::string>& args, int& exit_code)
+std::optional<std::vector<std::string>> resolve_trace_args(
+    const std::vector<std::string>& args, int& exit_code, std::string_view extension)
 {
     namespace fs = std::filesystem;
     std::vector<std::string> paths;
@@ -201,12 +208,12 @@ std::optional<std::vector<std::string>> resolve_trace_args(const std::vector<std
         }
         std::vector<std::string> found;
         for (fs::directory_iterator it(arg, error), end; !error && it != end; it.increment(error))
-            if (it->path().extension() == ".sqlite" && it->is_regular_file(error))
+            if (it->path().extension() == extension && it->is_regular_file(error))
                 found.push_back(it->path().string());
         // A directory without a trace is an input with nothing to read, as `info` says of any directory: exit 3.
         if (error || found.empty()) {
             print_error(error ? fmt::format("{}: cannot read the directory: {}", printable(arg), error.message())
-                              : fmt::format("{}: no *.sqlite file in the directory", printable(arg)));
+                              : fmt::format("{}: no *{} file in the directory", printable(arg), extension));
             exit_code = kExitBadTrace;
             return std::nullopt;
         }
@@ -214,6 +221,26 @@ std::optional<std::vector<std::string>> resolve_trace_args(const std::vector<std
         paths.insert(paths.end(), found.begin(), found.end());
     }
     return paths;
+}
+
+void warn_missing_ranks(const analyzer::RankSetReport& set)
+{
+    if (set.ranks.empty() || static_cast<int64_t>(set.ranks.size()) >= set.ranks.front().world_size)
+        return;
+    constexpr size_t kNamed = 8;
+    std::vector<int32_t> missing;
+    size_t given = 0; // set.ranks is by rank, distinct and below the world size (check_one_job())
+    for (int32_t rank = 0; rank < set.ranks.front().world_size && missing.size() <= kNamed; ++rank) {
+        if (given < set.ranks.size() && set.ranks[given].rank == rank)
+            ++given;
+        else
+            missing.push_back(rank);
+    }
+    const int64_t absent = set.ranks.front().world_size - static_cast<int64_t>(set.ranks.size());
+    print_warning(fmt::format("{} of world size {}: the figures across ranks leave out {} {}{}",
+        count_of(static_cast<int64_t>(set.ranks.size()), "rank", "ranks"), set.ranks.front().world_size,
+        absent == 1 ? "rank" : "ranks", fmt::join(missing.begin(), missing.begin() + std::min(missing.size(), kNamed), ", "),
+        missing.size() > kNamed ? fmt::format(" and {} more", absent - static_cast<int64_t>(kNamed)) : ""));
 }
 
 std::optional<analyzer::RankSetReport> load_rank_set(
@@ -225,8 +252,10 @@ std::optional<analyzer::RankSetReport> load_rank_set(
         return std::nullopt;
     }
     auto set = analyzer::analyze_rank_set(paths, report_options);
-    if (set)
+    if (set) {
+        warn_missing_ranks(*set);
         return std::move(*set);
+    }
     if (set.error().code == ErrorCode::Usage) {
         exit_code = usage_error(command, set.error().message);
         return std::nullopt;
@@ -260,14 +289,21 @@ std::optional<AnalysedTrace> load_and_analyse(const ReportCliOptions& options, s
 
 namespace {
 
-    // Several traces: the ranks of one job (docs/cli.md "Several ranks"), in text or JSON.
+    // Several traces, or --merge: the ranks of one job (docs/cli.md "Several ranks"), in text or JSON.
     int run_rank_report(const ReportCliOptions& options, const std::vector<std::string>& paths)
     {
         if (options.format != "text" && options.format != "json")
             return usage_error("report",
-                fmt::format("--format {} reads one trace only; with several traces use text or json", options.format));
+                fmt::format("--format {} reads one trace only; with several traces or --merge use text or json",
+                    options.format));
         int exit_code = kExitOk;
-        const std::optional<analyzer::RankSetReport> set = load_rank_set(options, paths, "report", exit_code);
+        std::optional<analyzer::RankSetReport> set;
+        if (!options.merge)
+            set = load_rank_set(options, paths, "report", exit_code);
+        else if (std::optional<MergedRanks> merged = load_merged_ranks(paths, exit_code)) {
+            warn_missing_ranks(merged->set);
+            set = std::move(merged->set);
+        }
         if (!set)
             return exit_code;
         if (options.format == "json")
@@ -281,11 +317,15 @@ namespace {
 
 int run_report(const ReportCliOptions& given)
 {
+    if (given.merge)
+        if (const auto problem = merge_usage_problem(given))
+            return usage_error("report", *problem);
     int exit_code = kExitOk;
-    const std::optional<std::vector<std::string>> paths = resolve_trace_args(given.trace_args, exit_code);
+    const std::optional<std::vector<std::string>> paths
+        = resolve_trace_args(given.trace_args, exit_code, given.merge ? ".json" : ".sqlite");
     if (!paths)
         return exit_code;
-    if (paths->size() > 1)
+    if (paths->size() > 1 || given.merge)
         return run_rank_report(given, *paths);
     ReportCliOptions options = given;
     options.trace_path = paths->front();
@@ -295,7 +335,9 @@ int run_report(const ReportCliOptions& given)
     const analyzer::TraceModel& model = analysed->model;
     const analyzer::Report& report = analysed->report;
     if (options.format == "json") {
-        const auto json = render_report_json(model, report);
+        auto json = render_report_json(model, report);
+        // Everything `report --merge` needs of this rank, so that ranks can be analysed as independent jobs.
+        json["rank_summary"] = rank_summary_json(analyzer::summarize_rank(model, report));
         return write_stdout(json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
     if (options.format == "md")

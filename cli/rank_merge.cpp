@@ -1,0 +1,81 @@
+#include "rank_merge.hpp"
+
+#include "command_support.hpp"
+#include "exit_codes.hpp"
+#include "rank_summary_json.hpp"
+#include "report_command.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+
+namespace fp8scope::cli {
+
+std::optional<std::string> merge_usage_problem(const ReportCliOptions& options)
+{
+    if (!options.steps.empty() || options.device || options.warmup || !options.step_pattern.empty()
+        || options.step_source != "any")
+        return "--steps, --device, --warmup, --step-pattern and --step-source do not apply with --merge: give them to "
+               "'fp8scope report TRACE --format json', which writes the per-rank reports";
+    return std::nullopt;
+}
+
+std::optional<MergedRanks> load_merged_ranks(const std::vector<std::string>& files, int& exit_code)
+{
+    std::vector<std::optional<Expected<analyzer::RankSummary>>> read(files.size());
+    std::vector<std::exception_ptr> failures(files.size());
+    std::atomic<size_t> next { 0 };
+    const auto work = [&] {
+        for (size_t i = next++; i < files.size(); i = next++) {
+            try {
+                read[i] = read_rank_summary_file(files[i]);
+            } catch (...) {
+                failures[i] = std::current_exception(); // rethrown below: a bug, exit 70
+            }
+        }
+    };
+    // Each parsed file takes several times its size in memory: one per core at most.
+    const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, std::max<size_t>(files.size(), 1));
+    {
+        std::vector<std::jthread> threads;
+        for (size_t w = 1; w < workers; ++w)
+            threads.emplace_back(work);
+        work();
+    }
+    MergedRanks merged;
+    for (size_t i = 0; i < files.size(); ++i) {
+        if (failures[i])
+            std::rethrow_exception(failures[i]);
+        if (!*read[i]) {
+            print_error(read[i]->error().message);
+            exit_code = kExitBadTrace;
+            return std::nullopt;
+        }
+        merged.traces.push_back((*read[i])->path);
+        merged.set.ranks.push_back(std::move(**read[i]));
+    }
+    std::vector<analyzer::RankSummary>& ranks = merged.set.ranks;
+    std::optional<std::string> refusal = check_rank_summary_set(ranks, files);
+    if (!refusal) {
+        // What check_one_job() reads, with the files' names: the line names the file to look at, not its trace.
+        std::vector<analyzer::RankSummary> jobs(ranks.size());
+        for (size_t i = 0; i < ranks.size(); ++i) {
+            jobs[i].path = files[i];
+            jobs[i].rank = ranks[i].rank;
+            jobs[i].world_size = ranks[i].world_size;
+            jobs[i].command_line = ranks[i].command_line;
+        }
+        refusal = analyzer::check_one_job(jobs);
+    }
+    if (refusal) {
+        print_error(*refusal);
+        exit_code = kExitBadTrace;
+        return std::nullopt;
+    }
+    std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    merged.set.across = analyzer::analyze_across_ranks(ranks);
+    return merged;
+}
+
+} // namespace fp8scope::cli
