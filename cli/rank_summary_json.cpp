@@ -389,16 +389,22 @@ Expected<RankSummary> read_rank_summary_file(const std::string& path)
             fmt::format("cannot open '{}': {}", path, error ? error.message() : "No such file or directory"));
     if (!fs::is_regular_file(status))
         return std::unexpected(invalid(path, "not a regular file"));
+    const auto too_large = [&] {
+        return invalid(
+            path, fmt::format("larger than {} MiB, the most a rank's JSON report may have", kMaxRankSummaryFileBytes >> 20));
+    };
+    if (const uintmax_t size = fs::file_size(path, error); !error && size > uintmax_t(kMaxRankSummaryFileBytes))
+        return std::unexpected(too_large());
     std::ifstream in(path, std::ios::binary);
     std::string text;
-    text.resize(static_cast<size_t>(kMaxRankSummaryFileBytes) + 1);
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    if (in.bad() || (!in.eof() && !in))
+    // Read to the end, one byte past the limit at most: the file may have grown since its size was taken.
+    for (char buffer[1 << 16]; in.read(buffer, sizeof buffer) || in.gcount() > 0;) {
+        text.append(buffer, static_cast<size_t>(in.gcount()));
+        if (static_cast<int64_t>(text.size()) > kMaxRankSummaryFileBytes)
+            return std::unexpected(too_large());
+    }
+    if (in.bad() || !in.is_open())
         return make_error(ErrorCode::Io, fmt::format("cannot read '{}'", path));
-    text.resize(static_cast<size_t>(in.gcount()));
-    if (static_cast<int64_t>(text.size()) > kMaxRankSummaryFileBytes)
-        return std::unexpected(invalid(path,
-            fmt::format("larger than {} MiB, the most a rank's JSON report may have", kMaxRankSummaryFileBytes >> 20)));
     try {
         const json document = json::parse(text);
         text = {};
