@@ -39,6 +39,8 @@ namespace {
   fp8scope report big.sqlite --no-progress
   fp8scope report rank0.sqlite rank1.sqlite --format json
   fp8scope report traces/            # every *.sqlite in it: the ranks of one job
+  fp8scope report rank7.sqlite --format json > reports/rank7.json    # one job per rank, then:
+  fp8scope report --merge reports/   # every *.json in it: the same report as of the traces
 
 Steps come from fp8scope.step() markers, else NVTX ranges matching --step-pattern (default: ProfilerStep#N,
 step, train_step, iteration), else the repeating kernel sequence; the report says which. Every figure and
@@ -55,15 +57,21 @@ world size, distinct ranks; docs/analysis.md "Across ranks"), analysed together 
 fp8scope.ranks/1): per rank the steps, bubble ratio and idle causes (comm included); per step each rank's
 communication, exposed communication and wait, the slowest rank and its lead cause; the straggler waits per
 collective kind; the clock of each host and the residual; FP8 scale agreement. Traces of different jobs are
-exit code 3; md, html and junit read one trace only (exit code 2).
+exit code 3; md, html and junit read one trace only (exit code 2). Fewer ranks than the world size: a warning.
+
+--merge reads per-rank JSON reports instead of traces (or a directory: its *.json files): the JSON of one trace
+ends with its rank_summary (schema fp8scope.rank_summary/1), so ranks can be analysed as independent jobs (an
+array job's tasks) and merged into the same report, byte for byte (docs/multi-rank.md). The selection options
+belong to the per-rank reports (exit code 2 with --merge). A file that is not a valid rank report (checked as
+untrusted input, at most 1 GiB) or files of different jobs: exit code 3, one line naming the file.
 
 Loading and analysis that take over a second show a progress bar on stderr when it is a
 terminal (not in pipes, files or CI logs); --no-progress turns it off.
 
 Exit codes: 0 ok, 2 usage error (also: --steps, --device or --warmup selecting nothing; the message names
-what the trace has; md, html or junit with several traces), 3 unreadable or invalid trace, a directory without
-*.sqlite, or traces that are not the ranks of one job (one line on stderr), 74 stdout cannot be written, 70
-internal error.
+what the trace has; md, html or junit with several traces; a selection option with --merge), 3 unreadable or
+invalid trace, a directory without *.sqlite (*.json with --merge), a bad per-rank JSON report, or traces that are
+not the ranks of one job (one line on stderr), 74 stdout cannot be written, 70 internal error.
 )";
 
     bool parse_int(std::string_view text, int64_t& value)
