@@ -5,10 +5,9 @@
 #include "rank_summary_json.hpp"
 #include "report_command.hpp"
 
+#include "fp8scope/analyzer/parallel_each.hpp"
+
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <thread>
 
 namespace fp8scope::cli {
 
@@ -24,29 +23,10 @@ std::optional<std::string> merge_usage_problem(const ReportCliOptions& options)
 std::optional<MergedRanks> load_merged_ranks(const std::vector<std::string>& files, int& exit_code)
 {
     std::vector<std::optional<Expected<analyzer::RankSummary>>> read(files.size());
-    std::vector<std::exception_ptr> failures(files.size());
-    std::atomic<size_t> next { 0 };
-    const auto work = [&] {
-        for (size_t i = next++; i < files.size(); i = next++) {
-            try {
-                read[i] = read_rank_summary_file(files[i]);
-            } catch (...) {
-                failures[i] = std::current_exception(); // rethrown below: a bug, exit 70
-            }
-        }
-    };
-    // Each parsed file takes several times its size in memory: one per core at most.
-    const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, std::max<size_t>(files.size(), 1));
-    {
-        std::vector<std::jthread> threads;
-        for (size_t w = 1; w < workers; ++w)
-            threads.emplace_back(work);
-        work();
-    }
+    // A parsed file takes several times its size in memory: one at a time per core.
+    analyzer::parallel_each(files.size(), [&](size_t i) { read[i] = read_rank_summary_file(files[i]); });
     MergedRanks merged;
     for (size_t i = 0; i < files.size(); ++i) {
-        if (failures[i])
-            std::rethrow_exception(failures[i]);
         if (!*read[i]) {
             print_error(read[i]->error().message);
             exit_code = kExitBadTrace;

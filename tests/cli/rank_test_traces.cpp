@@ -35,6 +35,18 @@ std::vector<std::string> write_straggler_ranks(const std::string& dir)
     return paths;
 }
 
+std::vector<std::string> write_compute_only_ranks(const std::string& dir)
+{
+    std::vector<std::string> paths;
+    for (const int32_t rank : { 0, 1 }) {
+        RankTrace trace(rank);
+        trace.kernel(1000, 2000);
+        paths.push_back(dir + "/r" + std::to_string(rank) + ".sqlite");
+        write_rank(trace, paths.back());
+    }
+    return paths;
+}
+
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more)
 {
     args.insert(args.end(), more.begin(), more.end());

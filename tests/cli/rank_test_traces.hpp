@@ -17,6 +17,9 @@ void write_rank(const testing::RankTrace& trace, const std::string& path);
 // 2500 ns, rank 0 1000 ns (its whole kernel). Returns dir/rank0.sqlite, rank1 and rank2.
 std::vector<std::string> write_straggler_ranks(const std::string& dir);
 
+// Two ranks of world size 2 with one compute kernel each and no collective: dir/r0.sqlite and dir/r1.sqlite.
+std::vector<std::string> write_compute_only_ranks(const std::string& dir);
+
 // `args` and then `more`: a command line and the options a test adds to it.
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more);
 

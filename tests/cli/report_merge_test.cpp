@@ -138,12 +138,7 @@ TEST_CASE("check --merge: ranks without a matched collective fail the straggler 
 {
     // A gate never passes for lack of data: two ranks with compute only.
     const std::string dir = scratch_dir("merge_check_nodata");
-    RankTrace r0(0), r1(1);
-    r0.kernel(1000, 2000);
-    r1.kernel(1000, 2000);
-    write_rank(r0, dir + "/r0.sqlite");
-    write_rank(r1, dir + "/r1.sqlite");
-    write_rank_reports({ dir + "/r0.sqlite", dir + "/r1.sqlite" });
+    write_rank_reports(write_compute_only_ranks(dir));
     const auto no_data = run_fp8scope({ "check", "--merge", dir, "--max-straggler-wait", "1s" });
     CHECK(no_data.exit_code == 1);
     CHECK(no_data.out.find("no collective is matched across the ranks") != std::string::npos);

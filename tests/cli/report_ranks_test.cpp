@@ -158,11 +158,7 @@ TEST_CASE("check over ranks: no matched collective fails, bad durations and one-
     "[cli][ranks]")
 {
     const std::string dir = scratch_dir("ranks_check_nodata");
-    RankTrace r0(0), r1(1);
-    r0.kernel(1000, 2000);
-    r1.kernel(1000, 2000);
-    write_rank(r0, dir + "/r0.sqlite");
-    write_rank(r1, dir + "/r1.sqlite");
+    write_compute_only_ranks(dir);
     const auto no_data = run_fp8scope({ "check", dir, "--warmup", "0", "--max-straggler-wait", "1s" });
     CHECK(no_data.exit_code == 1);
     CHECK(no_data.out.find("FAIL max-straggler-wait") != std::string::npos);
