@@ -23,7 +23,6 @@ Error invalid(const std::string& path, std::string_view what)
     return Error { ErrorCode::InvalidTrace, fmt::format("'{}': {}", path, what) };
 }
 
-
 } // namespace
 
 Expected<RankSummary> read_rank_summary_file(const std::string& path)
@@ -37,8 +36,8 @@ Expected<RankSummary> read_rank_summary_file(const std::string& path)
     if (!fs::is_regular_file(status))
         return std::unexpected(invalid(path, "not a regular file"));
     const auto too_large = [&] {
-        return invalid(
-            path, fmt::format("larger than {} MiB, the most a rank's JSON report may have", kMaxRankSummaryFileBytes >> 20));
+        return invalid(path,
+            fmt::format("larger than {} MiB, the most a rank's JSON report may have", kMaxRankSummaryFileBytes >> 20));
     };
     if (const uintmax_t size = fs::file_size(path, error); !error && size > uintmax_t(kMaxRankSummaryFileBytes))
         return std::unexpected(too_large());
@@ -71,7 +70,8 @@ Expected<RankSummary> read_rank_summary_file(const std::string& path)
             return named(rank_summary_from_json(*summary, "rank_summary"));
         if (schema != document.end() && *schema == kRanksJsonSchema)
             return std::unexpected(invalid(path,
-                fmt::format("a report of several ranks ({}); --merge reads the reports of one rank each", kRanksJsonSchema)));
+                fmt::format(
+                    "a report of several ranks ({}); --merge reads the reports of one rank each", kRanksJsonSchema)));
         return std::unexpected(invalid(path,
             "no rank_summary: not the output of 'fp8scope report TRACE --format json' (nor a bare rank summary)"));
     } catch (const json::parse_error& bad) {
@@ -81,7 +81,8 @@ Expected<RankSummary> read_rank_summary_file(const std::string& path)
     }
 }
 
-std::optional<std::string> check_rank_summary_set(std::span<const RankSummary> ranks, std::span<const std::string> files)
+std::optional<std::string> check_rank_summary_set(
+    std::span<const RankSummary> ranks, std::span<const std::string> files)
 {
     if (ranks.empty())
         return std::nullopt;
@@ -95,13 +96,14 @@ std::optional<std::string> check_rank_summary_set(std::span<const RankSummary> r
         return fmt::format("'{}' and '{}' cannot be ranks of one job: their session starts are more than 2^60 ns (36 "
                            "years) apart",
             file(first), file(last));
-    uint64_t collective_ns = 0; // each length is at most 2^54 (kMaxTraceTimeNs each way): the sum is checked before it can wrap
+    uint64_t collective_ns
+        = 0; // each length is at most 2^54 (kMaxTraceTimeNs each way): the sum is checked before it can wrap
     for (auto rank = ranks.begin(); rank != ranks.end(); ++rank)
         for (const RankCollective& c : rank->collectives) {
             collective_ns += static_cast<uint64_t>(c.end_ns - c.start_ns);
             if (collective_ns > (uint64_t { 1 } << 62))
-                return fmt::format("'{}': the rank summaries' collectives last more than 2^62 ns in all: not a job's",
-                    file(rank));
+                return fmt::format(
+                    "'{}': the rank summaries' collectives last more than 2^62 ns in all: not a job's", file(rank));
         }
     return std::nullopt;
 }

@@ -45,8 +45,7 @@ const std::array<const char*, kBubbleCauseCount>& cause_keys()
 template <class T, class U>
 concept Of = std::same_as<std::remove_const_t<T>, U>;
 
-template <class Io, Of<BubbleTotals> T>
-void fields(Io& io, T& t)
+template <class Io, Of<BubbleTotals> T> void fields(Io& io, T& t)
 {
     io.integer("step_ns", t.step_ns, 0, kInt64Max);
     io.integer("busy_ns", t.busy_ns, 0, kInt64Max);
@@ -58,8 +57,7 @@ void fields(Io& io, T& t)
     io.integer("graph_removable_ns", t.graph_removable_ns, 0, kInt64Max);
 }
 
-template <class Io, Of<RankStep> T>
-void fields(Io& io, T& s)
+template <class Io, Of<RankStep> T> void fields(Io& io, T& s)
 {
     io.integer("index", s.index, kInt64Min, kInt64Max);
     io.integer("start_ns", s.start_ns, -kTime, kTime);
@@ -70,8 +68,7 @@ void fields(Io& io, T& s)
     io.number("bubble_ratio", s.bubble_ratio, 0.0, 1.0);
 }
 
-template <class Io, Of<RankCollective> T>
-void fields(Io& io, T& c)
+template <class Io, Of<RankCollective> T> void fields(Io& io, T& c)
 {
     io.choice("kind", c.kind, kCollectiveKindCount, collective_kind_id);
     io.integer("step", c.step_index, kInt64Min, kInt64Max);
@@ -82,8 +79,7 @@ void fields(Io& io, T& c)
     io.integer("end_ns", c.end_ns, -kTime, kTime);
 }
 
-template <class Io, Of<RankScaleSample> T>
-void fields(Io& io, T& s)
+template <class Io, Of<RankScaleSample> T> void fields(Io& io, T& s)
 {
     io.text("site", s.site);
     io.integer("step", s.step, kInt64Min, kInt64Max);
@@ -92,8 +88,7 @@ void fields(Io& io, T& s)
     io.real("value", s.value);
 }
 
-template <class Io, Of<RankSummary> T>
-void fields(Io& io, T& s)
+template <class Io, Of<RankSummary> T> void fields(Io& io, T& s)
 {
     io.text("path", s.path);
     // Any rank and world size: check_one_job() says what is wrong with them, as for traces.
@@ -112,11 +107,7 @@ void fields(Io& io, T& s)
 struct Writer {
     ojson& out;
 
-    template <class T>
-    void integer(const char* key, const T& value, int64_t, int64_t)
-    {
-        out[key] = value;
-    }
+    template <class T> void integer(const char* key, const T& value, int64_t, int64_t) { out[key] = value; }
     void number(const char* key, double value, double, double) { out[key] = value; }
     // JSON has no NaN or infinity (nlohmann would write null): those are written as strings.
     void real(const char* key, double value)
@@ -128,8 +119,7 @@ struct Writer {
     }
     void text(const char* key, const std::string& value) { out[key] = value; }
     void flag(const char* key, bool value) { out[key] = value; }
-    template <class Enum, class Name>
-    void choice(const char* key, Enum value, size_t, Name name)
+    template <class Enum, class Name> void choice(const char* key, Enum value, size_t, Name name)
     {
         out[key] = std::string(name(value));
     }
@@ -140,14 +130,12 @@ struct Writer {
         for (size_t i = 0; i < N; ++i)
             object[keys[i]] = values[i];
     }
-    template <class T>
-    void object(const char* key, const T& value)
+    template <class T> void object(const char* key, const T& value)
     {
         Writer inner { out[key] = ojson::object() };
         fields(inner, value);
     }
-    template <class T>
-    void rows(const char* key, const std::vector<T>& values)
+    template <class T> void rows(const char* key, const std::vector<T>& values)
     {
         ojson& array = out[key] = ojson::array();
         for (const T& value : values) {
@@ -172,8 +160,7 @@ public:
         expect_object();
     }
 
-    template <class T>
-    void integer(const char* key, T& value, int64_t min, int64_t max)
+    template <class T> void integer(const char* key, T& value, int64_t min, int64_t max)
     {
         const json& x = field(key);
         int64_t read = 0;
@@ -222,8 +209,7 @@ public:
             fail(key, fmt::format("expected true or false, found {}", describe(x)));
         value = x.get<bool>();
     }
-    template <class Enum, class Name>
-    void choice(const char* key, Enum& value, size_t count, Name name)
+    template <class Enum, class Name> void choice(const char* key, Enum& value, size_t count, Name name)
     {
         const json& x = field(key);
         for (size_t i = 0; i < count && x.is_string(); ++i)
@@ -240,14 +226,12 @@ public:
         for (size_t i = 0; i < N; ++i)
             inner.integer(keys[i], values[i], 0, kInt64Max);
     }
-    template <class T>
-    void object(const char* key, T& value)
+    template <class T> void object(const char* key, T& value)
     {
         Reader inner(field(key), this, key);
         fields(inner, value);
     }
-    template <class T>
-    void rows(const char* key, std::vector<T>& values)
+    template <class T> void rows(const char* key, std::vector<T>& values)
     {
         const json& array = field(key);
         if (!array.is_array())
@@ -359,8 +343,8 @@ Expected<RankSummary> rank_summary_from_json(const json& value, std::string_view
         std::string schema;
         reader.text("schema", schema);
         if (schema != kRankSummarySchema)
-            reader.fail("schema",
-                fmt::format("'{}' is not {}, the rank summary this build reads", schema, kRankSummarySchema));
+            reader.fail(
+                "schema", fmt::format("'{}' is not {}, the rank summary this build reads", schema, kRankSummarySchema));
         RankSummary summary;
         fields(reader, summary);
         check_relations(reader, summary);

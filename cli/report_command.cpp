@@ -247,7 +247,8 @@ void warn_missing_ranks(const analyzer::RankSetReport& set)
     const int64_t absent = set.ranks.front().world_size - static_cast<int64_t>(set.ranks.size());
     print_warning(fmt::format("{} of world size {}: the figures across ranks leave out {} {}{}",
         count_of(static_cast<int64_t>(set.ranks.size()), "rank", "ranks"), set.ranks.front().world_size,
-        absent == 1 ? "rank" : "ranks", fmt::join(missing.begin(), missing.begin() + std::min(missing.size(), kNamed), ", "),
+        absent == 1 ? "rank" : "ranks",
+        fmt::join(missing.begin(), missing.begin() + static_cast<ptrdiff_t>(std::min(missing.size(), kNamed)), ", "),
         missing.size() > kNamed ? fmt::format(" and {} more", absent - static_cast<int64_t>(kNamed)) : ""));
 }
 

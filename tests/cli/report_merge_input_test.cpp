@@ -26,7 +26,10 @@ namespace {
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-bool same_bits(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
+bool same_bits(double a, double b)
+{
+    return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+}
 
 } // namespace
 
@@ -40,8 +43,14 @@ TEST_CASE("a rank summary round-trips through its JSON exactly, extremes include
     s.command_line = "torchrun --nproc-per-node 8 train.py --lr=3e-4";
     s.session_start_utc_ns = kInt64Max; // integers beyond a double's 2^53
     s.step_source = StepSource::Nvtx;
-    s.totals = { .step_ns = kInt64Max, .busy_ns = kInt64Max - 3, .idle_ns = 3, .bubble_ratio = 3.0 / double(kInt64Max),
-        .cause_ns = { 1, 0, 0, 0, 2 }, .gap_counts = { 2, 0, 0, 1 }, .bubble_count = 3, .graph_removable_ns = 1 };
+    s.totals = { .step_ns = kInt64Max,
+        .busy_ns = kInt64Max - 3,
+        .idle_ns = 3,
+        .bubble_ratio = 3.0 / double(kInt64Max),
+        .cause_ns = { 1, 0, 0, 0, 2 },
+        .gap_counts = { 2, 0, 0, 1 },
+        .bubble_count = 3,
+        .graph_removable_ns = 1 };
     s.steps = { { -5, -kMaxTraceTimeNs, 0, 7, 3, { 0, 1, 2, 3, 4 }, 0.1 + 0.2 },
         { kInt64Max, 0, kMaxTraceTimeNs, 0, 0, {}, 1.0 } };
     s.collectives = { { CollectiveKind::AllToAll, -5, std::numeric_limits<int32_t>::max(),
@@ -132,7 +141,10 @@ TEST_CASE("report --merge refuses bad per-rank JSON with one line naming the fil
         { "a collective in no step", [](json& j) { j["rank_summary"]["collectives"][0]["step"] = 9; },
             "rank_summary.collectives[0]: step 9 is none of the rank's steps" },
         { "an array", [](json& j) { j = json::array({ 1 }); }, "not a rank's JSON report: expected an object" },
-        { "a report of several ranks", [](json& j) { j = { { "schema", "fp8scope.ranks/1" } }; },
+        { "a report of several ranks",
+            [](json& j) {
+                j = { { "schema", "fp8scope.ranks/1" } };
+            },
             "a report of several ranks (fp8scope.ranks/1)" },
     };
     for (const Case& c : cases) {
@@ -189,8 +201,10 @@ TEST_CASE("report --merge and check --merge refuse per-rank reports of different
         == "fp8scope: error: '" + reports[0] + "' and '" + other + "' are both rank 0: one trace per rank\n");
     CHECK(refused([](json& s) { s["world_size"] = 4; }).find("world size 3") != std::string::npos);
     CHECK(refused([](json& s) { s["rank"] = -1; }).find("does not say its rank") != std::string::npos);
-    CHECK(refused([](json& s) { s["session_start_utc_ns"] = std::numeric_limits<int64_t>::min(); })
-              .find("more than 2^60 ns (36 years) apart") != std::string::npos);
+    CHECK(refused([](json& s) {
+        s["session_start_utc_ns"] = std::numeric_limits<int64_t>::min();
+    }).find("more than 2^60 ns (36 years) apart")
+        != std::string::npos);
     // The same file twice is one rank twice.
     check_bad_trace(run_fp8scope({ "report", "--merge", reports[0], reports[0] }));
 }

@@ -47,8 +47,7 @@ std::vector<std::string> write_two_host_ranks(const std::string& dir)
         for (const int64_t start : { 1000, 3000, 11'000 })
             r.collective(start + (rank == 2 ? 300 : 0), start + 1000 + 5 * rank);
         r.kernel(6000, 8000);
-        const int64_t site
-            = r.s.tensor_site("encoder.fc1", schema::TensorRole::Weight, schema::Dtype::BFloat16, 8, 8);
+        const int64_t site = r.s.tensor_site("encoder.fc1", schema::TensorRole::Weight, schema::Dtype::BFloat16, 8, 8);
         for (const int64_t step : { 1, 2 }) {
             TensorStatsRow row;
             row.site_id = site;
@@ -125,11 +124,12 @@ TEST_CASE("check --merge gives the verdicts and exit codes of check on the trace
         CHECK(merged.out == direct.out);
         CHECK(merged.err == direct.err);
     }
-    CHECK(run_fp8scope(with(with({ "check", "--merge" }, reports), { "--max-straggler-wait", "2500ns" })).exit_code
-        == 0);
+    CHECK(
+        run_fp8scope(with(with({ "check", "--merge" }, reports), { "--max-straggler-wait", "2500ns" })).exit_code == 0);
     CHECK(run_fp8scope(with(with({ "check", "--merge" }, reports), { "--max-straggler-wait", "2us" })).exit_code == 1);
     // JUnit too names the rank and the step, as over the traces.
-    const auto failed = run_fp8scope({ "check", "--merge", dir, "--max-bubble-ratio", "0.5", "--junit", dir + "/c.xml" });
+    const auto failed
+        = run_fp8scope({ "check", "--merge", dir, "--max-bubble-ratio", "0.5", "--junit", dir + "/c.xml" });
     CHECK(failed.exit_code == 1);
     CHECK(read_text_file(dir + "/c.xml").find("rank 1, worst step 2: 1.000") != std::string::npos);
 }
@@ -151,8 +151,7 @@ TEST_CASE("merged ranks fewer than the world size: a warning names the missing o
     const auto merged = run_fp8scope({ "report", "--merge", reports[0], reports[2] });
     CHECK(merged.exit_code == 0);
     CHECK(merged.out.starts_with("fp8scope report: 2 ranks of one job (world size 3)\n"));
-    CHECK(merged.err
-        == "fp8scope: warning: 2 ranks of world size 3: the figures across ranks leave out rank 1\n");
+    CHECK(merged.err == "fp8scope: warning: 2 ranks of world size 3: the figures across ranks leave out rank 1\n");
     // The same over traces.
     CHECK(run_fp8scope({ "report", dir + "/rank0.sqlite", dir + "/rank2.sqlite", "--warmup", "0" }).err == merged.err);
 }
