@@ -6,6 +6,7 @@
 #include "compare_command.hpp"
 #include "exit_codes.hpp"
 #include "human_units.hpp"
+#include "rank_merge.hpp"
 
 #include "fp8scope/analyzer/budgets.hpp"
 #include "fp8scope/analyzer/rank_budgets.hpp"
@@ -34,6 +35,7 @@ namespace {
   fp8scope check fp8.sqlite --ref bf16.sqlite --max-loss-delta 0.0025 --max-drift-sites 0
   fp8scope check rank0.sqlite rank1.sqlite --max-bubble-ratio 0.3 --max-straggler-wait 5ms --junit check.xml
   fp8scope check traces/ --max-straggler-wait 500us
+  fp8scope check --merge reports/ --max-straggler-wait 500us --junit check.xml
 
 A budget holds when its figure over all analysed steps is within the limit: the bubble ratio (idle / step
 time), the launch-bound ratio (idle time caused by launches / step time), host-blocking syncs per step (mean).
@@ -54,6 +56,8 @@ Several traces (or a directory of *.sqlite files) are the ranks of one job, anal
 fp8scope report does: --max-bubble-ratio applies to the worst rank, --max-straggler-wait DURATION (with its
 unit: 500us, 5ms, 1.5s) to the largest wait of any rank in one step's collectives; each result names the rank
 and the step. The other budgets and --ref read one trace. Traces of different jobs are exit code 3.
+--merge reads the ranks' JSON reports instead ('fp8scope report RANK.sqlite --format json' each, or a
+directory of them; docs/multi-rank.md), with the same budgets, results and exit codes.
 
 A budget with nothing to judge fails, with the reason in place of the figure: no steps or no GPU activity in
 them (bubble and launch-bound ratios), no CUDA API calls (launch-bound ratio, syncs), no tensor statistics,
@@ -65,9 +69,9 @@ pipes, files or CI logs); --no-progress turns it off.
 
 Exit codes: 0 every budget holds, 1 a budget failed (or had no data to judge), 2 usage error (also: no budget
 given; --max-loss-delta, --max-drift-sites or --loss-scalar without --ref; --max-straggler-wait with one
-trace; a one-trace budget or --ref with several; --steps, --device or --warmup
-selecting nothing, with what the trace has), 3 unreadable or invalid trace, two traces that cannot be
-compared, or traces that are not the ranks of one job (one line on stderr), 74 a report file or stdout cannot be written, 70 internal error.
+trace; a one-trace budget or --ref with several; a selection option with --merge; --steps, --device or
+--warmup selecting nothing, with what the trace has), 3 unreadable or invalid trace, two traces that cannot be
+compared, traces that are not the ranks of one job, or a bad per-rank JSON report (one line on stderr), 74 a report file or stdout cannot be written, 70 internal error.
 )";
 
     bool write_file(const std::string& path, const std::string& text)
@@ -175,14 +179,22 @@ namespace {
                 "with several traces only --max-bubble-ratio and --max-straggler-wait apply (the other budgets and "
                 "--ref read one trace)");
         int exit_code = kExitOk;
-        const std::optional<analyzer::RankSetReport> set = load_rank_set(options.report, paths, "check", exit_code);
+        std::optional<analyzer::RankSetReport> set;
+        std::vector<std::string> traces = paths; // named in the output: the traces, also when merged
+        if (!options.report.merge)
+            set = load_rank_set(options.report, paths, "check", exit_code);
+        else if (std::optional<MergedRanks> merged = load_merged_ranks(paths, exit_code)) {
+            warn_missing_ranks(merged->set);
+            set = std::move(merged->set);
+            traces = std::move(merged->traces);
+        }
         if (!set)
             return exit_code;
         const analyzer::RankBudgets budgets { .max_bubble_ratio = options.max_bubble_ratio,
             .max_straggler_wait_ns = options.max_straggler_wait.empty()
                 ? std::nullopt
                 : parse_duration_ns(options.max_straggler_wait) };
-        const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set->ranks.size(), fmt::join(paths, ", ")),
+        const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set->ranks.size(), fmt::join(traces, ", ")),
             .recording = {},
             .reference = {} };
         return write_check(options, subject, analyzer::evaluate_rank_budgets(*set, budgets));
@@ -192,11 +204,15 @@ namespace {
 
 int run_check(const CheckCliOptions& given)
 {
+    if (given.report.merge)
+        if (const auto problem = merge_usage_problem(given.report))
+            return usage_error("check", *problem);
     int exit_code = kExitOk;
-    const std::optional<std::vector<std::string>> paths = resolve_trace_args(given.report.trace_args, exit_code);
+    const std::optional<std::vector<std::string>> paths
+        = resolve_trace_args(given.report.trace_args, exit_code, given.report.merge ? ".json" : ".sqlite");
     if (!paths)
         return exit_code;
-    if (paths->size() > 1) {
+    if (paths->size() > 1 || given.report.merge) {
         if (!given.max_bubble_ratio && given.max_straggler_wait.empty())
             return usage_error("check", "no budget given: use --max-bubble-ratio or --max-straggler-wait");
         return run_rank_check(given, *paths);

@@ -4,6 +4,8 @@
 #include "command_support.hpp"
 #include "exit_codes.hpp"
 #include "human_units.hpp"
+#include "rank_merge.hpp"
+#include "rank_summary_json.hpp"
 #include "report_figures.hpp"
 #include "report_ranks.hpp"
 #include "report_render.hpp"
@@ -12,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <algorithm>
@@ -36,6 +39,8 @@ namespace {
   fp8scope report big.sqlite --no-progress
   fp8scope report rank0.sqlite rank1.sqlite --format json
   fp8scope report traces/            # every *.sqlite in it: the ranks of one job
+  fp8scope report rank7.sqlite --format json > reports/rank7.json    # one job per rank, then:
+  fp8scope report --merge reports/   # every *.json in it: the same report as of the traces
 
 Steps come from fp8scope.step() markers, else NVTX ranges matching --step-pattern (default: ProfilerStep#N,
 step, train_step, iteration), else the repeating kernel sequence; the report says which. Every figure and
@@ -52,15 +57,21 @@ world size, distinct ranks; docs/analysis.md "Across ranks"), analysed together 
 fp8scope.ranks/1): per rank the steps, bubble ratio and idle causes (comm included); per step each rank's
 communication, exposed communication and wait, the slowest rank and its lead cause; the straggler waits per
 collective kind; the clock of each host and the residual; FP8 scale agreement. Traces of different jobs are
-exit code 3; md, html and junit read one trace only (exit code 2).
+exit code 3; md, html and junit read one trace only (exit code 2). Fewer ranks than the world size: a warning.
+
+--merge reads per-rank JSON reports instead of traces (or a directory: its *.json files): the JSON of one trace
+ends with its rank_summary (schema fp8scope.rank_summary/1), so ranks can be analysed as independent jobs (an
+array job's tasks) and merged into the same report, byte for byte (docs/multi-rank.md). The selection options
+belong to the per-rank reports (exit code 2 with --merge). A file that is not a valid rank report (checked as
+untrusted input, at most 1 GiB) or files of different jobs: exit code 3, one line naming the file.
 
 Loading and analysis that take over a second show a progress bar on stderr when it is a
 terminal (not in pipes, files or CI logs); --no-progress turns it off.
 
 Exit codes: 0 ok, 2 usage error (also: --steps, --device or --warmup selecting nothing; the message names
-what the trace has; md, html or junit with several traces), 3 unreadable or invalid trace, a directory without
-*.sqlite, or traces that are not the ranks of one job (one line on stderr), 74 stdout cannot be written, 70
-internal error.
+what the trace has; md, html or junit with several traces; a selection option with --merge), 3 unreadable or
+invalid trace, a directory without *.sqlite (*.json with --merge), a bad per-rank JSON report, or traces that are
+not the ranks of one job (one line on stderr), 74 stdout cannot be written, 70 internal error.
 )";
 
     bool parse_int(std::string_view text, int64_t& value)
@@ -100,8 +111,11 @@ void add_analysis_options(CLI::App& command, ReportCliOptions& options)
     command
         .add_option("TRACE", options.trace_args,
             "Trace file: an fp8scope trace or an Nsight Systems SQLite export; several, or a directory (its *.sqlite "
-            "files): the per-rank traces of one job")
+            "files): the per-rank traces of one job. With --merge: per-rank JSON reports, or a directory of them")
         ->required();
+    command.add_flag("--merge", options.merge,
+        "The ranks of one job from their JSON reports ('fp8scope report RANK.sqlite --format json' each, e.g. as "
+        "the tasks of an array job): TRACE... are those files, or directories (their *.json files)");
     add_selection_options(command, options);
 }
 
@@ -189,7 +203,8 @@ std::optional<analyzer::Report> analyse_selection(const analyzer::TraceModel& mo
     return std::move(report);
 }
 
-std::optional<std::vector<std::string>> resolve_trace_args(const std::vector<std::string>& args, int& exit_code)
+std::optional<std::vector<std::string>> resolve_trace_args(
+    const std::vector<std::string>& args, int& exit_code, std::string_view extension)
 {
     namespace fs = std::filesystem;
     std::vector<std::string> paths;
@@ -201,12 +216,12 @@ std::optional<std::vector<std::string>> resolve_trace_args(const std::vector<std
         }
         std::vector<std::string> found;
         for (fs::directory_iterator it(arg, error), end; !error && it != end; it.increment(error))
-            if (it->path().extension() == ".sqlite" && it->is_regular_file(error))
+            if (it->path().extension() == extension && it->is_regular_file(error))
                 found.push_back(it->path().string());
         // A directory without a trace is an input with nothing to read, as `info` says of any directory: exit 3.
         if (error || found.empty()) {
             print_error(error ? fmt::format("{}: cannot read the directory: {}", printable(arg), error.message())
-                              : fmt::format("{}: no *.sqlite file in the directory", printable(arg)));
+                              : fmt::format("{}: no *{} file in the directory", printable(arg), extension));
             exit_code = kExitBadTrace;
             return std::nullopt;
         }
@@ -214,6 +229,27 @@ std::optional<std::vector<std::string>> resolve_trace_args(const std::vector<std
         paths.insert(paths.end(), found.begin(), found.end());
     }
     return paths;
+}
+
+void warn_missing_ranks(const analyzer::RankSetReport& set)
+{
+    if (set.ranks.empty() || static_cast<int64_t>(set.ranks.size()) >= set.ranks.front().world_size)
+        return;
+    constexpr size_t kNamed = 8;
+    std::vector<int32_t> missing;
+    size_t given = 0; // set.ranks is by rank, distinct and below the world size (check_one_job())
+    for (int32_t rank = 0; rank < set.ranks.front().world_size && missing.size() <= kNamed; ++rank) {
+        if (given < set.ranks.size() && set.ranks[given].rank == rank)
+            ++given;
+        else
+            missing.push_back(rank);
+    }
+    const int64_t absent = set.ranks.front().world_size - static_cast<int64_t>(set.ranks.size());
+    print_warning(fmt::format("{} of world size {}: the figures across ranks leave out {} {}{}",
+        count_of(static_cast<int64_t>(set.ranks.size()), "rank", "ranks"), set.ranks.front().world_size,
+        absent == 1 ? "rank" : "ranks",
+        fmt::join(missing.begin(), missing.begin() + static_cast<ptrdiff_t>(std::min(missing.size(), kNamed)), ", "),
+        missing.size() > kNamed ? fmt::format(" and {} more", absent - static_cast<int64_t>(kNamed)) : ""));
 }
 
 std::optional<analyzer::RankSetReport> load_rank_set(
@@ -225,8 +261,10 @@ std::optional<analyzer::RankSetReport> load_rank_set(
         return std::nullopt;
     }
     auto set = analyzer::analyze_rank_set(paths, report_options);
-    if (set)
+    if (set) {
+        warn_missing_ranks(*set);
         return std::move(*set);
+    }
     if (set.error().code == ErrorCode::Usage) {
         exit_code = usage_error(command, set.error().message);
         return std::nullopt;
@@ -260,14 +298,21 @@ std::optional<AnalysedTrace> load_and_analyse(const ReportCliOptions& options, s
 
 namespace {
 
-    // Several traces: the ranks of one job (docs/cli.md "Several ranks"), in text or JSON.
+    // Several traces, or --merge: the ranks of one job (docs/cli.md "Several ranks"), in text or JSON.
     int run_rank_report(const ReportCliOptions& options, const std::vector<std::string>& paths)
     {
         if (options.format != "text" && options.format != "json")
             return usage_error("report",
-                fmt::format("--format {} reads one trace only; with several traces use text or json", options.format));
+                fmt::format("--format {} reads one trace only; with several traces or --merge use text or json",
+                    options.format));
         int exit_code = kExitOk;
-        const std::optional<analyzer::RankSetReport> set = load_rank_set(options, paths, "report", exit_code);
+        std::optional<analyzer::RankSetReport> set;
+        if (!options.merge)
+            set = load_rank_set(options, paths, "report", exit_code);
+        else if (std::optional<MergedRanks> merged = load_merged_ranks(paths, exit_code)) {
+            warn_missing_ranks(merged->set);
+            set = std::move(merged->set);
+        }
         if (!set)
             return exit_code;
         if (options.format == "json")
@@ -281,11 +326,15 @@ namespace {
 
 int run_report(const ReportCliOptions& given)
 {
+    if (given.merge)
+        if (const auto problem = merge_usage_problem(given))
+            return usage_error("report", *problem);
     int exit_code = kExitOk;
-    const std::optional<std::vector<std::string>> paths = resolve_trace_args(given.trace_args, exit_code);
+    const std::optional<std::vector<std::string>> paths
+        = resolve_trace_args(given.trace_args, exit_code, given.merge ? ".json" : ".sqlite");
     if (!paths)
         return exit_code;
-    if (paths->size() > 1)
+    if (paths->size() > 1 || given.merge)
         return run_rank_report(given, *paths);
     ReportCliOptions options = given;
     options.trace_path = paths->front();
@@ -295,7 +344,9 @@ int run_report(const ReportCliOptions& given)
     const analyzer::TraceModel& model = analysed->model;
     const analyzer::Report& report = analysed->report;
     if (options.format == "json") {
-        const auto json = render_report_json(model, report);
+        auto json = render_report_json(model, report);
+        // Everything `report --merge` needs of this rank, so that ranks can be analysed as independent jobs.
+        json["rank_summary"] = rank_summary_json(analyzer::summarize_rank(model, report));
         return write_stdout(json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
     if (options.format == "md")

@@ -29,6 +29,7 @@ struct ReportCliOptions {
     std::string step_pattern;
     std::string step_source = "any"; // any, markers, nvtx, auto (StepOptions::ignore_markers, ignore_nvtx)
     bool no_progress = false; // --no-progress (command_progress.hpp)
+    bool merge = false; // --merge: trace_args are per-rank JSON reports (rank_merge.hpp), or directories of them
 };
 
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);
@@ -45,9 +46,15 @@ void add_format_options(CLI::App& command, ReportCliOptions& options);
 // Fills the analyzer's options from the command line's; a one-line usage error instead when one is bad.
 std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out);
 
-// TRACE... as files: a directory stands for every *.sqlite file directly in it, by name. nullopt with `exit_code`
-// = kExitBadTrace after one line on stderr for a directory without one or that cannot be read.
-std::optional<std::vector<std::string>> resolve_trace_args(const std::vector<std::string>& args, int& exit_code);
+// TRACE... as files: a directory stands for every file directly in it whose name ends in `extension` (".sqlite";
+// ".json" with --merge), by name. nullopt with `exit_code` = kExitBadTrace after one line on stderr for a directory
+// without one or that cannot be read.
+std::optional<std::vector<std::string>> resolve_trace_args(
+    const std::vector<std::string>& args, int& exit_code, std::string_view extension = ".sqlite");
+
+// One warning line on stderr when the set holds fewer ranks than its world size (a rank not recorded, or a per-rank
+// job that failed), naming the missing ranks: the figures across ranks are then of the ranks given only.
+void warn_missing_ranks(const analyzer::RankSetReport& set);
 
 // Several traces: the ranks of one job, loaded and analysed in parallel with the selection options applied to each
 // (analyzer::analyze_rank_set()). nullopt with `exit_code` set after one line on stderr: kExitUsage for a bad option

@@ -131,6 +131,8 @@ std::string render_rank_set_text(const RankSetReport& set, bool color)
     for (const RankSummary& rank : set.ranks)
         out += fmt::format("  rank {:>4}  {:<20} {} ({})\n", rank.rank, host_name(rank.host), printable(rank.path),
             step_source_name(rank.step_source));
+    for (const LeftOutTrace& trace : set.left_out)
+        out += fmt::format("  left out: {}: {}\n", printable(trace.path), trace.reason);
     per_rank_text(out, set, paint);
     per_step_text(out, set, paint);
     stragglers_text(out, set, paint);
@@ -185,6 +187,9 @@ nlohmann::ordered_json render_rank_set_json(const RankSetReport& set)
     for (const HostClock& host : across.clock.hosts)
         hosts.push_back({ { "host", host.host }, { "ranks", host.ranks }, { "offset_ns", host.offset_ns },
             { "samples", host.samples } });
+    json left_out = json::array();
+    for (const LeftOutTrace& trace : set.left_out)
+        left_out.push_back({ { "trace", trace.path }, { "reason", trace.reason } });
     const ScaleAgreement& scales = across.scales;
     json first = nullptr;
     if (scales.first)
@@ -195,6 +200,7 @@ nlohmann::ordered_json render_rank_set_json(const RankSetReport& set)
         { "schema", kRanksJsonSchema },
         { "world_size", set.ranks.empty() ? 0 : set.ranks.front().world_size },
         { "ranks", ranks },
+        { "left_out", left_out },
         { "common_steps", across.common_steps },
         { "steps", steps },
         { "stragglers",

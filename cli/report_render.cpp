@@ -38,11 +38,12 @@ nlohmann::ordered_json bubble_totals_json(const BubbleTotals& t)
     json causes = json::object(); // all five, comm 0 outside multi-rank runs, so that the keys never change
     for (size_t c = 0; c < kBubbleCauseCount; ++c)
         causes[bubble_cause_name(static_cast<BubbleCause>(c))] = t.cause_ns[c];
+    json gaps = json::object();
+    for (size_t b = 0; b < kGapBucketCount; ++b)
+        gaps[kGapCountKeys[b]] = t.gap_counts[b];
     return json { { "step_ns", t.step_ns }, { "busy_ns", t.busy_ns }, { "idle_ns", t.idle_ns },
         { "bubble_ratio", t.bubble_ratio }, { "bubbles", t.bubble_count }, { "idle_by_cause_ns", causes },
-        { "gap_counts",
-            { { "lt_10us", t.gap_counts[0] }, { "10us_100us", t.gap_counts[1] }, { "100us_1ms", t.gap_counts[2] },
-                { "ge_1ms", t.gap_counts[3] } } } };
+        { "gap_counts", gaps } };
 }
 
 nlohmann::ordered_json render_report_json(const TraceModel& model, const Report& r)

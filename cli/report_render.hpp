@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <string>
 
 namespace fp8scope::cli {
@@ -16,6 +17,10 @@ inline constexpr const char* kReportJsonSchema = "fp8scope.report/2";
 struct ReportTextStyle {
     bool color = false; // ANSI colour: bold headings, bubble ratios by severity, recommendations highlighted
 };
+
+// The keys of a BubbleTotals' gap_counts (kGapBucketBoundsNs) in every JSON output.
+inline constexpr std::array<const char*, analyzer::kGapBucketCount> kGapCountKeys { "lt_10us", "10us_100us",
+    "100us_1ms", "ge_1ms" };
 
 // A BubbleTotals as the report's JSON writes it ("totals", "per_device_step"; the multi-rank report's ranks).
 nlohmann::ordered_json bubble_totals_json(const analyzer::BubbleTotals& totals);

@@ -53,6 +53,13 @@ std::map<CollectiveKey, std::vector<size_t>> match_collectives(
             const CollectiveKey key { row.step_index, row.kind, row.ordinal };
             auto& rows = matched[key];
             rows.resize(ranks.size(), SIZE_MAX);
+            if (rows[p] != SIZE_MAX) {
+                // The key twice on one rank: two steps with one number (a marker repeated by the job), or a summary
+                // read from a file. Only the first can be matched; counting the second would match a key some rank
+                // lacks.
+                ++per_rank[p].unmatched_collectives;
+                continue;
+            }
             rows[p] = c;
             ++seen_on[key];
         }

@@ -1,15 +1,13 @@
 // The rank set (docs/analysis.md "Across ranks", "One job"): the traces loaded and analysed in parallel, checked to
 // be the ranks of one job, then analysed across ranks.
+#include "fp8scope/analyzer/parallel_each.hpp"
 #include "fp8scope/analyzer/ranks.hpp"
 #include "fp8scope/analyzer/trace_loader.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <optional>
-#include <thread>
 
 namespace fp8scope::analyzer {
 
@@ -57,11 +55,24 @@ Expected<RankFile> summarize_file(const std::string& path, const ReportOptions& 
 
 } // namespace
 
+namespace {
+
+constexpr const char* kLauncherReason = "no rank and no GPU work: a launcher process, not a rank";
+
+} // namespace
+
 std::optional<std::string> not_a_rank(const TraceModel& model)
 {
     if (model.meta.rank >= 0 || model.kernels.size() > 0)
         return std::nullopt;
-    return std::string("no rank and no kernel: a launcher process, not a rank");
+    return std::string(kLauncherReason);
+}
+
+std::optional<std::string> not_a_rank(const RankSummary& summary)
+{
+    if (summary.rank >= 0 || !summary.steps.empty() || !summary.collectives.empty())
+        return std::nullopt;
+    return std::string(kLauncherReason);
 }
 
 std::optional<std::string> check_one_job(std::span<const RankSummary> ranks)
@@ -98,29 +109,10 @@ std::optional<std::string> check_one_job(std::span<const RankSummary> ranks)
 Expected<RankSetReport> analyze_rank_set(const std::vector<std::string>& paths, const ReportOptions& options)
 {
     std::vector<std::optional<Expected<RankFile>>> results(paths.size());
-    std::vector<std::exception_ptr> failures(paths.size());
-    std::atomic<size_t> next { 0 };
-    const auto work = [&] {
-        for (size_t i = next++; i < paths.size(); i = next++) {
-            try {
-                results[i] = summarize_file(paths[i], options);
-            } catch (...) {
-                failures[i] = std::current_exception(); // rethrown below, as it would be without the thread
-            }
-        }
-    };
-    // Each load uses a second thread of its own (parallel_read.cpp); more workers than cores only add memory.
-    const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, std::max<size_t>(paths.size(), 1));
-    {
-        std::vector<std::jthread> threads;
-        for (size_t w = 1; w < workers; ++w)
-            threads.emplace_back(work);
-        work();
-    }
+    // Each load uses a second thread of its own (parallel_read.cpp).
+    parallel_each(paths.size(), [&](size_t i) { results[i] = summarize_file(paths[i], options); });
     RankSetReport set;
     for (size_t i = 0; i < paths.size(); ++i) {
-        if (failures[i])
-            std::rethrow_exception(failures[i]);
         if (!*results[i])
             return std::unexpected(results[i]->error());
         RankFile& file = **results[i];

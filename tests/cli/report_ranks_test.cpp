@@ -2,7 +2,7 @@
 // builder into a scratch directory, with a planted straggler whose figures are known (tests/analyzer/ranks_test.cpp
 // checks the same rules on the analyzer; here: what the CLI shows of them, and how it refuses).
 #include "cli_test_support.hpp"
-#include "rank_scenario.hpp"
+#include "rank_test_traces.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -12,49 +12,7 @@
 
 using namespace fp8scope;
 using namespace fp8scope::cli_test;
-using fp8scope::testing::kAllGather;
 using fp8scope::testing::RankTrace;
-
-namespace {
-
-void write_rank(const RankTrace& trace, const std::string& path)
-{
-    const auto written = trace.s.write_fp8scope(path, true);
-    INFO((written ? std::string() : written.error().message));
-    REQUIRE(written);
-}
-
-// Three ranks of one host, steps 1 and 2 of 10 us. Step 1: rank 2's compute runs long and it arrives at the all-reduce 600 ns
-// after rank 0 and 500 ns after rank 1. Step 2: rank 2 arrives at the all-gather last again; rank 1 waits 2500 ns,
-// rank 0 1000 ns (its whole kernel). Returns the paths, rank 0 first.
-std::vector<std::string> write_straggler_ranks(const std::string& dir)
-{
-    RankTrace r0(0, { 0, 10'000, 20'000 }, 3), r1(1, { 0, 10'000, 20'000 }, 3), r2(2, { 0, 10'000, 20'000 }, 3);
-    r0.kernel(1000, 3000); // compute: 2500 ns on rank 0 (with the one below), 1000 ns on rank 1, 3500 ns on rank 2
-    r1.kernel(1000, 2000);
-    r0.collective(4000, 7000);
-    r0.kernel(7500, 8000); // rank 0's gap [3000, 7500) is mostly its all-reduce: idle time of cause comm, 4500 ns
-    r1.collective(4100, 7000);
-    r2.kernel(1000, 4500);
-    r2.collective(4600, 7000);
-    r0.collective(16'000, 17'000, kAllGather);
-    r1.collective(16'000, 19'000, kAllGather);
-    r2.collective(18'500, 19'000, kAllGather);
-    std::vector<std::string> paths;
-    for (const RankTrace* r : { &r0, &r1, &r2 }) {
-        paths.push_back(dir + "/rank" + std::to_string(paths.size()) + ".sqlite");
-        write_rank(*r, paths.back());
-    }
-    return paths;
-}
-
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more)
-{
-    args.insert(args.end(), more.begin(), more.end());
-    return args;
-}
-
-} // namespace
 
 TEST_CASE("report of several ranks: the straggler, waits, communication and clocks as JSON", "[cli][ranks]")
 {
@@ -200,11 +158,7 @@ TEST_CASE("check over ranks: no matched collective fails, bad durations and one-
     "[cli][ranks]")
 {
     const std::string dir = scratch_dir("ranks_check_nodata");
-    RankTrace r0(0), r1(1);
-    r0.kernel(1000, 2000);
-    r1.kernel(1000, 2000);
-    write_rank(r0, dir + "/r0.sqlite");
-    write_rank(r1, dir + "/r1.sqlite");
+    write_compute_only_ranks(dir);
     const auto no_data = run_fp8scope({ "check", dir, "--warmup", "0", "--max-straggler-wait", "1s" });
     CHECK(no_data.exit_code == 1);
     CHECK(no_data.out.find("FAIL max-straggler-wait") != std::string::npos);

@@ -218,6 +218,8 @@ struct RankSetReport {
 
 // Why a trace is not one of the job's ranks, or nullopt when it may be: no rank in its meta and no kernel at all.
 std::optional<std::string> not_a_rank(const TraceModel& model);
+// The same for a rank summary (`report --merge`): no rank, no step and no collective.
+std::optional<std::string> not_a_rank(const RankSummary& summary);
 
 // Loads and analyses each trace (analyze() with `options`) on up to std::thread::hardware_concurrency() threads,
 // leaves out those not_a_rank() names (RankSetReport::left_out), summarises the others, checks they are one job and
