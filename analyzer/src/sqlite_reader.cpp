@@ -21,26 +21,68 @@ constexpr int kMaxValueBytes = 64 * 1024 * 1024;
 // readers never wait).
 constexpr int kBusyTimeoutMs = 5000;
 
-// A WAL-mode file (header byte 18 = 2, sqlite.org/fileformat2.html §1.3) with no -wal file next to it: its
-// writer closed it cleanly or never got far, and nobody is writing it now (a live WAL writer always has a -wal
-// file). SQLite would create -wal and -shm files to read it, which leaves litter next to the trace and fails in
-// a read-only directory; opened as immutable, it needs neither.
-bool closed_wal_file(const std::string& path)
+// How a trace is opened so that reading it writes nothing beside it (docs/trace-format.md "Reading a trace"). The
+// collector writes in WAL mode (sqlite.org/wal.html): the header says so (byte 18 = 2, fileformat2.html §1.3), and
+// while it writes, or after it was killed, committed rows may still be only in X-wal, indexed by X-shm. A reader must
+// see those rows, and SQLite's default read-only open would create X-shm (litter in a writable directory, "unable to
+// open database file" in a read-only one; wal.html "Read-Only Databases").
+enum class WalState {
+    None, // rollback-journal file (an nsys export): SQLite's plain read-only open creates nothing
+    Closed, // WAL-mode header, no X-wal: its writer finished or checkpointed; nobody writes it
+    Orphaned, // X-wal without X-shm: a crashed or copied trace; nobody writes it (below)
+    Shared, // X-wal and X-shm: a live writer, or what a killed one left
+};
+
+bool exists(const std::string& path)
+{
+    struct stat info { };
+    return ::lstat(path.c_str(), &info) == 0 || errno != ENOENT;
+}
+
+WalState wal_state(const std::string& path)
 {
     std::ifstream in(path, std::ios::binary);
     char header[20] = {};
     if (!in.read(header, sizeof header))
-        return false;
+        return WalState::None;
     constexpr std::string_view kMagic("SQLite format 3\0", 16);
     if (std::string_view(header, kMagic.size()) != kMagic || header[18] != 2)
-        return false;
-    struct stat info { };
-    return ::stat((path + "-wal").c_str(), &info) != 0 && errno == ENOENT;
+        return WalState::None;
+    if (!exists(path + "-wal"))
+        return WalState::Closed;
+    return exists(path + "-shm") ? WalState::Shared : WalState::Orphaned;
 }
 
-// "file:" URI for `path` with ?immutable=1 (sqlite.org/uri.html): every byte but unreserved ones and '/'
-// percent-encoded, and a leading "//" kept from reading as an authority.
-std::string immutable_uri(const std::string& path)
+// The URI query that opens `state` without creating a file (sqlite.org/uri.html):
+// - Closed: immutable=1. The whole content is in the file; SQLite takes no locks and opens no -wal or -shm.
+// - Orphaned: the "unix-none" VFS plus PRAGMA locking_mode=EXCLUSIVE before the first read (TraceFile::open). In
+//   exclusive mode SQLite keeps the WAL index in heap memory and never opens X-shm (wal.html "Use of WAL Without
+//   Shared-Memory"); unix-none makes the exclusive lock a no-op, which a read-only file descriptor could not take.
+//   X-wal is read and replayed: its committed frames are seen. Taking no lock is safe because no writer is live: a
+//   WAL writer in SQLite's normal locking mode (the collector's) holds X-shm open for as long as it runs.
+// - Shared: readonly_shm=1. SQLite opens the existing X-shm read-only and takes only read locks: with a live writer
+//   it shares the writer's index; without one (a killed writer's leftovers) it finds nobody holds X-shm and rebuilds
+//   the index from X-wal in heap memory (SQLITE_READONLY_CANTINIT, wal.html "Read-Only Databases").
+// In every state the connection is SQLITE_OPEN_READONLY and never checkpoints on close
+// (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE): the trace, X-wal and X-shm are left byte for byte as they were.
+std::string_view uri_query(WalState state)
+{
+    switch (state) {
+    case WalState::Closed:
+        return "immutable=1";
+    case WalState::Orphaned:
+        return "vfs=unix-none";
+    case WalState::Shared:
+        return "readonly_shm=1";
+    case WalState::None:
+        break;
+    }
+    return {};
+}
+
+// "file:" URI for `path` with `query`: every byte but unreserved ones and '/' percent-encoded, and a leading "//"
+// kept from reading as an authority.
+std::string file_uri(const std::string& path, std::string_view query)
 {
     std::string encoded;
     for (const char c : path) {
@@ -53,7 +95,7 @@ std::string immutable_uri(const std::string& path)
     }
     if (encoded.starts_with("//"))
         encoded.replace(0, 1, "%2F");
-    return "file:" + encoded + "?immutable=1";
+    return "file:" + encoded + "?" + std::string(query);
 }
 
 } // namespace
@@ -116,8 +158,9 @@ Expected<TraceFile> TraceFile::open(const std::string& path)
     // NOMUTEX: a TraceFile is used by one thread, so the per-call mutex of every sqlite3_column_* would be pure
     // cost (a fifth of the profile samples of a large load when it was on).
     int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX;
-    if (closed_wal_file(path)) {
-        open_name = immutable_uri(path);
+    const WalState state = wal_state(path);
+    if (state != WalState::None) {
+        open_name = file_uri(path, uri_query(state));
         flags |= SQLITE_OPEN_URI;
     }
     sqlite3* db = nullptr;
@@ -125,11 +168,18 @@ Expected<TraceFile> TraceFile::open(const std::string& path)
     TraceFile file(db, path);
     if (rc != SQLITE_OK)
         return std::unexpected(file.sqlite_error(rc, "opening"));
+    int ignored = 0;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, &ignored);
+    // Before anything reads the file: the WAL index must never be placed in X-shm (uri_query).
+    if (state == WalState::Orphaned) {
+        if (const int lock_rc = sqlite3_exec(db, "PRAGMA locking_mode = EXCLUSIVE", nullptr, nullptr, nullptr);
+            lock_rc != SQLITE_OK)
+            return std::unexpected(file.sqlite_error(lock_rc, "opening"));
+    }
 
     // Hardening for untrusted files (sqlite.org/security.html, "Untrusted SQLite Database Files"): defensive
     // mode, no trust in schema-defined functions, no extensions, no triggers or views (the loader reads tables
     // only), and a cap on value sizes.
-    int ignored = 0;
     sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored);
     sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &ignored);
     sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, &ignored);
