@@ -177,35 +177,13 @@ int loaded_library_version(const char* library, const char* function)
     return version;
 }
 
-void make_parent_folders(const std::string& path)
-{
-    for (size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
-        ::mkdir(path.substr(0, slash).c_str(), 0755); // EEXIST and the like surface when the file is created
-}
-
-bool exists(const std::string& path)
-{
-    struct stat st { };
-    return ::lstat(path.c_str(), &st) == 0;
-}
-
-// Creates the trace under the first free name the pattern gives. Never clobbers: TraceDb::create uses O_EXCL.
+// Creates the trace under the first free name the pattern gives (output_path.hpp, create_trace_file).
 Expected<std::unique_ptr<TraceDb>> create_trace(const SessionInfo& info, std::string& path)
 {
     const char* pattern = std::getenv("FP8SCOPE_OUTPUT");
     const std::string_view chosen = pattern && *pattern ? std::string_view(pattern) : kDefaultOutputPattern;
     const OutputNameInputs inputs { info.host, info.pid, rank_from_environment(), local_rank_from_environment() };
-    for (int counter = 0; counter < 1000; ++counter) {
-        path = expand_output_pattern(chosen, inputs, counter);
-        if (counter == 0)
-            make_parent_folders(path);
-        if (exists(path))
-            continue;
-        auto db = TraceDb::create(path, info);
-        if (db || !exists(path))
-            return db;
-    }
-    return make_error(ErrorCode::Io, path + ": no free file name after 1000 attempts");
+    return create_trace_file(chosen, inputs, info, path);
 }
 
 std::string absolute(const std::string& path)
