@@ -99,3 +99,13 @@ TEST_CASE("names in a trace never become SQL: hostile table names are inert", "[
     check_common_content(*loaded);
     CHECK(directory_snapshot(dir) == before);
 }
+
+TEST_CASE("a row count the file could not hold is not used to size memory, and is refused", "[loader][security]")
+{
+    // rows_to_expect(): a recorded count above file size / 8 bytes per row is a lie; reserving it would ask for
+    // petabytes. The rows are counted instead, then the lie is found by the row-count check.
+    const std::string path = written("security_row_count");
+    exec_sql(path, "UPDATE FP8SCOPE_META SET value = 1000000000000000 WHERE key = 'row_count.FP8SCOPE_KERNEL'");
+    check_error(load_trace(path), ErrorCode::InvalidTrace, path,
+        "is corrupt: FP8SCOPE_KERNEL reads as 4 rows, but 1000000000000000 were written (row counts)");
+}
