@@ -1,12 +1,10 @@
 // TraceFile and Statement: the hardened read-only connection and checked statement steps.
 #include "sqlite_reader.hpp"
+#include "trace_open_mode.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <fstream>
-#include <sys/stat.h>
 #include <utility>
 
 namespace fp8scope::analyzer::detail {
@@ -20,83 +18,6 @@ constexpr int kMaxValueBytes = 64 * 1024 * 1024;
 // How long to wait for a collector that holds a lock while it commits (rollback-journal files only; WAL
 // readers never wait).
 constexpr int kBusyTimeoutMs = 5000;
-
-// How a trace is opened so that reading it writes nothing beside it (docs/trace-format.md "Reading a trace"). The
-// collector writes in WAL mode (sqlite.org/wal.html): the header says so (byte 18 = 2, fileformat2.html §1.3), and
-// while it writes, or after it was killed, committed rows may still be only in X-wal, indexed by X-shm. A reader must
-// see those rows, and SQLite's default read-only open would create X-shm (litter in a writable directory, "unable to
-// open database file" in a read-only one; wal.html "Read-Only Databases").
-enum class WalState {
-    None, // rollback-journal file (an nsys export): SQLite's plain read-only open creates nothing
-    Closed, // WAL-mode header, no X-wal: its writer finished or checkpointed; nobody writes it
-    Orphaned, // X-wal without X-shm: a crashed or copied trace; nobody writes it (below)
-    Shared, // X-wal and X-shm: a live writer, or what a killed one left
-};
-
-bool exists(const std::string& path)
-{
-    struct stat info { };
-    return ::lstat(path.c_str(), &info) == 0 || errno != ENOENT;
-}
-
-WalState wal_state(const std::string& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    char header[20] = {};
-    if (!in.read(header, sizeof header))
-        return WalState::None;
-    constexpr std::string_view kMagic("SQLite format 3\0", 16);
-    if (std::string_view(header, kMagic.size()) != kMagic || header[18] != 2)
-        return WalState::None;
-    if (!exists(path + "-wal"))
-        return WalState::Closed;
-    return exists(path + "-shm") ? WalState::Shared : WalState::Orphaned;
-}
-
-// The URI query that opens `state` without creating a file (sqlite.org/uri.html):
-// - Closed: immutable=1. The whole content is in the file; SQLite takes no locks and opens no -wal or -shm.
-// - Orphaned: the "unix-none" VFS plus PRAGMA locking_mode=EXCLUSIVE before the first read (TraceFile::open). In
-//   exclusive mode SQLite keeps the WAL index in heap memory and never opens X-shm (wal.html "Use of WAL Without
-//   Shared-Memory"); unix-none makes the exclusive lock a no-op, which a read-only file descriptor could not take.
-//   X-wal is read and replayed: its committed frames are seen. Taking no lock is safe because no writer is live: a
-//   WAL writer in SQLite's normal locking mode (the collector's) holds X-shm open for as long as it runs.
-// - Shared: readonly_shm=1. SQLite opens the existing X-shm read-only and takes only read locks: with a live writer
-//   it shares the writer's index; without one (a killed writer's leftovers) it finds nobody holds X-shm and rebuilds
-//   the index from X-wal in heap memory (SQLITE_READONLY_CANTINIT, wal.html "Read-Only Databases").
-// In every state the connection is SQLITE_OPEN_READONLY and never checkpoints on close
-// (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE): the trace, X-wal and X-shm are left byte for byte as they were.
-std::string_view uri_query(WalState state)
-{
-    switch (state) {
-    case WalState::Closed:
-        return "immutable=1";
-    case WalState::Orphaned:
-        return "vfs=unix-none";
-    case WalState::Shared:
-        return "readonly_shm=1";
-    case WalState::None:
-        break;
-    }
-    return {};
-}
-
-// "file:" URI for `path` with `query`: every byte but unreserved ones and '/' percent-encoded, and a leading "//"
-// kept from reading as an authority.
-std::string file_uri(const std::string& path, std::string_view query)
-{
-    std::string encoded;
-    for (const char c : path) {
-        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/'
-            || c == '.' || c == '_' || c == '-' || c == '~';
-        if (plain)
-            encoded += c;
-        else
-            encoded += fmt::format("%{:02X}", static_cast<unsigned char>(c));
-    }
-    if (encoded.starts_with("//"))
-        encoded.replace(0, 1, "%2F");
-    return "file:" + encoded + "?" + std::string(query);
-}
 
 } // namespace
 

@@ -37,6 +37,18 @@ std::string sqlite_refusal(const detail::TraceFile& file, const std::string& sql
     return stepped ? std::string() : stepped.error().message;
 }
 
+// The trace loads with full_scenario()'s content, and its directory is left byte for byte as it was.
+void check_loads_unchanged(const std::string& path)
+{
+    const std::string dir = path.substr(0, path.rfind('/'));
+    const auto before = directory_snapshot(dir);
+    const auto loaded = load_trace(path);
+    INFO((loaded ? std::string() : loaded.error().message));
+    REQUIRE(loaded);
+    check_common_content(*loaded);
+    CHECK(directory_snapshot(dir) == before);
+}
+
 } // namespace
 
 TEST_CASE("the reader's connection is read-only, defensive, without extensions, views, triggers or ATTACH",
@@ -74,13 +86,7 @@ TEST_CASE("views and triggers in a trace never run, and the file is left unchang
             + " BEGIN SELECT load_extension('/nonexistent/evil.so'); END;";
     sql += "CREATE VIEW evil_view AS SELECT load_extension('/nonexistent/evil.so');";
     exec_sql(path, sql);
-    const std::string dir = path.substr(0, path.rfind('/'));
-    const auto before = directory_snapshot(dir);
-    const auto loaded = load_trace(path);
-    INFO((loaded ? std::string() : loaded.error().message));
-    REQUIRE(loaded);
-    check_common_content(*loaded);
-    CHECK(directory_snapshot(dir) == before);
+    check_loads_unchanged(path);
 }
 
 TEST_CASE("names in a trace never become SQL: hostile table names are inert", "[loader][security]")
@@ -91,13 +97,7 @@ TEST_CASE("names in a trace never become SQL: hostile table names are inert", "[
     exec_sql(path,
         "CREATE TABLE \"FP8SCOPE_X\"\"; DROP TABLE StringIds; --\" (x INTEGER);"
         "CREATE TABLE \"CUPTI_ACTIVITY_KIND_'); DROP TABLE FP8SCOPE_META; --\" (x INTEGER);");
-    const std::string dir = path.substr(0, path.rfind('/'));
-    const auto before = directory_snapshot(dir);
-    const auto loaded = load_trace(path);
-    INFO((loaded ? std::string() : loaded.error().message));
-    REQUIRE(loaded);
-    check_common_content(*loaded);
-    CHECK(directory_snapshot(dir) == before);
+    check_loads_unchanged(path);
 }
 
 TEST_CASE("a row count the file could not hold is not used to size memory, and is refused", "[loader][security]")
