@@ -1,12 +1,10 @@
 // TraceFile and Statement: the hardened read-only connection and checked statement steps.
 #include "sqlite_reader.hpp"
+#include "trace_open_mode.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <fstream>
-#include <sys/stat.h>
 #include <utility>
 
 namespace fp8scope::analyzer::detail {
@@ -20,41 +18,6 @@ constexpr int kMaxValueBytes = 64 * 1024 * 1024;
 // How long to wait for a collector that holds a lock while it commits (rollback-journal files only; WAL
 // readers never wait).
 constexpr int kBusyTimeoutMs = 5000;
-
-// A WAL-mode file (header byte 18 = 2, sqlite.org/fileformat2.html §1.3) with no -wal file next to it: its
-// writer closed it cleanly or never got far, and nobody is writing it now (a live WAL writer always has a -wal
-// file). SQLite would create -wal and -shm files to read it, which leaves litter next to the trace and fails in
-// a read-only directory; opened as immutable, it needs neither.
-bool closed_wal_file(const std::string& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    char header[20] = {};
-    if (!in.read(header, sizeof header))
-        return false;
-    constexpr std::string_view kMagic("SQLite format 3\0", 16);
-    if (std::string_view(header, kMagic.size()) != kMagic || header[18] != 2)
-        return false;
-    struct stat info { };
-    return ::stat((path + "-wal").c_str(), &info) != 0 && errno == ENOENT;
-}
-
-// "file:" URI for `path` with ?immutable=1 (sqlite.org/uri.html): every byte but unreserved ones and '/'
-// percent-encoded, and a leading "//" kept from reading as an authority.
-std::string immutable_uri(const std::string& path)
-{
-    std::string encoded;
-    for (const char c : path) {
-        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/'
-            || c == '.' || c == '_' || c == '-' || c == '~';
-        if (plain)
-            encoded += c;
-        else
-            encoded += fmt::format("%{:02X}", static_cast<unsigned char>(c));
-    }
-    if (encoded.starts_with("//"))
-        encoded.replace(0, 1, "%2F");
-    return "file:" + encoded + "?immutable=1";
-}
 
 } // namespace
 
@@ -116,8 +79,9 @@ Expected<TraceFile> TraceFile::open(const std::string& path)
     // NOMUTEX: a TraceFile is used by one thread, so the per-call mutex of every sqlite3_column_* would be pure
     // cost (a fifth of the profile samples of a large load when it was on).
     int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX;
-    if (closed_wal_file(path)) {
-        open_name = immutable_uri(path);
+    const WalState state = wal_state(path);
+    if (state != WalState::None) {
+        open_name = file_uri(path, uri_query(state));
         flags |= SQLITE_OPEN_URI;
     }
     sqlite3* db = nullptr;
@@ -125,11 +89,18 @@ Expected<TraceFile> TraceFile::open(const std::string& path)
     TraceFile file(db, path);
     if (rc != SQLITE_OK)
         return std::unexpected(file.sqlite_error(rc, "opening"));
+    int ignored = 0;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, &ignored);
+    // Before anything reads the file: the WAL index must never be placed in X-shm (uri_query).
+    if (state == WalState::Orphaned) {
+        if (const int lock_rc = sqlite3_exec(db, "PRAGMA locking_mode = EXCLUSIVE", nullptr, nullptr, nullptr);
+            lock_rc != SQLITE_OK)
+            return std::unexpected(file.sqlite_error(lock_rc, "opening"));
+    }
 
     // Hardening for untrusted files (sqlite.org/security.html, "Untrusted SQLite Database Files"): defensive
     // mode, no trust in schema-defined functions, no extensions, no triggers or views (the loader reads tables
     // only), and a cap on value sizes.
-    int ignored = 0;
     sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored);
     sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &ignored);
     sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, &ignored);

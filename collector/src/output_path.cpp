@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fp8scope::collector {
 namespace {
@@ -19,6 +21,19 @@ std::optional<int32_t> first_int_env(std::initializer_list<const char*> names)
             return value;
     }
     return std::nullopt;
+}
+
+void make_parent_folders(const std::string& path)
+{
+    for (size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
+        ::mkdir(path.substr(0, slash).c_str(), 0755); // EEXIST and the like surface when the file is created
+}
+
+// Anything at all under that name, a dangling symlink included (lstat, not stat).
+bool name_taken(const std::string& path)
+{
+    struct stat st { };
+    return ::lstat(path.c_str(), &st) == 0;
 }
 
 } // namespace
@@ -70,6 +85,24 @@ std::string expand_output_pattern(std::string_view pattern, const OutputNameInpu
             out += suffix;
     }
     return out;
+}
+
+Expected<std::unique_ptr<TraceDb>> create_trace_file(std::string_view pattern, const OutputNameInputs& inputs,
+    const SessionInfo& info, std::string& path, const TraceDbOptions& options)
+{
+    constexpr int kAttempts = 1000;
+    for (int counter = 0; counter < kAttempts; ++counter) {
+        path = expand_output_pattern(pattern, inputs, counter);
+        if (counter == 0)
+            make_parent_folders(path);
+        if (name_taken(path))
+            continue;
+        // O_EXCL|O_NOFOLLOW inside: a file or symlink planted since the check fails there, and is skipped too.
+        auto db = TraceDb::create(path, info, options);
+        if (db || !name_taken(path))
+            return db;
+    }
+    return make_error(ErrorCode::Io, path + ": no free file name after " + std::to_string(kAttempts) + " attempts");
 }
 
 std::optional<int32_t> rank_from_environment()

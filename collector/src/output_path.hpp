@@ -7,7 +7,10 @@
 // with "0" it took rank0.sqlite, so that rank 0's own trace became rank0-1.sqlite (issue 10).
 #pragma once
 
+#include "fp8scope/format/trace_db.hpp"
+
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +32,14 @@ struct OutputNameInputs {
 // attempts after the first insert "-<counter>" before the ".sqlite" extension (or at the end), so that a second
 // process that expands to the same name never clobbers the first one's file.
 std::string expand_output_pattern(std::string_view pattern, const OutputNameInputs& inputs, int counter);
+
+// Creates the trace under the first name of attempts 0, 1, ... that nothing holds (parent folders made first), and
+// sets `path` to it. A name held by anything, a file, a directory or a symlink (dangling or not), is skipped: an
+// existing file is never overwritten and a symlink never followed (TraceDb::create's O_EXCL|O_NOFOLLOW closes the
+// race with a name planted between the check and the create). Folders above the file are used as they are.
+// `options` go to TraceDb::create (the collector's write-error warning).
+Expected<std::unique_ptr<TraceDb>> create_trace_file(std::string_view pattern, const OutputNameInputs& inputs,
+    const SessionInfo& info, std::string& path, const TraceDbOptions& options = {});
 
 // The rank from RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID, and the world size from WORLD_SIZE,
 // OMPI_COMM_WORLD_SIZE or SLURM_NTASKS; none when unset or not a number.

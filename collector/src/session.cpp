@@ -178,12 +178,6 @@ int loaded_library_version(const char* library, const char* function)
     return version;
 }
 
-void make_parent_folders(const std::string& path)
-{
-    for (size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
-        ::mkdir(path.substr(0, slash).c_str(), 0755); // EEXIST and the like surface when the file is created
-}
-
 bool exists(const std::string& path)
 {
     struct stat st { };
@@ -198,25 +192,27 @@ void warn_trace_write(const std::string& message)
         "goes into FP8SCOPE_DROPPED as WRITER_ERROR)");
 }
 
-// Creates the trace under the first free name the pattern gives. Never clobbers: TraceDb::create uses O_EXCL.
+// Creates the trace under the first free name the pattern gives (output_path.hpp, create_trace_file).
 Expected<std::unique_ptr<TraceDb>> create_trace(const SessionInfo& info, std::string& path)
 {
     const char* pattern = std::getenv("FP8SCOPE_OUTPUT");
     const std::string_view chosen = pattern && *pattern ? std::string_view(pattern) : kDefaultOutputPattern;
     const OutputNameInputs inputs { info.host, info.pid, rank_from_environment(), local_rank_from_environment() };
-    for (int counter = 0; counter < 1000; ++counter) {
-        path = expand_output_pattern(chosen, inputs, counter);
-        if (counter == 0)
-            make_parent_folders(path);
-        if (exists(path))
-            continue;
-        TraceDbOptions options;
-        options.on_write_error = [](const Error& error) { warn_trace_write(error.message); };
-        auto db = TraceDb::create(path, info, options);
-        if (db || !exists(path))
-            return db;
-    }
-    return make_error(ErrorCode::Io, path + ": no free file name after 1000 attempts");
+bool exists(const std::string& path)
+{
+    struct stat st { };
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
+// The one warning line of a trace that cannot be written (disk full, I/O error, folder gone), whichever part of
+// the collector meets it first: the rows lost are counted and recorded in FP8SCOPE_DROPPED at the end.
+void warn_trace_write(const std::string& message)
+{
+    warn_once("trace-write", "cannot write the trace: " + message + " (records are lost from here on; their count "
+        "goes into FP8SCOPE_DROPPED as WRITER_ERROR)");
+}
+
+// Creates the trace under the first free name the pattern gives (output_path.hpp, create_trace_file).
 }
 
 std::string absolute(const std::string& path)

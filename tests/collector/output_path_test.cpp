@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 using namespace fp8scope::collector;
 
@@ -73,4 +76,72 @@ TEST_CASE("the local rank comes from LOCAL_RANK only, and is not a rank")
     setenv("LOCAL_RANK", "-1", 1);
     CHECK_FALSE(local_rank_from_environment().has_value());
     unsetenv("LOCAL_RANK");
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory for one test.
+std::string fresh_dir(const std::string& name)
+{
+    const std::string dir = std::string(FP8SCOPE_TEST_TMP) + "/collector/" + name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+std::string contents(const std::string& path)
+{
+    std::ostringstream bytes;
+    bytes << std::ifstream(path, std::ios::binary).rdbuf();
+    return bytes.str();
+}
+
+const OutputNameInputs kInputs { "node7", 1234, 0, std::nullopt };
+
+} // namespace
+
+TEST_CASE("the collector never overwrites a file at its output path: the next counter is used")
+{
+    const std::string dir = fresh_dir("create_existing");
+    {
+        std::ofstream(dir + "/trace.sqlite") << "another run's trace";
+    }
+    std::string path;
+    auto db = create_trace_file(dir + "/trace.sqlite", kInputs, fp8scope::SessionInfo {}, path);
+    REQUIRE(db);
+    CHECK(path == dir + "/trace-1.sqlite");
+    CHECK(contents(dir + "/trace.sqlite") == "another run's trace");
+}
+
+TEST_CASE("the collector never follows a symlink at its output path, dangling or not")
+{
+    const std::string dir = fresh_dir("create_symlink");
+    const std::string target = dir + "/precious.txt";
+    {
+        std::ofstream(target) << "precious";
+    }
+    fs::create_symlink(target, dir + "/rank0.sqlite");
+    fs::create_symlink(dir + "/never-created.sqlite", dir + "/rank0-1.sqlite");
+    std::string path;
+    auto db = create_trace_file(dir + "/rank%r.sqlite", kInputs, fp8scope::SessionInfo {}, path);
+    REQUIRE(db);
+    CHECK(path == dir + "/rank0-2.sqlite");
+    CHECK(fs::is_regular_file(fs::symlink_status(path)));
+    CHECK(contents(target) == "precious");
+    CHECK_FALSE(fs::exists(dir + "/never-created.sqlite"));
+    CHECK(fs::is_symlink(dir + "/rank0.sqlite"));
+    CHECK(fs::is_symlink(dir + "/rank0-1.sqlite"));
+}
+
+TEST_CASE("the collector makes the output path's missing folders")
+{
+    const std::string dir = fresh_dir("create_folders");
+    std::string path;
+    auto db = create_trace_file(dir + "/runs/a/trace.sqlite", kInputs, fp8scope::SessionInfo {}, path);
+    INFO((db ? std::string() : db.error().message));
+    REQUIRE(db);
+    CHECK(path == dir + "/runs/a/trace.sqlite");
+    CHECK(fs::is_regular_file(path));
 }

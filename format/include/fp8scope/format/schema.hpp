@@ -40,7 +40,8 @@ struct Table {
     // Table: extra clause after the columns (e.g. a primary key). View: the SELECT body.
     std::string_view extra;
     TableKind kind = TableKind::Table;
-    // The minor version that added the table: a trace of an earlier 1.x lacks it, and readers take it as empty.
+    // The first minor version whose every trace has the table: a trace of an earlier 1.x may lack it, and readers
+    // take it as empty. Usually the minor version that added it; see FP8SCOPE_CAPTURE_WINDOW for the exception.
     int since_minor = 0;
 };
 
@@ -396,7 +397,9 @@ inline constexpr Table kTables[] = {
     { table::kOverhead, detail::kOverhead, "" },
     { table::kDropped, detail::kDropped, "" },
     { table::kCollectorWork, detail::kCollectorWork, "", TableKind::Table, 1 },
-    { table::kCaptureWindow, detail::kCaptureWindow, "PRIMARY KEY (id)", TableKind::Table, 2 },
+    // Added in 1.2, but 1.2 was first written (commit fa44e89, row counts) without it: only 1.3 traces all have it.
+    // samples/traces/compat/schema-1.2-fa44e89.sqlite is such a trace.
+    { table::kCaptureWindow, detail::kCaptureWindow, "PRIMARY KEY (id)", TableKind::Table, 3 },
 };
 
 // Indexes for the joins that SQL users and the analyzer make, created when recording ends (building them
