@@ -13,6 +13,3 @@ if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR CMAKE_CXX_COMPILER_VERSION VERS
 endif()
 add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 add_link_options(-fsanitize=address,undefined -static-libstdc++ -static-libgcc)
-# libstdc++ 12's std::stable_sort calls std::get_temporary_buffer, which it marks deprecated in C++23; clang reports
-# that inside the system header wherever stable_sort is used. Nothing in fp8scope calls it.
-add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-Wno-deprecated-declarations>)
