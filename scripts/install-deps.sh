@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages fp8scope builds with, only those that are missing. Idempotent: a second run
 # installs nothing. Prints one line saying what it did.
+#   --fuzz  also what the fuzz build needs (docs/reliability.md): clang 19 with its libFuzzer and sanitizer
+#           runtimes, and the sqlite3 command that scripts/fuzz_corpus.sh shrinks traces with.
 set -euo pipefail
 
 packages=(
@@ -22,6 +24,9 @@ packages=(
     xvfb
     xauth
 )
+if [ "${1:-}" = "--fuzz" ]; then
+    packages+=(clang-19 libclang-rt-19-dev sqlite3)
+fi
 
 missing=()
 for package in "${packages[@]}"; do
