@@ -19,9 +19,9 @@ namespace {
         return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
     }
 
-    // zlib level 6 (its default) compresses the export about 12x; level 1 is faster but about a third larger, and
-    // on the 10 M-kernel trace the export is bound by formatting, not by deflate (docs/benchmarks.md).
-    constexpr const char* kGzipMode = "wb6";
+    // zlib level 1: on the 10 M-kernel trace it compresses 12x in 40 s of CPU, against 16x in 71 s for level 6
+    // (zlib's default), which would leave the formatting core waiting for the compressing one (docs/benchmarks.md).
+    constexpr const char* kGzipMode = "wb1";
 
 } // namespace
 
@@ -42,6 +42,7 @@ ChromeTraceFile::ChromeTraceFile(std::string path)
         return;
     }
     if (ends_with(path_, ".gz")) {
+        gzip_ = true;
         gz_ = gzdopen(fd_, kGzipMode);
         if (gz_ == nullptr) {
             fail("cannot compress", errno != 0 ? errno : ENOMEM);
@@ -53,11 +54,12 @@ ChromeTraceFile::ChromeTraceFile(std::string path)
 
 ChromeTraceFile::~ChromeTraceFile()
 {
+    stop_writer();
     if (gz_ != nullptr)
         gzclose(static_cast<gzFile>(gz_)); // closes fd_ too
     else if (fd_ >= 0)
         ::close(fd_);
-    if (!committed_ && (fd_ >= 0 || gz_ != nullptr))
+    if (!committed_ && fd_ >= 0)
         ::unlink(temp_path_.c_str());
 }
 
@@ -69,38 +71,84 @@ void ChromeTraceFile::fail(std::string_view what, int error_number)
 
 void ChromeTraceFile::flush()
 {
-    if (error_ || fd_ < 0) {
+    if (fd_ < 0 || error_) {
         buffer_.clear();
         return;
     }
-    const char* data = buffer_.data();
-    size_t left = buffer_.size();
+    if (!writer_.joinable())
+        writer_ = std::thread([this] { writer_loop(); });
+    {
+        std::unique_lock lock(mutex_);
+        block_changed_.wait(lock, [this] { return !block_ready_; });
+        std::swap(buffer_, block_);
+        block_ready_ = true;
+    }
+    block_changed_.notify_all();
+    buffer_.clear();
+}
+
+void ChromeTraceFile::writer_loop()
+{
+    for (;;) {
+        std::unique_lock lock(mutex_);
+        block_changed_.wait(lock, [this] { return block_ready_ || stopping_; });
+        if (!block_ready_)
+            return; // stopping, and every block is written
+        lock.unlock();
+        if (write_errno_ == 0)
+            write_block();
+        block_.clear();
+        lock.lock();
+        block_ready_ = false;
+        lock.unlock();
+        block_changed_.notify_all();
+    }
+}
+
+void ChromeTraceFile::write_block()
+{
+    const char* data = block_.data();
+    size_t left = block_.size();
     if (gz_ != nullptr) {
         const int written = gzwrite(static_cast<gzFile>(gz_), data, static_cast<unsigned>(left));
         if (written <= 0 || static_cast<size_t>(written) != left) {
             int zerr = Z_OK;
             gzerror(static_cast<gzFile>(gz_), &zerr);
-            fail("cannot write", zerr == Z_ERRNO && errno != 0 ? errno : EIO);
+            write_errno_ = zerr == Z_ERRNO && errno != 0 ? errno : EIO;
         }
-    } else {
-        while (left > 0) {
-            const ssize_t n = ::write(fd_, data, left);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                fail("cannot write", n < 0 ? errno : EIO);
-                break;
-            }
-            data += n;
-            left -= static_cast<size_t>(n);
-        }
+        return;
     }
-    buffer_.clear();
+    while (left > 0) {
+        const ssize_t n = ::write(fd_, data, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            write_errno_ = n < 0 ? errno : EIO;
+            return;
+        }
+        data += n;
+        left -= static_cast<size_t>(n);
+    }
+}
+
+void ChromeTraceFile::stop_writer()
+{
+    if (!writer_.joinable())
+        return;
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    block_changed_.notify_all();
+    writer_.join();
 }
 
 bool ChromeTraceFile::commit()
 {
     flush();
+    stop_writer();
+    if (write_errno_ != 0)
+        fail("cannot write", write_errno_);
     if (error_)
         return false;
     int closed = 0;

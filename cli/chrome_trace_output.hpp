@@ -6,10 +6,13 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace fp8scope::cli {
 
@@ -26,7 +29,7 @@ public:
     // One line saying why the file could not be opened or written ("cannot write 'x.json': No space left on
     // device"); nullopt while all is well.
     const std::optional<std::string>& error() const { return error_; }
-    bool gzip() const { return gz_ != nullptr; }
+    bool gzip() const { return gzip_; }
 
     fmt::memory_buffer& buffer() { return buffer_; }
     // Writes the buffer out once it holds a megabyte or more.
@@ -40,14 +43,26 @@ public:
 
 private:
     static constexpr size_t kFlushBytes = size_t { 1 } << 20;
+    // Hands the buffer to the writer thread, after waiting for it to finish the previous block: formatting and
+    // compressing (or the write calls) run on two cores, with two blocks of memory at most.
     void flush();
+    void writer_loop();
+    void write_block(); // on the writer thread
+    void stop_writer();
     void fail(std::string_view what, int error_number);
 
     std::string path_, temp_path_;
     int fd_ = -1;
     void* gz_ = nullptr; // gzFile
     bool committed_ = false;
-    fmt::memory_buffer buffer_;
+    bool gzip_ = false;
+    fmt::memory_buffer buffer_; // being filled by the caller
+    fmt::memory_buffer block_; // being written by the writer thread while block_ready_
+    std::mutex mutex_;
+    std::condition_variable block_changed_;
+    bool block_ready_ = false, stopping_ = false;
+    int write_errno_ = 0; // the writer thread's first failure; read once it has stopped
+    std::thread writer_;
     std::optional<std::string> error_;
 };
 

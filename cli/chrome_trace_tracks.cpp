@@ -4,7 +4,7 @@ namespace fp8scope::cli {
 
 void ChromeTraceTracks::name_process(int64_t pid, std::string name, int64_t sort_index, std::string labels)
 {
-    if (!processes_named_.emplace(pid, true).second)
+    if (!processes_named_.insert(pid).second)
         return;
     events_.metadata("process_name", pid, 0, "name", name);
     if (!labels.empty())

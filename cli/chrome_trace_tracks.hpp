@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,7 +63,7 @@ private:
 
     ChromeTraceEvents& events_;
     std::map<std::pair<int64_t, int64_t>, Track> tracks_;
-    std::map<int64_t, bool> processes_named_;
+    std::set<int64_t> processes_named_;
     std::pair<int64_t, int64_t> last_key_ { -1, -1 };
     Track* last_track_ = nullptr;
     int64_t next_synthetic_tid_ = kSyntheticTidBase;

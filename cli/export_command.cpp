@@ -5,7 +5,6 @@
 #include "exit_codes.hpp"
 #include "human_units.hpp"
 #include "perfetto_export.hpp"
-#include "report_figures.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -56,6 +55,9 @@ CLI::App* add_export_command(CLI::App& app, ExportCliOptions& options)
             "Write Chrome-trace JSON (Kineto's layout) to this file; gzipped when it ends in .gz")
         ->required();
     add_selection_options(*command, options.analysis);
+    command->get_option("--device")->description("Only this GPU's tracks and counters (host threads are written whole)");
+    command->get_option("--steps")->description(
+        "Only the time of steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B");
     add_progress_option(*command, options.analysis.no_progress);
     command->footer(kExportExamples);
     return command;
@@ -93,10 +95,11 @@ int run_export(const ExportCliOptions& options)
         return kExitOutput;
     }
     const auto& steps = report.steps.steps;
-    std::string what = steps.empty()
-        ? std::string("no analysed step")
-        : fmt::format("{} {}-{} ({})", count_of(int64_t(steps.size()), "step", "steps"), steps.front().index,
-              steps.back().index, analyzer::step_source_name(report.steps.source));
+    const char* source = analyzer::step_source_name(report.steps.source);
+    const std::string what = steps.empty() ? std::string("no analysed step")
+        : steps.size() == 1
+        ? fmt::format("step {} ({})", steps.front().index, source)
+        : fmt::format("{} steps {}-{} ({})", steps.size(), steps.front().index, steps.back().index, source);
     std::error_code size_error;
     const auto bytes = std::filesystem::file_size(options.perfetto_path, size_error);
     return write_stdout(fmt::format("Wrote {}: {} events, {} launch flows, {}{}; {}{}{}.\n",

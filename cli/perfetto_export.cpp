@@ -11,6 +11,7 @@
 #include "fp8scope/format/schema.hpp"
 
 #include <algorithm>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -28,7 +29,7 @@ namespace {
     // up. A bitmap when the ids are dense enough (as CUPTI's are), a set otherwise.
     class SeenIds {
     public:
-        SeenIds(const TraceModel& model)
+        explicit SeenIds(const TraceModel& model)
         {
             uint32_t max_id = 0;
             for (const auto* ids : { &model.kernels.correlation_id, &model.memcpys.correlation_id,
