@@ -78,8 +78,8 @@ public:
     }
 
     // {"ph":"X", ...: a complete slice; add args, then end().
-    void begin_complete(std::string_view cat, std::string_view name, int64_t pid, int64_t tid, int64_t start_ns,
-        int64_t end_ns);
+    void begin_complete(
+        std::string_view cat, std::string_view name, int64_t pid, int64_t tid, int64_t start_ns, int64_t end_ns);
     // {"ph":"i", ... "s":"t": an instant on a thread; add args, then end().
     void begin_instant(std::string_view cat, std::string_view name, int64_t pid, int64_t tid, int64_t at_ns);
     // {"ph":"C", ...: one value of the counter track `name` of process `pid`, as its series "value"; a value that is

@@ -16,7 +16,7 @@ namespace fp8scope::cli {
 
 namespace {
 
-    constexpr const char* kExportExamples = R"(Examples:
+constexpr const char* kExportExamples = R"(Examples:
   fp8scope export run.sqlite --perfetto run.json
   fp8scope export run.sqlite --perfetto run.json.gz --steps 10:12
   fp8scope export run.sqlite --perfetto gpu1.json.gz --device 1 --warmup 0
@@ -44,18 +44,19 @@ error.
 
 CLI::App* add_export_command(CLI::App& app, ExportCliOptions& options)
 {
-    CLI::App* command = app.add_subcommand("export",
-        "Export a trace and its analysis for Perfetto UI, chrome://tracing and Holistic Trace Analysis");
+    CLI::App* command = app.add_subcommand(
+        "export", "Export a trace and its analysis for Perfetto UI, chrome://tracing and Holistic Trace Analysis");
     command
-        ->add_option("TRACE", options.analysis.trace_path,
-            "Trace file: an fp8scope trace or an Nsight Systems SQLite export")
+        ->add_option(
+            "TRACE", options.analysis.trace_path, "Trace file: an fp8scope trace or an Nsight Systems SQLite export")
         ->required();
     command
         ->add_option("--perfetto", options.perfetto_path,
             "Write Chrome-trace JSON (Kineto's layout) to this file; gzipped when it ends in .gz")
         ->required();
     add_selection_options(*command, options.analysis);
-    command->get_option("--device")->description("Only this GPU's tracks and counters (host threads are written whole)");
+    command->get_option("--device")
+        ->description("Only this GPU's tracks and counters (host threads are written whole)");
     command->get_option("--steps")->description(
         "Only the time of steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B");
     add_progress_option(*command, options.analysis.no_progress);

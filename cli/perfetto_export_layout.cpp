@@ -13,29 +13,29 @@ namespace fp8scope::cli {
 
 namespace {
 
-    // Kineto names memory kinds capitalised ("Pinned -> Device").
-    std::string capitalised(std::string_view word)
-    {
-        std::string out(word);
-        if (!out.empty())
-            out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
-        return out;
-    }
+// Kineto names memory kinds capitalised ("Pinned -> Device").
+std::string capitalised(std::string_view word)
+{
+    std::string out(word);
+    if (!out.empty())
+        out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+    return out;
+}
 
-    // The earliest time the export writes, or 0 when none is earlier than the session start.
-    int64_t earliest_time(const analyzer::TraceModel& model)
-    {
-        int64_t earliest = 0;
-        if (const auto span = model.time_span_ns())
-            earliest = std::min(earliest, span->first);
-        for (const auto& sample : model.tensor_stats)
-            earliest = std::min(earliest, sample.timestamp_ns);
-        for (const auto& scalar : model.scalars)
-            earliest = std::min(earliest, scalar.timestamp_ns);
-        for (int64_t start : model.collector_work.start_ns)
-            earliest = std::min(earliest, start);
-        return earliest;
-    }
+// The earliest time the export writes, or 0 when none is earlier than the session start.
+int64_t earliest_time(const analyzer::TraceModel& model)
+{
+    int64_t earliest = 0;
+    if (const auto span = model.time_span_ns())
+        earliest = std::min(earliest, span->first);
+    for (const auto& sample : model.tensor_stats)
+        earliest = std::min(earliest, sample.timestamp_ns);
+    for (const auto& scalar : model.scalars)
+        earliest = std::min(earliest, scalar.timestamp_ns);
+    for (int64_t start : model.collector_work.start_ns)
+        earliest = std::min(earliest, start);
+    return earliest;
+}
 
 } // namespace
 
@@ -66,7 +66,7 @@ ExportLayout::ExportLayout(
     }
     gpu_pid_offset_ = clash ? int64_t { 1 } << 32 : 0;
     const int64_t main_tid = report.bubbles.launching_thread_tid;
-    main_host_pid_ = main_tid != 0                 ? host_pid(main_tid)
+    main_host_pid_ = main_tid != 0   ? host_pid(main_tid)
         : model.api_calls.size() > 0 ? host_pid(model.api_calls.global_tid[0])
                                      : std::max<int64_t>(model.meta.pid, 0);
 }
@@ -142,8 +142,9 @@ void ExportLayout::write_header(fmt::memory_buffer& out, std::string_view produc
         { "recorded_by", model_.meta.producer },
         { "host", model_.meta.host },
         { "command_line", model_.meta.command_line },
-        { "time_unit", "ts and dur are microseconds after baseTimeNanoseconds (UTC ns), with the nanoseconds as three "
-                       "decimals; counter values and args carry their unit in their name" },
+        { "time_unit",
+            "ts and dur are microseconds after baseTimeNanoseconds (UTC ns), with the nanoseconds as three "
+            "decimals; counter values and args carry their unit in their name" },
         { "step_source", analyzer::step_source_name(report_.steps.source) },
         { "steps", report_.steps.steps.size() },
         { "warmup_excluded", report_.steps.warmup_excluded },
@@ -157,8 +158,8 @@ void ExportLayout::write_header(fmt::memory_buffer& out, std::string_view produc
         fmt::format_to(fmt::appender(out), "\"distributedInfo\": {{\"rank\": {}, \"world_size\": {}}},\n",
             model_.meta.rank, std::max(model_.meta.world_size, 1));
     fmt::format_to(fmt::appender(out),
-        "\"fp8scope\": {},\n\"displayTimeUnit\": \"ns\",\n\"baseTimeNanoseconds\": {},\n\"traceEvents\": [", dump(about),
-        model_.meta.session_start_utc_ns + base_ns_);
+        "\"fp8scope\": {},\n\"displayTimeUnit\": \"ns\",\n\"baseTimeNanoseconds\": {},\n\"traceEvents\": [",
+        dump(about), model_.meta.session_start_utc_ns + base_ns_);
 }
 
 std::string gpu_work_name(const analyzer::MemcpyTable& copies, size_t row)

@@ -22,7 +22,8 @@ struct HostTrack {
 
 class ExportLayout {
 public:
-    ExportLayout(const analyzer::TraceModel& model, const analyzer::Report& report, const PerfettoExportOptions& options);
+    ExportLayout(
+        const analyzer::TraceModel& model, const analyzer::Report& report, const PerfettoExportOptions& options);
 
     // The instant "ts": 0 stands for: the session start, or the earliest time written when that is earlier (a trace
     // may hold times before its session start; Kineto clamps negative times, since viewers refuse them).

@@ -45,8 +45,8 @@ public:
             while (cursor_[t] < tables_[t].start_ns.size() && tables_[t].start_ns[cursor_[t]] == start)
                 group.push_back({ static_cast<uint8_t>(t), static_cast<uint32_t>(cursor_[t]++) });
         if (group.size() > 1)
-            std::stable_sort(group.begin(), group.end(),
-                [this](TableRow l, TableRow r) { return end_of(l) > end_of(r); });
+            std::stable_sort(
+                group.begin(), group.end(), [this](TableRow l, TableRow r) { return end_of(l) > end_of(r); });
         return true;
     }
 

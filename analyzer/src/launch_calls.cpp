@@ -13,6 +13,9 @@ LaunchCalls::~LaunchCalls() = default;
 LaunchCalls::LaunchCalls(LaunchCalls&&) noexcept = default;
 LaunchCalls& LaunchCalls::operator=(LaunchCalls&&) noexcept = default;
 
-std::optional<size_t> LaunchCalls::find(uint32_t correlation_id) const { return index_->find(correlation_id); }
+std::optional<size_t> LaunchCalls::find(uint32_t correlation_id) const
+{
+    return index_->find(correlation_id);
+}
 
 } // namespace fp8scope::analyzer

@@ -74,8 +74,8 @@ TEST_CASE("HTA's idle time breakdown rebuilt from the export matches the report'
     CHECK(idle.kernel_wait_us == 4 * 20);
     CHECK(idle.other_us == 4 * 50);
 
-    const json report = json::parse(
-        run_fp8scope_ok({ "report", trace, "--format", "json", "--warmup", "0", "--steps", "0:3" }));
+    const json report
+        = json::parse(run_fp8scope_ok({ "report", trace, "--format", "json", "--warmup", "0", "--steps", "0:3" }));
     REQUIRE(report["steps"]["source"] == "nvtx");
     REQUIRE(report["steps"]["steps"].size() == 4);
     const json& by_cause = report["totals"]["idle_by_cause_ns"];

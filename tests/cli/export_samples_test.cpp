@@ -42,8 +42,9 @@ TEST_CASE("export puts work that overlaps on one stream on an overflow lane, so 
     testing::Scenario s;
     const auto host = s.thread(4242, 4242, "python");
     // A CUDA graph's branches run at once and CUPTI can report them on one stream; the loader leaves them alone.
-    const uint32_t graph = s.launch(host, { .api_start_ns = 1'000, .api_end_ns = 3'000, .name = "cudaGraphLaunch_v10000" },
-        { .start_ns = 10'000, .end_ns = 50'000, .name = "branch_a", .graph_id = 5 });
+    const uint32_t graph
+        = s.launch(host, { .api_start_ns = 1'000, .api_end_ns = 3'000, .name = "cudaGraphLaunch_v10000" },
+            { .start_ns = 10'000, .end_ns = 50'000, .name = "branch_a", .graph_id = 5 });
     s.more_of(graph, { .start_ns = 20'000, .end_ns = 70'000, .name = "branch_b", .graph_id = 5 });
     s.more_of(graph, { .start_ns = 30'000, .end_ns = 40'000, .name = "branch_c", .graph_id = 5 });
     // A start/end NVTX range that crosses a push/pop range on the same thread.
@@ -58,8 +59,8 @@ TEST_CASE("export puts work that overlaps on one stream on an overflow lane, so 
     CHECK(summary.flows == 3);
     int64_t overlap_lanes = 0;
     for (const auto& e : doc["traceEvents"])
-        if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"].get<std::string>().find("(overlap ")
-                != std::string::npos)
+        if (e["ph"] == "M" && e["name"] == "thread_name"
+            && e["args"]["name"].get<std::string>().find("(overlap ") != std::string::npos)
             ++overlap_lanes;
     CHECK(overlap_lanes >= 1);
     for (const json& kernel : slices_of(doc, "kernel")) {
@@ -73,7 +74,8 @@ TEST_CASE("export escapes names as JSON and leaves Inf counter values out", "[ex
     testing::Scenario s;
     const auto host = s.thread(4242, 4242, "py\"thon\\");
     const std::string name = "kernel<\"quoted\", back\\slash>\ttab\x01";
-    s.launch(host, { .api_start_ns = 1'000, .api_end_ns = 3'000 }, { .start_ns = 10'000, .end_ns = 20'000, .name = name });
+    s.launch(
+        host, { .api_start_ns = 1'000, .api_end_ns = 3'000 }, { .start_ns = 10'000, .end_ns = 20'000, .name = name });
     s.scalar(host, 5'000, "loss", 2.5, 0);
     s.scalar(host, 6'000, "loss", std::numeric_limits<double>::infinity(), 1);
     const std::string dir = scratch_dir("export_escape");

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 
 using namespace fp8scope;
@@ -129,7 +130,9 @@ TEST_CASE("export gzips when the file name ends in .gz, with the same content", 
     CHECK(static_cast<unsigned char>(raw[0]) == 0x1f); // the gzip magic
     CHECK(static_cast<unsigned char>(raw[1]) == 0x8b);
     CHECK(read_export_file(dir + "/packed.json.gz") == read_text_file(dir + "/plain.json"));
-    CHECK(files_in(dir) == std::vector<std::string> { "packed.json.gz", "plain.json", "small.sqlite" });
+    std::vector<std::string> files = record_test::directory_entries(dir); // no temporary file left behind
+    std::ranges::sort(files);
+    CHECK(files == std::vector<std::string> { "packed.json.gz", "plain.json", "small.sqlite" });
 }
 
 TEST_CASE("export --steps writes only the time of those steps, and --device only that GPU", "[export]")
@@ -196,6 +199,6 @@ TEST_CASE("export refuses bad input with the documented exit codes and leaves no
         CHECK(result.exit_code == 2);
         CHECK(result.err.find("--device 9") != std::string::npos);
     }
-    for (const std::string& name : files_in(dir)) // neither the export nor its temporary file
+    for (const std::string& name : record_test::directory_entries(dir)) // neither the export nor its temporary file
         CHECK(name.find("out.json") == std::string::npos);
 }

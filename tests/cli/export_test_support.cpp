@@ -2,9 +2,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <filesystem>
-
 namespace fp8scope::cli_test {
 
 nlohmann::json export_ok(const std::string& trace, const std::string& out, const std::vector<std::string>& extra)
@@ -35,15 +32,6 @@ std::vector<nlohmann::json> slices_of(const nlohmann::json& doc, const std::stri
         if (e["ph"] == "X" && e["cat"] == cat)
             out.push_back(e);
     return out;
-}
-
-std::vector<std::string> files_in(const std::string& dir)
-{
-    std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(dir))
-        names.push_back(entry.path().filename().string());
-    std::ranges::sort(names);
-    return names;
 }
 
 } // namespace fp8scope::cli_test

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cli_test_support.hpp"
+#include "record_test_support.hpp"
 #include "trace_event_check.hpp"
 
 #include <nlohmann/json.hpp>
@@ -19,8 +20,5 @@ TraceEventSummary check_valid(const nlohmann::json& doc);
 
 // The "X" events of a category, in file order.
 std::vector<nlohmann::json> slices_of(const nlohmann::json& doc, const std::string& cat);
-
-// The names of the files in `dir` (to see that nothing was left behind).
-std::vector<std::string> files_in(const std::string& dir);
 
 } // namespace fp8scope::cli_test

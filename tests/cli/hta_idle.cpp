@@ -13,28 +13,28 @@ namespace fp8scope::cli_test {
 
 namespace {
 
-    // One row of HTA's dataframe.
-    struct Row {
-        size_t index = 0; // position in traceEvents (trace_parser.py: reset_index before anything is dropped)
-        std::string cat, name;
-        double ts = 0, end = 0; // microseconds, rounded as round_down_time_stamps does
-        int64_t stream = -1, correlation = -1; // args defaults (event_args_1.0.0.yaml)
-        std::optional<size_t> index_correlation; // the linked CPU/GPU row's index, when there is one
-    };
+// One row of HTA's dataframe.
+struct Row {
+    size_t index = 0; // position in traceEvents (trace_parser.py: reset_index before anything is dropped)
+    std::string cat, name;
+    double ts = 0, end = 0; // microseconds, rounded as round_down_time_stamps does
+    int64_t stream = -1, correlation = -1; // args defaults (event_args_1.0.0.yaml)
+    std::optional<size_t> index_correlation; // the linked CPU/GPU row's index, when there is one
+};
 
-    int64_t arg_or(const nlohmann::json& e, const char* key)
-    {
-        if (!e.contains("args") || !e["args"].is_object() || !e["args"].contains(key) || !e["args"][key].is_number())
-            return -1;
-        return e["args"][key].get<int64_t>();
-    }
+int64_t arg_or(const nlohmann::json& e, const char* key)
+{
+    if (!e.contains("args") || !e["args"].is_object() || !e["args"].contains(key) || !e["args"][key].is_number())
+        return -1;
+    return e["args"][key].get<int64_t>();
+}
 
-    // trace_filter.py, _filter_gpu_kernels_with_cuda_sync: GPU rows are those with a stream and a correlation, and
-    // the device-level syncs; every other row is a "CPU operator".
-    bool on_gpu(const Row& r)
-    {
-        return (r.stream >= 0 && r.correlation >= 0) || r.name == "Event Sync" || r.name == "Context Sync";
-    }
+// trace_filter.py, _filter_gpu_kernels_with_cuda_sync: GPU rows are those with a stream and a correlation, and
+// the device-level syncs; every other row is a "CPU operator".
+bool on_gpu(const Row& r)
+{
+    return (r.stream >= 0 && r.correlation >= 0) || r.name == "Event Sync" || r.name == "Context Sync";
+}
 
 } // namespace
 
@@ -111,8 +111,8 @@ std::map<int64_t, HtaStreamIdle> hta_idle_time_breakdown(const nlohmann::json& d
         for (size_t i = 1; i < kernels.size(); ++i) {
             const double prev_end = kernels[i - 1]->end;
             const double interval = kernels[i]->ts - prev_end;
-            const auto runtime = kernels[i]->index_correlation ? ts_by_index.find(*kernels[i]->index_correlation)
-                                                               : ts_by_index.end();
+            const auto runtime
+                = kernels[i]->index_correlation ? ts_by_index.find(*kernels[i]->index_correlation) : ts_by_index.end();
             const bool host_wait = runtime != ts_by_index.end() && runtime->second > prev_end;
             if (host_wait)
                 idle.host_wait_us += interval;
