@@ -95,3 +95,16 @@ TEST_CASE("export escapes names as JSON and leaves Inf counter values out", "[ex
         }
     CHECK(loss_values == 1);
 }
+
+TEST_CASE("export reads an Nsight Systems export as it reads an fp8scope trace", "[export]")
+{
+    const std::string dir = scratch_dir("export_nsight");
+    REQUIRE(small_scenario().write_nsight(dir + "/nsys.sqlite"));
+    const json doc = export_ok(dir + "/nsys.sqlite", dir + "/nsys.json.gz", { "--warmup", "0" });
+    const TraceEventSummary summary = check_valid(doc);
+    CHECK(summary.slices_by_cat.at("kernel") == SmallScenarioFacts::kKernels);
+    CHECK(summary.slices_by_cat.at("cuda_runtime") == SmallScenarioFacts::kApiCalls);
+    CHECK(summary.flows == SmallScenarioFacts::kKernels);
+    for (const json& call : slices_of(doc, "cuda_runtime"))
+        CHECK(call["pid"] == 4242); // from the globalTid, as nsys encodes it
+}

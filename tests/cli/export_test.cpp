@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <map>
+#include <sys/resource.h>
 
 using namespace fp8scope;
 using namespace fp8scope::cli_test;
@@ -201,4 +203,27 @@ TEST_CASE("export refuses bad input with the documented exit codes and leaves no
     }
     for (const std::string& name : record_test::directory_entries(dir)) // neither the export nor its temporary file
         CHECK(name.find("out.json") == std::string::npos);
+}
+
+TEST_CASE("export exits 74 when the disk fills up while writing, and leaves nothing under the name", "[export]")
+{
+    const std::string dir = scratch_dir("export_full_disk");
+    const std::string trace = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/h100-train-fp8.sqlite";
+    // A file size limit stands for a full disk: write() fails with EFBIG once the export passes 256 KiB (50 MiB in
+    // all). The child inherits the limit and the ignored SIGXFSZ; the test's own files are written before.
+    rlimit previous {};
+    REQUIRE(getrlimit(RLIMIT_FSIZE, &previous) == 0);
+    const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit limited = previous;
+    limited.rlim_cur = 256 * 1024;
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &limited) == 0);
+    const auto result = run_fp8scope({ "export", trace, "--perfetto", dir + "/out.json", "--no-progress" });
+    setrlimit(RLIMIT_FSIZE, &previous);
+    std::signal(SIGXFSZ, previous_handler);
+    INFO(result.err);
+    CHECK(result.exit_code == 74);
+    CHECK(result.out.empty());
+    CHECK(testing::line_count(result.err) == 1);
+    CHECK(result.err.starts_with("fp8scope: error: cannot write"));
+    CHECK(record_test::directory_entries(dir).empty());
 }
