@@ -4,6 +4,7 @@
 #include "command_support.hpp"
 #include "compare_command.hpp"
 #include "exit_codes.hpp"
+#include "export_command.hpp"
 #include "info_command.hpp"
 #include "record_command.hpp"
 #include "report_command.hpp"
@@ -24,12 +25,14 @@ constexpr const char* kMainExamples = R"(Examples:
   fp8scope check run.sqlite --max-bubble-ratio 0.3 --junit check.xml
   fp8scope compare samples/traces/compare/h100-drift-fp8.sqlite samples/traces/compare/h100-drift-bf16.sqlite
   fp8scope check fp8.sqlite --ref bf16.sqlite --junit check.xml
+  fp8scope export run.sqlite --perfetto run.json.gz --steps 10:12
   fp8scope record -o 'traces/run-%r-%p.sqlite' -- python train.py --precision fp8
   fp8scope record --help
 
 Exit codes: 0 ok, 1 a check budget failed (or had no data to judge), 2 usage error (also --steps, --device
 or --warmup selecting nothing), 3 unreadable or invalid trace, 74 output cannot be written, 70 internal error
-(a bug: please report it); 3 also for two traces that compare or check --ref cannot compare. record exits with
+(a bug: please report it); 3 also for two traces that compare or check --ref cannot compare; 74 also for an
+export file that cannot be written. record exits with
 the recorded command's exit code (see fp8scope record --help).
 Reference: docs/cli.md; trace format: docs/trace-format.md.
 )";
@@ -55,7 +58,9 @@ int run(int argc, char** argv)
     CLI::App* check = add_check_command(app, check_options);
     CompareCliOptions compare_options;
     CLI::App* compare = add_compare_command(app, compare_options);
-    constexpr const char* kAvailable = "available: info, record, report, check, compare";
+    ExportCliOptions export_options;
+    CLI::App* export_command = add_export_command(app, export_options);
+    constexpr const char* kAvailable = "available: info, record, report, check, compare, export";
 
     // The recorded command's own arguments never reach CLI11 (`-- python train.py --lr 3`).
     const std::vector<const char*> args = split_record_command(*record, argc, argv, record_options);
@@ -68,6 +73,8 @@ int run(int argc, char** argv)
             return "fp8scope check";
         if (compare->parsed())
             return "fp8scope compare";
+        if (export_command->parsed())
+            return "fp8scope export";
         return record->parsed() ? "fp8scope record" : "fp8scope";
     };
     try {
@@ -76,8 +83,8 @@ int run(int argc, char** argv)
         // --help and --version: CLI11 prints them to stdout.
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        const bool in_subcommand
-            = info->parsed() || record->parsed() || report->parsed() || check->parsed() || compare->parsed();
+        const bool in_subcommand = info->parsed() || record->parsed() || report->parsed() || check->parsed()
+            || compare->parsed() || export_command->parsed();
         // CLI11 reports a mistyped subcommand as unexpected arguments, listed in reverse; name it plainly.
         if (!in_subcommand && argc > 1 && argv[1][0] != '-')
             fmt::print(stderr, "fp8scope: usage error: unknown subcommand '{}' ({})\n", argv[1], kAvailable);
@@ -95,6 +102,8 @@ int run(int argc, char** argv)
         return run_check(check_options);
     if (compare->parsed())
         return run_compare(compare_options);
+    if (export_command->parsed())
+        return run_export(export_options);
     if (record->parsed()) {
         if (const auto error = record_usage_error(record_options))
             return usage_error("record", *error);

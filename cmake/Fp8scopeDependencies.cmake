@@ -4,6 +4,8 @@ find_package(Threads REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 REQUIRED)
+# zlib writes gzipped exports (`fp8scope export --perfetto OUT.json.gz`), as Kineto and HTA read them.
+find_package(ZLIB REQUIRED)
 if(FP8SCOPE_BUILD_TESTS)
     find_package(Catch2 2 REQUIRED)
     include(Catch)

@@ -10,10 +10,6 @@
 
 namespace fp8scope::analyzer {
 
-namespace {
-
-using Unit = DetailField::Unit;
-
 // CUpti_ActivityMemcpyKind's short names, as Nsight Systems shows them.
 std::string_view copy_kind_name(int32_t kind)
 {
@@ -29,6 +25,10 @@ std::string_view memory_kind_name(int32_t kind)
         = { "pageable", "pinned", "device", "array", "managed", "device static", "managed static", "unknown" };
     return kind >= 0 && static_cast<size_t>(kind) < std::size(kNames) ? kNames[kind] : "unknown";
 }
+
+namespace {
+
+using Unit = DetailField::Unit;
 
 std::string_view kernel_name(const TraceModel& model, size_t row)
 {

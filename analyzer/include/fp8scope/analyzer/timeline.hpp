@@ -223,4 +223,9 @@ ItemDetails describe_item(const TimelineIndex& index, const TraceModel& model, c
 // text, "memcpy HtoD", "memset", "step 12", the bubble's cause, the sync call's API name.
 std::string item_name(const TraceModel& model, const Report& report, ItemRef item);
 
+// A memcpy's kind as Nsight Systems shows it ("HtoD", "DtoH", ...; CUpti_ActivityMemcpyKind) and a memory kind in
+// words ("pageable", "pinned", "device", ...; schema::MemoryKind); "unknown" for values outside the enums.
+std::string_view copy_kind_name(int32_t kind);
+std::string_view memory_kind_name(int32_t kind);
+
 } // namespace fp8scope::analyzer
