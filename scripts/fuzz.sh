@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a set time (docs/reliability.md):
-#   scripts/fuzz.sh BUILD_DIR SECONDS_PER_TARGET [JOBS]
-# BUILD_DIR holds bin/fuzz_<target> (a build with -DFP8SCOPE_BUILD_FUZZERS=ON) and the seeds of
+#   [FUZZ_TARGETS="loader rows"] scripts/fuzz.sh BUILD_DIR SECONDS_PER_TARGET [JOBS]
+# FUZZ_TARGETS picks targets (default all five). BUILD_DIR holds bin/fuzz_<target>, or bin/fuzz_all with every
+# target in one binary (a build with -DFP8SCOPE_BUILD_FUZZERS=ON), and the seeds of
 # scripts/fuzz_corpus.sh in fuzz-corpus/; it may also be a copy of just those two directories on another machine
 # (the binaries are self-contained). JOBS (default 1) fuzzing processes run each target side by side (-jobs=JOBS
 # -workers=JOBS), so a target gets JOBS x SECONDS CPU-seconds. The targets run one after another.
@@ -22,7 +23,7 @@ jobs=${3:-1}
 case "$seconds$jobs" in *[!0-9]*) echo "fuzz.sh: SECONDS and JOBS are whole numbers" >&2; exit 2 ;; esac
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=${FUZZ_OUT:-$build/fuzz-run}
-targets=(loader report compare nsight rows)
+read -r -a targets <<<"${FUZZ_TARGETS:-loader report compare nsight rows}"
 
 # Inputs larger than the largest seed let the mutator grow traces; fuzz_rows reads programs, not files.
 max_len() {
@@ -37,6 +38,10 @@ printf '%-8s %12s %9s %7s %7s %9s %8s\n' target executions exec/s cov ft cpu_s f
 failed=0
 for target in "${targets[@]}"; do
     binary="$build/bin/fuzz_$target"
+    if [ ! -x "$binary" ] && [ -x "$build/bin/fuzz_all" ]; then
+        binary="$build/bin/fuzz_all" # every target in one binary (fuzz/fuzz_all.cpp)
+        export FP8SCOPE_FUZZ_TARGET=$target
+    fi
     if [ ! -x "$binary" ]; then
         echo "fuzz.sh: $binary not found" >&2
         exit 2

@@ -198,21 +198,9 @@ Expected<std::unique_ptr<TraceDb>> create_trace(const SessionInfo& info, std::st
     const char* pattern = std::getenv("FP8SCOPE_OUTPUT");
     const std::string_view chosen = pattern && *pattern ? std::string_view(pattern) : kDefaultOutputPattern;
     const OutputNameInputs inputs { info.host, info.pid, rank_from_environment(), local_rank_from_environment() };
-bool exists(const std::string& path)
-{
-    struct stat st { };
-    return ::lstat(path.c_str(), &st) == 0;
-}
-
-// The one warning line of a trace that cannot be written (disk full, I/O error, folder gone), whichever part of
-// the collector meets it first: the rows lost are counted and recorded in FP8SCOPE_DROPPED at the end.
-void warn_trace_write(const std::string& message)
-{
-    warn_once("trace-write", "cannot write the trace: " + message + " (records are lost from here on; their count "
-        "goes into FP8SCOPE_DROPPED as WRITER_ERROR)");
-}
-
-// Creates the trace under the first free name the pattern gives (output_path.hpp, create_trace_file).
+    TraceDbOptions options;
+    options.on_write_error = [](const Error& error) { warn_trace_write(error.message); };
+    return create_trace_file(chosen, inputs, info, path, options);
 }
 
 std::string absolute(const std::string& path)

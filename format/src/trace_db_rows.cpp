@@ -3,6 +3,7 @@
 #include "trace_db_impl.hpp"
 
 #include <bit>
+#include <limits>
 
 namespace fp8scope {
 
@@ -354,8 +355,12 @@ Expected<void> TraceDb::add_dropped(const DroppedRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    // Counted even if the row cannot be written: the total lands in meta dropped_records at finish().
-    impl_->counters.dropped_records += row.count;
+    // Counted even if the row cannot be written: the total lands in meta dropped_records at finish(). Saturating, and
+    // negative counts ignored: the total never wraps, whatever a caller passes (found by fuzz_rows, issue 15).
+    int64_t& total = impl_->counters.dropped_records;
+    if (row.count > 0)
+        total = row.count > std::numeric_limits<int64_t>::max() - total ? std::numeric_limits<int64_t>::max()
+                                                                         : total + row.count;
     Binder(impl_->statement(Insert::Dropped))
         .integer(row.timestamp_ns)
         .integer(static_cast<int64_t>(row.source))
