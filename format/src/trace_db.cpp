@@ -2,6 +2,8 @@
 // self-contained file. Creation is in trace_db_create.cpp, the add_* inserts in trace_db_rows.cpp.
 #include "trace_db_impl.hpp"
 
+#include <sys/stat.h>
+
 namespace fp8scope {
 
 using writer_detail::Binder;
@@ -77,12 +79,18 @@ Expected<int64_t> TraceDb::Impl::count_rows(std::string_view table)
 
 Expected<void> TraceDb::Impl::insert(Insert which, std::string_view what)
 {
+    if (rows_refused()) {
+        note_lost(1, *storage_error);
+        return std::unexpected(*storage_error);
+    }
     sqlite3_stmt* stmt = statement(which);
     const int rc = sqlite3_step(stmt);
     sqlite3_reset(stmt);
     if (rc != SQLITE_DONE) {
         Error error = sqlite_error(what);
         note_lost(1, error);
+        if (writer_detail::is_storage_error(rc))
+            lose_storage(error);
         return std::unexpected(std::move(error));
     }
     count_pending_row();
@@ -100,6 +108,45 @@ void TraceDb::Impl::note_lost(int64_t rows, const Error& error)
     } catch (...) {
         // A report that fails must not take the writer (or the job) with it.
     }
+}
+
+void TraceDb::Impl::lose_storage(const Error& error)
+{
+    if (storage_lost)
+        return;
+    storage_lost = true;
+    storage_error = error;
+    note_lost(0, error); // the report, if no row was lost yet (the file size limit stops rows before any fails)
+    // The open transaction is dropped: committing it would spend the space the closing transaction needs.
+    kernel_batch.rows = 0;
+    api_batch.rows = 0;
+    if (in_transaction && !sqlite3_get_autocommit(db))
+        (void)exec("ROLLBACK", "cannot roll back");
+    if (sqlite3_get_autocommit(db))
+        in_transaction = false;
+    note_lost(pending_rows, error);
+    pending_rows = pending_kernels = pending_syncs = 0;
+}
+
+void TraceDb::Impl::check_file_room()
+{
+    if (storage_lost || file_size_limit == std::numeric_limits<int64_t>::max())
+        return;
+    struct stat wal {};
+    if (::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size + writer_detail::kReserveBytes <= file_size_limit)
+        return;
+    lose_storage(Error { ErrorCode::Io,
+        path + ": the trace's WAL (" + std::to_string(wal.st_size) + " bytes) is near the file size limit "
+            + std::to_string(file_size_limit) + " (RLIMIT_FSIZE): no more rows are written" });
+}
+
+Expected<void> TraceDb::Impl::open_closing_transaction()
+{
+    reserve.release();
+    closing = true;
+    if (in_transaction)
+        return {};
+    return begin();
 }
 
 void TraceDb::Impl::count_pending_row()
@@ -122,40 +169,53 @@ Expected<void> TraceDb::Impl::commit_and_begin(bool begin_again)
 {
     if (closed)
         return make_error(ErrorCode::Usage, path + ": the trace is already finished");
+    if (rows_refused())
+        return std::unexpected(*storage_error);
     // Buffered rows first. If that fails, those rows are lost (and reported), but the others still commit.
     Expected<void> flushed = flush_batches();
+    if (rows_refused())
+        return flushed; // the storage failed under the batch: the transaction is rolled back
     Expected<void> result;
     if (in_transaction) {
         result = exec("COMMIT", "cannot commit");
-        if (!result && !sqlite3_get_autocommit(db)) {
-            // A failed COMMIT can leave the transaction open (an I/O error while writing the WAL, a full disk):
-            // roll it back, or every later commit would retry an ever larger transaction and fail again.
-            (void)exec("ROLLBACK", "cannot roll back");
-        }
-        if (result || sqlite3_get_autocommit(db)) {
-            in_transaction = false;
-        }
         if (result) {
+            in_transaction = false;
             counters.rows_committed += pending_rows;
             counters.kernels_committed += pending_kernels;
             counters.syncs_committed += pending_syncs;
             ++counters.commits;
+            pending_rows = pending_kernels = pending_syncs = 0;
             first_uncommitted_string = static_cast<int64_t>(strings_by_id.size()) + 1;
             first_uncommitted_config = static_cast<int64_t>(configs_by_id.size()) + 1;
-        }
-        if (result || !in_transaction) {
-            // Committed, or rolled back after the error: either way these rows are no longer pending.
-            if (!result)
+            check_file_room();
+            if (rows_refused())
+                return std::unexpected(*storage_error);
+        } else {
+            const bool storage = writer_detail::is_storage_error(sqlite3_extended_errcode(db));
+            // A failed COMMIT can leave the transaction open (an I/O error while writing the WAL, a full disk):
+            // roll it back, or every later commit would retry an ever larger transaction and fail again.
+            if (!sqlite3_get_autocommit(db))
+                (void)exec("ROLLBACK", "cannot roll back");
+            if (sqlite3_get_autocommit(db)) {
+                // Rolled back: these rows are lost.
+                in_transaction = false;
                 note_lost(pending_rows, result.error());
-            pending_rows = pending_kernels = pending_syncs = 0;
+                pending_rows = pending_kernels = pending_syncs = 0;
+            }
+            if (storage)
+                lose_storage(result.error());
+            if (rows_refused())
+                return result;
         }
     }
     if (begin_again && !in_transaction) {
         if (auto ok = begin(); !ok)
             return ok;
         // A rolled-back transaction took interned strings and configs with it; later rows still use their ids.
-        if (auto ok = reinsert_uncommitted(); !ok)
-            return ok;
+        if (!storage_lost) {
+            if (auto ok = reinsert_uncommitted(); !ok)
+                return ok;
+        }
     }
     return result ? flushed : result;
 }
@@ -242,8 +302,13 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
         // A failed commit here lost its rows (counted in rows_lost) and began a new transaction: go on, so that
         // the small closing transaction below can still record the loss on a full disk. Only a failure to begin
         // again stops here.
-        if (auto ok = impl.commit_and_begin(true); !ok && !impl.in_transaction)
+        if (auto ok = impl.commit_and_begin(true); !ok && !impl.in_transaction && !impl.storage_lost)
             return ok;
+        // After a storage error the reserve makes room for this closing transaction (trace_db_storage.hpp).
+        if (impl.storage_lost) {
+            if (auto ok = impl.open_closing_transaction(); !ok)
+                return ok;
+        }
         if (impl.counters.rows_lost > 0) {
             // Counted into dropped_records by add_dropped() even if this insert fails.
             (void)add_dropped(DroppedRow { info.session_end_ns, schema::DropSource::WriterError,
@@ -279,7 +344,10 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
         // Indexes last: built once over sorted data instead of updated on every insert while recording. The
         // sort spills to a temporary file beyond the page cache's size: with temp_store=MEMORY it would hold
         // every key in memory (about 440 MB more RSS at exit for 10 M API rows, docs/benchmarks.md).
-        Expected<void> indexed = impl.exec("PRAGMA temp_store = FILE", "cannot set temp_store");
+        // After a storage error the indexes are not built: they would take the space the checkpoint below needs,
+        // and the trace reads without them.
+        Expected<void> indexed = impl.storage_lost ? Expected<void>(std::unexpected(*impl.storage_error))
+                                                   : impl.exec("PRAGMA temp_store = FILE", "cannot set temp_store");
         for (const schema::Index& index : schema::kIndexes) {
             if (!indexed)
                 break;

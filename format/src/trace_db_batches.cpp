@@ -50,6 +50,10 @@ Expected<void> TraceDb::Impl::prepare_batch(IntegerRowBatch& batch, Insert which
 
 Expected<void> TraceDb::Impl::push_batched(IntegerRowBatch& batch)
 {
+    if (rows_refused()) {
+        note_lost(1, *storage_error);
+        return std::unexpected(*storage_error);
+    }
     ++batch.rows;
     count_pending_row();
     if (batch.kernels)
@@ -96,6 +100,8 @@ Expected<void> TraceDb::Impl::flush_batch(IntegerRowBatch& batch)
             const auto* table = schema::find_table(batch.kernels ? schema::table::kFp8Kernel : schema::table::kRuntime);
             Error error = sqlite_error("cannot insert into " + std::string(table->name));
             note_lost(lost, error);
+            if (writer_detail::is_storage_error(rc))
+                lose_storage(error);
             return std::unexpected(std::move(error));
         }
         rows_done += rows_per_step;

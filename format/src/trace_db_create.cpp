@@ -205,6 +205,10 @@ Expected<std::unique_ptr<TraceDb>> TraceDb::create(
         remove_trace_files(path); // ours: O_EXCL guaranteed nobody else's file was there
         return std::unexpected(std::move(ok.error()));
     }
+    // Space for the closing transaction after a full disk, and the file size limit that stops rows before the WAL
+    // reaches it (trace_db_storage.hpp).
+    impl->reserve = writer_detail::SpaceReserve::hold(path, writer_detail::kReserveBytes);
+    impl->file_size_limit = writer_detail::file_size_limit();
     return std::unique_ptr<TraceDb>(new TraceDb(std::move(impl)));
 }
 

@@ -1,14 +1,17 @@
 // TraceDb's state, shared by its implementation files: trace_db.cpp (transactions, interning, finish),
-// trace_db_create.cpp (file and schema), trace_db_rows.cpp (add_*) and trace_db_batches.cpp (multi-row inserts).
+// trace_db_create.cpp (file and schema), trace_db_rows.cpp (add_*), trace_db_batches.cpp (multi-row inserts) and
+// trace_db_storage.cpp (the reserve kept for a full disk).
 #pragma once
 
 #include "fp8scope/format/trace_db.hpp"
+#include "trace_db_storage.hpp"
 
 #include <sqlite3.h>
 
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -145,6 +148,15 @@ struct TraceDb::Impl {
     bool write_error_reported = false; // options.on_write_error has been called
     std::optional<Error> finish_error; // the result of the first finish(), returned again by later calls
 
+    // Storage (trace_db_storage.hpp). After the first storage error (a full disk, an I/O error) or once the WAL
+    // comes within the reserve of RLIMIT_FSIZE, no row goes to SQLite any more: each is counted lost, and the
+    // space left (the reserve, released) goes to finish()'s closing transaction, which records the loss.
+    writer_detail::SpaceReserve reserve;
+    int64_t file_size_limit = std::numeric_limits<int64_t>::max();
+    bool storage_lost = false;
+    bool closing = false; // finish()'s closing transaction after a storage error: its rows go to SQLite
+    std::optional<Error> storage_error; // set with storage_lost
+
     // The open transaction: rows inserted since the last commit, by kind, and when the first of them came.
     bool in_transaction = false;
     int64_t pending_rows = 0;
@@ -181,6 +193,14 @@ struct TraceDb::Impl {
     void count_pending_row();
     // Counts rows an SQLite error lost, and reports the first such error (options.on_write_error).
     void note_lost(int64_t rows, const Error& error);
+    // Whether rows are refused (counted lost, not written) because the storage failed.
+    bool rows_refused() const { return storage_lost && !closing; }
+    // Stops writing rows after a storage error: rolls the open transaction back and counts its rows lost.
+    void lose_storage(const Error& error);
+    // After a commit: stops writing rows once the WAL is within the reserve of the file size limit.
+    void check_file_room();
+    // Releases the reserve and begins the transaction that records the loss and finishes the trace.
+    Expected<void> open_closing_transaction();
     Expected<void> prepare_batch(writer_detail::IntegerRowBatch& batch, writer_detail::Insert which, bool kernels);
     // Call after filling batch.next_row(): queues the row and inserts the batch when it is full.
     Expected<void> push_batched(writer_detail::IntegerRowBatch& batch);

@@ -39,9 +39,9 @@ bool write_proc_file(const std::string& path, const std::string& text)
     return ok;
 }
 
-// In the child: a mount namespace of its own (inside a user namespace when plain unshare is not permitted), in which
-// `dir` is bind-mounted over itself and remounted read-only. "" on success, else why not.
-std::string mount_read_only(const std::string& dir)
+// In the child: a mount namespace of its own (inside a user namespace when plain unshare is not permitted), with /
+// private so that nothing mounted in it shows outside. "" on success, else why not.
+std::string private_mount_namespace()
 {
     if (::unshare(CLONE_NEWNS) != 0) {
         const uid_t uid = ::geteuid();
@@ -55,6 +55,14 @@ std::string mount_read_only(const std::string& dir)
     }
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
         return failed("making / private");
+    return {};
+}
+
+// In the child: `dir` bind-mounted over itself and remounted read-only, in a mount namespace of its own.
+std::string mount_read_only(const std::string& dir)
+{
+    if (std::string problem = private_mount_namespace(); !problem.empty())
+        return problem;
     if (::mount(dir.c_str(), dir.c_str(), nullptr, MS_BIND, nullptr) != 0)
         return failed("bind-mounting " + dir);
     if (::mount(nullptr, dir.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) != 0)
@@ -101,24 +109,31 @@ void write_all(int fd, const std::string& text)
     }
 }
 
-} // namespace
+// In the child: a tmpfs of `bytes` mounted on `dir`, in a mount namespace of its own.
+std::string mount_small_tmpfs(const std::string& dir, int64_t bytes)
+{
+    if (std::string problem = private_mount_namespace(); !problem.empty())
+        return problem;
+    const std::string options = "size=" + std::to_string(bytes) + ",mode=0755";
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0)
+        return failed("mounting a tmpfs of " + std::to_string(bytes) + " bytes on " + dir);
+    return {};
+}
 
-ChildReport read_in_child(const std::string& dir, ReadOnlyView view, const std::function<std::string()>& read)
+// Forks; the child runs `set_up`, then `work` if that succeeded, and reports through a pipe.
+ChildReport run_in_child(const std::function<std::string()>& set_up, const std::function<std::string()>& work,
+    const std::function<void()>& after = {})
 {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
         return { false, failed("pipe") };
-    if (view == ReadOnlyView::Permissions)
-        set_modes(dir, false);
     std::fflush(nullptr);
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::close(fds[0]);
-        std::string problem = view == ReadOnlyView::Mount ? mount_read_only(dir) : drop_root();
-        if (problem.empty())
-            problem = check_unwritable(dir);
+        const std::string problem = set_up();
         // First byte: 'S' set up, 'N' not.
-        write_all(fds[1], problem.empty() ? "S" + read() : "N" + problem);
+        write_all(fds[1], problem.empty() ? "S" + work() : "N" + problem);
         ::_exit(0);
     }
     ::close(fds[1]);
@@ -130,13 +145,34 @@ ChildReport read_in_child(const std::string& dir, ReadOnlyView view, const std::
     int status = 0;
     if (pid > 0)
         ::waitpid(pid, &status, 0);
-    if (view == ReadOnlyView::Permissions)
-        set_modes(dir, true);
+    if (after)
+        after();
     if (pid < 0)
         return { false, failed("fork") };
     if (text.empty() || !WIFEXITED(status))
         return { true, "the child ended without a report (status " + std::to_string(status) + ")" };
     return { text[0] == 'S', text.substr(1) };
+}
+
+} // namespace
+
+ChildReport read_in_child(const std::string& dir, ReadOnlyView view, const std::function<std::string()>& read)
+{
+    if (view == ReadOnlyView::Permissions)
+        set_modes(dir, false);
+    const auto set_up = [&] {
+        std::string problem = view == ReadOnlyView::Mount ? mount_read_only(dir) : drop_root();
+        return problem.empty() ? check_unwritable(dir) : problem;
+    };
+    return run_in_child(set_up, read, [&] {
+        if (view == ReadOnlyView::Permissions)
+            set_modes(dir, true);
+    });
+}
+
+ChildReport run_on_small_tmpfs(const std::string& dir, int64_t bytes, const std::function<std::string()>& work)
+{
+    return run_in_child([&] { return mount_small_tmpfs(dir, bytes); }, work);
 }
 
 std::map<std::string, std::string> directory_snapshot(const std::string& dir)
