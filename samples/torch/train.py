@@ -122,6 +122,13 @@ def parse_args(argv, environ=None):
         help="data-parallel fp8 test run: each rank updates its scales from its own amaxes only, so that the ranks' "
         "scales disagree (fp8scope's scale agreement must report it)",
     )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        metavar="S",
+        help="end after the step during which S seconds of training have passed, even before --steps (soak tests: "
+        "the run lasts a set time, and its exit still finishes the trace)",
+    )
     args = p.parse_args(argv)
     if args.steps < 1:
         p.error("--steps must be at least 1")
@@ -378,6 +385,8 @@ def train(args, device):
     # is copied from pinned memory without blocking. Data-parallel runs end each step with one, as a loss print
     # would: no rank's host then runs steps ahead, so a straggler's lateness in a step is the others' wait in it.
     slept_ms = []
+    steps_done = 0
+    loop_start = time.monotonic()
     for step, batch in enumerate(loader):
         torch.cuda.nvtx.range_push(STEP_RANGE)
         CURRENT_STEP[0] = step
@@ -409,12 +418,15 @@ def train(args, device):
         if args.distributed:
             torch.cuda.synchronize(device)
         torch.cuda.nvtx.range_pop()
+        steps_done = step + 1
+        if args.max_seconds is not None and time.monotonic() - loop_start >= args.max_seconds:
+            break
 
     if annotation is not None:
         annotation.remove()
-    loss_values = losses.tolist()  # the first host sync of the run
+    loss_values = losses[:steps_done].tolist()  # the first host sync of the run
     torch.cuda.synchronize()
-    step_ms = [start.elapsed_time(end) for start, end in events]
+    step_ms = [start.elapsed_time(end) for start, end in events[:steps_done]]
     final_scales = {}
     if fp8_layers:
         names = {m: n for n, m in model.named_modules()}
@@ -499,7 +511,7 @@ def main(argv=None):
     print("FP8SCOPE_LOSSES [" + ", ".join(repr(x) for x in losses) + "]")
     truth = {
         "sample": "torch_train",
-        "steps": args.steps,
+        "steps": len(losses),  # --steps, or fewer when --max-seconds ended the run
         "precision": args.precision,
         "median_step_ms": statistics.median(step_ms),
         "step_ms": step_ms,

@@ -6,10 +6,11 @@ the end) is in both and cancels. The trace must end finished with no dropped rec
 
   soak.py run --build BUILD --dir DIR [--minutes M]   the soak itself (runs in the foreground; start it detached
                                                      with setsid on the device, see tests/gpu/README.md)
-  soak.py show --dir DIR [--out OUT]                  prints DIR/soak.json (and copies it and the log to OUT)
+  soak.py show --dir DIR [--out OUT] [--wait-s S]     prints DIR/soak.json (and copies it and the logs to OUT),
+                                                     after waiting up to S seconds for the soak to end
 
-The number of steps is chosen from a short untraced calibration run, so that the traced job ends by itself after
-about M minutes (its exit finishes the trace, as at the end of a real run). DIR/soak.json is rewritten after every
+Both jobs run for M minutes (train.py --max-seconds) and end by themselves: the traced one's exit finishes the trace,
+as at the end of a real run. --steps is set from a short untraced calibration run, high enough never to end first. DIR/soak.json is rewritten after every
 sample, so a soak cut short still leaves its figures.
 Exit codes: 0 passed, 1 failed, 2 usage, 77 no CUDA device."""
 
@@ -27,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 TRAIN = REPO / "samples" / "torch" / "train.py"
 ARGS = ["--precision", "fp8"]  # the sample's default model: 4 layers, d_model 1024, statistics every 10th step
 SAMPLE_EVERY_S = 60
-TRACED_SLOWER = 2.0  # the traced job runs slower, and its untraced twin shares the GPU: aim short, not long
+STEPS_MARGIN = 1.25  # --steps covers M minutes at 1.25x the calibration's speed: --max-seconds ends the run
 
 
 def rss_kib(pid):
@@ -72,12 +73,12 @@ def run(args):
     if step_ms is None:
         out_json.write_text(json.dumps({"error": f"calibration run failed with exit code {rc}"}))
         return 77 if rc == 77 else 1
-    steps = max(100, int(args.minutes * 60_000 / (step_ms * TRACED_SLOWER)))
+    steps = max(100, int(args.minutes * 60_000 * STEPS_MARGIN / step_ms))
     build = Path(args.build).resolve()
     env = dict(os.environ, CUDA_INJECTION64_PATH=str(build / "lib" / "libfp8scope.so"),
                NVTX_INJECTION64_PATH=str(build / "lib" / "libfp8scope.so"),
                FP8SCOPE_OUTPUT=str(directory / "soak-%p.sqlite"))
-    argv = [python, str(TRAIN), *ARGS, "--steps", str(steps)]
+    argv = [python, str(TRAIN), *ARGS, "--steps", str(steps), "--max-seconds", str(args.minutes * 60)]
     logs = {name: open(directory / f"{name}.log", "w") for name in ("traced", "untraced")}
     t0 = time.monotonic()
     traced = subprocess.Popen(argv, env=env, stdout=logs["traced"], stderr=subprocess.STDOUT)
@@ -122,6 +123,9 @@ def judge(result):
 
 def show(args):
     path = Path(args.dir) / "soak.json"
+    deadline = time.monotonic() + (args.wait_s or 0)
+    while time.monotonic() < deadline and not (path.exists() and "passed" in json.loads(path.read_text() or "{}")):
+        time.sleep(5)
     if not path.exists():
         print(f"soak.py: no {path}", file=sys.stderr)
         return 1
@@ -146,6 +150,7 @@ def main():
     s = sub.add_parser("show")
     s.add_argument("--dir", required=True)
     s.add_argument("--out")
+    s.add_argument("--wait-s", type=float, help="first wait up to this long for the soak to end")
     args = p.parse_args()
     return run(args) if args.command == "run" else show(args)
 
