@@ -61,6 +61,8 @@ def trace_figures(path):
     return {"finished": meta.get("finished"), "finish_reason": meta.get("finish_reason"),
             "dropped_records": meta.get("dropped_records"), "dropped_rows_sum": dropped,
             "kernels": meta.get("row_count.FP8SCOPE_KERNEL"), "api_rows": meta.get("row_count.FP8SCOPE_RUNTIME"),
+            "tensor_stats": meta.get("row_count.FP8SCOPE_TENSOR_STATS"), "scalars": meta.get("row_count.FP8SCOPE_SCALAR"),
+            "step_markers": meta.get("row_count.FP8SCOPE_STEP_MARKER"),
             "bytes": Path(path).stat().st_size}
 
 
@@ -75,14 +77,17 @@ def run(args):
         return 77 if rc == 77 else 1
     steps = max(100, int(args.minutes * 60_000 * STEPS_MARGIN / step_ms))
     build = Path(args.build).resolve()
-    env = dict(os.environ, CUDA_INJECTION64_PATH=str(build / "lib" / "libfp8scope.so"),
+    # The fp8scope package in both jobs (a no-op in the untraced one): step markers, the loss as a scalar, and the
+    # FP8 casts' statistics every 10th step go into the trace.
+    package = dict(os.environ, PYTHONPATH=str(REPO / "probes" / "python"))
+    env = dict(package, CUDA_INJECTION64_PATH=str(build / "lib" / "libfp8scope.so"),
                NVTX_INJECTION64_PATH=str(build / "lib" / "libfp8scope.so"),
                FP8SCOPE_OUTPUT=str(directory / "soak-%p.sqlite"))
     argv = [python, str(TRAIN), *ARGS, "--steps", str(steps), "--max-seconds", str(args.minutes * 60)]
     logs = {name: open(directory / f"{name}.log", "w") for name in ("traced", "untraced")}
     t0 = time.monotonic()
     traced = subprocess.Popen(argv, env=env, stdout=logs["traced"], stderr=subprocess.STDOUT)
-    untraced = subprocess.Popen(argv, stdout=logs["untraced"], stderr=subprocess.STDOUT)
+    untraced = subprocess.Popen(argv, env=package, stdout=logs["untraced"], stderr=subprocess.STDOUT)
     result = {"minutes_asked": args.minutes, "calibration_step_ms": step_ms, "steps": steps, "samples": []}
 
     def save():
