@@ -132,7 +132,7 @@ void TraceDb::Impl::check_file_room()
 {
     if (storage_lost || file_size_limit == std::numeric_limits<int64_t>::max())
         return;
-    struct stat wal {};
+    struct stat wal { };
     if (::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size + writer_detail::kReserveBytes <= file_size_limit)
         return;
     lose_storage(Error { ErrorCode::Io,
@@ -311,8 +311,8 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
         }
         if (impl.counters.rows_lost > 0) {
             // Counted into dropped_records by add_dropped() even if this insert fails.
-            (void)add_dropped(DroppedRow { info.session_end_ns, schema::DropSource::WriterError,
-                impl.counters.rows_lost, std::nullopt });
+            (void)add_dropped(DroppedRow {
+                info.session_end_ns, schema::DropSource::WriterError, impl.counters.rows_lost, std::nullopt });
         }
         const auto meta_integer = [&](std::string_view key, int64_t value) {
             Binder(impl.statement(Insert::Meta)).text(key).integer(value);

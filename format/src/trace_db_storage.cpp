@@ -3,11 +3,15 @@
 
 #include <sqlite3.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <fcntl.h>
 #include <limits>
+#include <mutex>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,6 +62,39 @@ bool allocate(int fd, int64_t bytes)
     return ::fdatasync(fd) == 0;
 }
 
+// The descriptors of the reserves this process holds, plus one (0: a free slot), for the fork handler. A process
+// holds one per trace it writes; one without a slot is only not closed in forked children.
+std::array<std::atomic<int>, 16> g_reserves {};
+
+// In a forked child (async-signal-safe): the parent's reserves are not the child's to keep.
+void close_reserves_in_child()
+{
+    for (auto& slot : g_reserves) {
+        if (const int value = slot.exchange(0); value > 0)
+            ::close(value - 1);
+    }
+}
+
+void register_reserve(int fd)
+{
+    static std::once_flag handler;
+    std::call_once(handler, [] { pthread_atfork(nullptr, nullptr, close_reserves_in_child); });
+    for (auto& slot : g_reserves) {
+        int free_slot = 0;
+        if (slot.compare_exchange_strong(free_slot, fd + 1))
+            return;
+    }
+}
+
+void unregister_reserve(int fd)
+{
+    for (auto& slot : g_reserves) {
+        int mine = fd + 1;
+        if (slot.compare_exchange_strong(mine, 0))
+            return;
+    }
+}
+
 } // namespace
 
 SpaceReserve SpaceReserve::hold(const std::string& trace_path, int64_t bytes)
@@ -67,13 +104,18 @@ SpaceReserve SpaceReserve::hold(const std::string& trace_path, int64_t bytes)
     if (bytes <= 0 || bytes > file_size_limit())
         return reserve;
     reserve.fd_ = unnamed_file(directory_of(trace_path));
-    if (reserve.fd_ >= 0 && !allocate(reserve.fd_, bytes))
+    if (reserve.fd_ < 0)
+        return reserve;
+    reserve.owner_pid_ = ::getpid();
+    register_reserve(reserve.fd_);
+    if (!allocate(reserve.fd_, bytes))
         reserve.release();
     return reserve;
 }
 
 SpaceReserve::SpaceReserve(SpaceReserve&& other) noexcept
     : fd_(other.fd_)
+    , owner_pid_(other.owner_pid_)
 {
     other.fd_ = -1;
 }
@@ -83,6 +125,7 @@ SpaceReserve& SpaceReserve::operator=(SpaceReserve&& other) noexcept
     if (this != &other) {
         release();
         fd_ = other.fd_;
+        owner_pid_ = other.owner_pid_;
         other.fd_ = -1;
     }
     return *this;
@@ -90,7 +133,7 @@ SpaceReserve& SpaceReserve::operator=(SpaceReserve&& other) noexcept
 
 int64_t SpaceReserve::allocated_bytes() const
 {
-    struct stat info {};
+    struct stat info { };
     if (fd_ < 0 || ::fstat(fd_, &info) != 0)
         return 0;
     return int64_t { info.st_blocks } * 512;
@@ -98,8 +141,11 @@ int64_t SpaceReserve::allocated_bytes() const
 
 void SpaceReserve::release()
 {
-    if (fd_ >= 0)
+    // In a forked child the fork handler closed the descriptor already, and its number may be another file's now.
+    if (fd_ >= 0 && owner_pid_ == ::getpid()) {
+        unregister_reserve(fd_);
         ::close(fd_);
+    }
     fd_ = -1;
 }
 

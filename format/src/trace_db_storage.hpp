@@ -13,7 +13,9 @@ namespace fp8scope::writer_detail {
 constexpr int64_t kReserveBytes = 256 << 10;
 
 // Disk space held, on the trace's file system, by a file with no name: it is never left behind, not even by a
-// process that is killed. release() gives the space back to the file system, for the closing transaction.
+// process that is killed. release() gives the space back to the file system, for the closing transaction. A child
+// made by fork() closes its copy of the descriptor at once (a pthread_atfork handler): DataLoader workers that live
+// as long as the job would otherwise keep the space from being given back.
 class SpaceReserve {
 public:
     SpaceReserve() = default;
@@ -27,12 +29,14 @@ public:
     ~SpaceReserve() { release(); }
 
     bool held() const { return fd_ >= 0; }
+    int descriptor() const { return fd_; } // -1 when none is held
     // The bytes the file system gave the reserve (st_blocks), 0 when none is held.
     int64_t allocated_bytes() const;
     void release();
 
 private:
     int fd_ = -1;
+    int owner_pid_ = 0; // the process that holds it: a forked child's copy closed with the fork, not again
 };
 
 // RLIMIT_FSIZE's soft limit in bytes, or INT64_MAX when there is none.

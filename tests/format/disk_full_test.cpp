@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
@@ -44,8 +45,7 @@ void fill_file_system(const std::string& dir)
     const std::string path = dir + "/checkpoint.bin";
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     static constexpr char kBlock[4096] = {};
-    while (fd >= 0 && ::write(fd, kBlock, sizeof kBlock) > 0) {
-    }
+    while (fd >= 0 && ::write(fd, kBlock, sizeof kBlock) > 0) { }
     if (fd >= 0)
         ::close(fd);
 }
@@ -120,8 +120,9 @@ TEST_CASE("a full disk loses rows, never the job, and the loss is in FP8SCOPE_DR
 {
     // Limits from below the reserve's share to several MiB, and commits from frequent (small transactions) to rare
     // (one transaction bigger than the reserve, which fails at the limit): the loss is recorded in every case.
-    const auto disk = GENERATE(Disk { 640 << 10, 20 }, Disk { 1 << 20, 5 }, Disk { 1 << 20, 20 },
-        Disk { 1 << 20, 500 }, Disk { 3 << 19, 20 }, Disk { 2 << 20, 20 }, Disk { 2 << 20, 200 }, Disk { 3 << 19, 50 });
+    const auto disk = GENERATE(Disk { 640 << 10, 20, {} }, Disk { 1 << 20, 5, {} }, Disk { 1 << 20, 20, {} },
+        Disk { 1 << 20, 500, {} }, Disk { 3 << 19, 20, {} }, Disk { 2 << 20, 20, {} }, Disk { 2 << 20, 200, {} },
+        Disk { 3 << 19, 50, {} });
     const std::string path = scratch_path("disk_full_" + std::to_string(disk.file_limit_bytes) + "_"
         + std::to_string(disk.commit_interval_ms) + ".sqlite");
     INFO("file limit " << disk.file_limit_bytes << " bytes, commits every " << disk.commit_interval_ms << " ms");
@@ -173,6 +174,27 @@ TEST_CASE("the reserve holds real space under no name, and none past the file si
     reserve.release();
     CHECK_FALSE(reserve.held());
     CHECK(reserve.allocated_bytes() == 0);
+
+    // A forked child (a DataLoader worker) does not keep the parent's reserve: its copy is closed at the fork, and
+    // releasing the child's object does not close whatever file took that number since.
+    reserve = writer_detail::SpaceReserve::hold(path, writer_detail::kReserveBytes);
+    REQUIRE(reserve.held());
+    const int fd = reserve.descriptor();
+    const pid_t worker = fork();
+    REQUIRE(worker >= 0);
+    if (worker == 0) {
+        const bool closed = ::fcntl(fd, F_GETFD) == -1 && errno == EBADF;
+        const int other = ::open("/dev/null", O_RDONLY); // takes the freed number
+        reserve.release();
+        const bool other_open = ::fcntl(other, F_GETFD) != -1;
+        ::_exit(closed && other == fd && other_open ? 0 : 1);
+    }
+    int worker_status = 0;
+    REQUIRE(waitpid(worker, &worker_status, 0) == worker);
+    REQUIRE(WIFEXITED(worker_status));
+    CHECK(WEXITSTATUS(worker_status) == 0);
+    CHECK(::fcntl(fd, F_GETFD) != -1); // still the parent's
+    reserve.release();
 
     // Below the limit the reserve is not taken: the kernel would send SIGXFSZ to the (job's) calling thread.
     const pid_t pid = fork();
