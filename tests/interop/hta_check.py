@@ -22,7 +22,7 @@ For each trace (or each set of rank traces of one job, exported into one folder 
        microseconds with three decimals, and float64 sums of these traces' 10^5 intervals err by < 0.01 ns.
   Shown, not checked: HTA's idle time breakdown (per stream, summed over streams: with copies on a second stream a
   stream idles while the device works, so it exceeds the report's device idle time by definition) next to the
-  report's causes in docs/export.md's mapping, and HTA's kernel type breakdown.
+  report's causes in docs/export.md's mapping, and HTA's kernel type breakdown (get_gpu_kernel_breakdown).
 
 Exit codes: 0 every check passed, 1 a check failed or a step failed, 2 usage error, 77 HTA or pandas could not be
 imported (CTest shows the test as skipped, never as passed). HTA is looked for in --hta-dir, else $FP8SCOPE_HTA_DIR,
@@ -170,9 +170,9 @@ def check_job(name, traces, args, hta, work):
         if abs(diff_ns) > BUSY_TOLERANCE_NS and not args.rounded:  # rounded: shown only
             row["problems"].append(f"GPU busy time inside the steps differs by {diff_ns:.3f} ns")
         rows.append(row)
-    if args.kernel_breakdown:
-        kernel_types, _ = analysis.get_gpu_kernel_breakdown(visualize=False)
-        print(f"{name}: HTA kernel type breakdown\n{kernel_types.to_string(index=False)}")
+    kernel_types, _ = analysis.get_gpu_kernel_breakdown(visualize=False)
+    for row in rows:
+        row["kernel_types_us"] = {t: float(us) for t, us in zip(kernel_types.kernel_type, kernel_types["sum"])}
     return rows
 
 
@@ -189,7 +189,8 @@ def print_table(rows):
               f" {h['inside_steps_busy_us']:10.3f} us {o['busy_ns'] / 1e3:10.3f} us {r['busy_diff_ns']:4.1f} ns"
               f"  {h['temporal_idle_us']:9.1f} us {o['idle_ns'] / 1e3:9.1f} us"
               f"  {'ok' if not r['problems'] else 'FAIL: ' + '; '.join(r['problems'])}")
-    print("\nidle time breakdown (shown, not checked; HTA per stream summed over streams, us):")
+    print("\nHTA's idle time breakdown (per stream, summed over streams) and kernel type breakdown (all ranks of the"
+          " job), shown, not checked, us:")
     for r in rows:
         if "hta" not in r:
             continue
@@ -197,7 +198,8 @@ def print_table(rows):
         print(f"  {r['job']:28} rank {r['rank']}: HTA {len(r['hta']['streams'])} streams: host_wait"
               f" {h.get('host_wait', 0):.1f} kernel_wait {h.get('kernel_wait', 0):.1f} other {h.get('other', 0):.1f}"
               f" | report sync+launch+host {(c['sync'] + c['launch'] + c['host']) / 1e3:.1f}"
-              f" dependency {c['dependency'] / 1e3:.1f} comm {c['comm'] / 1e3:.1f}")
+              f" dependency {c['dependency'] / 1e3:.1f} comm {c['comm'] / 1e3:.1f}"
+              f" | HTA kernel types {', '.join(f'{t} {us:.0f}' for t, us in r.get('kernel_types_us', {}).items())}")
 
 
 def main(argv=None):
@@ -207,7 +209,6 @@ def main(argv=None):
     p.add_argument("--work", help="folder for the exports (default: a temporary one, removed)")
     p.add_argument("--rank-set", action="append", default=[], help="comma-separated rank traces of one job")
     p.add_argument("--rounded", action="store_true", help="leave HTA's rounding to whole us on (figures only)")
-    p.add_argument("--kernel-breakdown", action="store_true", help="also print HTA's kernel type breakdown")
     p.add_argument("traces", nargs="*")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     jobs = [(Path(t).stem, [t]) for t in args.traces]
@@ -247,7 +248,8 @@ def main(argv=None):
             shutil.rmtree(work, ignore_errors=True)
     print_table(rows)
     failed = [r for r in rows if r["problems"]]
-    print(f"\n{len(rows) - len(failed)} of {len(rows)} rank traces agree with the report")
+    print(f"\n{len(rows) - len(failed)} of {len(rows)} rank traces agree with the report"
+          + (" (--rounded: busy time shown, not checked)" if args.rounded else ""))
     return 1 if failed else 0
 
 

@@ -61,10 +61,10 @@ SUMMARY_JS = r"""
 """
 
 # Before the screenshot: draw the launch flows (the viewer draws the categories ticked under "Flow events", none by
-# default) and, with --zoom-ms, show only that time range (ms from the trace's start), as timeline_track_view.html's
-# setInitialViewport_ sets the first one.
+# default); with --zoom-ms, show only that time range (ms from the trace's start), as timeline_track_view.html's
+# setInitialViewport_ sets the first one; with --select, select a slice as a click on it would.
 SHOW_JS = r"""
-((zoom) => {
+((zoom, select) => {
   const v = typeof g_timelineViewEl === "undefined" ? undefined : g_timelineViewEl;
   if (!v || !v.trackView) return false;
   v.selectedFlowEvents.add("ac2g");
@@ -76,9 +76,18 @@ SHOW_JS = r"""
     t.xSetWorldBounds(v.model.bounds.min + zoom[0], v.model.bounds.min + zoom[1], container.canvas.width);
     vp.setDisplayTransformImmediately(t);
   }
+  if (select) {  // the first slice in view whose name starts so: its args show in the panel below the tracks
+    const [from, to] = zoom ? [v.model.bounds.min + zoom[0], v.model.bounds.min + zoom[1]] : [-Infinity, Infinity];
+    for (const event of v.model.getDescendantEvents()) {
+      if (event.title && event.title.startsWith(select) && event.start >= from && event.start < to) {
+        v.brushingStateController.changeSelectionFromTimeline(new tr.model.EventSet([event]));
+        break;
+      }
+    }
+  }
   vp.dispatchChangeEvent();
   return true;
-})(%s)
+})(%s, %s)
 """
 
 
@@ -163,7 +172,7 @@ def capture(tools, args):
             break
         time.sleep(0.5)
     if summary.get("done"):
-        tools.evaluate(session, SHOW_JS % json.dumps(args.zoom_ms))
+        tools.evaluate(session, SHOW_JS % (json.dumps(args.zoom_ms), json.dumps(args.select)))
         time.sleep(2)  # let the view draw the flows
     shot = tools.call("Page.captureScreenshot", {"format": "png"}, session)
     with open(args.png, "wb") as out:
@@ -203,6 +212,7 @@ def main(argv=None):
     p.add_argument("--png", required=True, help="screenshot to write")
     p.add_argument("--export", help="the Chrome-trace JSON the page holds, to compare the viewer's model with")
     p.add_argument("--zoom-ms", type=lambda a: [float(x) for x in a.split(":")], help="A:B, ms from the start")
+    p.add_argument("--select", help="select the first slice (in the zoomed range) whose name starts so")
     p.add_argument("--width", type=int, default=1600)
     p.add_argument("--height", type=int, default=1000)
     p.add_argument("--timeout", type=float, default=120, help="seconds to wait for the import")

@@ -9,6 +9,8 @@
 # tracing/bin/trace2html and what that imports: tracing/, common/py_vulcanize, third_party/), python3.
 # Writes OUT_DIR/trace.json (the export), trace.html (trace2html's page), viewer.json (what the viewer built: its
 # import warnings, processes, threads, slices, flows; compared with the file) and trace.png (a screenshot).
+# In the screenshot: ZOOM_MS=A:B shows only that time range (ms from the trace's start), SELECT=PREFIX selects the first
+# slice there whose name starts so (its args show below the tracks), HEIGHT is the height in px.
 # Exit codes: 0 the viewer imported the file with no error or warning and holds every slice and flow of it, 1 it did
 # not, 2 usage error, 77 chromium or catapult is missing (skipped).
 set -euo pipefail
@@ -36,7 +38,10 @@ fi
 mkdir -p "$out"
 "$fp8scope" export "$trace" --perfetto "$out/trace.json" "$@"
 "$python" "$catapult/tracing/bin/trace2html" "$out/trace.json" --output "$out/trace.html" > /dev/null
+zoom=()
+[[ -n ${ZOOM_MS:-} ]] && zoom+=(--zoom-ms "$ZOOM_MS")
+[[ -n ${SELECT:-} ]] && zoom+=(--select "$SELECT")
 "$python" "$here/trace_viewer_capture.py" --chromium "$chromium" --html "$out/trace.html" --png "$out/trace.png" \
-    --export "$out/trace.json" > "$out/viewer.json" && status=0 || status=$?
+    --export "$out/trace.json" --height "${HEIGHT:-1000}" "${zoom[@]}" > "$out/viewer.json" && status=0 || status=$?
 cat "$out/viewer.json"
 exit "$status"
