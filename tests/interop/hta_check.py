@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Loads `fp8scope export --perfetto` files with the real Holistic Trace Analysis (HTA) and compares its figures with
-`fp8scope report --format json` on the same traces (docs/export.md, "Checked with the real HTA").
+`fp8scope report --format json` on the same traces (docs/export.md, "Checked with the real tools").
 
   hta_check.py --fp8scope BIN [--hta-dir DIR] [--work DIR] TRACE.sqlite ... | --rank-set RANK0.sqlite,RANK1.sqlite
 
