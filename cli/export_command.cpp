@@ -28,9 +28,10 @@ bubble named by its cause; scalars and tensor statistics as counters. Open it in
 chrome://tracing, or load it with Holistic Trace Analysis (docs/export.md).
 
 Steps and bubbles are the report's: the same --steps, --device, --warmup, --step-pattern and --step-source
-select them. --steps also limits the export to the time of those steps; --device to that GPU's tracks (host
-threads stay whole). Without --steps everything in the trace is written, warm-up included, but the warm-up
-steps get no step slice and no bubbles (--warmup 0 analyses them too).
+select them. --steps also limits the export to the time of those steps (and the launch calls of GPU work in
+it, for HTA and the flows); --device to that GPU's tracks (host threads stay whole). Without --steps
+everything in the trace is written, warm-up included, but the warm-up steps get no step slice and no bubbles
+(--warmup 0 analyses them too).
 
 The events are written as they are made, so memory stays that of `report` on the same trace. One line on
 stdout says what was written.

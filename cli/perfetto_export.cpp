@@ -81,6 +81,7 @@ public:
     std::optional<PerfettoExportCounts> run()
     {
         layout_.write_header(file_.buffer(), options_.producer);
+        mark_calls_launching_into_window();
         if (!write_host_calls() || !write_gpu_work())
             return std::nullopt;
         write_analysis_tracks(layout_, tracks_, events_, model_, report_);
@@ -100,6 +101,34 @@ private:
             return true;
         reported_rows_ = rows_done;
         return progress_(static_cast<double>(rows_done) / static_cast<double>(std::max<size_t>(total_rows_, 1)));
+    }
+
+    // With --steps, a launch call made before the window whose GPU work runs inside it (an async copy queued a step
+    // ahead) is written too: HTA keeps GPU work only when its launch call is in the file (trace.py,
+    // _filter_irrelevant_gpu_kernels), so without the call the report's busy time in the first step would be missing
+    // from HTA's, and the work's flow would have no start.
+    void mark_calls_launching_into_window()
+    {
+        if (!layout_.windowed())
+            return;
+        const auto& api = model_.api_calls;
+        auto mark = [&](const auto& t) {
+            for (size_t r = 0; r < t.size(); ++r) {
+                if (!layout_.device_wanted(t.device_id[r]) || !layout_.in_window(t.start_ns[r], t.end_ns[r]))
+                    continue;
+                const std::optional<size_t> call = launch_calls_.find(t.correlation_id[r]);
+                if (call && !layout_.in_window(api.start_ns[*call], api.end_ns[*call]))
+                    early_calls_.insert(*call);
+            }
+        };
+        mark(model_.kernels);
+        mark(model_.memcpys);
+        mark(model_.memsets);
+    }
+
+    bool call_written(size_t r) const
+    {
+        return layout_.in_window(model_.api_calls.start_ns[r], model_.api_calls.end_ns[r]) || early_calls_.contains(r);
     }
 
     // Host threads: CUDA API calls and NVTX ranges, on one track per thread as Kineto puts CPU ops and user
@@ -127,7 +156,7 @@ private:
     void write_api_call(uint32_t r)
     {
         const auto& api = model_.api_calls;
-        if (!layout_.in_window(api.start_ns[r], api.end_ns[r]))
+        if (!call_written(r))
             return;
         const HostTrack host = layout_.host_track(tracks_, api.global_tid[r]);
         const int64_t tid = tracks_.place(host.pid, host.tid, api.start_ns[r], api.end_ns[r]);
@@ -229,7 +258,7 @@ private:
             return;
         const auto& api = model_.api_calls;
         const size_t r = *call;
-        if (!layout_.in_window(api.start_ns[r], api.end_ns[r]))
+        if (!call_written(r))
             return;
         const HostTrack host = layout_.host_track(tracks_, api.global_tid[r]);
         const auto lane = call_lanes_.find(static_cast<uint32_t>(r));
@@ -254,6 +283,7 @@ private:
     SeenIds flow_ids_;
     std::vector<std::pair<size_t, analyzer::HostBlockingKind>> blocking_; // by API row
     std::unordered_map<uint32_t, int64_t> call_lanes_; // API row -> overflow lane tid
+    std::unordered_set<size_t> early_calls_; // API rows before the window that launched work inside it
     uint64_t extra_flow_ids_ = 0;
     size_t total_rows_ = 0, done_rows_ = 0, reported_rows_ = 0;
     PerfettoExportCounts counts_;

@@ -39,6 +39,7 @@ public:
         return start_ns < window_->second && end_ns > window_->first;
     }
     bool device_wanted(uint32_t device) const { return !device_ || *device_ == device; }
+    bool windowed() const { return window_.has_value(); }
 
     // The host thread's track (pid from the globalTid, as nsys encodes it; the trace's pid when it holds none); names
     // its process and thread the first time.

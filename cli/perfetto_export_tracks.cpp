@@ -91,7 +91,9 @@ void write_collector_work(
             : work.kind[r] == Kind::Memcpy                         ? "fp8scope statistics memcpy"
                                                                    : "fp8scope statistics memset";
         events.begin_complete("fp8scope_collector", name, pid, lane, work.start_ns[r], work.end_ns[r]);
-        events.arg("stream", int64_t { work.stream_id[r] });
+        // Not `stream`: HTA's temporal breakdown counts every event with args.stream as GPU work
+        // (breakdown_analysis.py, get_temporal_breakdown), and no figure counts this work.
+        events.arg("collector stream", int64_t { work.stream_id[r] });
         events.end();
     }
 }

@@ -108,3 +108,31 @@ TEST_CASE("export reads an Nsight Systems export as it reads an fp8scope trace",
     for (const json& call : slices_of(doc, "cuda_runtime"))
         CHECK(call["pid"] == 4242); // from the globalTid, as nsys encodes it
 }
+
+TEST_CASE("export gives a stream only to the GPU work that figures count, as HTA reads a stream", "[export][hta]")
+{
+    // Real HTA (tests/interop/hta_check.py) counted the collector's statistics kernels as GPU work: its temporal
+    // breakdown takes every event with args.stream as a GPU event (breakdown_analysis.py), and its iteration filter
+    // keeps an event with a stream but no correlation as a CPU op (trace_filter.py), so that 78 ms of statistics work
+    // on this trace became busy time that the report leaves out. Only kernels, copies and memsets with a correlation
+    // may carry a stream.
+    const std::string trace = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/realjobs/h100-train-fp8-stats.sqlite";
+    const std::string dir = scratch_dir("export_hta_streams");
+    const json doc = export_ok(trace, dir + "/stats.json", { "--steps", "10:11" });
+    check_valid(doc);
+    CHECK_FALSE(slices_of(doc, "fp8scope_collector").empty());
+    for (const json& work : slices_of(doc, "fp8scope_collector"))
+        CHECK(work["args"].contains("collector stream"));
+    int64_t with_stream = 0;
+    for (const json& e : doc["traceEvents"]) {
+        if (!e.contains("args") || !e["args"].contains("stream"))
+            continue;
+        INFO(e.dump());
+        ++with_stream;
+        const std::string cat = e["cat"];
+        CHECK((cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset"));
+        CHECK(e["args"].contains("correlation"));
+    }
+    CHECK(with_stream == int64_t(slices_of(doc, "kernel").size() + slices_of(doc, "gpu_memcpy").size()
+                  + slices_of(doc, "gpu_memset").size()));
+}

@@ -172,6 +172,34 @@ TEST_CASE("export --steps writes only the time of those steps, and --device only
         CHECK(bubble["args"]["device"] == 1);
 }
 
+TEST_CASE("export --steps keeps the launch call of work queued a step ahead, so HTA and the flow see it", "[export][hta]")
+{
+    // Found by real HTA on the DDP sample (tests/interop/hta_check.py): a copy queued near the end of step 1 runs in
+    // step 2; with --steps 2:3 its call lay outside the window and was left out, so HTA, which keeps GPU work only
+    // with its launch call, dropped the copy from step 2, and the copy's flow had no start.
+    testing::Scenario s = two_device_steps();
+    const auto host = s.thread(4242, 4243, "pt_autograd_0");
+    s.launch(host, { .api_start_ns = 290'000, .api_end_ns = 292'000, .name = "cudaLaunchKernel_v7000" },
+        { .start_ns = 300'500, .end_ns = 305'000, .name = "queued_early" });
+    const std::string dir = scratch_dir("export_early_call");
+    REQUIRE(s.write_fp8scope(dir + "/early.sqlite"));
+    const json window = export_ok(dir + "/early.sqlite", dir + "/early.json", { "--warmup", "0", "--steps", "2:3" });
+    const TraceEventSummary summary = check_valid(window);
+    const json* early = find_slice(window, "kernel", "queued_early");
+    REQUIRE(early != nullptr);
+    int64_t calls_with_its_correlation = 0;
+    for (const json& call : slices_of(window, "cuda_runtime"))
+        if (call["args"]["correlation"] == (*early)["args"]["correlation"]) {
+            ++calls_with_its_correlation;
+            CHECK(json_time_ns(call["ts"]) == 290'000);
+        }
+    CHECK(calls_with_its_correlation == 1);
+    CHECK(summary.slices_by_cat.at("cuda_runtime") == 5); // the four of steps 2-3 and the early one
+    CHECK(summary.flows == 5);
+    // A call before the window whose work is outside it too stays out: step 1's own launches.
+    CHECK(summary.slices_by_cat.at("kernel") == 5);
+}
+
 TEST_CASE("export refuses bad input with the documented exit codes and leaves no file behind", "[export]")
 {
     const std::string dir = scratch_dir("export_errors");
