@@ -60,7 +60,8 @@ def trace_figures(path):
         db.close()
     return {"finished": meta.get("finished"), "finish_reason": meta.get("finish_reason"),
             "dropped_records": meta.get("dropped_records"), "dropped_rows_sum": dropped,
-            "kernels": meta.get("row_count.FP8SCOPE_KERNEL"), "api_rows": meta.get("row_count.FP8SCOPE_RUNTIME"),
+            "kernels": meta.get("row_count.FP8SCOPE_KERNEL"),
+            "api_rows": meta.get("row_count.CUPTI_ACTIVITY_KIND_RUNTIME"),
             "tensor_stats": meta.get("row_count.FP8SCOPE_TENSOR_STATS"), "scalars": meta.get("row_count.FP8SCOPE_SCALAR"),
             "step_markers": meta.get("row_count.FP8SCOPE_STEP_MARKER"),
             "bytes": Path(path).stat().st_size}
