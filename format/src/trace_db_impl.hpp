@@ -42,6 +42,7 @@ enum class Insert : size_t {
     Dropped,
     CollectorWork,
     CaptureWindow,
+    ScalarNan,
     Count,
 };
 

@@ -54,7 +54,7 @@ TEST_CASE("info prints a finished trace's origin, process, GPU, time span and ro
     CHECK(result.err.empty());
     // Not a terminal: no escape sequences.
     CHECK(result.out.find('\x1b') == std::string::npos);
-    CHECK(field(result.out, "format") == "fp8scope trace, schema 1.3");
+    CHECK(field(result.out, "format") == "fp8scope trace, schema 1.4");
     CHECK(field(result.out, "producer") == "scenario builder");
     CHECK(field(result.out, "status") == "finished (exit)");
     CHECK(result.out.find("unfinished") == std::string::npos);
