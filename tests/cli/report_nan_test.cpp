@@ -52,6 +52,9 @@ TEST_CASE("report names the scalars that went NaN in text, Markdown and JSON", "
     CHECK(markdown.find("**Warning:** NaN scalars: ") != std::string::npos);
     CHECK(markdown.find("loss: NaN from step 3 (2 of 6 values).") != std::string::npos);
 
+    const std::string html = run_fp8scope_ok({ "report", trace, "--format", "html" });
+    CHECK(html.find("<p class=\"bad\">Warning: NaN scalars: grad_norm: NaN from 25.000 us") != std::string::npos);
+
     const std::string raw = run_fp8scope_ok({ "report", trace, "--format", "json" });
     CHECK(raw.find("NaN\"") == std::string::npos); // no NaN written as a value: JSON has none
     const json report = json::parse(raw);
@@ -95,4 +98,15 @@ TEST_CASE("export writes a NaN scalar value as a valid instant on the thread tha
     CHECK(nan_instants[1]["tid"] == 4242);
     CHECK(nan_instants[1]["args"]["value"] == "NaN");
     CHECK(nan_instants[2]["name"] == "loss = NaN");
+}
+
+TEST_CASE("check warns about the scalars that went NaN above its budgets", "[cli][check]")
+{
+    const std::string dir = scratch_dir("check_nan");
+    const std::string trace = write_nan_loss_trace(dir);
+    const std::string text = run_fp8scope_ok({ "check", trace, "--max-bubble-ratio", "1", "--md", dir + "/check.md" });
+    CHECK(text.find("\n  warning: NaN scalars: grad_norm: NaN from 25.000 us (1 of 2 values); loss: NaN from step 3 (2 "
+                    "of 6 values)\n  ok ")
+        != std::string::npos);
+    CHECK(read_export_file(dir + "/check.md").find("**Warning:** NaN scalars: ") != std::string::npos);
 }
