@@ -3,6 +3,7 @@
 // reads of the same file is right, only without the NaNs; a nanColumns the reader cannot trust refuses the file.
 #include "fp8scope/analyzer/trace_loader.hpp"
 #include "loader_test_support.hpp"
+#include "tensor_samples.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -21,18 +22,9 @@ constexpr double kDenormal = std::numeric_limits<double>::denorm_min();
 
 TensorStatsRow sample(int64_t site_id, int64_t at_ns, std::optional<double> scale, std::optional<double> scale_inv)
 {
-    TensorStatsRow s;
-    s.site_id = site_id;
-    s.step = 1;
-    s.timestamp_ns = at_ns;
-    s.dtype = schema::Dtype::BFloat16;
-    s.target_format = schema::Fp8Format::E4M3;
-    s.numel = 64;
+    TensorStatsRow s = healthy_sample(site_id, 1, at_ns);
     s.scale = scale;
     s.scale_inv = scale_inv;
-    s.amax = 2.0;
-    s.min_nonzero_abs = 0.25;
-    s.sum = 8.0;
     return s;
 }
 
@@ -101,7 +93,7 @@ TEST_CASE("NaN, Inf and subnormal scalars and NaN statistics round-trip through 
     REQUIRE(t[0].scale_inv.has_value());
     CHECK(std::isnan(*t[0].scale));
     CHECK(std::isnan(*t[0].scale_inv));
-    CHECK(t[0].min_nonzero_abs == 0.25);
+    CHECK(t[0].min_nonzero_abs == 0.01);
     CHECK(t[1].scale == kInf);
     CHECK(t[1].scale_inv == 0.0);
     CHECK(t[2].scale == 1.0);

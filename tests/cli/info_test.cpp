@@ -83,7 +83,7 @@ TEST_CASE("info --format json prints the documented, versioned object", "[cli][i
     CHECK(json.at("path") == path);
     CHECK(json.at("source") == "fp8scope");
     CHECK(json.at("schema").at("major") == 1);
-    CHECK(json.at("schema").at("minor") == 3);
+    CHECK(json.at("schema").at("minor") == 4);
     CHECK(json.at("producer").get<std::string>().find("scenario builder") != std::string::npos);
     CHECK(json.at("finished") == true);
     CHECK(json.at("process").at("command_line") == Facts::kCommandLine);

@@ -3,6 +3,7 @@
 // NULL with its bit in FP8SCOPE_TENSOR_STATS.nanColumns, and a NaN where neither can hold it a lost row, counted.
 // Checked with raw SQL, independent of the loader.
 #include "format_test_support.hpp"
+#include "tensor_samples.hpp"
 
 #include "fp8scope/format/trace_db.hpp"
 
@@ -33,18 +34,7 @@ std::unique_ptr<TraceDb> create(const std::string& path, int* write_errors = nul
 
 TensorStatsRow stats_row(int64_t site_id)
 {
-    TensorStatsRow s;
-    s.site_id = site_id;
-    s.timestamp_ns = 100;
-    s.dtype = schema::Dtype::BFloat16;
-    s.target_format = schema::Fp8Format::E4M3;
-    s.numel = 16;
-    s.amax = 3.0;
-    s.sum = 1.0;
-    s.sum_squares = 2.0;
-    s.sum_cubes = 3.0;
-    s.sum_fourth = 4.0;
-    return s;
+    return testing::healthy_sample(site_id, std::nullopt, 100);
 }
 
 } // namespace
@@ -110,7 +100,9 @@ TEST_CASE("a NaN scale, scaleInv or minNonzeroAbs is NULL with its bit in nanCol
     infinite.scale_inv = 0.0;
     infinite.amax = kInf;
     REQUIRE(db->add_tensor_stats(infinite).has_value());
-    REQUIRE(db->add_tensor_stats(stats_row(1)).has_value()); // no scale known
+    TensorStatsRow unknown = stats_row(1);
+    unknown.scale = unknown.scale_inv = unknown.min_nonzero_abs = std::nullopt;
+    REQUIRE(db->add_tensor_stats(unknown).has_value());
     CHECK(db->counters().rows_lost == 0);
     REQUIRE(db->finish({ .reason = "exit", .session_end_ns = 1000 }).has_value());
 
@@ -119,7 +111,7 @@ TEST_CASE("a NaN scale, scaleInv or minNonzeroAbs is NULL with its bit in nanCol
     CHECK(file.rows("SELECT id, scale, scaleInv, amax = 9e999, minNonzeroAbs, nanColumns FROM FP8SCOPE_TENSOR_STATS "
                     "ORDER BY id")
         == std::vector<Row> { { "1", "NULL", "NULL", "0", "NULL", "11" }, { "2", "0.0", "NULL", "0", "0.5", "2" },
-            { "3", "Inf", "0.0", "1", "NULL", "NULL" }, { "4", "NULL", "NULL", "0", "NULL", "NULL" } });
+            { "3", "Inf", "0.0", "1", "0.01", "NULL" }, { "4", "NULL", "NULL", "0", "NULL", "NULL" } });
 }
 
 TEST_CASE("a NaN in a NOT NULL statistic is refused, reported once and counted lost as WRITER_ERROR")
