@@ -196,7 +196,8 @@ namespace {
                 : parse_duration_ns(options.max_straggler_wait) };
         const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set->ranks.size(), fmt::join(traces, ", ")),
             .recording = {},
-            .reference = {} };
+            .reference = {},
+            .nan_scalars = {} };
         return write_check(options, subject, analyzer::evaluate_rank_budgets(*set, budgets));
     }
 
@@ -251,9 +252,10 @@ int run_check(const CheckCliOptions& given)
         for (auto& r : analyzer::evaluate_compare_budgets(compared->result, compare_budgets))
             results.push_back(std::move(r));
     }
-    const CheckSubject subject {
-        .trace = options.report.trace_path, .recording = run.report.recording, .reference = options.ref_path
-    };
+    const CheckSubject subject { .trace = options.report.trace_path,
+        .recording = run.report.recording,
+        .reference = options.ref_path,
+        .nan_scalars = run.report.nan_scalars };
     return write_check(options, subject, results);
 }
 

@@ -83,6 +83,8 @@ std::string render_check_text(const CheckSubject& subject, const std::vector<Bud
         subject.reference.empty() ? std::string() : " against " + printable(subject.reference));
     for (const std::string& warning : recording_warnings(subject.recording))
         out += fmt::format("  warning: {}\n", warning);
+    if (!subject.nan_scalars.empty())
+        out += fmt::format("  warning: NaN scalars: {}\n", printable(nan_scalars_sentence(subject.nan_scalars)));
     // A budget without data has no figure: the reason stands in its place.
     for (const BudgetResult& r : results)
         out += fmt::format("  {:<4} {:<24} {:>8} (budget {:>8}; {})\n", r.passed ? "ok" : "FAIL", r.name,
@@ -126,6 +128,9 @@ std::string render_check_markdown(const CheckSubject& subject, const std::vector
         out += fmt::format("Reference: {}\n\n", markdown_code(subject.reference, MarkdownPlace::Text));
     for (const std::string& warning : recording_warnings(subject.recording))
         out += fmt::format("**Warning:** {}.\n\n", markdown_escaped(warning));
+    if (!subject.nan_scalars.empty())
+        out += fmt::format(
+            "**Warning:** NaN scalars: {}.\n\n", markdown_escaped(nan_scalars_sentence(subject.nan_scalars)));
     out += "| budget | value | limit | result | worst step |\n|---|---|---|---|---|\n";
     // worst_text() holds site labels from the trace: escaped, so that markup and "|" stay text in the cell.
     for (const BudgetResult& r : results)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "fp8scope/analyzer/budgets.hpp"
+#include "fp8scope/analyzer/nan_scalars.hpp"
 
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@ struct CheckSubject {
     std::string trace;
     analyzer::RecordingStatus recording;
     std::string reference; // --ref, empty without
+    std::vector<analyzer::NanScalar> nan_scalars; // scalars that went NaN: a warning, as in `report`
 };
 
 std::string render_check_text(const CheckSubject& subject, const std::vector<analyzer::BudgetResult>& results);

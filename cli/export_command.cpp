@@ -104,12 +104,15 @@ int run_export(const ExportCliOptions& options)
         : fmt::format("{} steps {}-{} ({})", steps.size(), steps.front().index, steps.back().index, source);
     std::error_code size_error;
     const auto bytes = std::filesystem::file_size(options.perfetto_path, size_error);
+    std::string notes;
+    if (counts->nonfinite_values > 0)
+        notes += fmt::format(" ({} NaN/Inf counter values left out)", counts->nonfinite_values);
+    if (counts->nan_scalars > 0)
+        notes += fmt::format(" ({} NaN scalar values as instants)", counts->nan_scalars);
     return write_stdout(fmt::format("Wrote {}: {} events, {} launch flows, {}{}; {}{}{}.\n",
         printable(options.perfetto_path), counts->events, counts->flows, what,
         export_options.device ? fmt::format(", device {}", *export_options.device) : std::string(),
-        format_bytes(size_error ? 0 : static_cast<int64_t>(bytes)), file.gzip() ? " gzipped" : "",
-        counts->nonfinite_values > 0 ? fmt::format(" ({} NaN/Inf counter values left out)", counts->nonfinite_values)
-                                     : std::string()));
+        format_bytes(size_error ? 0 : static_cast<int64_t>(bytes)), file.gzip() ? " gzipped" : "", notes));
 }
 
 } // namespace fp8scope::cli

@@ -7,6 +7,7 @@
 #include "fp8scope/analyzer/tensor_health.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 
@@ -124,6 +125,18 @@ void write_counters(ExportLayout& layout, ChromeTraceTracks& tracks, ChromeTrace
     for (const analyzer::Scalar& scalar : model.scalars) {
         if (!layout.in_window(scalar.timestamp_ns, scalar.timestamp_ns))
             continue;
+        if (std::isnan(scalar.value)) {
+            // JSON has no NaN, and a counter without the value would hide the first sign of a diverging run: an
+            // instant "<name> = NaN" on the thread that logged it instead (docs/export.md).
+            const HostTrack host = layout.host_track(tracks, scalar.global_tid);
+            tracks.use(host.pid, host.tid);
+            events.begin_instant(
+                "scalar", fmt::format("{} = NaN", model.strings[scalar.name]), host.pid, host.tid, scalar.timestamp_ns);
+            events.arg("value", "NaN");
+            events.end();
+            ++counts.nan_scalars;
+            continue;
+        }
         const int64_t pid = layout.host_pid(scalar.global_tid);
         layout.name_host_process(tracks, pid);
         counter(events, counts, model.strings[scalar.name], pid, scalar.timestamp_ns, scalar.value);

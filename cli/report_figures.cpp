@@ -71,6 +71,17 @@ std::string recording_sentence(const RecordingStatus& recording)
     return sentence;
 }
 
+std::string nan_scalars_sentence(const std::vector<NanScalar>& scalars)
+{
+    std::string sentence;
+    for (const NanScalar& s : scalars) {
+        const std::string from = s.first_step ? fmt::format("step {}", *s.first_step) : format_duration_ns(s.first_ns);
+        sentence += fmt::format(
+            "{}{}: NaN from {} ({} of {} values)", sentence.empty() ? "" : "; ", s.name, from, s.nan_values, s.values);
+    }
+    return sentence;
+}
+
 std::vector<const SyncApiSummary*> syncs_by_idle_caused(const SyncReport& syncs)
 {
     std::vector<const SyncApiSummary*> apis;

@@ -75,6 +75,9 @@ std::string collector_work_sentence(const analyzer::CollectorWorkSummary& work);
 std::vector<std::string> recording_warnings(const analyzer::RecordingStatus& recording);
 // recording_warnings() joined by "; ", or "finished (exit), no records dropped" when there is none.
 std::string recording_sentence(const analyzer::RecordingStatus& recording);
+// "loss: NaN from step 1234 (3 of 200 values); grad_norm: NaN from 2.5 s (1 of 10 values)" (the session time when
+// the scalar has no step), or "" when no scalar went NaN. Names are printed as given: escape them for the output.
+std::string nan_scalars_sentence(const std::vector<analyzer::NanScalar>& scalars);
 
 // The kernel classes with no kernel in the steps, as "other GEMM, communication" (empty when every class has one):
 // reports list them in one line instead of rows of zeros.

@@ -216,6 +216,8 @@ std::string render_report_html(const TraceModel& model, const Report& r)
     out += "<h1>fp8scope report</h1>\n<p>Trace <code>" + xml_escaped(model.path) + "</code></p>\n";
     if (!recording_warnings(r.recording).empty())
         out += "<p class=\"bad\">Warning: " + xml_escaped(recording_sentence(r.recording)) + ".</p>\n";
+    if (!r.nan_scalars.empty())
+        out += "<p class=\"bad\">Warning: NaN scalars: " + xml_escaped(nan_scalars_sentence(r.nan_scalars)) + ".</p>\n";
     if (r.steps.steps.empty())
         return out + thresholds(r) + "<p>No steps to analyse: the trace has no activity.</p>\n"
             + std::string(kHtmlPageEnd);

@@ -68,6 +68,11 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
             { "count", r.kernel_classes.by_class[c].count }, { "share_of_step", r.kernel_classes.share(cls) },
             { "share_of_kernel_time", r.kernel_classes.share_of_kernel_time(cls) } };
     }
+    // JSON has no NaN: a count and where the first one was, never the value.
+    json nan_scalars = json::array();
+    for (const NanScalar& s : r.nan_scalars)
+        nan_scalars.push_back({ { "name", s.name }, { "nan_values", s.nan_values }, { "values", s.values },
+            { "first_step", s.first_step ? json(*s.first_step) : json(nullptr) }, { "first_ns", s.first_ns } });
     const LaunchStats& l = r.launch;
     return json {
         { "schema", kReportJsonSchema },
@@ -116,6 +121,7 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
                 { "api_calls", r.collector_work.api_calls } } },
         { "what_if", what_if_json(estimate_what_if(r)) },
         { "tensor_health", tensor_health_json(r.tensor_health) },
+        { "nan_scalars", nan_scalars },
     };
 }
 
@@ -131,6 +137,8 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
     const bool recording_ok = recording_warnings(r.recording).empty();
     out += fmt::format(
         "{}Recording: {}.\n\n", recording_ok ? "" : "**Warning:** ", markdown_escaped(recording_sentence(r.recording)));
+    if (!r.nan_scalars.empty())
+        out += fmt::format("**Warning:** NaN scalars: {}.\n\n", markdown_escaped(nan_scalars_sentence(r.nan_scalars)));
     out += fmt::format("{}. Launch latency ε = {}; {}{}; recommendations need a saving of at least {:g}% of a step "
                        "(docs/analysis.md). {}.\n\n",
         markdown_escaped(steps_sentence(r.steps)), format_duration_ns(r.bubbles.epsilon_ns),

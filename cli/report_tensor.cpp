@@ -105,9 +105,9 @@ std::string first_nonfinite_text(const TensorHealth& health, Escape escape)
     if (!health.first_nonfinite)
         return "none";
     const NonfiniteSample& n = *health.first_nonfinite;
-    return fmt::format("{}: {} NaN, {} Inf in {} elements of {} ({} sample{} with NaN/Inf)", step_text(n.where.step),
-        n.nans, n.infs, n.numel, escape(n.where.site_label), health.totals.nonfinite_samples,
-        health.totals.nonfinite_samples == 1 ? "" : "s");
+    return fmt::format("{}: {} NaN, {} Inf in {} elements of {}{} ({} sample{} with NaN/Inf)", step_text(n.where.step),
+        n.nans, n.infs, n.numel, escape(n.where.site_label), n.nan_scale ? ", its scale NaN" : "",
+        health.totals.nonfinite_samples, health.totals.nonfinite_samples == 1 ? "" : "s");
 }
 
 const TensorEventList& tensor_events(const TensorHealth& health, TensorEventKind kind)

@@ -67,6 +67,7 @@ nlohmann::ordered_json tensor_health_json(const TensorHealth& h)
         first_nonfinite["nans"] = h.first_nonfinite->nans;
         first_nonfinite["infs"] = h.first_nonfinite->infs;
         first_nonfinite["numel"] = h.first_nonfinite->numel;
+        first_nonfinite["nan_scale"] = h.first_nonfinite->nan_scale;
     }
     json sites = json::array();
     for (const TensorSiteHealth& s : h.sites)

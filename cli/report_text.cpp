@@ -133,6 +133,8 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
         recording_ok ? recording_sentence(report.recording) : paint.warning(recording_sentence(report.recording)));
     if (model.capture.windowed)
         out += fmt::format("Captured: {}\n", capture_sentence(model.capture));
+    if (!report.nan_scalars.empty())
+        out += fmt::format("NaN scalars: {}\n", paint.warning(printable(nan_scalars_sentence(report.nan_scalars))));
     out += fmt::format("Steps: {}\n", printable(steps_sentence(report.steps)));
     out += fmt::format("Thresholds: launch latency ε = {} (median activity start - launch call end over {} activities: "
                        "kernels, copies and memsets); {}; gap size buckets 10 µs, 100 µs, 1 ms (docs/analysis.md)\n",

@@ -89,7 +89,7 @@ namespace {
         if (const auto& first = health.first_nonfinite) {
             r.worst_step = first->where.step;
             r.worst_value = static_cast<double>(first->nans + first->infs);
-            r.where = first->where.site_label;
+            r.where = first->where.site_label + (first->nan_scale ? " (its scale is NaN)" : "");
         }
         return r;
     }

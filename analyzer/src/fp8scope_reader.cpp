@@ -155,7 +155,7 @@ Expected<void> read_meta(ReadContext& context, Version file_version)
 }
 
 // Every table of the schema must exist, with every column: a minor version only adds, so a 1.x trace has all
-// the tables of 1.0 to 1.x (a table added later is read as empty).
+// the tables and columns of 1.0 to 1.x (a table added later is read as empty, a column added later as NULL).
 Expected<void> check_tables(const TraceFile& file, int file_minor)
 {
     for (const schema::Table& table : schema::kTables) {
@@ -168,7 +168,8 @@ Expected<void> check_tables(const TraceFile& file, int file_minor)
                 ErrorCode::InvalidTrace, one_line(fmt::format("trace '{}' lacks table {}", file.path(), table.name)) });
         std::vector<std::string_view> names;
         for (const schema::Column& column : table.columns)
-            names.push_back(column.name);
+            if (column.since_minor <= file_minor) // a column added later is read as NULL (absent)
+                names.push_back(column.name);
         if (auto ok = require_columns(file, table.name, names); !ok)
             return ok;
     }

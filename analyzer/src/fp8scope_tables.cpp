@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
+#include <span>
 #include <utility>
 
 namespace fp8scope::analyzer::detail {
@@ -46,6 +48,31 @@ std::vector<uint64_t> decode_histogram(Columns& row, int index)
     return counts;
 }
 
+// The cells FP8SCOPE_TENSOR_STATS.nanColumns flags (schema 1.4): stored as NULL, they were NaN. Bit i is the i-th REAL
+// column (schema::detail::kTensorStatsNanColumns); a bit set on a cell that holds a value, or on no REAL column, is a
+// file this reader cannot trust.
+void set_flagged_nans(Columns& row, int index, int64_t flags, TensorStats& s)
+{
+    constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+    std::optional<double>* nullable[] = { &s.scale, &s.scale_inv, nullptr, &s.min_nonzero_abs };
+    static_assert(std::size(schema::detail::kTensorStatsNanColumns) == 8);
+    if (flags < 0 || flags >= int64_t { 1 } << std::size(schema::detail::kTensorStatsNanColumns)) {
+        row.fail(index, fmt::format("bit mask {} beyond the REAL columns", flags));
+        return;
+    }
+    for (size_t bit = 0; bit < std::size(schema::detail::kTensorStatsNanColumns); ++bit) {
+        if ((flags >> bit & 1) == 0)
+            continue;
+        if (bit >= std::size(nullable) || nullable[bit] == nullptr || nullable[bit]->has_value()) {
+            row.fail(index,
+                fmt::format("bit {} flags {} as NaN, which is not a NULL cell of a nullable column", bit,
+                    schema::detail::kTensorStatsNanColumns[bit]));
+            return;
+        }
+        *nullable[bit] = kNan;
+    }
+}
+
 Expected<void> read_tensor_sites(ReadContext& context, IdIndex& site_index)
 {
     constexpr std::string_view kTable = schema::table::kTensorSite;
@@ -83,9 +110,14 @@ Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index
     constexpr std::string_view kColumns[] = { "siteId", "step", "timestamp", "deviceId", "streamId", "correlationId",
         "dtype", "targetFormat", "numel", "scale", "scaleInv", "amax", "minNonzeroAbs", "zeros", "nans", "infs",
         "overflows", "underflows", "subnormals", "saturated", "sum", "sumSquares", "sumCubes", "sumFourth",
-        "histFirstExponent", "exponentHistogram" };
+        "histFirstExponent", "exponentHistogram", "nanColumns" };
+    // nanColumns (1.4) is absent from older traces: nothing was flagged. check_tables has required the others.
+    auto plan = plan_columns(context.file, kTable, kColumns, std::span(kColumns).first(std::size(kColumns) - 1));
+    if (!plan)
+        return std::unexpected(plan.error());
+    const int nan_columns_index = plan->index.back();
     auto& stats = context.model.tensor_stats;
-    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+    auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
         TensorStats s;
         s.site_id = row.integer(0);
         if (!site_index.find(s.site_id))
@@ -122,6 +154,8 @@ Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index
             row.fail_row(fmt::format("nans + infs above numel {}", s.numel));
         s.hist_first_exponent = row.int32(24);
         s.exponent_histogram = decode_histogram(row, 25);
+        if (const int64_t flags = row.integer_or(nan_columns_index, 0); flags != 0) [[unlikely]]
+            set_flagged_nans(row, nan_columns_index, flags, s);
         stats.push_back(std::move(s));
     });
     return record_count(context, kTable, rows);
@@ -140,7 +174,22 @@ Expected<void> read_scalars(ReadContext& context)
         scalar.global_tid = row.integer(4);
         context.model.scalars.push_back(scalar);
     });
-    return record_count(context, kTable, rows);
+    if (auto ok = record_count(context, kTable, rows); !ok)
+        return ok;
+    // Scalars logged as NaN (schema 1.4), which FP8SCOPE_SCALAR cannot hold; older traces lack the table. They join
+    // the others as quiet NaN values; model_order sorts them all by time.
+    constexpr std::string_view kNanTable = schema::table::kScalarNan;
+    if (!context.file.has_table(kNanTable))
+        return {};
+    constexpr std::string_view kNanColumns[] = { "timestamp", "step", "nameId", "globalTid" };
+    auto nan_rows = for_each_row(context.file, kNanTable, kNanColumns, [&](Columns& row) {
+        context.model.scalars.push_back(Scalar { .timestamp_ns = row.time(0),
+            .step = row.optional_integer(1),
+            .name = string_ref(row, 2, context.strings),
+            .value = std::numeric_limits<double>::quiet_NaN(),
+            .global_tid = row.integer(3) });
+    });
+    return record_count(context, kNanTable, nan_rows);
 }
 
 Expected<void> read_step_markers(ReadContext& context)

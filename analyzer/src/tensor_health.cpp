@@ -96,7 +96,7 @@ void add_sample(
         site.amax_min = std::min(site.amax_min.value_or(s.amax), s.amax);
         site.amax_max = std::max(site.amax_max.value_or(s.amax), s.amax);
     }
-    if (f.nonfinite > 0)
+    if (f.nonfinite_sample())
         ++site.nonfinite_samples;
 }
 
@@ -165,10 +165,10 @@ TensorHealth analyze_tensor_health(
             continue;
         const TensorStats& s = stats[i];
         const TensorSampleFigures& f = figures[i];
-        if (f.nonfinite > 0) {
+        if (f.nonfinite_sample()) {
             ++health.totals.nonfinite_samples;
             if (!health.first_nonfinite)
-                health.first_nonfinite = NonfiniteSample { locate(i), s.nans, s.infs, s.numel };
+                health.first_nonfinite = NonfiniteSample { locate(i), s.nans, s.infs, s.numel, f.nan_scale };
         }
         if (!analysed[i])
             continue; // warm-up scaling events are expected while the amax history fills
@@ -177,7 +177,7 @@ TensorHealth analyze_tensor_health(
         if (flt_max_scale(s))
             note(health.flt_max_scale, locate(i), scale_of(s));
         // A tensor with NaN/Inf is reported as non-finite; its true amax is not 0.
-        if (s.numel > 0 && s.amax == 0 && f.nonfinite == 0)
+        if (s.numel > 0 && s.amax == 0 && !f.nonfinite_sample())
             note(health.zero_amax, locate(i), s.amax);
         if (f.headroom_bits && *f.headroom_bits < kStaleScaleHeadroomBits)
             note(health.stale_scale, locate(i), *f.headroom_bits);

@@ -66,6 +66,8 @@ TensorSampleFigures tensor_sample_figures(const TensorStats& sample)
 {
     TensorSampleFigures figures;
     figures.nonfinite = sample.nans + sample.infs;
+    figures.nan_scale
+        = (sample.scale && std::isnan(*sample.scale)) || (sample.scale_inv && std::isnan(*sample.scale_inv));
     const std::optional<double> fp8_max = fp8_max_of(sample);
     if (!fp8_max)
         return figures;

@@ -140,6 +140,21 @@ constexpr Enum kEnums[] = {
     { "ENUM_FP8SCOPE_CAPTURE_TRIGGER", kCaptureTrigger },
 };
 
+// nanColumns' bit i is the i-th REAL column of FP8SCOPE_TENSOR_STATS: the list that names the bits must follow them.
+constexpr bool nan_bits_follow_real_columns()
+{
+    size_t bit = 0;
+    for (const Column& column : detail::kTensorStats) {
+        if (column.sql_type != "REAL")
+            continue;
+        if (bit >= std::size(detail::kTensorStatsNanColumns) || detail::kTensorStatsNanColumns[bit] != column.name)
+            return false;
+        ++bit;
+    }
+    return bit == std::size(detail::kTensorStatsNanColumns);
+}
+static_assert(nan_bits_follow_real_columns());
+
 void append_quoted(std::string& out, std::string_view identifier)
 {
     // Identifiers come from the constants above, never from data; quoting keeps names such as "end", "key"

@@ -52,6 +52,7 @@ constexpr TableStatement kTableStatements[] = {
     { Insert::Dropped, schema::table::kDropped },
     { Insert::CollectorWork, schema::table::kCollectorWork },
     { Insert::CaptureWindow, schema::table::kCaptureWindow },
+    { Insert::ScalarNan, schema::table::kScalarNan },
 };
 static_assert(std::size(kTableStatements) == static_cast<size_t>(Insert::Count));
 

@@ -45,6 +45,7 @@ enum class Insert : size_t {
     Dropped,
     CollectorWork,
     CaptureWindow,
+    ScalarNan,
     Count,
 };
 

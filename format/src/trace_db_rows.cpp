@@ -3,6 +3,7 @@
 #include "trace_db_impl.hpp"
 
 #include <bit>
+#include <cmath>
 #include <limits>
 
 namespace fp8scope {
@@ -283,6 +284,29 @@ Expected<void> TraceDb::add_tensor_stats(const TensorStatsRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
+    // The REAL columns in schema order, which is nanColumns' bit order (schema::detail::kTensorStatsNanColumns).
+    // SQLite would store a NaN as NULL: a nullable column gets NULL and its bit, so that NaN is not read as
+    // "unknown"; a required one cannot hold it, and the row is refused as lost rather than stored wrong.
+    const std::optional<double> reals[] = { row.scale, row.scale_inv, row.amax, row.min_nonzero_abs, row.sum,
+        row.sum_squares, row.sum_cubes, row.sum_fourth };
+    static_assert(std::size(reals) == std::size(schema::detail::kTensorStatsNanColumns));
+    const schema::Table* table = schema::find_table(schema::table::kTensorStats);
+    int64_t nan_columns = 0;
+    for (size_t bit = 0, column = 0; bit < std::size(reals); ++bit, ++column) {
+        while (table->columns[column].sql_type != "REAL")
+            ++column;
+        if (!reals[bit] || !std::isnan(*reals[bit]))
+            continue;
+        if (!table->columns[column].nullable) {
+            Error error { ErrorCode::Io,
+                impl_->path + ": cannot insert into FP8SCOPE_TENSOR_STATS: NaN in "
+                    + std::string(table->columns[column].name) };
+            impl_->note_lost(1, error);
+            return std::unexpected(std::move(error));
+        }
+        nan_columns |= int64_t { 1 } << bit;
+    }
+    const auto stored = [&](size_t bit) { return nan_columns >> bit & 1 ? std::nullopt : reals[bit]; };
     // The histogram is stored as little-endian uint64 counts (docs/trace-format.md); x86-64 and aarch64 Linux
     // are little-endian, so the vector's bytes are that layout.
     static_assert(std::endian::native == std::endian::little);
@@ -297,10 +321,10 @@ Expected<void> TraceDb::add_tensor_stats(const TensorStatsRow& row)
         .integer(static_cast<int64_t>(row.dtype))
         .integer(static_cast<int64_t>(row.target_format))
         .integer(row.numel)
-        .real(row.scale)
-        .real(row.scale_inv)
+        .real(stored(0))
+        .real(stored(1))
         .real(row.amax)
-        .real(row.min_nonzero_abs)
+        .real(stored(3))
         .integer(row.zeros)
         .integer(row.nans)
         .integer(row.infs)
@@ -313,7 +337,8 @@ Expected<void> TraceDb::add_tensor_stats(const TensorStatsRow& row)
         .real(row.sum_cubes)
         .real(row.sum_fourth)
         .integer(row.hist_first_exponent)
-        .blob(row.exponent_histogram.data(), row.exponent_histogram.size() * sizeof(uint64_t));
+        .blob(row.exponent_histogram.data(), row.exponent_histogram.size() * sizeof(uint64_t))
+        .integer(nan_columns == 0 ? std::nullopt : std::optional(nan_columns));
     return impl_->insert(Insert::TensorStats, "cannot insert into FP8SCOPE_TENSOR_STATS");
 }
 
@@ -321,6 +346,16 @@ Expected<void> TraceDb::add_scalar(const ScalarRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
+    // SQLite stores a bound NaN as NULL, which FP8SCOPE_SCALAR.value (NOT NULL) refuses: a NaN, the first sign of a
+    // diverging run, goes to FP8SCOPE_SCALAR_NAN instead (1.4). +-Inf is stored as a REAL like any other value.
+    if (std::isnan(row.value)) {
+        Binder(impl_->statement(Insert::ScalarNan))
+            .integer(row.timestamp_ns)
+            .integer(row.step)
+            .integer(row.name.value)
+            .integer(row.global_tid);
+        return impl_->insert(Insert::ScalarNan, "cannot insert into FP8SCOPE_SCALAR_NAN");
+    }
     Binder(impl_->statement(Insert::Scalar))
         .integer(row.timestamp_ns)
         .integer(row.step)

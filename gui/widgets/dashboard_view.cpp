@@ -83,6 +83,10 @@ QString headline_html(const AnalysedTrace& run)
     QString html = u"<p style='font-size:large'><b>%1</b></p><p>%2<br>%3. Recording: %4.</p>"_s.arg(
         escaped(run.model.path), escaped(run.model.meta.producer), escaped(cli::steps_sentence(r.steps)),
         escaped(cli::recording_sentence(r.recording)));
+    // A scalar that went NaN (a diverging loss) is news wherever it is: the report's warning line.
+    if (!r.nan_scalars.empty())
+        html += u"<p style='color:%1'>NaN scalars: %2.</p>"_s.arg(
+            attention_color().name(), escaped(cli::nan_scalars_sentence(r.nan_scalars)));
     html += u"<p style='font-size:large'>Step time <b>%1</b> · busy <b>%2</b> · bubble ratio "
             "<b style='color:%3'>%4</b> · %5 kernels per step</p>"_s.arg(
         duration_text(static_cast<double>(cli::per_step(t.step_ns, steps))),

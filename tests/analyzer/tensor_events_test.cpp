@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <cfloat>
+#include <cmath>
 
 using namespace fp8scope;
 using namespace fp8scope::analyzer;
@@ -81,6 +82,38 @@ TEST_CASE("a NaN in a warm-up step is still the first non-finite sample", "[tens
     REQUIRE(u.first_nonfinite);
     CHECK_FALSE(u.first_nonfinite->where.step);
     CHECK_FALSE(u.first_nonfinite->where.in_analysed_steps);
+}
+
+TEST_CASE("a NaN scale makes its sample non-finite, with no headroom and no zero-amax event", "[tensor_health]")
+{
+    // Trace format 1.4 keeps a NaN scale as NaN (it read as "unknown" before): a failed scale update, after which the
+    // cast's output is NaN whatever the elements. FP8 codes dequantized by a NaN scale_inv leave amax 0.
+    Scenario s;
+    const int64_t x = probe_site(s, "x");
+    for (int64_t step = 2; step <= 4; ++step)
+        s.tensor_stats(healthy_sample(x, step, step * 1000 + 100));
+    TensorStatsRow row = healthy_sample(x, 3, 3500);
+    row.scale = std::nan("");
+    row.scale_inv = std::nan("");
+    row.amax = 0;
+    s.tensor_stats(row);
+    const TraceModel model = write_and_load(s, "tensor-nan-scale");
+    const TensorHealth h = analyze_tensor_health(model, step_set(StepSource::Markers, 2, 3, 2000, 1000));
+    REQUIRE(h.first_nonfinite);
+    CHECK(h.first_nonfinite->nan_scale);
+    CHECK(h.first_nonfinite->where.step == 3);
+    CHECK(h.first_nonfinite->where.timestamp_ns == 3500);
+    CHECK(h.first_nonfinite->nans == 0);
+    CHECK(h.totals.nonfinite_samples == 1);
+    CHECK(site(h, x).nonfinite_samples == 1);
+    CHECK(h.zero_amax.total == 0);
+    CHECK(h.flt_max_scale.total == 0);
+    const TensorSampleFigures f = tensor_sample_figures(model.tensor_stats[h.first_nonfinite->where.sample_index]);
+    CHECK(f.nan_scale);
+    CHECK_FALSE(f.headroom_bits);
+    // The healthy samples keep their headroom: the NaN poisons nothing else.
+    REQUIRE(site(h, x).min_headroom_bits);
+    CHECK(std::isfinite(*site(h, x).min_headroom_bits));
 }
 
 TEST_CASE(

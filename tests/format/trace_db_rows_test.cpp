@@ -324,9 +324,9 @@ TEST_CASE("add_tensor_site and add_tensor_stats write every statistic and the hi
     CHECK(file.rows("SELECT * FROM FP8SCOPE_TENSOR_STATS")
         == std::vector<Row> {
             { "1", "12", "NULL", "123456", "0", "7", "NULL", "3", "1", "4194304", "NULL", "NULL", "448.0", "NULL", "1",
-                "2", "3", "4", "5", "6", "7", "1.5", "2.5", "-3.5", "4.5", "-20", "blob:24" },
+                "2", "3", "4", "5", "6", "7", "1.5", "2.5", "-3.5", "4.5", "-20", "blob:24", "NULL" },
             { "2", "12", "40", "123456", "0", "7", "555", "3", "1", "4194304", "0.25", "4.0", "448.0", "0.125", "1",
-                "2", "3", "4", "5", "6", "7", "1.5", "2.5", "-3.5", "4.5", "-20", "blob:0" } });
+                "2", "3", "4", "5", "6", "7", "1.5", "2.5", "-3.5", "4.5", "-20", "blob:0", "NULL" } });
     // Little-endian uint64 counts (docs/trace-format.md).
     CHECK(file.value("SELECT hex(exponentHistogram) FROM FP8SCOPE_TENSOR_STATS WHERE id = 1")
         == "010000000000000002000000000000000300000000000000");

@@ -1,6 +1,7 @@
 // The window driven offscreen: a bad file leaves it usable with the problem in the banner, a good file replaces it,
 // and selecting a finding moves the shared view state to its step and cause.
 #include "gui_scenarios.hpp"
+#include "scenario.hpp"
 
 #include "widgets/findings_view.hpp"
 #include "widgets/main_window.hpp"
@@ -13,6 +14,8 @@
 #include <QTreeView>
 #include <QTreeWidget>
 #include <catch2/catch.hpp>
+
+#include <limits>
 
 using namespace fp8scope;
 using namespace fp8scope::testing;
@@ -141,4 +144,26 @@ TEST_CASE("window: the dashboard shows the compare verdict and the timeline the 
     for (const QLabel* label : view->findChildren<QLabel*>())
         titled = titled || label->text().toStdString() == details.title;
     CHECK(titled);
+}
+
+TEST_CASE("window: the dashboard warns about the scalars that went NaN", "[gui][window]")
+{
+    Scenario s;
+    const HostThread host = s.thread(4242, 4242);
+    for (int64_t step = 0; step < 4; ++step) {
+        s.step_marker(host, step * 1'000'000, step);
+        s.launch(host, { .api_start_ns = step * 1'000'000 + 1'000, .api_end_ns = step * 1'000'000 + 2'000 },
+            { .start_ns = step * 1'000'000 + 3'000, .end_ns = step * 1'000'000 + 900'000, .name = "gemm" });
+        s.scalar(
+            host, step * 1'000'000 + 950'000, "loss", step >= 2 ? std::numeric_limits<double>::quiet_NaN() : 3.0, step);
+    }
+    const std::string path = gui_trace_path("nan_loss");
+    REQUIRE(s.write_fp8scope(path));
+    MainWindow window;
+    window.show();
+    REQUIRE(open_and_wait(window, path));
+    bool found = false;
+    for (const QLabel* label : window.findChildren<QLabel*>())
+        found = found || label->text().contains(QStringLiteral("NaN scalars: loss: NaN from step 2 (2 of 4 values)"));
+    CHECK(found);
 }

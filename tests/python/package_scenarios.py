@@ -99,7 +99,9 @@ def preload_calls(fp8scope):
     show("probe_zero_scale", [fp8scope.probe("zero_scale", bf16, scale=0.0), fp8scope.probe("", bf16)])
     show("probe_not_a_tensor", fp8scope.probe("not_a_tensor", 42))
     show("steps", [fp8scope.step(), fp8scope.step(), fp8scope.step(10), fp8scope.step(), fp8scope.step(-1)])
+    # NaN and Inf pass to the collector as they are: a NaN loss is what the trace must keep (trace format 1.4).
     show("scalars", [fp8scope.log_scalar("lr", 0.001), fp8scope.log_scalar("count", 7),
+                     fp8scope.log_scalar("nan_loss", float("nan")), fp8scope.log_scalar("inf_loss", float("-inf")),
                      fp8scope.log_scalar("loss", FakeTensor(0xC000, 1, "torch.float32"), stream=0x77),
                      fp8scope.log_scalar("loss_bf16", FakeTensor(0xD000, 1, "torch.bfloat16"), stream=0x77),
                      fp8scope.log_scalar("bad", FakeTensor(0xE000, 4, "torch.float32")),

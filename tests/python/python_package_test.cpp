@@ -44,7 +44,7 @@ TEST_CASE("a preloaded collector receives each call with its arguments")
     CHECK(run.values.at("probe_strided") == "[False, False]");
     CHECK(run.values.at("probe_zero_scale") == "[False, False]");
     CHECK(run.values.at("steps") == "[True, True, True, True, False]");
-    CHECK(run.values.at("scalars") == "[True, True, True, True, False, False]");
+    CHECK(run.values.at("scalars") == "[True, True, True, True, True, True, False, False]");
 
     const std::string plain = "data=0x1000 numel=4096 dtype=1";
     const std::vector<std::string> expected {
@@ -67,6 +67,8 @@ TEST_CASE("a preloaded collector receives each call with its arguments")
         "step 11",
         "scalar name=lr value=0.001",
         "scalar name=count value=7",
+        "scalar name=nan_loss value=nan",
+        "scalar name=inf_loss value=-inf",
         "scalar_device name=loss value=0xc000 dtype=0 stream=0x77",
         "scalar_device name=loss_bf16 value=0xd000 dtype=1 stream=0x77",
         // With torch imported, the tensor's device's current stream.

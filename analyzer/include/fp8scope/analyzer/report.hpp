@@ -7,6 +7,7 @@
 #include "fp8scope/analyzer/collector_work.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
 #include "fp8scope/analyzer/launch_stats.hpp"
+#include "fp8scope/analyzer/nan_scalars.hpp"
 #include "fp8scope/analyzer/progress.hpp"
 #include "fp8scope/analyzer/steps.hpp"
 #include "fp8scope/analyzer/syncs.hpp"
@@ -65,6 +66,7 @@ struct Report {
     KernelClassReport kernel_classes;
     LaunchStats launch;
     TensorHealth tensor_health;
+    std::vector<NanScalar> nan_scalars; // scalars that went NaN, over the whole trace
     CollectorWorkSummary collector_work; // the collector's own GPU time, kept out of everything above
     std::optional<uint32_t> device; // the device the totals are for, when one was asked for
     BubbleTotals totals; // bubbles for that device, or for all devices

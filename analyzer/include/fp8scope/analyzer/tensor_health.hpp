@@ -40,6 +40,10 @@ struct TensorSampleFigures {
     // finite. Below 0: the cast clips; large: range wasted (and more underflow).
     std::optional<double> headroom_bits;
     int64_t nonfinite = 0; // nans + infs
+    // scale or scale_inv recorded as NaN (trace format 1.4, "NaN values"): a failed scale update, after which the
+    // cast's output is NaN whatever the elements. The sample counts as holding NaN.
+    bool nan_scale = false;
+    bool nonfinite_sample() const { return nonfinite > 0 || nan_scale; }
 };
 
 // The FP8 format's max for a sample (target format, else the dtype when it is FP8), nullopt when none.
@@ -67,10 +71,11 @@ struct TensorSampleLocation {
     int64_t timestamp_ns = 0;
 };
 
-// The first sample holding NaN or Inf, over every sample (warm-up included).
+// The first sample holding NaN or Inf, or with a NaN scale, over every sample (warm-up included).
 struct NonfiniteSample {
     TensorSampleLocation where;
     int64_t nans = 0, infs = 0, numel = 0;
+    bool nan_scale = false;
 };
 
 // A scaling event: `value` is the scale for FLT_MAX-scale events (scale, or 1/scale_inv), the amax (0) for

@@ -16,8 +16,9 @@ namespace fp8scope::schema {
 // Version rules follow nsys' EXPORT_SCHEMA_VERSION: a new major version may change anything and is refused by
 // older readers; a new minor version only adds tables or columns and is read by older readers.
 inline constexpr int kMajorVersion = 1;
-// 1.1: FP8SCOPE_COLLECTOR_WORK; 1.2: meta row_count.<TABLE>, FP8SCOPE_CAPTURE_WINDOW, meta capture_mode
-inline constexpr int kMinorVersion = 3;
+// 1.1: FP8SCOPE_COLLECTOR_WORK; 1.2: meta row_count.<TABLE>, FP8SCOPE_CAPTURE_WINDOW, meta capture_mode; 1.3: drop
+// source CAPTURE_DETACH; 1.4: FP8SCOPE_SCALAR_NAN, FP8SCOPE_TENSOR_STATS.nanColumns
+inline constexpr int kMinorVersion = 4;
 // PRAGMA user_version holds (major << 16) | minor.
 inline constexpr int32_t encode_user_version(int major, int minor) { return (major << 16) | minor; }
 inline constexpr int decode_major(int32_t user_version) { return user_version >> 16; }
@@ -30,6 +31,9 @@ struct Column {
     std::string_view sql_type; // INTEGER, REAL, TEXT or BLOB
     bool nullable;
     std::string_view unit; // "ns", "bytes", "StringIds.id", "ENUM_CUPTI_SYNC_TYPE", "count", ...
+    // The minor version that added the column to an existing table (0: there from the table's start). A trace of
+    // an earlier 1.x lacks it, and readers take it as NULL.
+    int since_minor = 0;
 };
 
 enum class TableKind { Table, View };
@@ -283,13 +287,31 @@ namespace detail {
         { "sumFourth", "REAL", R, "value^4" },
         { "histFirstExponent", "INTEGER", R, "power of two" },
         { "exponentHistogram", "BLOB", R, "little-endian uint64 counts" },
+        { "nanColumns", "INTEGER", N, "bit mask, NULL for 0", 4 },
     };
+
+    // SQLite stores a bound NaN as NULL (sqlite.org/c3ref/bind_blob.html), which a NOT NULL REAL refuses and a
+    // nullable one reads as "unknown". The writer therefore never binds a NaN: a NaN cell of FP8SCOPE_TENSOR_STATS is
+    // stored as NULL with its bit set in nanColumns (1.4). Bit i stands for the i-th REAL column of kTensorStats, in
+    // this order; only the nullable ones can be flagged (the NOT NULL ones are never NaN: the probes leave NaN
+    // elements out of amax and the sums, docs/tensor-stats.md).
+    inline constexpr std::string_view kTensorStatsNanColumns[]
+        = { "scale", "scaleInv", "amax", "minNonzeroAbs", "sum", "sumSquares", "sumCubes", "sumFourth" };
 
     inline constexpr Column kScalar[] = {
         { "timestamp", "INTEGER", R, "ns" },
         { "step", "INTEGER", N, "step number" },
         { "nameId", "INTEGER", R, "StringIds.id" },
         { "value", "REAL", R, "value" },
+        { "globalTid", "INTEGER", R, "globalTid" },
+    };
+
+    // A scalar logged as NaN (1.4): FP8SCOPE_SCALAR.value is NOT NULL and SQLite cannot store a NaN, so the writer
+    // puts these here. An older reader does not know the table and reads the other scalars as before.
+    inline constexpr Column kScalarNan[] = {
+        { "timestamp", "INTEGER", R, "ns" },
+        { "step", "INTEGER", N, "step number" },
+        { "nameId", "INTEGER", R, "StringIds.id" },
         { "globalTid", "INTEGER", R, "globalTid" },
     };
 
@@ -355,6 +377,7 @@ namespace table {
     inline constexpr std::string_view kDropped = "FP8SCOPE_DROPPED";
     inline constexpr std::string_view kCollectorWork = "FP8SCOPE_COLLECTOR_WORK";
     inline constexpr std::string_view kCaptureWindow = "FP8SCOPE_CAPTURE_WINDOW";
+    inline constexpr std::string_view kScalarNan = "FP8SCOPE_SCALAR_NAN";
 } // namespace table
 
 // The SELECT behind the nsys-shaped kernel view. globalPid is the same for every row of a file and lives in
@@ -400,6 +423,7 @@ inline constexpr Table kTables[] = {
     // Added in 1.2, but 1.2 was first written (commit fa44e89, row counts) without it: only 1.3 traces all have it.
     // samples/traces/compat/schema-1.2-fa44e89.sqlite is such a trace.
     { table::kCaptureWindow, detail::kCaptureWindow, "PRIMARY KEY (id)", TableKind::Table, 3 },
+    { table::kScalarNan, detail::kScalarNan, "", TableKind::Table, 4 },
 };
 
 // Indexes for the joins that SQL users and the analyzer make, created when recording ends (building them
@@ -483,7 +507,7 @@ std::string create_enum_sql(const Enum& e);
 
 // FP8SCOPE_META keys. Integers are stored as INTEGER, everything else as TEXT.
 namespace meta {
-    inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.3"
+    inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.4"
     inline constexpr std::string_view kProducer = "producer"; // "fp8scope 0.1.0 (collector)"
     inline constexpr std::string_view kToolVersion = "tool_version";
     inline constexpr std::string_view kCommandLine = "command_line";
