@@ -1,13 +1,15 @@
 """Collector fault injection (issue 15): a full disk, a read-only output folder, the output folder removed mid-run,
-signal storms, a fork storm and 8 traced processes on one GPU. In every case the job's exit code and output must
+signal storms, a fork storm, 8 traced processes on one GPU, and a loss that goes NaN. In every case the job's exit code and output must
 be those of the same run untraced, and the trace either finished, or unfinished but readable, with any loss in
 FP8SCOPE_DROPPED and at most one warning line on stderr.
 
 Jobs are traced by environment injection, so that limits and signals reach the job itself. The read-only and
 tmpfs cases mount a tmpfs where the machine allows it (root), and say so in the figure otherwise."""
 
+import json
 import os
 import signal
+import sqlite3
 import subprocess
 import threading
 import time
@@ -236,6 +238,53 @@ def crowd(ctx, report, state):
                  f"kernels {[s[2] for s in states]}"[:300], "; ".join(d for _, _, d in pairs if d)[:300])
 
 
+def nan_values(ctx, report):
+    """A loss that goes NaN on the device, a host scalar logged as NaN and one as +Inf (workloads/nan_scalars.py):
+    the job unchanged, and the trace holds each as the job printed it, with nothing lost (schema 1.4)."""
+    argv = [ctx.python, WORKLOADS / "nan_scalars.py", "20", "12"]
+    package = {"PYTHONPATH": str(g.REPO / "probes" / "python")}
+    plain = g.run(ctx, "nan-plain", argv, env=dict(os.environ, **package), timeout_s=120)
+    if plain.rc == 77:
+        report.add("NaN scalars", "SKIP", "exit 77")
+        return
+    directory = ctx.fresh_dir("fault-nan")
+    traced = g.run(ctx, "nan-traced", argv, env=ctx.injected_env(directory / "trace-%p.sqlite", package),
+                   timeout_s=120)
+    same, figure, diff = unchanged(plain, traced)
+    truth = g.ground_truth(traced.stdout) or {}
+    traces = g.traces_in(directory)
+    states = [trace_state(ctx, t) for t in traces]
+    rows = {}
+    if len(traces) == 1:
+        db = sqlite3.connect(f"file:{traces[0]}?mode=ro", uri=True)
+        try:
+            query = ("SELECT s.value, n.step FROM {} n JOIN StringIds s ON s.id = n.nameId ORDER BY n.timestamp")
+            rows["nan"] = db.execute(query.format("FP8SCOPE_SCALAR_NAN")).fetchall()
+            rows["inf"] = db.execute("SELECT s.value, n.step FROM FP8SCOPE_SCALAR n JOIN StringIds s ON s.id = "
+                                     "n.nameId WHERE n.value > 1e308 ORDER BY n.timestamp").fetchall()
+        finally:
+            db.close()
+    result = g.run(ctx, "nan-report", [ctx.fp8scope, "report", traces[0], "--format", "json", "--no-progress"]
+                   if traces else ["true"], timeout_s=60)
+    try:
+        nan_report = {e["name"]: e for e in json.loads(result.stdout)["nan_scalars"]}
+    except (ValueError, KeyError):
+        nan_report = {}
+    want_nan = sorted([("loss", s) for s in truth.get("loss_nan_steps", [])]
+                      + [(name, s) for name, steps in truth.get("host_nan", {}).items() for s in steps])
+    want_inf = [(name, s) for name, steps in truth.get("host_inf", {}).items() for s in steps]
+    loss = nan_report.get("loss", {})
+    ok = same and plain.rc == 0 and len(states) == 1 and states[0][:2] == (True, 1) and states[0][4] == 0 \
+        and sorted(rows.get("nan", [])) == want_nan and rows.get("inf") == want_inf \
+        and bool(truth.get("loss_nan_steps")) and loss.get("first_step") == truth["loss_nan_steps"][0] \
+        and loss.get("nan_values") == len(truth["loss_nan_steps"]) and not warnings(traced.stderr)
+    report.judge("NaN scalars (loss NaN on the device from step 12, a host NaN, a host +Inf): run unchanged, each in "
+                 "the trace as printed, report names the first NaN step", ok,
+                 f"{figure}; NaN rows {len(rows.get('nan', []))} (printed {len(want_nan)}), Inf rows "
+                 f"{rows.get('inf')} (printed {want_inf}); report loss {loss}; (readable, finished, kernels, "
+                 f"WRITER_ERROR, dropped) {states}"[:400], diff)
+
+
 def run_all(ctx, report):
     state = {}
     g.guarded(report, "full disk", 120, full_disk, ctx, report, state, torch=True)
@@ -244,3 +293,4 @@ def run_all(ctx, report):
     g.guarded(report, "signal storms", 80, signal_storms, ctx, report, torch=True)
     g.guarded(report, "fork storm", 90, fork_storm, ctx, report, torch=True)
     g.guarded(report, "8 traced processes on one GPU", 120, crowd, ctx, report, state, torch=True)
+    g.guarded(report, "NaN scalars", 30, nan_values, ctx, report, torch=True)
