@@ -125,6 +125,12 @@ LossComparison compare_loss(const CompareInput& in, const std::string& name, con
     }
     for (const auto& [step, value] : run) {
         const auto other = ref.find(step);
+        if (other != ref.end() && !std::isfinite(value) && std::isfinite(other->second)) {
+            ++loss.run_nonfinite_steps;
+            if (!loss.first_run_nonfinite_step)
+                loss.first_run_nonfinite_step = step;
+            continue;
+        }
         if (other == ref.end() || !std::isfinite(value) || !std::isfinite(other->second) || other->second == 0)
             continue;
         const double delta = std::abs(value - other->second) / std::abs(other->second);
@@ -163,7 +169,8 @@ RunPerformance performance_of(const Report& report, const std::set<int64_t>& com
             idle_ns += b.totals.idle_ns;
             bubble_step_ns += b.totals.step_ns;
         }
-    const auto time = [](const StepKernelClasses& s, KernelClass c) { return s.by_class[static_cast<size_t>(c)].time_ns; };
+    const auto time
+        = [](const StepKernelClasses& s, KernelClass c) { return s.by_class[static_cast<size_t>(c)].time_ns; };
     for (const StepKernelClasses& s : report.kernel_classes.steps)
         if (common.contains(s.step_index)) {
             kernels += s.total.count;
@@ -196,8 +203,9 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
 {
     for (const auto& [model, which] : { std::pair { &in.run_model, "run" }, std::pair { &in.ref_model, "reference" } })
         if (model->tensor_stats.empty())
-            return CompareRefusal { fmt::format("the {} '{}' has no tensor statistics: record it with `fp8scope record` "
-                                                "(GEMM statistics are on by default) so that sites can be compared",
+            return CompareRefusal { fmt::format(
+                "the {} '{}' has no tensor statistics: record it with `fp8scope record` "
+                "(GEMM statistics are on by default) so that sites can be compared",
                 which, model->path) };
     const std::string run_program = program_of(in.run_model.meta.command_line);
     const std::string ref_program = program_of(in.ref_model.meta.command_line);
@@ -208,8 +216,8 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
     CompareResult result;
     result.alignment = align(in.run_report, in.ref_report);
     if (result.alignment.common.empty())
-        return CompareRefusal { fmt::format("no common step: the run has {}, the reference {}",
-            step_range(in.run_report), step_range(in.ref_report)) };
+        return CompareRefusal { fmt::format(
+            "no common step: the run has {}, the reference {}", step_range(in.run_report), step_range(in.ref_report)) };
     const std::set<int64_t> common(result.alignment.common.begin(), result.alignment.common.end());
 
     auto keep_common = [&](detail::SiteSamples samples) {
@@ -218,11 +226,14 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
         std::erase_if(samples, [](const auto& entry) { return entry.second.empty(); });
         return samples;
     };
-    const detail::SiteSamples run_samples = keep_common(detail::collect_site_samples(in.run_model, in.run_report.steps));
-    const detail::SiteSamples ref_samples = keep_common(detail::collect_site_samples(in.ref_model, in.ref_report.steps));
+    const detail::SiteSamples run_samples
+        = keep_common(detail::collect_site_samples(in.run_model, in.run_report.steps));
+    const detail::SiteSamples ref_samples
+        = keep_common(detail::collect_site_samples(in.ref_model, in.ref_report.steps));
     if (run_samples.empty() || ref_samples.empty())
         return CompareRefusal { fmt::format("the {} has no tensor statistics in the common steps {}..{}",
-            run_samples.empty() ? "run" : "reference", result.alignment.common.front(), result.alignment.common.back()) };
+            run_samples.empty() ? "run" : "reference", result.alignment.common.front(),
+            result.alignment.common.back()) };
     detail::SiteMatching matching = detail::match_sites(in.run_model, run_samples, in.ref_model, ref_samples);
     if (matching.pairs.empty())
         return CompareRefusal { fmt::format("no tensor site in common: the run has {} site(s) with samples, the "
@@ -300,8 +311,8 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
     for (const CompareSite& s : result.sites)
         for (const CompareStep& row : s.steps) {
             if (row.log2_amax_ratio && std::abs(*row.log2_amax_ratio) > kAmaxRatioEventLog2)
-                ratio_events.emplace_back(
-                    row.step, s.position_in_step, s.run_site_id, CompareEvent { s.label, row.step, *row.log2_amax_ratio });
+                ratio_events.emplace_back(row.step, s.position_in_step, s.run_site_id,
+                    CompareEvent { s.label, row.step, *row.log2_amax_ratio });
             if (row.stale_scale && row.headroom_vs_ref_bits)
                 stale_events.emplace_back(row.step, s.position_in_step, s.run_site_id,
                     CompareEvent { s.label, row.step, *row.headroom_vs_ref_bits });
@@ -336,7 +347,14 @@ std::vector<BudgetResult> evaluate_compare_budgets(const CompareResult& result, 
         r.name = "max-loss-delta";
         r.limit = *budgets.max_loss_delta;
         const LossComparison& loss = result.loss;
-        if (!loss.final_relative_delta) {
+        if (loss.run_nonfinite_steps > 0) {
+            // A run whose loss went NaN or Inf diverged: its finite steps' delta does not make it pass.
+            r.passed = false;
+            r.worst_step = loss.first_run_nonfinite_step;
+            r.unavailable = fmt::format("the run's '{}' is NaN or Inf in {} compared step(s), from step {}, where the "
+                                        "reference's is finite",
+                loss.scalar, loss.run_nonfinite_steps, loss.first_run_nonfinite_step.value_or(0));
+        } else if (!loss.final_relative_delta) {
             r.passed = false;
             r.unavailable = loss.unavailable.empty() ? "no loss delta" : loss.unavailable;
         } else {

@@ -2,13 +2,14 @@
 // test, with exact expected numbers: matching across dtypes, A/B normalisation, unmatched sites, the drift test on a
 // healthy and a planted series, first-divergent ordering, the reference's distribution under the run's scale, the
 // loss delta, FP8's net gain, the scaling recipe, refusals and the check budgets.
+#include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/compare.hpp"
 #include "fp8scope/analyzer/report.hpp"
-#include "analysis_test_support.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,8 @@ struct Job {
         host = s.thread(4242, 4242);
     }
 
-    void steps(int count, const std::vector<std::pair<std::string_view, int64_t>>& kernels = { { "elementwise", 50'000 } },
-        int first = 0)
+    void steps(int count,
+        const std::vector<std::pair<std::string_view, int64_t>>& kernels = { { "elementwise", 50'000 } }, int first = 0)
     {
         for (int i = first; i < first + count; ++i) {
             const int64_t t0 = i * kStepNs;
@@ -188,8 +189,8 @@ TEST_CASE("compare names why a site has no partner", "[compare]")
     const int64_t second = run.gemm(p, "32x32x32", schema::TensorRole::A, schema::Dtype::E4M3);
     const int64_t other_shape = run.gemm(p, "16x64x16", schema::TensorRole::A, schema::Dtype::E4M3);
     const int64_t ref_one = ref.gemm(p, "32x32x32", schema::TensorRole::A, schema::Dtype::BFloat16);
-    const int64_t ref_probe = ref.s.tensor_site("input", schema::TensorRole::Input, schema::Dtype::BFloat16, 1, 64,
-        schema::StatsSource::ExplicitProbe, p);
+    const int64_t ref_probe = ref.s.tensor_site(
+        "input", schema::TensorRole::Input, schema::Dtype::BFloat16, 1, 64, schema::StatsSource::ExplicitProbe, p);
     for (int i = 0; i < 4; ++i) {
         run.sample(only_here, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
         run.sample(first, i, 0.2, schema::Dtype::E4M3, 1.0, 1.0 / 448);
@@ -218,7 +219,8 @@ TEST_CASE("compare names why a site has no partner", "[compare]")
     CHECK_THAT(r.ref_unmatched[0].reason, Contains("the run has no probe of this name and role under this path"));
 }
 
-TEST_CASE("drift: healthy noise and a one-step spike flag nothing; a persistent shift is found at its onset", "[compare]")
+TEST_CASE(
+    "drift: healthy noise and a one-step spike flag nothing; a persistent shift is found at its onset", "[compare]")
 {
     constexpr int kSteps = 24;
     constexpr int kOnset = 12;
@@ -405,6 +407,39 @@ TEST_CASE("loss delta: the mean of the last 10 common steps, with the largest si
     }
 }
 
+TEST_CASE("a run whose loss goes NaN fails the loss budget, whatever its finite steps' delta", "[compare]")
+{
+    // 14 steps: the run's loss equals the reference's until step 9, then is NaN (step 10 on) and +Inf (step 13). The
+    // last 10 common finite steps still have a delta of 0; before the fix the budget passed on them.
+    constexpr int kSteps = 14;
+    Job run, ref;
+    run.steps(kSteps);
+    ref.steps(kSteps);
+    const int64_t rs = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    const int64_t fs = ref.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    for (int i = 0; i < kSteps; ++i) {
+        run.sample(rs, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
+        ref.sample(fs, i, 0.1, schema::Dtype::BFloat16, 1.0);
+        const double loss = 10.0 - 0.25 * i;
+        ref.s.scalar(ref.host, i * kStepNs + 900'000, "loss", loss, i);
+        const double diverged = i == 13 ? std::numeric_limits<double>::infinity() : std::nan("");
+        run.s.scalar(run.host, i * kStepNs + 900'000, "loss", i < 10 ? loss : diverged, i);
+    }
+    const Compared c = compare_jobs(run, ref, "loss");
+    const LossComparison& loss = c.result().loss;
+    REQUIRE(loss.final_relative_delta);
+    CHECK(*loss.final_relative_delta == 0);
+    CHECK(loss.run_nonfinite_steps == 4);
+    CHECK(loss.first_run_nonfinite_step == 10);
+    const auto budgets = evaluate_compare_budgets(c.result(), { .max_loss_delta = 1e-2, .max_drift_sites = {} });
+    REQUIRE(budgets.size() == 1);
+    CHECK_FALSE(budgets[0].passed);
+    CHECK(budgets[0].worst_step == 10);
+    CHECK(budgets[0].unavailable
+        == "the run's 'loss' is NaN or Inf in 4 compared step(s), from step 10, where the reference's is finite");
+    CHECK_FALSE(default_compare_verdict(c.result()).healthy());
+}
+
 TEST_CASE("the default verdict: no drifting site and the loss delta within kLossDeltaThreshold", "[compare]")
 {
     CHECK(kDefaultCompareBudgets.max_loss_delta == kLossDeltaThreshold);
@@ -546,7 +581,8 @@ TEST_CASE("compare refuses traces that cannot be compared, with one line", "[com
     const auto with_site = [](Job& job, int steps, int first, schema::Dtype dtype) {
         const int64_t site = job.gemm("p", "64x128x32", schema::TensorRole::B, dtype);
         for (int i = first; i < first + steps; ++i)
-            job.sample(site, i, 0.1, dtype, 1.0, dtype == schema::Dtype::E4M3 ? std::optional(1.0 / 448) : std::nullopt);
+            job.sample(
+                site, i, 0.1, dtype, 1.0, dtype == schema::Dtype::E4M3 ? std::optional(1.0 / 448) : std::nullopt);
     };
     SECTION("no tensor statistics in the reference")
     {

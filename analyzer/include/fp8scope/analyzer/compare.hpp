@@ -124,6 +124,10 @@ struct LossComparison {
     int window = 0;
     std::optional<double> max_step_relative_delta;
     std::optional<int64_t> max_step;
+    // Common steps where the run's value is NaN or Inf and the reference's is finite (a run that diverged), and the
+    // first of them: the loss budget fails on any, whatever the finite steps' delta.
+    int64_t run_nonfinite_steps = 0;
+    std::optional<int64_t> first_run_nonfinite_step;
 };
 
 struct RunPerformance {
