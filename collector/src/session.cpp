@@ -188,8 +188,8 @@ bool exists(const std::string& path)
 // the collector meets it first: the rows lost are counted and recorded in FP8SCOPE_DROPPED at the end.
 void warn_trace_write(const std::string& message)
 {
-    warn_once("trace-write", "cannot write the trace: " + message + " (records are lost from here on; their count "
-        "goes into FP8SCOPE_DROPPED as WRITER_ERROR)");
+    warn_once("trace-write", "cannot write the trace: " + message + " (records that cannot be written are lost; "
+        "their count goes into FP8SCOPE_DROPPED as WRITER_ERROR)");
 }
 
 // Creates the trace under the first free name the pattern gives (output_path.hpp, create_trace_file).

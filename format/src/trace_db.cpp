@@ -89,8 +89,6 @@ Expected<void> TraceDb::Impl::insert(Insert which, std::string_view what)
     if (rc != SQLITE_DONE) {
         Error error = sqlite_error(what);
         note_lost(1, error);
-        if (writer_detail::is_storage_error(rc))
-            lose_storage(error);
         return std::unexpected(std::move(error));
     }
     count_pending_row();
@@ -191,7 +189,6 @@ Expected<void> TraceDb::Impl::commit_and_begin(bool begin_again)
             if (rows_refused())
                 return std::unexpected(*storage_error);
         } else {
-            const bool storage = writer_detail::is_storage_error(sqlite3_extended_errcode(db));
             // A failed COMMIT can leave the transaction open (an I/O error while writing the WAL, a full disk):
             // roll it back, or every later commit would retry an ever larger transaction and fail again.
             if (!sqlite3_get_autocommit(db))
@@ -202,10 +199,8 @@ Expected<void> TraceDb::Impl::commit_and_begin(bool begin_again)
                 note_lost(pending_rows, result.error());
                 pending_rows = pending_kernels = pending_syncs = 0;
             }
-            if (storage)
-                lose_storage(result.error());
-            if (rows_refused())
-                return result;
+            // Recording goes on: a later, smaller commit may fit (the space held in reserve keeps room for the
+            // closing transaction whatever they take).
         }
     }
     if (begin_again && !in_transaction) {
@@ -304,11 +299,10 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
         // again stops here.
         if (auto ok = impl.commit_and_begin(true); !ok && !impl.in_transaction && !impl.storage_lost)
             return ok;
-        // After a storage error the reserve makes room for this closing transaction (trace_db_storage.hpp).
-        if (impl.storage_lost) {
-            if (auto ok = impl.open_closing_transaction(); !ok)
-                return ok;
-        }
+        // The last rows are in; the space held in reserve goes to this closing transaction (trace_db_storage.hpp),
+        // which records any loss even on a full disk.
+        if (auto ok = impl.open_closing_transaction(); !ok)
+            return ok;
         if (impl.counters.rows_lost > 0) {
             // Counted into dropped_records by add_dropped() even if this insert fails.
             (void)add_dropped(DroppedRow {
@@ -344,8 +338,8 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
         // Indexes last: built once over sorted data instead of updated on every insert while recording. The
         // sort spills to a temporary file beyond the page cache's size: with temp_store=MEMORY it would hold
         // every key in memory (about 440 MB more RSS at exit for 10 M API rows, docs/benchmarks.md).
-        // After a storage error the indexes are not built: they would take the space the checkpoint below needs,
-        // and the trace reads without them.
+        // Once the file size limit stopped recording the indexes are not built: they would take the room the
+        // checkpoint below needs, and the trace reads without them.
         Expected<void> indexed = impl.storage_lost ? Expected<void>(std::unexpected(*impl.storage_error))
                                                    : impl.exec("PRAGMA temp_store = FILE", "cannot set temp_store");
         for (const schema::Index& index : schema::kIndexes) {

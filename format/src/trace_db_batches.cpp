@@ -100,8 +100,6 @@ Expected<void> TraceDb::Impl::flush_batch(IntegerRowBatch& batch)
             const auto* table = schema::find_table(batch.kernels ? schema::table::kFp8Kernel : schema::table::kRuntime);
             Error error = sqlite_error("cannot insert into " + std::string(table->name));
             note_lost(lost, error);
-            if (writer_detail::is_storage_error(rc))
-                lose_storage(error);
             return std::unexpected(std::move(error));
         }
         rows_done += rows_per_step;

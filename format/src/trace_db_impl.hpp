@@ -149,13 +149,13 @@ struct TraceDb::Impl {
     bool write_error_reported = false; // options.on_write_error has been called
     std::optional<Error> finish_error; // the result of the first finish(), returned again by later calls
 
-    // Storage (trace_db_storage.hpp). After the first storage error (a full disk, an I/O error) or once the WAL
-    // comes within the reserve of RLIMIT_FSIZE, no row goes to SQLite any more: each is counted lost, and the
-    // space left (the reserve, released) goes to finish()'s closing transaction, which records the loss.
+    // Storage (trace_db_storage.hpp). A failed commit is rolled back and its rows counted lost; recording goes on.
+    // Once the WAL comes within the reserve of RLIMIT_FSIZE no row goes to SQLite any more: each is counted lost.
+    // finish() releases the reserve for its closing transaction, which records the loss.
     writer_detail::SpaceReserve reserve;
     int64_t file_size_limit = std::numeric_limits<int64_t>::max();
-    bool storage_lost = false;
-    bool closing = false; // finish()'s closing transaction after a storage error: its rows go to SQLite
+    bool storage_lost = false; // the file size limit stopped recording
+    bool closing = false; // finish()'s closing transaction: its rows go to SQLite even when storage_lost
     std::optional<Error> storage_error; // set with storage_lost
 
     // The open transaction: rows inserted since the last commit, by kind, and when the first of them came.
@@ -196,7 +196,7 @@ struct TraceDb::Impl {
     void note_lost(int64_t rows, const Error& error);
     // Whether rows are refused (counted lost, not written) because the storage failed.
     bool rows_refused() const { return storage_lost && !closing; }
-    // Stops writing rows after a storage error: rolls the open transaction back and counts its rows lost.
+    // Stops writing rows (the file size limit): rolls the open transaction back and counts its rows lost.
     void lose_storage(const Error& error);
     // After a commit: stops writing rows once the WAL is within the reserve of the file size limit.
     void check_file_room();

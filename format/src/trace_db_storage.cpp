@@ -1,8 +1,6 @@
 // SpaceReserve and the storage-error helpers (trace_db_storage.hpp).
 #include "trace_db_storage.hpp"
 
-#include <sqlite3.h>
-
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -156,23 +154,6 @@ int64_t file_size_limit()
         || limit.rlim_cur > static_cast<rlim_t>(std::numeric_limits<int64_t>::max()))
         return std::numeric_limits<int64_t>::max();
     return static_cast<int64_t>(limit.rlim_cur);
-}
-
-bool is_storage_error(int sqlite_code)
-{
-    switch (sqlite_code & 0xff) {
-    case SQLITE_FULL:
-    case SQLITE_IOERR:
-    case SQLITE_READONLY:
-    case SQLITE_CANTOPEN:
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-    case SQLITE_PERM:
-    case SQLITE_NOMEM:
-        return true;
-    default:
-        return false;
-    }
 }
 
 } // namespace fp8scope::writer_detail

@@ -42,8 +42,4 @@ private:
 // RLIMIT_FSIZE's soft limit in bytes, or INT64_MAX when there is none.
 int64_t file_size_limit();
 
-// Whether an SQLite result code means the trace's storage failed (a full disk, an I/O error, a file system gone
-// read-only), as opposed to one bad row (a constraint).
-bool is_storage_error(int sqlite_code);
-
 } // namespace fp8scope::writer_detail
