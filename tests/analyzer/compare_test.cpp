@@ -357,21 +357,32 @@ TEST_CASE("the reference's distribution under the run's scale, headroom and stal
     CHECK(c.result().first_stale_scale_events[0].step == 0);
 }
 
-TEST_CASE("loss delta: the mean of the last 10 common steps, with the largest single-step delta", "[compare]")
+namespace {
+
+// `steps` steps of an FP8 run and its BF16 reference with one GEMM site sampled each step, and a "loss" scalar per
+// step: the reference's 10 - 0.25 step, the run's run_loss(step, that).
+template <class RunLoss> void loss_jobs(Job& run, Job& ref, int steps, RunLoss run_loss)
 {
-    constexpr int kSteps = 12;
-    Job run, ref;
-    run.steps(kSteps);
-    ref.steps(kSteps);
+    run.steps(steps);
+    ref.steps(steps);
     const int64_t rs = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
     const int64_t fs = ref.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
-    for (int i = 0; i < kSteps; ++i) {
+    for (int i = 0; i < steps; ++i) {
         run.sample(rs, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
         ref.sample(fs, i, 0.1, schema::Dtype::BFloat16, 1.0);
         const double loss = 10.0 - 0.25 * i;
         ref.s.scalar(ref.host, i * kStepNs + 900'000, "loss", loss, i);
-        run.s.scalar(run.host, i * kStepNs + 900'000, "loss", loss * (i == 1 ? 1.05 : 1.004), i);
+        run.s.scalar(run.host, i * kStepNs + 900'000, "loss", run_loss(i, loss), i);
     }
+}
+
+} // namespace
+
+TEST_CASE("loss delta: the mean of the last 10 common steps, with the largest single-step delta", "[compare]")
+{
+    constexpr int kSteps = 12;
+    Job run, ref;
+    loss_jobs(run, ref, kSteps, [](int i, double loss) { return loss * (i == 1 ? 1.05 : 1.004); });
     const Compared c = compare_jobs(run, ref, "loss");
     const LossComparison& loss = c.result().loss;
     CHECK(loss.unavailable.empty());
@@ -413,18 +424,10 @@ TEST_CASE("a run whose loss goes NaN fails the loss budget, whatever its finite 
     // last 10 common finite steps still have a delta of 0; before the fix the budget passed on them.
     constexpr int kSteps = 14;
     Job run, ref;
-    run.steps(kSteps);
-    ref.steps(kSteps);
-    const int64_t rs = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
-    const int64_t fs = ref.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
-    for (int i = 0; i < kSteps; ++i) {
-        run.sample(rs, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
-        ref.sample(fs, i, 0.1, schema::Dtype::BFloat16, 1.0);
-        const double loss = 10.0 - 0.25 * i;
-        ref.s.scalar(ref.host, i * kStepNs + 900'000, "loss", loss, i);
+    loss_jobs(run, ref, kSteps, [](int i, double loss) {
         const double diverged = i == 13 ? std::numeric_limits<double>::infinity() : std::nan("");
-        run.s.scalar(run.host, i * kStepNs + 900'000, "loss", i < 10 ? loss : diverged, i);
-    }
+        return i < 10 ? loss : diverged;
+    });
     const Compared c = compare_jobs(run, ref, "loss");
     const LossComparison& loss = c.result().loss;
     REQUIRE(loss.final_relative_delta);
