@@ -80,8 +80,8 @@ Expected<int64_t> TraceDb::Impl::count_rows(std::string_view table)
 Expected<void> TraceDb::Impl::insert(Insert which, std::string_view what)
 {
     if (rows_refused()) {
-        note_lost(1, *storage_error);
-        return std::unexpected(*storage_error);
+        note_lost(1, *stopped);
+        return std::unexpected(*stopped);
     }
     sqlite3_stmt* stmt = statement(which);
     const int rc = sqlite3_step(stmt);
@@ -108,12 +108,11 @@ void TraceDb::Impl::note_lost(int64_t rows, const Error& error)
     }
 }
 
-void TraceDb::Impl::lose_storage(const Error& error)
+void TraceDb::Impl::stop_recording(const Error& error)
 {
-    if (storage_lost)
+    if (stopped)
         return;
-    storage_lost = true;
-    storage_error = error;
+    stopped = error;
     note_lost(0, error); // the report, if no row was lost yet (the file size limit stops rows before any fails)
     // The open transaction is dropped: committing it would spend the space the closing transaction needs.
     kernel_batch.rows = 0;
@@ -128,12 +127,12 @@ void TraceDb::Impl::lose_storage(const Error& error)
 
 void TraceDb::Impl::check_file_room()
 {
-    if (storage_lost || file_size_limit == std::numeric_limits<int64_t>::max())
+    if (stopped || file_size_limit == std::numeric_limits<int64_t>::max())
         return;
     struct stat wal { };
     if (::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size + writer_detail::kReserveBytes <= file_size_limit)
         return;
-    lose_storage(Error { ErrorCode::Io,
+    stop_recording(Error { ErrorCode::Io,
         path + ": the trace's WAL (" + std::to_string(wal.st_size) + " bytes) is near the file size limit "
             + std::to_string(file_size_limit) + " (RLIMIT_FSIZE): no more rows are written" });
 }
@@ -168,11 +167,9 @@ Expected<void> TraceDb::Impl::commit_and_begin(bool begin_again)
     if (closed)
         return make_error(ErrorCode::Usage, path + ": the trace is already finished");
     if (rows_refused())
-        return std::unexpected(*storage_error);
+        return std::unexpected(*stopped);
     // Buffered rows first. If that fails, those rows are lost (and reported), but the others still commit.
     Expected<void> flushed = flush_batches();
-    if (rows_refused())
-        return flushed; // the storage failed under the batch: the transaction is rolled back
     Expected<void> result;
     if (in_transaction) {
         result = exec("COMMIT", "cannot commit");
@@ -187,7 +184,7 @@ Expected<void> TraceDb::Impl::commit_and_begin(bool begin_again)
             first_uncommitted_config = static_cast<int64_t>(configs_by_id.size()) + 1;
             check_file_room();
             if (rows_refused())
-                return std::unexpected(*storage_error);
+                return std::unexpected(*stopped);
         } else {
             // A failed COMMIT can leave the transaction open (an I/O error while writing the WAL, a full disk):
             // roll it back, or every later commit would retry an ever larger transaction and fail again.
@@ -207,7 +204,7 @@ Expected<void> TraceDb::Impl::commit_and_begin(bool begin_again)
         if (auto ok = begin(); !ok)
             return ok;
         // A rolled-back transaction took interned strings and configs with it; later rows still use their ids.
-        if (!storage_lost) {
+        if (!stopped) {
             if (auto ok = reinsert_uncommitted(); !ok)
                 return ok;
         }
@@ -297,7 +294,7 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
         // A failed commit here lost its rows (counted in rows_lost) and began a new transaction: go on, so that
         // the small closing transaction below can still record the loss on a full disk. Only a failure to begin
         // again stops here.
-        if (auto ok = impl.commit_and_begin(true); !ok && !impl.in_transaction && !impl.storage_lost)
+        if (auto ok = impl.commit_and_begin(true); !ok && !impl.in_transaction && !impl.stopped)
             return ok;
         // The last rows are in; the space held in reserve goes to this closing transaction (trace_db_storage.hpp),
         // which records any loss even on a full disk.
@@ -340,8 +337,8 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
         // every key in memory (about 440 MB more RSS at exit for 10 M API rows, docs/benchmarks.md).
         // Once the file size limit stopped recording the indexes are not built: they would take the room the
         // checkpoint below needs, and the trace reads without them.
-        Expected<void> indexed = impl.storage_lost ? Expected<void>(std::unexpected(*impl.storage_error))
-                                                   : impl.exec("PRAGMA temp_store = FILE", "cannot set temp_store");
+        Expected<void> indexed = impl.stopped ? Expected<void>(std::unexpected(*impl.stopped))
+                                              : impl.exec("PRAGMA temp_store = FILE", "cannot set temp_store");
         for (const schema::Index& index : schema::kIndexes) {
             if (!indexed)
                 break;

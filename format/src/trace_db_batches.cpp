@@ -51,8 +51,8 @@ Expected<void> TraceDb::Impl::prepare_batch(IntegerRowBatch& batch, Insert which
 Expected<void> TraceDb::Impl::push_batched(IntegerRowBatch& batch)
 {
     if (rows_refused()) {
-        note_lost(1, *storage_error);
-        return std::unexpected(*storage_error);
+        note_lost(1, *stopped);
+        return std::unexpected(*stopped);
     }
     ++batch.rows;
     count_pending_row();

@@ -154,9 +154,8 @@ struct TraceDb::Impl {
     // finish() releases the reserve for its closing transaction, which records the loss.
     writer_detail::SpaceReserve reserve;
     int64_t file_size_limit = std::numeric_limits<int64_t>::max();
-    bool storage_lost = false; // the file size limit stopped recording
-    bool closing = false; // finish()'s closing transaction: its rows go to SQLite even when storage_lost
-    std::optional<Error> storage_error; // set with storage_lost
+    std::optional<Error> stopped; // set when the file size limit stopped recording: why, as reported
+    bool closing = false; // finish()'s closing transaction: its rows go to SQLite even when stopped
 
     // The open transaction: rows inserted since the last commit, by kind, and when the first of them came.
     bool in_transaction = false;
@@ -194,10 +193,10 @@ struct TraceDb::Impl {
     void count_pending_row();
     // Counts rows an SQLite error lost, and reports the first such error (options.on_write_error).
     void note_lost(int64_t rows, const Error& error);
-    // Whether rows are refused (counted lost, not written) because the storage failed.
-    bool rows_refused() const { return storage_lost && !closing; }
+    // Whether rows are refused (counted lost, not written) because the file size limit stopped recording.
+    bool rows_refused() const { return stopped && !closing; }
     // Stops writing rows (the file size limit): rolls the open transaction back and counts its rows lost.
-    void lose_storage(const Error& error);
+    void stop_recording(const Error& error);
     // After a commit: stops writing rows once the WAL is within the reserve of the file size limit.
     void check_file_room();
     // Releases the reserve and begins the transaction that records the loss and finishes the trace.
