@@ -15,6 +15,8 @@ packages=(
     nlohmann-json3-dev
     libfmt-dev
     zlib1g-dev
+    # xz: the configure step unpacks the sample traces stored as samples/traces/**/*.sqlite.xz.
+    xz-utils
     # The viewer (gui/): Qt 6 Widgets, Charts and Concurrent. Qt Charts' CMake package needs Qt OpenGL's, which
     # qt6-base-dev only recommends (and recommends are not installed here). xvfb and xauth run it without a
     # display (xvfb-run, for the screenshots); the tests use Qt's offscreen platform and need neither.
