@@ -28,6 +28,14 @@ if [ ! -x "$build/bin/fuzz_seeds" ]; then
     exit 1
 fi
 
+# Traces over 1 MiB are stored as <name>.sqlite.xz; CMake's configure unpacks them (samples/traces/README.md).
+while IFS= read -r archive; do
+    if [ ! -f "${archive%.xz}" ] || [ "$archive" -nt "${archive%.xz}" ]; then
+        echo "fuzz_corpus: ${archive%.xz} is not unpacked: configure with cmake first, or xz -dkf $archive" >&2
+        exit 1
+    fi
+done < <(find "$repo/samples/traces" -name '*.sqlite.xz')
+
 "$build/bin/fuzz_seeds" "$out"
 
 # Tables copied whole: what other rows refer to by id, and the one-row tables.

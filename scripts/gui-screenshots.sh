@@ -10,6 +10,12 @@ if [ ! -x "$gui" ]; then
     echo "gui-screenshots: $gui not found; build it first (scripts/test.sh)" >&2
     exit 1
 fi
+for trace in samples/traces/compare/h100-drift-fp8.sqlite samples/traces/compare/h100-drift-bf16.sqlite; do
+    if [ ! -f "$trace" ]; then # stored as $trace.xz, unpacked by CMake's configure (samples/traces/README.md)
+        echo "gui-screenshots: $trace not found: configure with cmake first (scripts/test.sh), or xz -dk $trace.xz" >&2
+        exit 1
+    fi
+done
 xvfb-run -a -s "-screen 0 1600x1000x24" "$gui" samples/traces/compare/h100-drift-fp8.sqlite \
     --ref samples/traces/compare/h100-drift-bf16.sqlite --screenshots docs/gui
 echo "gui-screenshots: wrote $(ls docs/gui/*.png | wc -l) PNGs in docs/gui/"

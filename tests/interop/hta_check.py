@@ -224,7 +224,9 @@ def main(argv=None):
     for _, traces in jobs:
         for trace in traces:
             if not Path(trace).is_file():
-                print(f"hta_check: no such trace: {trace}", file=sys.stderr)
+                # Traces over 1 MiB are stored as <name>.sqlite.xz, unpacked by CMake (samples/traces/README.md).
+                hint = f" (configure with cmake first, or xz -dk {trace}.xz)" if Path(trace + ".xz").is_file() else ""
+                print(f"hta_check: no such trace: {trace}{hint}", file=sys.stderr)
                 return 2
     if not args.rounded:
         os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"

@@ -35,6 +35,10 @@ if [[ -z $catapult || ! -f $catapult/tracing/bin/trace2html ]]; then
     exit 77
 fi
 
+if [[ ! -f $trace && -f $trace.xz ]]; then # stored compressed, unpacked by CMake (samples/traces/README.md)
+    echo "viewer_check: $trace not found: configure with cmake first, or xz -dk $trace.xz" >&2
+    exit 2
+fi
 mkdir -p "$out"
 "$fp8scope" export "$trace" --perfetto "$out/trace.json" "$@"
 "$python" "$catapult/tracing/bin/trace2html" "$out/trace.json" --output "$out/trace.html" > /dev/null
