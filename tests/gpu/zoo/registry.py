@@ -1,0 +1,249 @@
+"""The workload zoo (issue 25): every workload, how to run it, how many traces it leaves, and which GPU stage runs
+it. Read by tests/gpu/check_zoo.py; importing it imports nothing else (no torch).
+
+argv placeholders, expanded by the driver:
+  {python}  the Python with torch (run_all.py --python)
+  {repo}    the repository root
+  {build}   the build folder (run_all.py --build): the CUDA sample lives in {build}/samples/
+  {torchrun} as the first element: the torchrun launcher next to {python} (gpu_common.torchrun_argv)
+
+Fields of a Workload:
+  name        the zoo name; the kept files are zoo/<name>.sqlite.xz and zoo/<name>.truth.json (-rank<r> per rank)
+  stage       zoo1 or zoo2 (one device call each, one GPU), zoo-ddp2 (needs 2 GPUs)
+  argv        the command, with the placeholders above
+  traces      traces the job must leave with step markers (ranks); the CUDA sample's one trace has NVTX steps
+  steps       the steps the job runs and marks (also what its truth must say)
+  env         environment added to the collector's (PYTHONPATH=probes/python, PYTHONUNBUFFERED=1 and
+              gpu_common.NVLINK_MULTICAST_OFF are always set)
+  timeout_s   the job's time limit; expected_s: what it should take (the driver skips it with less time left)
+  markers     "fp8scope" (FP8SCOPE_STEP_MARKER rows, from fp8scope.step) or "nvtx" (train_step NVTX ranges)
+  truth_extra zoo fields for programs that print their own truth in another form (samples/torch/train.py,
+              tests/gpu/realjobs/*.py): facts of the command line, merged under the printed truth's own fields
+  requires    "jax", "transformers", "torchao" (.torchao/ made by make_torchao.sh), "sample" (the CUDA sample built)
+  gpus        GPUs the job needs
+
+Untraced timing runs (Timing) run after the stage's traced jobs when time remains, in rounds that alternate the
+variants; each variant's median step time (its truth's measured.median_step_ms or median_step_ms) per round, and
+the median over rounds, are merged into the truth of the workloads named in `into` (under measured), with
+`derived` = a - b for a pair (fp8_step_change_ms = FP8 - BF16).
+"""
+
+from dataclasses import dataclass, field
+
+PY = "{python}"
+ZOO = "{repo}/tests/gpu/zoo"
+REALJOBS = "{repo}/tests/gpu/realjobs"
+TRAIN = "{repo}/samples/torch/train.py"
+SAMPLE = "{build}/samples/fp8scope_sample_zoo_sync_loop"
+
+# samples/torch/train.py as tests/gpu/check_compare.py records it: small enough for committed traces.
+TRAIN_MODEL = ["--layers", "2", "--d-model", "512", "--heads", "8", "--seq", "256", "--batch", "8", "--vocab", "4096"]
+STATS_EVERY_STEP = {"FP8SCOPE_STATS_EVERY": "1"}
+
+
+@dataclass
+class Workload:
+    name: str
+    stage: str
+    argv: list
+    steps: int
+    traces: int = 1
+    env: dict = field(default_factory=dict)
+    timeout_s: int = 60
+    expected_s: int = 15
+    markers: str = "fp8scope"
+    truth_extra: dict = field(default_factory=dict)
+    requires: tuple = ()
+    gpus: int = 1
+
+
+@dataclass
+class Timing:
+    name: str
+    stage: str
+    variants: dict  # key -> argv (placeholders as above); each key's median goes into measured[key]
+    into: list
+    derived: tuple = None  # (key, a, b): measured[key] = median[a] - median[b]
+    rounds: int = 2
+    expected_s: int = 15  # per run
+    timeout_s: int = 60
+    env: dict = field(default_factory=dict)
+    requires: tuple = ()
+
+
+def _train(precision, steps, extra=()):
+    return [PY, TRAIN, "--precision", precision, "--steps", str(steps), *TRAIN_MODEL, *extra]
+
+
+def _pair(role, twin):
+    return {"role": role, "twin": twin}
+
+
+def _drift(block, onset, growth):
+    return {"layer": f"blocks.{block}.fc1", "tensor": f"blocks.{block}.fc1 input", "feature": 0,
+            "onset_step": onset, "growth_per_step": growth}
+
+
+TRAIN_CLEAN_STEPS = 12
+TRAIN_DRIFT_STEPS = 34  # issue 25 item 3's job: onset at step 18, the stale-scale bursts run to step 33
+DRIFT = (1, 18, 1.15)
+DRIFT_EARLY_STEPS = 16
+DRIFT_EARLY = (0, 6, 1.3)
+TORCHAO_STEPS = 25
+TORCHAO_DRIFT = (1, 8, 1.6)
+
+_TRAIN_PATTERN = "samples/torch/train.py (2 blocks, d_model 512, fused AdamW, no host sync in the loop)"
+
+WORKLOADS = [
+    # ---- zoo1: plain PyTorch patterns, the CUDA sample, DDP over gloo, JAX, Hugging Face -------------------------
+    Workload("hf_loader_sleep", "zoo1", [PY, f"{ZOO}/hf_loader_sleep.py", "--steps", "15"], 15, expected_s=20,
+             timeout_s=90, requires=("transformers",)),
+    Workload("loader_workers_slow_collate", "zoo1", [PY, f"{ZOO}/loader_workers_slow_collate.py", "--steps", "15"], 15),
+    Workload("pageable_h2d", "zoo1", [PY, f"{ZOO}/pageable_h2d.py", "--steps", "15"], 15),
+    Workload("grad_accum", "zoo1", [PY, f"{ZOO}/grad_accum.py", "--steps", "12", "--accum", "4"], 12),
+    Workload("eval_every_n", "zoo1", [PY, f"{ZOO}/eval_every_n.py", "--steps", "15", "--eval-every", "5"], 15),
+    Workload("item_every_n", "zoo1", [PY, f"{ZOO}/item_every_n.py", "--steps", "20", "--every", "10"], 20),
+    Workload("varlen", "zoo1", [PY, f"{ZOO}/varlen.py", "--steps", "15"], 15),
+    Workload("act_ckpt", "zoo1", [PY, f"{ZOO}/act_ckpt.py", "--steps", "15"], 15),
+    Workload("manual_sgd_fp8", "zoo1", [PY, f"{ZOO}/manual_sgd_fp8.py", "--steps", "40"], 40),
+    Workload("cuda_sync_loop", "zoo1", [SAMPLE, "--steps", "12", "--tiny-per-step", "400", "--stall-ms", "3"], 12,
+             expected_s=5, markers="nvtx", requires=("sample",)),
+    Workload("graph_replay", "zoo1", [PY, f"{ZOO}/graph_replay.py", "--steps", "15"], 15),
+    Workload("eager_mlp_item", "zoo1", [PY, f"{ZOO}/eager_mlp_item.py", "--mode", "eager", "--steps", "20"], 20),
+    Workload("ddp_gloo_sleep", "zoo1",
+             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{REALJOBS}/ddp_mlp.py", "--steps", "15",
+              "--backend", "gloo", "--item", "--straggler-rank", "1", "--straggler-sleep-ms", "5",
+              "--name", "ddp_gloo_sleep"], 15, traces=2, expected_s=25, timeout_s=90),
+    Workload("ddp_gloo_slow_compute", "zoo1",
+             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{REALJOBS}/ddp_mlp.py", "--steps", "15",
+              "--backend", "gloo", "--item", "--straggler-rank", "1", "--straggler-batch-factor", "3",
+              "--name", "ddp_gloo_slow_compute"], 15, traces=2, expected_s=25, timeout_s=90),
+    Workload("jax_mlp", "zoo1", [PY, f"{REALJOBS}/jax_mlp.py", "--steps", "20"], 20, expected_s=30, timeout_s=90,
+             requires=("jax",),
+             truth_extra={"pattern": "a jitted JAX MLP train step (XLA), the loss read on the host every 10 steps",
+                          "planted": {"sync_every": 10, "sync_steps": [9, 19], "syncs_per_step": 1},
+                          "recipe": "none"}),
+    Workload("hf_llama_plain", "zoo1", [PY, f"{REALJOBS}/hf_llama.py", "--steps", "12", "--layers", "2"], 12,
+             expected_s=20, timeout_s=90, requires=("transformers",),
+             truth_extra={"pattern": "a Hugging Face Llama from a config (2 layers, hidden 512, batch 8 x 256), bf16 "
+                                     "autocast, AdamW, one loss.item() per step; the token batch is copied with "
+                                     ".cuda(non_blocking=True) from pageable memory",
+                          "planted": {"syncs_per_step": 2,
+                                      "sync_calls": ["cudaMemcpyAsync of the token batch from pageable memory",
+                                                     "cudaStreamSynchronize of loss.item()"]},
+                          "recipe": "none"}),
+    Workload("compile_default", "zoo1", [PY, f"{ZOO}/compile_mlp.py", "--mode", "default", "--steps", "15"], 15,
+             expected_s=45, timeout_s=90),
+
+    # ---- zoo2: torch.compile with CUDA graphs, FP8/BF16 twins (delayed, current, torchao) -------------------------
+    Workload("compile_reduce_overhead", "zoo2",
+             [PY, f"{ZOO}/compile_mlp.py", "--mode", "reduce-overhead", "--steps", "15"], 15,
+             expected_s=50, timeout_s=90),
+    Workload("fp8_delayed_clean", "zoo2", _train("fp8", TRAIN_CLEAN_STEPS), TRAIN_CLEAN_STEPS,
+             env=STATS_EVERY_STEP,
+             truth_extra={"pattern": f"{_TRAIN_PATTERN} in FP8, delayed scaling (amax history 16), no drift",
+                          "planted": {"syncs_per_step": 0}, "recipe": "delayed", "drift": "clean",
+                          "pair": _pair("run", "bf16_clean_ref")}),
+    Workload("bf16_clean_ref", "zoo2", _train("bf16", TRAIN_CLEAN_STEPS), TRAIN_CLEAN_STEPS,
+             env=STATS_EVERY_STEP,
+             truth_extra={"pattern": f"{_TRAIN_PATTERN} in BF16: the reference of fp8_delayed_clean and "
+                                     "fp8_current_clean (the same job)",
+                          "planted": {"syncs_per_step": 0}, "recipe": "none", "drift": "clean",
+                          "pair": {"role": "ref", "twin": "fp8_delayed_clean",
+                                   "twins": ["fp8_delayed_clean", "fp8_current_clean"]}}),
+    Workload("fp8_current_clean", "zoo2",
+             _train("fp8", TRAIN_CLEAN_STEPS, ["--scaling", "current"]), TRAIN_CLEAN_STEPS,
+             env=STATS_EVERY_STEP,
+             truth_extra={"pattern": f"{_TRAIN_PATTERN} in FP8, current scaling (each cast's own amax), no drift",
+                          "planted": {"syncs_per_step": 0}, "recipe": "current", "drift": "clean",
+                          "pair": _pair("run", "bf16_clean_ref")}),
+    Workload("fp8_delayed_drift", "zoo2",
+             _train("fp8", TRAIN_DRIFT_STEPS,
+                    ["--amax-history", "8", "--plant-drift", "%d:%d:%g" % DRIFT]), TRAIN_DRIFT_STEPS,
+             env=STATS_EVERY_STEP, expected_s=18,
+             truth_extra={"pattern": f"{_TRAIN_PATTERN} in FP8, delayed scaling with an amax history of 8; feature 0 "
+                                     f"of blocks.{DRIFT[0]}.fc1's input grows {DRIFT[2]:g}x per step from step "
+                                     f"{DRIFT[1]} (in both precisions)",
+                          "planted": {"syncs_per_step": 0}, "recipe": "delayed", "drift": _drift(*DRIFT),
+                          "pair": _pair("run", "bf16_drift_ref")}),
+    Workload("bf16_drift_ref", "zoo2",
+             _train("bf16", TRAIN_DRIFT_STEPS, ["--plant-drift", "%d:%d:%g" % DRIFT]),
+             TRAIN_DRIFT_STEPS, env=STATS_EVERY_STEP, expected_s=16,
+             truth_extra={"pattern": f"{_TRAIN_PATTERN} in BF16 with fp8_delayed_drift's planted drift",
+                          "planted": {"syncs_per_step": 0}, "recipe": "none", "drift": _drift(*DRIFT),
+                          "pair": _pair("ref", "fp8_delayed_drift")}),
+    Workload("fp8_delayed_drift_early", "zoo2",
+             _train("fp8", DRIFT_EARLY_STEPS,
+                    ["--plant-drift", "%d:%d:%g" % DRIFT_EARLY]), DRIFT_EARLY_STEPS, env=STATS_EVERY_STEP,
+             truth_extra={"pattern": f"{_TRAIN_PATTERN} in FP8, delayed scaling (amax history 16); feature 0 of "
+                                     f"blocks.{DRIFT_EARLY[0]}.fc1's input grows {DRIFT_EARLY[2]:g}x per step from "
+                                     f"step {DRIFT_EARLY[1]} (in both precisions)",
+                          "planted": {"syncs_per_step": 0}, "recipe": "delayed", "drift": _drift(*DRIFT_EARLY),
+                          "pair": _pair("run", "bf16_drift_early_ref")}),
+    Workload("bf16_drift_early_ref", "zoo2",
+             _train("bf16", DRIFT_EARLY_STEPS, ["--plant-drift", "%d:%d:%g" % DRIFT_EARLY]),
+             DRIFT_EARLY_STEPS, env=STATS_EVERY_STEP,
+             truth_extra={"pattern": f"{_TRAIN_PATTERN} in BF16 with fp8_delayed_drift_early's planted drift",
+                          "planted": {"syncs_per_step": 0}, "recipe": "none", "drift": _drift(*DRIFT_EARLY),
+                          "pair": _pair("ref", "fp8_delayed_drift_early")}),
+    Workload("torchao_tensorwise_clean", "zoo2",
+             [PY, f"{ZOO}/torchao_mlp.py", "--precision", "fp8", "--steps", str(TORCHAO_STEPS),
+              "--name", "torchao_tensorwise_clean", "--twin", "torchao_bf16_ref"], TORCHAO_STEPS,
+             env=STATS_EVERY_STEP, expected_s=20, timeout_s=90, requires=("torchao",)),
+    Workload("torchao_bf16_ref", "zoo2",
+             [PY, f"{ZOO}/torchao_mlp.py", "--precision", "bf16", "--steps", str(TORCHAO_STEPS),
+              "--name", "torchao_bf16_ref", "--twin", "torchao_tensorwise_clean"], TORCHAO_STEPS,
+             env=STATS_EVERY_STEP, expected_s=15),
+    Workload("torchao_drift", "zoo2",
+             [PY, f"{ZOO}/torchao_mlp.py", "--precision", "fp8", "--steps", str(TORCHAO_STEPS),
+              "--plant-drift", "%d:%d:%g" % TORCHAO_DRIFT, "--name", "torchao_drift",
+              "--twin", "torchao_drift_bf16_ref"],
+             TORCHAO_STEPS, env=STATS_EVERY_STEP, expected_s=20, timeout_s=90, requires=("torchao",)),
+    Workload("torchao_drift_bf16_ref", "zoo2",
+             [PY, f"{ZOO}/torchao_mlp.py", "--precision", "bf16", "--steps", str(TORCHAO_STEPS),
+              "--plant-drift", "%d:%d:%g" % TORCHAO_DRIFT, "--name", "torchao_drift_bf16_ref", "--twin",
+              "torchao_drift"], TORCHAO_STEPS, env=STATS_EVERY_STEP, expected_s=15),
+
+    # ---- zoo-ddp2: DDP over NCCL, one GPU per rank -------------------------------------------------------------
+    Workload("ddp_nccl_sleep", "zoo-ddp2",
+             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{REALJOBS}/ddp_mlp.py", "--steps", "15",
+              "--backend", "nccl", "--item", "--straggler-rank", "1", "--straggler-sleep-ms", "5",
+              "--name", "ddp_nccl_sleep"], 15, traces=2, expected_s=30, timeout_s=90, gpus=2),
+    Workload("ddp_nccl_slow_compute", "zoo-ddp2",
+             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{REALJOBS}/ddp_mlp.py", "--steps", "15",
+              "--backend", "nccl", "--item", "--straggler-rank", "1", "--straggler-batch-factor", "3",
+              "--name", "ddp_nccl_slow_compute"], 15, traces=2, expected_s=30, timeout_s=90, gpus=2),
+]
+
+TIMINGS = [
+    # Issue 25 item 8: the CUDA-graph what-if's measured answer, untraced.
+    Timing("eager_mlp_item: eager vs graph replay", "zoo1",
+           {"eager_ms": [PY, f"{ZOO}/eager_mlp_item.py", "--mode", "eager", "--steps", "50"],
+            "graph_replay_ms": [PY, f"{ZOO}/eager_mlp_item.py", "--mode", "graph", "--steps", "50"]},
+           into=["eager_mlp_item"]),
+    # Issue 25 item 4: FP8's price, each FP8 run against its BF16 twin, untraced, same step counts as timed above.
+    Timing("fp8_delayed_clean: FP8 vs BF16", "zoo2",
+           {"fp8_median_step_ms": _train("fp8", 30), "bf16_median_step_ms": _train("bf16", 30)},
+           into=["fp8_delayed_clean", "bf16_clean_ref"],
+           derived=("fp8_step_change_ms", "fp8_median_step_ms", "bf16_median_step_ms")),
+    Timing("fp8_current_clean: FP8 vs BF16", "zoo2",
+           {"fp8_median_step_ms": _train("fp8", 30, ["--scaling", "current"]),
+            "bf16_median_step_ms": _train("bf16", 30)},
+           into=["fp8_current_clean"],
+           derived=("fp8_step_change_ms", "fp8_median_step_ms", "bf16_median_step_ms")),
+    Timing("torchao_tensorwise_clean: FP8 vs BF16", "zoo2",
+           {"fp8_median_step_ms": [PY, f"{ZOO}/torchao_mlp.py", "--precision", "fp8", "--steps", "30"],
+            "bf16_median_step_ms": [PY, f"{ZOO}/torchao_mlp.py", "--precision", "bf16", "--steps", "30"]},
+           into=["torchao_tensorwise_clean", "torchao_bf16_ref"],
+           derived=("fp8_step_change_ms", "fp8_median_step_ms", "bf16_median_step_ms"), requires=("torchao",)),
+]
+
+STAGES = ("zoo1", "zoo2", "zoo-ddp2")
+
+
+def workloads(stage):
+    return [w for w in WORKLOADS if w.stage == stage]
+
+
+def timings(stage):
+    return [t for t in TIMINGS if t.stage == stage]
