@@ -127,4 +127,24 @@ CapturePlanResult parse_capture_plan(const CaptureRequest& r)
     return { std::move(plan), {} };
 }
 
+std::string capture_never_opened_text(std::string_view options, const std::optional<StepsSeen>& steps)
+{
+    std::string text = "the capture window never opened: ";
+    if (!steps)
+        return text + "no step markers or NVTX step ranges; use --capture-range, --delay/--duration or fp8scope.step()";
+    // The window options alone: --stats-outside-windows says nothing about which steps open one.
+    constexpr std::string_view kStatsOption = " --stats-outside-windows";
+    if (options.ends_with(kStatsOption))
+        options.remove_suffix(kStatsOption.size());
+    if (steps->last_is_lower_bound)
+        text += "the job's steps (from " + std::to_string(steps->first) + " on) all lie outside ";
+    else if (steps->first == steps->last)
+        text += "the job's one step (" + std::to_string(steps->first) + ") lies outside ";
+    else
+        text += "the job's steps (" + std::to_string(steps->first) + " to " + std::to_string(steps->last)
+            + ") all lie outside ";
+    text += options;
+    return text;
+}
+
 } // namespace fp8scope

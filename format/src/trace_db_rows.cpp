@@ -435,4 +435,12 @@ Expected<void> TraceDb::set_tensor_stats_skipped(int64_t total)
     return impl_->insert(Insert::Meta, "cannot write FP8SCOPE_META");
 }
 
+Expected<void> TraceDb::set_nvtx_step_ranges(int64_t total)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    Binder(impl_->statement(Insert::Meta)).text(schema::meta::kNvtxStepRanges).integer(total);
+    return impl_->insert(Insert::Meta, "cannot write FP8SCOPE_META");
+}
+
 } // namespace fp8scope

@@ -193,7 +193,7 @@ TEST_CASE("docs/trace-format.md names every FP8SCOPE_META key and every index", 
              meta::kHost, meta::kPid, meta::kGlobalPid, meta::kRank, meta::kWorldSize, meta::kCudaRuntimeVersion,
              meta::kCudaDriverVersion, meta::kCuptiVersion, meta::kSessionStartUtcNs, meta::kFinished,
              meta::kFinishReason, meta::kSessionEndNs, meta::kDroppedRecords, meta::kTensorStatsSkipped,
-             std::string_view("row_count.<TABLE>") }) {
+             meta::kCaptureMode, meta::kCaptureOptions, meta::kNvtxStepRanges, std::string_view("row_count.<TABLE>") }) {
         INFO("meta key " << key);
         CHECK(std::ranges::any_of(rows, [&](const Row& r) { return r.cells[0] == key; }));
     }

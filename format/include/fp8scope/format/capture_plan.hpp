@@ -47,6 +47,17 @@ struct CapturePlanResult {
 };
 CapturePlanResult parse_capture_plan(const CaptureRequest& request);
 
+// The steps a recording saw begin (fp8scope_step() markers, else NVTX step ranges counted from 0).
+struct StepsSeen {
+    int64_t first = 0, last = 0;
+    bool last_is_lower_bound = false; // an unfinished trace that counted NVTX step ranges: how many is unknown
+};
+
+// Why a recording by steps (capture mode "steps" or "periodic") never opened a window: the one sentence that the
+// collector's exit warning, `record`'s summary and `info` print (docs/collector.md "Capture windows"). `options`:
+// meta capture_options; `steps`: none when the job marked no step at all, the usual cause (issue 25 item 6).
+std::string capture_never_opened_text(std::string_view options, const std::optional<StepsSeen>& steps);
+
 // The largest step number and time the options accept (time: 10^6 s, well inside the trace's time range).
 inline constexpr int64_t kMaxCaptureStep = int64_t { 1 } << 48;
 inline constexpr double kMaxCaptureSeconds = 1e6;

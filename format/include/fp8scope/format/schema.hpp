@@ -532,6 +532,11 @@ namespace meta {
     // ("--capture-steps 20:29"), empty for "full".
     inline constexpr std::string_view kCaptureMode = "capture_mode";
     inline constexpr std::string_view kCaptureOptions = "capture_options";
+    // NVTX step ranges (ProfilerStep#N, step, train_step, iteration) the collector saw pushed in a windowed recording,
+    // inside and outside its windows, where CUPTI records none: written at the first and when the trace is finished
+    // (so 1 in an unfinished trace means "at least 1"). Absent from whole-run traces and older ones. No version bump:
+    // it adds no table or column, and readers that do not know it ignore it.
+    inline constexpr std::string_view kNvtxStepRanges = "nvtx_step_ranges";
     // "row_count.<TABLE>": the rows of every table of kTables (views and FP8SCOPE_META aside), counted when the
     // trace is finished (1.2). A reader compares the rows it reads against them: a damaged b-tree that reads as
     // fewer rows without an error is found without a full integrity check.

@@ -79,6 +79,8 @@ public:
     Expected<void> set_capture_window(const CaptureWindowRow& row);
     // Meta tensor_stats_skipped: statistics samples skipped by the cap so far (a total, not an increment).
     Expected<void> set_tensor_stats_skipped(int64_t total);
+    // Meta nvtx_step_ranges: NVTX step ranges seen so far in a windowed recording (a total).
+    Expected<void> set_nvtx_step_ranges(int64_t total);
 
     // Commits the open transaction if it is older than the commit interval. Cheap to call often.
     Expected<void> commit_if_due();
