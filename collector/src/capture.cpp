@@ -6,6 +6,8 @@
 #include "session.hpp"
 #include "warn.hpp"
 
+#include "fp8scope/format/trace_db.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -58,6 +60,10 @@ void apply(CaptureChange change)
 // An NVTX step range was pushed (nvtx_paths.cpp): step = ranges seen - 1, unless the job marks steps itself.
 void on_nvtx_step(int64_t step)
 {
+    // CUPTI records no NVTX range outside a window: the trace keeps their count (meta nvtx_step_ranges), written
+    // now at the first and when the trace is finished, so that a window that never opened can be explained.
+    if (step == 0)
+        post_note_to_writer([](TraceDb& db) { [[maybe_unused]] auto written = db.set_nvtx_step_ranges(1); });
     if (g_markers_seen.load(std::memory_order_relaxed))
         return;
     const int64_t now_ns = session_now_ns();
@@ -145,6 +151,12 @@ void capture_tick()
     const int64_t now_ns = session_now_ns();
     if (now_ns >= 0)
         apply(g_windows->tick(now_ns));
+}
+
+std::optional<std::string> capture_never_opened()
+{
+    std::lock_guard lock(g_mutex);
+    return g_windows ? g_windows->never_opened_text() : std::nullopt;
 }
 
 bool capture_recording()

@@ -7,6 +7,8 @@
 #include "fp8scope/format/capture_plan.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace fp8scope::collector {
 
@@ -22,6 +24,10 @@ void capture_finish(int64_t now_ns);
 void capture_on_marker_step(int64_t step, int64_t now_ns); // fp8scope_step()
 void capture_on_profiler(bool start); // cuProfilerStart (at its exit) / cuProfilerStop (at its entry)
 void capture_tick(); // the flusher thread, at least by capture_wait_ms()
+
+// For a recording by steps (steps, periodic) under which no window ever opened: why, in the words of
+// capture_never_opened_text (issue 25 item 6); nullopt otherwise.
+std::optional<std::string> capture_never_opened();
 
 // Whether activities are being recorded now (always, for a full capture). One relaxed atomic load.
 bool capture_recording();

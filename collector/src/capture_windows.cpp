@@ -1,5 +1,6 @@
 #include "capture_windows.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace fp8scope::collector {
@@ -46,6 +47,10 @@ CaptureChange CaptureWindows::start(int64_t now_ns)
 
 CaptureChange CaptureWindows::step(int64_t step, int64_t now_ns)
 {
+    if (!steps_seen_)
+        steps_seen_ = StepsSeen { step, step, false };
+    steps_seen_->first = std::min(steps_seen_->first, step);
+    steps_seen_->last = std::max(steps_seen_->last, step);
     bool wanted = open_;
     if (plan_.mode == CaptureMode::Steps)
         wanted = step >= plan_.first_step && step <= plan_.last_step;
@@ -111,6 +116,13 @@ std::optional<int64_t> CaptureWindows::next_deadline_ns() const
     if (open_ && plan_.duration_ns)
         return plan_.delay_ns + *plan_.duration_ns;
     return std::nullopt;
+}
+
+std::optional<std::string> CaptureWindows::never_opened_text() const
+{
+    if ((plan_.mode != CaptureMode::Steps && plan_.mode != CaptureMode::Periodic) || ever_opened())
+        return std::nullopt;
+    return capture_never_opened_text(plan_.options, steps_seen_);
 }
 
 } // namespace fp8scope::collector

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace fp8scope::collector {
 
@@ -45,6 +46,14 @@ public:
     // When tick() next has something to do (session time), nullopt when never.
     std::optional<int64_t> next_deadline_ns() const;
 
+    // Whether a window has opened at any time.
+    bool ever_opened() const { return next_id_ > 1; }
+    // The lowest and highest step told to step(); none before the first.
+    std::optional<StepsSeen> steps_seen() const { return steps_seen_; }
+    // For a plan that opens windows on steps (steps, periodic) under which none ever opened: why, as
+    // capture_never_opened_text says it. Nullopt for other plans, or once a window has opened.
+    std::optional<std::string> never_opened_text() const;
+
 private:
     CaptureChange open(int64_t now_ns, std::optional<int64_t> first_step);
     CaptureChange close(int64_t now_ns);
@@ -55,6 +64,7 @@ private:
     bool time_window_done_ = false; // the one time window has opened (and maybe closed)
     int64_t next_id_ = 1;
     CaptureWindowRow current_;
+    std::optional<StepsSeen> steps_seen_;
 };
 
 } // namespace fp8scope::collector

@@ -70,8 +70,10 @@ void* flusher_main(void*)
             return nullptr;
         if (ready <= 0) {
             capture_tick();
-            if (session_state() == State::Running)
+            if (session_state() == State::Running) {
+                watch_for_gpu_work(); // windowed recordings: a CUDA context yet? (idle_trace.hpp)
                 flush_session_periodic();
+            }
             else if (session_state() != State::Stopping)
                 return nullptr; // stopped, disabled: nothing more to flush
             continue;

@@ -3,7 +3,9 @@
 #include "api_filter.hpp"
 #include "buffer_pool.hpp"
 #include "capture.hpp"
+#include "cuda_context.hpp"
 #include "cupti_api.hpp"
+#include "idle_trace.hpp"
 #include "lifecycle.hpp"
 #include "nvtx_paths.hpp"
 #include "output_path.hpp"
@@ -67,6 +69,9 @@ struct Session {
     // FP8SCOPE_SYNC_RECORDS=activity (diagnostic) or no subscriber gives the kind back.
     bool sync_from_callbacks = false;
     std::vector<CUpti_ActivityKind> start_only_kinds; // DEVICE, CONTEXT: enabled again when CUPTI is attached again
+    // CUPTI records the whole process with the default kinds: its rows alone tell whether it did GPU work
+    // (idle_trace.hpp). Otherwise the flusher looks for a CUDA context until it sees one (watch_for_gpu_work).
+    bool whole_process_recorded = false;
 };
 
 // Never freed: CUPTI may call back until the process is gone, and a forked child must not run destructors
@@ -95,6 +100,11 @@ std::atomic<uint64_t> g_attach_generation { 1 }; // counts attachments; a CUPTI 
 constexpr int64_t kDetachGraceNs = 300'000'000;
 std::mutex g_start_mutex;
 std::mutex g_stop_mutex;
+// Signs of GPU work besides the decoded rows (idle_trace.hpp): the job wrote rows through the collector (markers,
+// scalars, statistics), and what the looks for a CUDA context found (windowed recordings only).
+std::atomic<bool> g_job_wrote_rows { false };
+enum class ContextSeen : uint8_t { NotAsked, None, Seen };
+std::atomic<ContextSeen> g_context_seen { ContextSeen::NotAsked };
 
 bool env_flag(const char* name, bool fallback)
 {
@@ -599,6 +609,11 @@ bool start_locked()
     s.detach_between_windows = detach_possible(s);
     s.discard_records = env_flag("FP8SCOPE_DISCARD_RECORDS", false);
     s.sync_from_callbacks = s.subscriber && env_text("FP8SCOPE_SYNC_RECORDS", "callbacks") != "activity";
+    // The diagnostics that leave records out (FP8SCOPE_ACTIVITIES, FP8SCOPE_API, FP8SCOPE_SKIP_KINDS,
+    // FP8SCOPE_DISCARD_RECORDS) make the rows no proof of idleness, as windows do.
+    s.whole_process_recorded = s.capture_plan.mode == CaptureMode::Full && !s.discard_records
+        && env_text("FP8SCOPE_ACTIVITIES", "all") != "kernels" && env_text("FP8SCOPE_API", "filtered") != "none"
+        && env_text("FP8SCOPE_SKIP_KINDS", "").empty();
     info.capture_mode = std::string(s.capture_plan.mode_name());
     info.capture_options = s.capture_plan.options;
 
@@ -961,8 +976,79 @@ bool post_to_writer(std::function<void(TraceDb&)> task)
     Session* s = g_session;
     if (!running_session_services())
         return false;
+    g_job_wrote_rows.store(true, std::memory_order_relaxed);
     return s->writer->post(std::move(task));
 }
+
+bool post_note_to_writer(std::function<void(TraceDb&)> task)
+{
+    Session* s = g_session;
+    if (!running_session_services())
+        return false;
+    return s->writer->post(std::move(task));
+}
+
+void watch_for_gpu_work()
+{
+    const Session* s = g_session;
+    if (!s || getpid() != s->owner_pid || s->whole_process_recorded || g_job_wrote_rows.load()
+        || g_context_seen.load() == ContextSeen::Seen)
+        return;
+    // Armed: the domains are on wholesale, and the driver calls below would be the API exits that detach CUPTI, on
+    // this thread. Draining only lasts inside the flusher's arm_detach_when_due. Only the flusher arms, and it is the
+    // thread that looks, so the state cannot become Armed during the look.
+    const Attachment attachment = g_attachment.load(std::memory_order_acquire);
+    if (attachment == Attachment::Draining || attachment == Attachment::Armed)
+        return;
+    const std::optional<bool> active = cuda_context_active();
+    if (!active)
+        return;
+    ContextSeen expected = ContextSeen::NotAsked;
+    if (*active)
+        g_context_seen.store(ContextSeen::Seen);
+    else
+        g_context_seen.compare_exchange_strong(expected, ContextSeen::None);
+}
+
+namespace {
+
+// A process that did no GPU work leaves no trace (idle_trace.hpp): called once the trace is finished, with the
+// writer thread gone. True when the trace was removed.
+bool remove_if_idle(const Session& s)
+{
+    if (env_flag("FP8SCOPE_KEEP_EMPTY_TRACES", false))
+        return false;
+    WorkEvidence evidence;
+    evidence.whole_process_recorded = s.whole_process_recorded;
+    evidence.activity_rows = activity_rows(s.decoder->counters());
+    evidence.job_wrote_rows = g_job_wrote_rows.load();
+    const WriterCounters written = s.writer->counters();
+    evidence.records_lost = written.dropped_records + written.rows_lost + s.decoder->counters().write_errors;
+    const ContextSeen context = g_context_seen.load();
+    if (context != ContextSeen::NotAsked)
+        evidence.context_seen = context == ContextSeen::Seen;
+    if (!did_no_gpu_work(evidence) || !remove_trace_files(s.absolute_path))
+        return false;
+    append_line_to_manifest(removed_trace_manifest_line(s.absolute_path));
+    inform(
+        "no GPU work in this process: its trace '" + s.path + "' was removed (FP8SCOPE_KEEP_EMPTY_TRACES=1 keeps it)");
+    return true;
+}
+
+// A recording by steps whose window never opened says why at the end (issue 25 item 6). Under `fp8scope record`
+// its summary says it, judged from the trace, so the collector speaks only without one: plain LD_PRELOAD, or -q.
+void warn_if_no_window_opened(const Session& s)
+{
+    const std::optional<std::string> why = capture_never_opened();
+    if (!why)
+        return;
+    const char* manifest = std::getenv("FP8SCOPE_MANIFEST");
+    if (manifest && *manifest && !env_flag("FP8SCOPE_QUIET", false))
+        return;
+    warn(*why + " (trace '" + s.path + "')");
+}
+
+} // namespace
 
 void stop_session(std::string_view reason)
 {
@@ -975,6 +1061,10 @@ void stop_session(std::string_view reason)
         return;
     const uint64_t stop_at = timestamp_now(*s);
     capture_finish(static_cast<int64_t>(stop_at - s->start_cupti_ns));
+    if (s->capture_plan.mode != CaptureMode::Full) {
+        const int64_t ranges = nvtx_steps_seen(); // meta nvtx_step_ranges: CUPTI records none outside windows
+        s->writer->post([ranges](TraceDb& db) { [[maybe_unused]] auto written = db.set_nvtx_step_ranges(ranges); });
+    }
     {
         std::lock_guard cupti_lock(g_cupti_mutex);
         if (detaching(g_attachment.load()))
@@ -987,6 +1077,7 @@ void stop_session(std::string_view reason)
         s->decoder->finish(db);
         write_dropped(*s, db);
     });
+    watch_for_gpu_work(); // the last look, from the thread that ends the process (its current context too)
     const uint64_t now = timestamp_now(*s);
     auto finished
         = s->writer->finish(FinishInfo { std::string(reason), static_cast<int64_t>(now - s->start_cupti_ns) });
@@ -997,6 +1088,8 @@ void stop_session(std::string_view reason)
     else if (!finished)
         warn_once("trace-write", "cannot finish trace '" + s->path + "': " + finished.error().message
             + " (the file holds everything up to its last commit)");
+    else if (!remove_if_idle(*s))
+        warn_if_no_window_opened(*s);
     g_state.store(State::Stopped);
 }
 

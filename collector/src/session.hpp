@@ -60,7 +60,16 @@ void set_window_activities(bool on);
 void flush_completed_records();
 bool post_capture_window(const CaptureWindowRow& row);
 
-// Runs `task` on the writer thread. False (and nothing runs) when not recording or the queue is full.
+// Runs `task` on the writer thread. False (and nothing runs) when not recording or the queue is full. The task
+// writes rows of the job's own making (step markers, scalars, tensor statistics): a sign of GPU work, so the trace
+// is kept at the end (idle_trace.hpp).
 bool post_to_writer(std::function<void(TraceDb&)> task);
+// The same for what the collector notes about the recording (a meta key), which is no sign of GPU work.
+bool post_note_to_writer(std::function<void(TraceDb&)> task);
+
+// Windowed recordings with no sign of GPU work yet: looks whether the process holds a CUDA context (CUPTI records
+// nothing between windows; idle_trace.hpp). The flusher thread calls it at each wake-up; stop_session once more.
+// Does nothing once a sign was seen, for whole-run recordings, and outside the recording process.
+void watch_for_gpu_work();
 
 } // namespace fp8scope::collector

@@ -210,3 +210,59 @@ TEST_CASE("capture windows: a full capture always records and writes no window",
     CHECK_FALSE(windows.profiler_start(20).opened());
     CHECK_FALSE(windows.finish(30).closed());
 }
+
+// Issue 25 item 6: `--capture-steps 5:9` on a job without step markers wrote an empty trace and said nothing.
+constexpr const char* kNoStepsSentence = "the capture window never opened: no step markers or NVTX step ranges; use "
+                                         "--capture-range, --delay/--duration or fp8scope.step()";
+
+TEST_CASE("capture windows: a steps plan whose window never opened says why, and stops once one opens",
+    "[collector][capture]")
+{
+    CaptureWindows windows(plan_of({ .steps = "5:9" }));
+    windows.start(0);
+    CHECK_FALSE(windows.ever_opened());
+    CHECK(windows.never_opened_text() == kNoStepsSentence);
+
+    // Steps that all miss the window: the job marked steps, just not those.
+    for (int64_t step = 0; step <= 3; ++step)
+        windows.step(step, 10 * step);
+    CHECK(windows.steps_seen()->first == 0);
+    CHECK(windows.steps_seen()->last == 3);
+    CHECK(windows.never_opened_text()
+        == "the capture window never opened: the job's steps (0 to 3) all lie outside "
+           "--capture-steps 5:9");
+
+    windows.step(5, 50);
+    windows.step(10, 100); // closed again: it did open
+    CHECK(windows.ever_opened());
+    CHECK_FALSE(windows.never_opened_text());
+}
+
+TEST_CASE("capture windows: a periodic plan says the same; time, profiler and whole-run plans never do",
+    "[collector][capture]")
+{
+    CaptureWindows periodic(plan_of({ .every = "100", .length = "5", .stats_outside_windows = true }));
+    periodic.start(0);
+    CHECK(periodic.never_opened_text() == kNoStepsSentence);
+    periodic.step(42, 10); // 42 mod 100 >= 5: no window
+    // --stats-outside-windows has nothing to do with which steps open a window: left out of the sentence.
+    CHECK(periodic.never_opened_text()
+        == "the capture window never opened: the job's one step (42) lies outside --capture-every 100 "
+           "--capture-length 5");
+
+    // A time window may still be ahead, and a profiler window is the job's own call: no sentence for them.
+    CaptureWindows time(plan_of({ .delay = "100" }));
+    time.start(0);
+    CHECK_FALSE(time.never_opened_text());
+    CaptureWindows profiler(plan_of({ .range = "cudaProfilerApi" }));
+    profiler.start(0);
+    CHECK_FALSE(profiler.never_opened_text());
+    CHECK_FALSE(CaptureWindows(CapturePlan {}).never_opened_text());
+}
+
+TEST_CASE("capture plan: the never-opened sentence for an unfinished count of NVTX step ranges", "[collector][capture]")
+{
+    CHECK(capture_never_opened_text("--capture-steps 100:109", StepsSeen { 0, 0, true })
+        == "the capture window never opened: the job's steps (from 0 on) all lie outside --capture-steps 100:109");
+    CHECK(capture_never_opened_text("--capture-steps 100:109", std::nullopt) == kNoStepsSentence);
+}
