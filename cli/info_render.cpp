@@ -1,5 +1,6 @@
 #include "info_render.hpp"
 
+#include "capture_notice.hpp"
 #include "capture_render.hpp"
 #include "human_units.hpp"
 
@@ -144,6 +145,8 @@ std::string render_info_text(const TraceModel& model, TextStyle style)
     text.field("producer", or_unknown(meta.producer));
     text.field("status", finish_status_text(meta.finished, meta.finish_reason));
     text.field("captured", capture_sentence(model.capture));
+    if (const auto why = capture_never_opened(model))
+        text.field("warning", *why);
 
     text.heading("Process");
     text.field("command line", or_unknown(meta.command_line));
@@ -201,6 +204,9 @@ Json render_info_json(const TraceModel& model)
     for (const auto& [key, value] : meta.raw)
         raw_meta[key] = value;
     const auto start_iso = format_utc_iso(meta.session_start_utc_ns);
+    Json warnings = Json::array();
+    if (const auto why = capture_never_opened(model))
+        warnings.push_back(*why);
 
     return Json {
         { "fp8scope_info_version", kInfoJsonVersion },
@@ -211,6 +217,7 @@ Json render_info_json(const TraceModel& model)
         { "finished", meta.finished },
         { "finish_reason", text_or_null(meta.finish_reason) },
         { "capture", capture_json(model.capture) },
+        { "warnings", warnings },
         { "process",
             {
                 { "command_line", text_or_null(meta.command_line) },

@@ -32,7 +32,8 @@ constexpr const char* kRecordExamples = R"(Examples:
 
 Every process of the command that initializes CUDA writes its own trace (-o: %h host, %p pid, %r rank from
 RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID, else LOCAL_RANK, else 'norank' (torchrun's launcher), %n counter,
-%% percent sign; relative to the current directory).
+%% percent sign; relative to the current directory). A process that did no GPU work (a torch.compile worker, a
+launcher) removes its empty trace when it ends; FP8SCOPE_KEEP_EMPTY_TRACES=1 keeps it.
 Without -o each process writes fp8scope-<host>-<pid>.sqlite in its own working directory. The command's stdout
 is untouched; when it exits, a summary of the traces (kernels, syncs, memcpys, dropped records, size) goes to
 stderr. Options of the command may follow it: everything from the first word that is not an option of record
@@ -41,8 +42,9 @@ stderr. Options of the command may follow it: everything from the first word tha
 Capture windows record part of a job: steps A..B (--capture-steps), the steps whose number modulo N is below K
 (--capture-every N --capture-length K: steps 0..K-1, N..N+K-1, ...), cudaProfilerStart..cudaProfilerStop
 (--capture-range cudaProfilerApi), or a time range from the collector's start (--delay, --duration, in seconds).
-Steps are those of fp8scope.step() / fp8scope_step(), else NVTX step ranges. Outside a window CUPTI records nothing
-and tensor statistics are off (--stats-outside-windows keeps them on). One kind of window per run.
+Steps are those of fp8scope.step() / fp8scope_step(), else NVTX step ranges: a job with neither opens no step
+window, and the summary says so. Outside a window CUPTI records nothing and tensor statistics are off
+(--stats-outside-windows keeps them on). One kind of window per run.
 
 Exit codes: the command's exit code; 128+N when signal N ended it; 127 command not found; 126 command not
 executable; 2 usage error; 69 collector library not found (set FP8SCOPE_LIBRARY); 70 internal error.
@@ -95,16 +97,19 @@ std::string read_file(const std::string& path)
 }
 
 // Under an outer `fp8scope record` (a script that records a step of itself), the outer run's summary should
-// list these traces too.
-void append_to_outer_manifest(const char* outer_path, const std::vector<std::string>& traces)
+// list these traces too, and count the processes that removed theirs for lack of GPU work.
+void append_to_outer_manifest(
+    const char* outer_path, const std::vector<std::string>& traces, const std::vector<std::string>& removed)
 {
     const int fd = open(outer_path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0)
         return;
-    for (const auto& trace : traces) {
-        const std::string line = trace + '\n';
-        [[maybe_unused]] const ssize_t written = write(fd, line.data(), line.size());
-    }
+    std::string lines;
+    for (const auto& trace : traces)
+        lines += trace + '\n';
+    for (const auto& trace : removed)
+        lines += '-' + trace + '\n';
+    [[maybe_unused]] const ssize_t written = write(fd, lines.data(), lines.size());
     close(fd);
 }
 
@@ -185,13 +190,13 @@ CaptureRequest capture_request(const RecordOptions& options)
         options.capture_range, options.delay, options.duration, options.stats_outside_windows };
 }
 
-void print_summary(const std::vector<std::string>& traces)
+void print_summary(const std::vector<std::string>& traces, size_t removed)
 {
     std::vector<TraceFileSummary> summaries;
     summaries.reserve(traces.size());
     for (const auto& path : traces)
         summaries.push_back(summarize_trace(path));
-    print_to_stderr(render_record_summary(summaries));
+    print_to_stderr(render_record_summary(summaries, removed));
 }
 
 // Whether the argument at argv[at] (an option of record) takes the next argument as its value, as CLI11 will
@@ -315,19 +320,20 @@ int run_record(const RecordOptions& options)
         return outcome.exit_code;
     const std::string manifest_text = read_file(manifest.path);
     const std::vector<std::string> traces = parse_manifest(manifest_text);
+    const std::vector<std::string> removed = removed_traces(manifest_text);
     const size_t untraced = count_untraced_processes(manifest_text);
     unlink(manifest.path.c_str());
     if (!outcome.started)
         return outcome.exit_code; // its one error line says it all
 
     if (!outer_manifest.empty() && outer_manifest != manifest.path)
-        append_to_outer_manifest(outer_manifest.c_str(), traces);
+        append_to_outer_manifest(outer_manifest.c_str(), traces, removed);
     // Processes that initialized CUDA but could not be traced have each printed their warning; repeating that no
     // trace was written would blame CUDA for it.
     if (traces.empty() && untraced == 0)
-        print_to_stderr(kNoTraceWarning);
+        print_to_stderr(removed.empty() ? std::string(kNoTraceWarning) : no_gpu_work_warning(removed.size()));
     else if (!options.quiet)
-        print_summary(traces);
+        print_summary(traces, removed.size());
     return outcome.exit_code;
 }
 

@@ -1,5 +1,6 @@
 #include "record_summary.hpp"
 
+#include "capture_notice.hpp"
 #include "human_units.hpp"
 
 #include "fp8scope/analyzer/report.hpp"
@@ -11,7 +12,6 @@
 #include <array>
 #include <exception>
 #include <sys/stat.h>
-#include <unordered_set>
 
 namespace fp8scope::cli {
 
@@ -95,18 +95,54 @@ std::string bubble_summary(const analyzer::TraceModel& model)
 
 } // namespace
 
+namespace {
+
+// Calls `each(line)` for every line of the manifest, the last one with or without its '\n'.
+template <class Each> void for_each_line(std::string_view text, Each&& each)
+{
+    while (!text.empty()) {
+        const size_t end = std::min(text.find('\n'), text.size());
+        each(text.substr(0, end));
+        text.remove_prefix(std::min(end + 1, text.size()));
+    }
+}
+
+} // namespace
+
 std::vector<std::string> parse_manifest(std::string_view text)
 {
     std::vector<std::string> paths;
-    std::unordered_set<std::string_view> seen;
-    while (!text.empty()) {
-        const size_t end = std::min(text.find('\n'), text.size());
-        const std::string_view line = text.substr(0, end);
-        text.remove_prefix(std::min(end + 1, text.size()));
-        if (!line.empty() && line.front() != '!' && seen.insert(line).second)
+    for_each_line(text, [&](std::string_view line) {
+        if (line.empty() || line.front() == '!')
+            return;
+        if (line.front() == '-') {
+            std::erase(paths, line.substr(1));
+            return;
+        }
+        if (std::ranges::find(paths, line) == paths.end())
             paths.emplace_back(line);
-    }
+    });
     return paths;
+}
+
+std::vector<std::string> removed_traces(std::string_view text)
+{
+    std::vector<std::string> removed;
+    for_each_line(text, [&](std::string_view line) {
+        if (line.size() > 1 && line.front() == '-')
+            removed.emplace_back(line.substr(1));
+    });
+    return removed;
+}
+
+std::string no_gpu_work_warning(size_t removed)
+{
+    if (removed == 1)
+        return "fp8scope: warning: no trace was written: the one process that initialized CUDA did no GPU work and "
+               "removed its empty trace (FP8SCOPE_KEEP_EMPTY_TRACES=1 keeps it)\n";
+    return fmt::format("fp8scope: warning: no trace was written: the {} processes that initialized CUDA did no GPU "
+                       "work and removed their empty traces (FP8SCOPE_KEEP_EMPTY_TRACES=1 keeps them)\n",
+        removed);
 }
 
 size_t count_untraced_processes(std::string_view text)
@@ -139,6 +175,7 @@ TraceFileSummary summarize_trace(const std::string& path)
             .tensor_samples_skipped = model->meta.tensor_stats_skipped,
             .finished = model->meta.finished,
             .bubbles = bubble_summary(*model),
+            .capture_never_opened = capture_never_opened(*model),
         };
     } catch (const std::exception& e) {
         // std::bad_alloc on a huge trace: the summary says so, and record still exits with the command's code.
@@ -147,11 +184,31 @@ TraceFileSummary summarize_trace(const std::string& path)
     return summary;
 }
 
-std::string render_record_summary(const std::vector<TraceFileSummary>& traces)
+namespace {
+
+// After the table: the processes that left no trace, then each trace whose capture window never opened.
+std::string render_notes(const std::vector<TraceFileSummary>& traces, size_t removed)
+{
+    std::string out;
+    if (removed > 0)
+        out += fmt::format("fp8scope: {} more process{} initialized CUDA but did no GPU work (a compile worker, a "
+                           "launcher): {} empty trace{} {} removed (FP8SCOPE_KEEP_EMPTY_TRACES=1 keeps {})\n",
+            removed, removed == 1 ? "" : "es", removed == 1 ? "its" : "their", removed == 1 ? "" : "s",
+            removed == 1 ? "was" : "were", removed == 1 ? "it" : "them");
+    for (const TraceFileSummary& trace : traces)
+        if (trace.counts && trace.counts->capture_never_opened)
+            out += fmt::format(
+                "fp8scope: warning: {}: {}\n", printable(trace.path), printable(*trace.counts->capture_never_opened));
+    return out;
+}
+
+} // namespace
+
+std::string render_record_summary(const std::vector<TraceFileSummary>& traces, size_t removed)
 {
     std::string out = fmt::format("fp8scope: {} trace{} written\n", traces.size(), traces.size() == 1 ? "" : "s");
     if (traces.empty())
-        return out;
+        return out + render_notes(traces, removed);
 
     std::vector<std::string> paths;
     std::vector<std::array<std::string, kColumnCount>> table;
@@ -198,7 +255,7 @@ std::string render_record_summary(const std::vector<TraceFileSummary>& traces)
         std::ranges::copy(values, views.begin());
         out += row(paths[t], views);
     }
-    return out;
+    return out + render_notes(traces, removed);
 }
 
 } // namespace fp8scope::cli

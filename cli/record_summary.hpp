@@ -23,6 +23,8 @@ struct TraceCounts {
     // Per device, the bubble ratio (idle time / step time) and the top cause of idle time, as `report` computes
     // them: "0.676 host", or "d0 0.31 launch, d1 0.12 sync" with several devices; "-" with no GPU activity.
     std::string bubbles = "-";
+    // A recording by steps whose window never opened, and why (capture_notice.hpp); unset otherwise.
+    std::optional<std::string> capture_never_opened = std::nullopt;
 };
 
 struct TraceFileSummary {
@@ -37,7 +39,12 @@ struct TraceFileSummary {
 // The trace paths in a manifest, one per line as the collector appends them, in order of first appearance:
 // duplicates and empty lines are dropped (a process that recreates its trace may list it twice).
 // Lines starting with '!' are processes the collector could not trace ("!<pid>\t<reason>"); they are not paths.
+// Lines starting with '-' name a trace that its process removed at its end because it did no GPU work
+// ("-<path>", collector/src/idle_trace.hpp): that path is left out, unless a later line lists it again (another
+// process took the freed name).
 std::vector<std::string> parse_manifest(std::string_view text);
+// The paths of the '-' lines: one per process that did no GPU work and left no trace.
+std::vector<std::string> removed_traces(std::string_view text);
 // The number of '!' lines: processes that initialized CUDA but could not be traced, each of which has printed its
 // own warning already.
 size_t count_untraced_processes(std::string_view text);
@@ -47,11 +54,16 @@ size_t count_untraced_processes(std::string_view text);
 TraceFileSummary summarize_trace(const std::string& path);
 
 // "fp8scope: 2 traces written" and an aligned table, one row per file; an unreadable trace gets one line naming
-// it and the error. Every line ends with '\n'. Paths are shown printable (control characters as \xNN).
-std::string render_record_summary(const std::vector<TraceFileSummary>& traces);
+// it and the error. Then one line for the `removed` processes that did no GPU work, if any, and one warning per
+// trace whose capture window never opened. Every line ends with '\n'. Paths are shown printable (control
+// characters as \xNN).
+std::string render_record_summary(const std::vector<TraceFileSummary>& traces, size_t removed = 0);
 
 // The warning `record` prints when the manifest is empty, as one line with its '\n'.
 inline constexpr std::string_view kNoTraceWarning
     = "fp8scope: warning: no trace was written: the command never initialized CUDA\n";
+// The warning `record` prints when every process that initialized CUDA did no GPU work, so that each removed its
+// trace (`removed` of them, at least 1), as one line with its '\n'.
+std::string no_gpu_work_warning(size_t removed);
 
 } // namespace fp8scope::cli

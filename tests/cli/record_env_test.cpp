@@ -1,6 +1,7 @@
 // The environment `fp8scope record` gives the command (the collector contract in docs/cli.md), seen from inside
 // a shell it runs, and its manifest handling.
 #include "cli_test_support.hpp"
+#include "record_summary.hpp"
 #include "record_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -137,6 +138,33 @@ TEST_CASE("record summarizes each trace the manifest lists, once, and names unre
     const auto quiet = run_record({ "-q", "--", "/bin/sh", "-c", script });
     CHECK(quiet.exit_code == 4);
     CHECK(quiet.err.empty());
+}
+
+TEST_CASE("record counts the processes that removed their trace for lack of GPU work", "[cli][record]")
+{
+    const auto dir = scratch_dir("record_removed_traces");
+    const auto job = dir + "/job.sqlite";
+    cli_test::write_small_trace(job);
+    // Stand-ins for the collector: the job's process lists its trace; a compile worker lists its own, then the
+    // "-<path>" line of idle_trace.hpp once it has removed it at its exit.
+    const std::string worker = "echo " + dir + "/job-1.sqlite >> \"$FP8SCOPE_MANIFEST\"; echo -" + dir
+        + "/job-1.sqlite >> \"$FP8SCOPE_MANIFEST\"";
+    const auto result = run_record({ "--", "/bin/sh", "-c", "echo " + job + " >> \"$FP8SCOPE_MANIFEST\"; " + worker });
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    CHECK(result.err.starts_with("fp8scope: 1 trace written\n"));
+    CHECK(lines_starting_with(result.err, "  " + job + " ").size() == 1);
+    CHECK(lines_starting_with(result.err, "  " + dir + "/job-1.sqlite").empty()); // not 'unreadable'
+    CHECK(lines_starting_with(result.err, "fp8scope: 1 more process initialized CUDA but did no GPU work").size() == 1);
+
+    // Every process that initialized CUDA did no GPU work: the one warning, not "never initialized CUDA", with -q too.
+    const auto only_worker = run_record({ "-q", "--", "/bin/sh", "-c", worker });
+    CHECK(only_worker.err == cli::no_gpu_work_warning(1));
+
+    // An inner record passes the count on to the outer one, as it does its traces: each says it once.
+    const auto nested = run_record({ "--", FP8SCOPE_EXE, "record", "-q", "--", "/bin/sh", "-c", worker },
+        { { "ASAN_OPTIONS", "verify_asan_link_order=0" } });
+    CHECK(nested.err == cli::no_gpu_work_warning(1) + cli::no_gpu_work_warning(1));
 }
 
 TEST_CASE("a record inside a record reports its traces to the outer one too", "[cli][record]")

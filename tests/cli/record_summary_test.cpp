@@ -166,6 +166,40 @@ TEST_CASE("record summary: the no-trace warning is one line", "[cli][record][sum
     CHECK(kNoTraceWarning == "fp8scope: warning: no trace was written: the command never initialized CUDA\n");
 }
 
+// Issue 25 item 7: a process that did no GPU work (a torch.compile worker) removes its trace and says so in the
+// manifest with "-<path>" (collector/src/idle_trace.hpp).
+TEST_CASE("record summary: a trace its process removed for lack of GPU work is left out and counted",
+    "[cli][record][summary]")
+{
+    const std::string manifest
+        = "/runs/job.sqlite\n/runs/job-1.sqlite\n!77\tcannot create trace\n-/runs/job-1.sqlite\n";
+    CHECK(parse_manifest(manifest) == std::vector<std::string> { "/runs/job.sqlite" });
+    CHECK(removed_traces(manifest) == std::vector<std::string> { "/runs/job-1.sqlite" });
+    CHECK(count_untraced_processes(manifest) == 1);
+    // A later process that took the freed name lists it again: its trace is there.
+    CHECK(parse_manifest(manifest + "/runs/job-1.sqlite\n")
+        == std::vector<std::string> { "/runs/job.sqlite", "/runs/job-1.sqlite" });
+    CHECK(removed_traces("/a.sqlite\n-\n").empty()); // a bare '-' names nothing
+
+    const std::vector<TraceFileSummary> traces { { .path = "/t.sqlite",
+        .file_bytes = 512,
+        .counts = TraceCounts { .kernels = 0, .syncs = 0, .memcpys = 0, .dropped_records = 0, .finished = true },
+        .error = {} } };
+    CHECK(render_record_summary(traces, 1)
+        == "fp8scope: 1 trace written\n"
+           "  trace      kernels  syncs  memcpys  dropped  tensor samples  bubble ratio  status    size\n"
+           "  /t.sqlite        0      0        0        0               0  -             finished  512 B\n"
+           "fp8scope: 1 more process initialized CUDA but did no GPU work (a compile worker, a launcher): its empty "
+           "trace was removed (FP8SCOPE_KEEP_EMPTY_TRACES=1 keeps it)\n");
+    CHECK(render_record_summary(traces, 2).ends_with(
+        "fp8scope: 2 more processes initialized CUDA but did no GPU work (a compile worker, a launcher): their empty "
+        "traces were removed (FP8SCOPE_KEEP_EMPTY_TRACES=1 keeps them)\n"));
+    CHECK(no_gpu_work_warning(1)
+        == "fp8scope: warning: no trace was written: the one process that initialized CUDA did no GPU work and "
+           "removed its empty trace (FP8SCOPE_KEEP_EMPTY_TRACES=1 keeps it)\n");
+    CHECK(no_gpu_work_warning(3).starts_with("fp8scope: warning: no trace was written: the 3 processes that"));
+}
+
 TEST_CASE("record summary: the real FP8 trace gets its bubble ratio and top cause", "[cli][record][summary]")
 {
     const auto summary = summarize_trace(std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/h100-train-fp8.sqlite");
