@@ -11,7 +11,12 @@ cudaProfilerStart/Stop loop with each kind of capture window, and judge the trac
             (inside the training loop), at most about 2 s long
   real jobs issue 10's jobs (tests/gpu/realjobs/: transformers Llama, JAX, torch.compile, a CUDA graph), 30 steps
             each, with --capture-every 10 --capture-length 3 or --capture-steps 10:19: exactly the windows' steps
-            are analysed (report --warmup 0)
+            are analysed (report --warmup 0), and each leaves exactly one trace: torch.compile's compile worker,
+            which does no GPU work, removes its own (issue 25 item 7)
+  no markers a job with no step marker and no NVTX step range (a plain PyTorch loop) under --capture-steps 5:9
+            (issue 25 item 6): one trace, record's summary warns "the capture window never opened: no step markers
+            or NVTX step ranges; ...", `fp8scope info` says it (text and JSON), meta nvtx_step_ranges is 0; the
+            same job injected through the environment (no record): the collector prints the sentence at its exit
   overhead  the same 200-step job untraced and traced with --capture-every 100 --capture-length 5 (windows 0-4 and
             100-104; three processes each, alternating) and traced whole once: median step times (train.py's
             CUDA-event step times, steps 5 on) inside the windows, in the 20 steps after each window (CUPTI is still
@@ -71,8 +76,12 @@ def record(ctx, report, name, capture, argv, helpers_allowed=False):
     truth = g.ground_truth(result.stdout)
     STDERR[name] = result.stderr
     traces = g.traces_in(directory)
-    if helpers_allowed and len(traces) > 1:
-        traces = [max(traces, key=kernel_rows)]
+    if helpers_allowed:
+        # Issue 25 item 7: a helper that did no GPU work (torch.compile's compile worker) removes its trace.
+        report.judge(f"capture {name}: one trace (helpers without GPU work leave none)", len(traces) == 1,
+                     " ".join(f"{t.name}: {kernel_rows(t)} kernels" for t in traces) or "no trace")
+        if len(traces) > 1:
+            traces = [max(traces, key=kernel_rows)]
     ok = result.rc == 0 and truth is not None and len(traces) == 1
     report.judge(f"capture: record {name} ({' '.join(capture) or 'whole run'})", ok,
                  f"median step {truth.get('median_step_ms', 0):.2f} ms" if ok and 'median_step_ms' in truth
@@ -207,6 +216,55 @@ def check_time(ctx, report):
     judge_kernels_inside(report, "time", trace)
 
 
+# Issue 25 item 6: a job that marks no step (no fp8scope.step(), no NVTX step range), under --capture-steps.
+NO_MARKERS_JOB = ("import torch\n"
+                  "x = torch.randn(1024, 1024, device='cuda')\n"
+                  "for _ in range(100):\n"
+                  "    x = torch.tanh(x @ x)\n"
+                  "torch.cuda.synchronize()\n"
+                  "print('done', flush=True)\n")
+NEVER_OPENED = ("the capture window never opened: no step markers or NVTX step ranges; use --capture-range, "
+                "--delay/--duration or fp8scope.step()")
+
+
+def check_no_markers(ctx, report):
+    """A job without step markers under --capture-steps 5:9: the warning at the end of the run and in `info`."""
+    argv = [ctx.python, "-c", NO_MARKERS_JOB]
+    if ctx.use_record:
+        directory = ctx.fresh_dir("capture-no-markers")
+        targv, env = ctx.traced(directory / "trace-%p.sqlite", argv)
+        targv = targv[:4] + ["--capture-steps", "5:9"] + targv[4:]
+        result = g.run(ctx, "capture-no-markers", targv, env=env, timeout_s=RUN_TIMEOUT_S, cwd=directory)
+        traces = g.traces_in(directory)
+        warned = [line for line in result.stderr.splitlines()
+                  if line.startswith("fp8scope: warning: ") and line.endswith(": " + NEVER_OPENED)]
+        report.judge("capture no markers: record warns the window never opened", result.rc == 0
+                     and len(traces) == 1 and len(warned) == 1,
+                     f"rc {result.rc}, {len(traces)} traces, {len(warned)} warning lines",
+                     "" if warned else result.stderr.strip()[-400:])
+        if len(traces) == 1:
+            text = g.run(ctx, "capture-no-markers-info", [ctx.fp8scope, "info", traces[0]], timeout_s=60)
+            doc = g.run(ctx, "capture-no-markers-info-json", [ctx.fp8scope, "info", "--format", "json", traces[0]],
+                        timeout_s=60)
+            info = json.loads(doc.stdout) if doc.rc == 0 else {}
+            ok = f"warning         {NEVER_OPENED}" in text.stdout and info.get("warnings") == [NEVER_OPENED] \
+                and info.get("meta", {}).get("nvtx_step_ranges") == "0" \
+                and info.get("row_counts", {}).get("FP8SCOPE_KERNEL") == 0
+            report.judge("capture no markers: info says the window never opened (text, JSON)", ok,
+                         f"warnings {info.get('warnings')}, nvtx_step_ranges {info.get('meta', {}).get('nvtx_step_ranges')}"
+                         f", kernels {info.get('row_counts', {}).get('FP8SCOPE_KERNEL')}")
+    # Plain injection, no record and so no summary: the collector says it itself, with the trace's name.
+    directory = ctx.fresh_dir("capture-no-markers-env")
+    env = ctx.injected_env(directory / "trace-%p.sqlite", {"FP8SCOPE_CAPTURE_STEPS": "5:9"})
+    env.pop("FP8SCOPE_MANIFEST", None)
+    result = g.run(ctx, "capture-no-markers-env", argv, env=env, timeout_s=RUN_TIMEOUT_S, cwd=directory)
+    warned = [line for line in result.stderr.splitlines()
+              if line.startswith(f"fp8scope: warning: {NEVER_OPENED} (trace '")]
+    report.judge("capture no markers: the collector warns at exit without record", result.rc == 0 and len(warned) == 1
+                 and len(g.traces_in(directory)) == 1, f"rc {result.rc}, {len(warned)} warning lines",
+                 "" if warned else result.stderr.strip()[-400:])
+
+
 REALJOBS = g.REPO / "tests" / "gpu" / "realjobs"
 
 
@@ -295,7 +353,8 @@ def check_overhead(ctx, report):
 
 
 def run_all(ctx, report, state):
-    for name, fn, seconds in (("steps", check_steps, 40), ("periodic", check_periodic, 40),
+    for name, fn, seconds in (("steps", check_steps, 40), ("no markers", check_no_markers, 30),
+                              ("periodic", check_periodic, 40),
                               ("profiler", check_profiler, 30), ("time", check_time, 40),
                               ("real jobs", check_realjobs, 120),
                               ("overhead", check_overhead, 220)):
