@@ -1,6 +1,7 @@
 // Busy time, bubbles and their causes (docs/analysis.md "Busy time and bubbles", "Causes of bubbles"). One walk
 // over each device's activities in start order builds the busy union and its gaps; each gap is classified once
-// and then cut at step boundaries. Lookups are binary searches over per-thread arrays built once: O(n log n).
+// (into one cause, or under rule 1 into `sync` and `host` pieces) and then cut at step boundaries. Lookups are
+// binary searches over per-thread arrays built once: O(n log n).
 #include "fp8scope/analyzer/bubbles.hpp"
 
 #include "device_activity.hpp"
@@ -99,6 +100,29 @@ public:
         return std::max(longest, b - from);
     }
 
+    // Calls `on_hole(start, end)` for each stretch of [a, b) that no interval covers and that is longer than
+    // `min_ns`, in time order.
+    template <typename OnHole>
+    void for_each_hole(int64_t a, int64_t b, int64_t min_ns, OnHole on_hole) const
+    {
+        size_t lo = 0, hi = first_row_.size();
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (end_ns(mid) <= a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int64_t from = a;
+        for (size_t i = lo; i < first_row_.size() && start_ns(i) < b; ++i) {
+            if (start_ns(i) - from > min_ns)
+                on_hole(from, start_ns(i));
+            from = std::max(from, end_ns(i));
+        }
+        if (b - from > min_ns)
+            on_hole(from, b);
+    }
+
     // The median hole between consecutive intervals (0 with fewer than two).
     int64_t median_hole() const
     {
@@ -150,6 +174,13 @@ std::optional<size_t> blocking_ended_in(
     return std::nullopt;
 }
 
+// One cause's share of a gap: [start_ns, end_ns) with its cause (and, for `sync`, the call it is charged to).
+struct CausePiece {
+    int64_t start_ns = 0, end_ns = 0;
+    BubbleCause cause = BubbleCause::Host;
+    std::optional<size_t> sync_call;
+};
+
 class Classifier {
 public:
     Classifier(const TraceModel& model, const std::vector<HostBlockingCall>& blocking,
@@ -199,10 +230,38 @@ public:
     // Spec "Cause of a bubble" for the gap [a, b) of `device`, ended by an activity launched by `call` (none
     // when the activity has no API row, or when nothing ends the gap inside the analysed steps).
     // `comm` is the time communication kernels cover on this device (empty unless the run is multi-rank).
-    void classify(Bubble& bubble, int64_t a, int64_t b, uint32_t device, bool ended_by_activity,
+    // The gap gets one cause, except under rule 1, where the launching thread's silences longer than its stall
+    // threshold are `host` pieces and the rest is `sync`: `pieces` receives the gap's pieces in time order.
+    void classify(std::vector<CausePiece>& pieces, int64_t a, int64_t b, uint32_t device, bool ended_by_activity,
         std::optional<size_t> call, const IntervalUnion& comm) const
     {
-        bubble.next_api_index = call;
+        pieces.clear();
+        Bubble bubble;
+        classify_whole(bubble, a, b, device, ended_by_activity, call, comm);
+        if (bubble.cause != BubbleCause::Sync || !call) {
+            pieces.push_back({ a, b, bubble.cause, bubble.sync_call });
+            return;
+        }
+        // Rule 1 owns the idle time only while the thread waited in the sync and issued the next launch: a stretch
+        // in which the launching thread made no CUDA call for longer than its stall threshold (a data loader after
+        // the step's `.item()`, Python work before it) was not the sync's doing, and graphs or removing the sync
+        // would not give it back.
+        const ThreadActivity& thread = threads_.find(model_.api_calls.global_tid[*call])->second;
+        int64_t from = a;
+        thread.api.for_each_hole(a, b, thread.stall_threshold_ns, [&](int64_t hole_start, int64_t hole_end) {
+            if (hole_start > from)
+                pieces.push_back({ from, hole_start, BubbleCause::Sync, bubble.sync_call });
+            pieces.push_back({ hole_start, hole_end, BubbleCause::Host, std::nullopt });
+            from = hole_end;
+        });
+        if (b > from)
+            pieces.push_back({ from, b, BubbleCause::Sync, bubble.sync_call });
+    }
+
+private:
+    void classify_whole(Bubble& bubble, int64_t a, int64_t b, uint32_t device, bool ended_by_activity,
+        std::optional<size_t> call, const IntervalUnion& comm) const
+    {
         // Rule 4 is tried first: a gap that a collective fills is not explained by what the host did around it.
         if (double(comm.covered(a, b)) > kCommShare * double(b - a)) {
             bubble.cause = BubbleCause::Comm;
@@ -232,6 +291,7 @@ public:
             bubble.cause = BubbleCause::Launch;
     }
 
+public:
     const ThreadActivity* thread(int64_t global_tid) const
     {
         const auto it = threads_.find(global_tid);
@@ -267,6 +327,7 @@ void add(BubbleTotals& into, const BubbleTotals& from)
     into.idle_ns += from.idle_ns;
     into.bubble_count += from.bubble_count;
     into.graph_removable_ns += from.graph_removable_ns;
+    into.host_in_launches_ns += from.host_in_launches_ns;
     for (size_t i = 0; i < kBubbleCauseCount; ++i)
         into.cause_ns[i] += from.cause_ns[i];
     for (size_t i = 0; i < kGapBucketCount; ++i)
@@ -401,12 +462,31 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
             row.totals.step_ns = step.end_ns - step.start_ns;
             result.per_device_step.push_back(row);
         }
+        // Each step's launch span on this device: from the first to the last launch call (by call start) of the
+        // activities launched in the step (item 8: host idle inside it is framework work a graph removes).
+        std::vector<std::pair<int64_t, int64_t>> launch_span(steps.size(), { INT64_MAX, INT64_MIN });
+        for (detail::ActivityCursor cursor(model, device); cursor.next(activity);) {
+            const auto call = classifier.launching_call(activity.correlation_id);
+            if (!call)
+                continue;
+            const int64_t call_ns = model.api_calls.start_ns[*call];
+            const auto step = std::upper_bound(steps.begin(), steps.end(), call_ns,
+                [](int64_t t, const StepInterval& s) { return t < s.start_ns; });
+            if (step == steps.begin() || call_ns >= (step - 1)->end_ns)
+                continue;
+            auto& span = launch_span[size_t(step - steps.begin()) - 1];
+            span.first = std::min(span.first, call_ns);
+            span.second = std::max(span.second, call_ns);
+        }
         size_t step_cursor = 0;
-        // Cuts the gap [a, b) at step boundaries; every piece carries the cause of the whole gap.
-        auto emit = [&](int64_t a, int64_t b, bool ended_by_activity, std::optional<size_t> call) {
+        // Cuts one cause's piece of a gap at step boundaries.
+        auto emit_piece = [&](const CausePiece& part, std::optional<size_t> call) {
             Bubble gap;
             gap.device_id = device;
-            classifier.classify(gap, a, b, device, ended_by_activity, call, comm);
+            gap.cause = part.cause;
+            gap.sync_call = part.sync_call;
+            gap.next_api_index = call;
+            const int64_t a = part.start_ns, b = part.end_ns;
             while (step_cursor < steps.size() && steps[step_cursor].end_ns <= a)
                 ++step_cursor;
             for (size_t s = step_cursor; s < steps.size() && steps[s].start_ns < b; ++s) {
@@ -424,10 +504,19 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
                 row.totals.cause_ns[size_t(piece.cause)] += length_ns;
                 if (piece.cause == BubbleCause::Launch)
                     row.totals.graph_removable_ns += std::max<int64_t>(0, length_ns - result.graph_gap_ns);
+                if (piece.cause == BubbleCause::Host)
+                    row.totals.host_in_launches_ns += std::max<int64_t>(0,
+                        std::min(piece.end_ns, launch_span[s].second) - std::max(piece.start_ns, launch_span[s].first));
                 ++row.totals.gap_counts[gap_bucket(length_ns)];
                 ++row.totals.bubble_count;
                 result.bubbles.push_back(piece);
             }
+        };
+        std::vector<CausePiece> pieces;
+        auto emit = [&](int64_t a, int64_t b, bool ended_by_activity, std::optional<size_t> call) {
+            classifier.classify(pieces, a, b, device, ended_by_activity, call, comm);
+            for (const CausePiece& part : pieces)
+                emit_piece(part, call);
         };
 
         // Zero-length activities carry no busy time and do not split a gap (CUPTI reports them for empty work).

@@ -18,14 +18,6 @@ namespace fp8scope::analyzer::detail {
 
 namespace {
 
-// What the phase alignment needs of each activity of the device, in sequence order.
-struct Sequence {
-    std::vector<int64_t> start_ns;
-    std::vector<int64_t> host_gap_ns; // launch-call start - the latest earlier launch-call start (0: unknown)
-    std::vector<uint8_t> optimizer, gemm;
-    std::vector<uint32_t> token; // kernel name index, or strings.size() + 1 + copy kind, or strings.size() (memset)
-};
-
 bool optimizer_name(std::string_view name)
 {
     std::string lower(name.substr(0, 256));
@@ -55,13 +47,18 @@ Sequence read_sequence(const TraceModel& model, uint32_t device)
                 ? base + 1 + uint32_t(std::clamp(model.memcpys.copy_kind[activity.row], 0, 15))
                 : base);
         int64_t gap = 0;
+        int64_t launch_start_ns = -1, launch_tid = 0;
         if (const auto call = calls.find(activity.correlation_id)) {
             const int64_t launch_ns = model.api_calls.start_ns[*call];
+            launch_start_ns = launch_ns;
+            launch_tid = model.api_calls.global_tid[*call];
             if (latest_launch_ns != INT64_MIN)
                 gap = std::max<int64_t>(0, launch_ns - latest_launch_ns);
             latest_launch_ns = std::max(latest_launch_ns, launch_ns);
         }
         s.host_gap_ns.push_back(gap);
+        s.launch_start_ns.push_back(launch_start_ns);
+        s.launch_tid.push_back(launch_tid);
         uint8_t optimizer = 0, gemm = 0;
         if (activity.kind == ActivityKind::Kernel) {
             const StringRef name = model.kernels.name[activity.row];
@@ -114,6 +111,8 @@ std::vector<uint32_t> optimizer_boundaries(const Sequence& s)
     return boundaries;
 }
 
+} // namespace
+
 // At least 70% of the spacings within 10% of their median: a loop's steps are alike.
 bool regular_spacing(const std::vector<uint32_t>& positions)
 {
@@ -127,6 +126,8 @@ bool regular_spacing(const std::vector<uint32_t>& positions)
         lengths.begin(), lengths.end(), [&](int64_t length) { return std::abs(length - median) <= median / 10; });
     return close * 10 >= int64_t(lengths.size()) * 7;
 }
+
+namespace {
 
 std::optional<int64_t> loop_offset(const Sequence& s, const std::vector<uint32_t>& boundaries,
     const std::vector<uint32_t>& anchor_positions)
@@ -152,9 +153,8 @@ std::optional<int64_t> loop_offset(const Sequence& s, const std::vector<uint32_t
     return chosen;
 }
 
-// The anchor's step starts moved to the loop's boundary: positions + offset, one more step before the first when
-// the sequence holds it whole, and a last repetition with fewer than half the median step's activities dropped
-// (a trace that ends inside a step).
+} // namespace
+
 std::vector<int64_t> aligned_starts(
     const Sequence& s, const std::vector<uint32_t>& positions, int64_t offset, bool prepend)
 {
@@ -183,9 +183,10 @@ std::vector<int64_t> aligned_starts(
             }
             return true;
         };
+        // A place inside a run of one token is no start (400 launches of one kernel: every place inside matches).
         int64_t best = -1;
         for (int64_t p = first - median / 2; p >= 0 && best < 0; --p)
-            if (same_start(p))
+            if (same_start(p) && (p == 0 || s.token[size_t(p) - 1] != s.token[size_t(p)]))
                 best = p;
         if (best < 0) {
             best = std::max<int64_t>(0, first - median);
@@ -205,8 +206,6 @@ std::vector<int64_t> aligned_starts(
             starts.push_back(s.start_ns[size_t(p)]);
     return starts;
 }
-
-} // namespace
 
 std::optional<Period> find_step_period(const TraceModel& model)
 {
@@ -372,28 +371,90 @@ std::optional<Period> find_step_period(const TraceModel& model)
     // The optimizer's evidence: it runs once per step. When its groups are regular and the kernel sequence gave a
     // different count, the sequence repeated over several steps (or a fragment of one): a whole multiple is
     // explained and the optimizer wins; anything else is a disagreement, and no period is reported.
+    // Host-blocking syncs that recur k times per step (issue 25 item 2): as strong as the optimizer's kernels, and
+    // exact about where a step begins. Without a regular optimizer they decide, unless the kernel sequence is a
+    // whole multiple finer (a sync every few steps); with one, they break a disagreement.
+    uint32_t syncs_per_step = 0;
+    const std::vector<uint32_t> sync_positions = sync_boundaries(model, sequence, syncs_per_step);
+    std::vector<int64_t> sync_starts;
+    if (!sync_positions.empty())
+        sync_starts = aligned_starts(sequence, sync_positions, 0, true);
+    const int64_t by_sync = int64_t(sync_starts.size()) >= kMinSteps ? int64_t(sync_starts.size()) : 0;
+    const int64_t by_sequence = found ? int64_t(found->step_starts_ns.size()) : 0;
+    auto whole_multiple = [](int64_t finer, int64_t coarser) {
+        if (coarser <= 0)
+            return false;
+        const int64_t multiple = (finer + coarser / 2) / coarser;
+        return multiple >= 2 && std::llabs(finer - multiple * coarser) <= 1;
+    };
+    auto from_syncs = [&](std::string_view other) {
+        Period period;
+        period.step_starts_ns = sync_starts;
+        period.description = fmt::format("{} steps closed by host-blocking calls on device {} ({} per step), each "
+                                         "step beginning at the first activity launched after its last one "
+                                         "returned{}",
+            by_sync, device, syncs_per_step, other);
+        return period;
+    };
+    // A kernel sequence a whole multiple finer than the syncs is believed (a sync every few steps, `.item()` logging)
+    // only when the launching thread also paused at its other step starts: a sequence of too few distinct tokens
+    // repeats within a step (400 launches of one kernel), and its "steps" then begin with no pause at all.
+    auto median_pause_at = [&](const std::vector<int64_t>& starts) {
+        std::vector<int64_t> pauses;
+        for (int64_t start : starts) {
+            const size_t p = size_t(
+                std::lower_bound(sequence.start_ns.begin(), sequence.start_ns.end(), start) - sequence.start_ns.begin());
+            if (p < sequence.host_gap_ns.size() && p > 0)
+                pauses.push_back(sequence.host_gap_ns[p]);
+        }
+        return median_of(pauses);
+    };
+    auto syncs_every_few_steps = [&] {
+        return found && whole_multiple(by_sequence, by_sync)
+            && 4 * median_pause_at(found->step_starts_ns) >= median_pause_at(sync_starts);
+    };
     if (!regular_spacing(boundaries)) {
-        if (found)
-            found->description += boundaries.empty() ? "; no optimizer kernels to check it against"
-                                                     : "; the optimizer's kernels are irregular, no second opinion";
+        const std::string no_optimizer = boundaries.empty() ? "no optimizer kernels"
+                                                            : "the optimizer's kernels are irregular";
+        if (by_sync > 0 && !syncs_every_few_steps()) {
+            if (!found)
+                return from_syncs(fmt::format("; {}, no kernel-sequence period", no_optimizer));
+            return from_syncs(std::llabs(by_sequence - by_sync) <= 1
+                    ? fmt::format("; the kernel sequence repeats {} times, which agrees; {}", by_sequence,
+                          no_optimizer)
+                    : fmt::format("; the kernel sequence alone repeats {} times, overruled; {}", by_sequence,
+                          no_optimizer));
+        }
+        if (found) {
+            found->description
+                += "; " + no_optimizer + (boundaries.empty() ? " to check it against" : ", no second opinion");
+            if (by_sync > 0)
+                found->description += fmt::format("; host-blocking syncs close one step in {}, which agrees",
+                    (by_sequence + by_sync / 2) / by_sync);
+        }
         return found;
     }
     std::vector<int64_t> starts = aligned_starts(sequence, boundaries, 0, true);
     if (starts.size() < kMinSteps)
         return found;
     const int64_t by_optimizer = int64_t(starts.size());
-    const int64_t by_sequence = found ? int64_t(found->step_starts_ns.size()) : 0;
     if (found && std::llabs(by_sequence - by_optimizer) <= 1) {
         found->description += fmt::format("; the optimizer ran {} times, which agrees", by_optimizer);
         return found;
     }
     Period period;
     if (found) {
-        const int64_t multiple = (by_optimizer + by_sequence / 2) / by_sequence;
-        if (multiple < 2 || std::llabs(by_optimizer - multiple * by_sequence) > 1) {
-            period.disagreement = fmt::format(
-                "the kernel sequence repeats {} times but the optimizer ran {} times", by_sequence, by_optimizer);
-            return period;
+        if (!whole_multiple(by_optimizer, by_sequence)) {
+            // The syncs side with one of the two.
+            if (by_sync > 0 && std::llabs(by_sync - by_sequence) <= 1)
+                return from_syncs(fmt::format("; the kernel sequence repeats {} times, which agrees, and the "
+                                              "optimizer ran {} times",
+                    by_sequence, by_optimizer));
+            if (by_sync == 0 || std::llabs(by_sync - by_optimizer) > 1) {
+                period.disagreement = fmt::format(
+                    "the kernel sequence repeats {} times but the optimizer ran {} times", by_sequence, by_optimizer);
+                return period;
+            }
         }
     }
     period.step_starts_ns = std::move(starts);

@@ -19,6 +19,32 @@ struct Period {
     std::string disagreement;
 };
 
+// What the phase alignment needs of each activity of the device, in sequence order.
+struct Sequence {
+    std::vector<int64_t> start_ns;
+    std::vector<int64_t> host_gap_ns; // launch-call start - the latest earlier launch-call start (0: unknown)
+    std::vector<int64_t> launch_start_ns; // the launch call's start (-1: no launch call)
+    std::vector<int64_t> launch_tid; // the launch call's globalTid (0: no launch call)
+    std::vector<uint8_t> optimizer, gemm;
+    std::vector<uint32_t> token; // kernel name index, or strings.size() + 1 + copy kind, or strings.size() (memset)
+};
+
+// At least 70% of the spacings between consecutive positions within 10% of their median (at least 3 positions): a
+// loop's steps are alike.
+bool regular_spacing(const std::vector<uint32_t>& positions);
+
+// Step starts from boundary positions in `s`: each position + offset, one more step before the first when
+// `prepend` and the sequence holds at least half a step there, and a last repetition with fewer than half the
+// median step's activities dropped (a trace that ends inside a step).
+std::vector<int64_t> aligned_starts(
+    const Sequence& s, const std::vector<uint32_t>& positions, int64_t offset, bool prepend);
+
+// Step evidence from host-blocking calls (step_syncs.cpp, issue 25): on the thread that launched most of the
+// sequence, the position of the first activity launched after each host-blocking call returned (calls with no
+// activity between them share one). When these recur k = 1..4 times per step (every k-th spacing regular), the
+// positions of the phase after which the thread paused longest; empty otherwise. `per_step` receives k.
+std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s, uint32_t& per_step);
+
 // The repeating activity sequence of the busiest device (docs/analysis.md "Steps", automatic detection).
 // Each activity is a token (kernel name, copy kind, memset). A loop of S steps makes each periodic token occur
 // about a multiple of S times, so S is the largest number that the counts of (nearly) all tokens seen at least

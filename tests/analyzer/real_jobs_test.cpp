@@ -5,6 +5,7 @@
 #include "fp8scope/analyzer/report.hpp"
 #include "fp8scope/analyzer/steps.hpp"
 #include "fp8scope/analyzer/trace_loader.hpp"
+#include "job_truth.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include <vector>
 
 using namespace fp8scope::analyzer;
+using namespace fp8scope::testing;
 
 namespace {
 
@@ -33,61 +35,6 @@ nlohmann::json truth_of(const std::string& name)
     std::ifstream in(kDir + name + ".truth.json");
     REQUIRE(in);
     return nlohmann::json::parse(in);
-}
-
-// The device's activities in start order, and for each the start of the API call that launched it.
-struct Activities {
-    std::vector<int64_t> start_ns, launch_ns;
-};
-
-Activities activities_of(const TraceModel& model)
-{
-    std::unordered_map<uint32_t, int64_t> launch; // correlation id -> call start (the runtime call over the driver's)
-    const ApiTable& api = model.api_calls;
-    for (size_t i = 0; i < api.size(); ++i) {
-        auto [it, inserted] = launch.try_emplace(api.correlation_id[i], api.start_ns[i]);
-        if (!inserted && !api.is_driver[i])
-            it->second = api.start_ns[i];
-    }
-    std::vector<std::pair<int64_t, int64_t>> rows;
-    auto add = [&](const std::vector<int64_t>& starts, const std::vector<uint32_t>& ids) {
-        for (size_t i = 0; i < starts.size(); ++i) {
-            const auto it = launch.find(ids[i]);
-            rows.emplace_back(starts[i], it == launch.end() ? starts[i] : it->second);
-        }
-    };
-    add(model.kernels.start_ns, model.kernels.correlation_id);
-    add(model.memcpys.start_ns, model.memcpys.correlation_id);
-    add(model.memsets.start_ns, model.memsets.correlation_id);
-    std::sort(rows.begin(), rows.end());
-    Activities a;
-    for (auto [start, launched] : rows) {
-        a.start_ns.push_back(start);
-        a.launch_ns.push_back(launched);
-    }
-    return a;
-}
-
-// The true step boundaries as activity positions: for each step marker, the first activity whose launch call began
-// after it (the GPU runs behind the host, so a marker's time says nothing about the GPU's order by itself).
-std::vector<size_t> true_boundaries(const TraceModel& model, const Activities& a)
-{
-    std::vector<size_t> bounds;
-    for (const StepMarker& marker : model.step_markers) {
-        size_t best = a.start_ns.size();
-        for (size_t i = 0; i < a.start_ns.size(); ++i)
-            if (a.launch_ns[i] >= marker.timestamp_ns && (best == a.start_ns.size() || i < best)) {
-                best = i;
-                break;
-            }
-        bounds.push_back(best);
-    }
-    return bounds;
-}
-
-size_t position_of(const Activities& a, int64_t start_ns)
-{
-    return size_t(std::lower_bound(a.start_ns.begin(), a.start_ns.end(), start_ns) - a.start_ns.begin());
 }
 
 } // namespace
@@ -115,8 +62,11 @@ TEST_CASE("automatic steps on real jobs give the exact step count and every boun
     CHECK(steps.source == StepSource::Automatic);
     REQUIRE(int64_t(steps.steps.size()) == truth.at("steps").get<int64_t>());
 
-    const Activities a = activities_of(model);
-    const std::vector<size_t> truth_positions = true_boundaries(model, a);
+    const JobActivities a = job_activities(model);
+    std::vector<int64_t> marker_ns;
+    for (const StepMarker& marker : model.step_markers)
+        marker_ns.push_back(marker.timestamp_ns);
+    const std::vector<size_t> truth_positions = true_boundaries(a, marker_ns);
     const bool first_step_differs
         = job == "h100-compile-block" || job == "h100-jax-mlp" || job.starts_with("h100-ddp-gloo");
     for (size_t i = first_step_differs ? 2 : 0; i < steps.steps.size(); ++i) {

@@ -41,6 +41,11 @@ struct BubbleTotals {
     // The part of the `launch` idle a CUDA graph would remove: each launch bubble shrinks to the graph's
     // kernel-to-kernel gap (BubbleAnalysis::graph_gap_ns), so sum(max(0, length - graph_gap_ns)).
     int64_t graph_removable_ns = 0;
+    // The part of the `host` idle that lies inside the step's launches: between the first and the last launch call
+    // of the step's work on this device (issue 25 item 8). That is framework work inside the captured region
+    // (autograd, the optimizer's Python), which a graph replay removes; host idle before the step's first launch or
+    // after its last (data loading, logging) stays.
+    int64_t host_in_launches_ns = 0;
 };
 
 struct DeviceStepBubbles {

@@ -1,0 +1,97 @@
+// Step evidence from host-blocking calls (docs/analysis.md "Steps", automatic detection; issue 25 item 2). Jobs
+// without optimizer kernels (a hand-written SGD update, a CUDA C++ program) often close each step with a sync
+// (`.item()`, `torch.cuda.synchronize()`, cudaDeviceSynchronize): the first activity launched after it returns is
+// where the next step begins.
+#include "fp8scope/analyzer/host_blocking.hpp"
+#include "median.hpp"
+#include "step_period.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace fp8scope::analyzer::detail {
+namespace {
+
+constexpr uint32_t kMaxSyncsPerStep = 4;
+
+// The thread that launched most of the sequence's activities.
+int64_t main_launching_thread(const Sequence& s)
+{
+    std::unordered_map<int64_t, size_t> launched;
+    int64_t best_tid = 0;
+    size_t best = 0;
+    for (int64_t tid : s.launch_tid) {
+        if (tid == 0)
+            continue;
+        if (const size_t n = ++launched[tid]; n > best) {
+            best = n;
+            best_tid = tid;
+        }
+    }
+    return best_tid;
+}
+
+} // namespace
+
+std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s, uint32_t& per_step)
+{
+    per_step = 0;
+    const int64_t tid = main_launching_thread(s);
+    if (tid == 0)
+        return {};
+    // The thread's launches by call start, with their positions in the sequence.
+    std::vector<std::pair<int64_t, uint32_t>> launches;
+    for (size_t i = 0; i < s.launch_tid.size(); ++i)
+        if (s.launch_tid[i] == tid)
+            launches.emplace_back(s.launch_start_ns[i], uint32_t(i));
+    std::sort(launches.begin(), launches.end());
+    // The earliest position launched at or after each of the thread's host-blocking calls returned. A call after
+    // the last launch closes the trace and begins no step.
+    std::vector<uint32_t> positions;
+    for (const HostBlockingCall& call : find_host_blocking_calls(model)) {
+        if (call.global_tid != tid)
+            continue;
+        auto it = std::lower_bound(
+            launches.begin(), launches.end(), std::pair<int64_t, uint32_t>(call.end_ns, 0));
+        if (it == launches.end())
+            continue;
+        uint32_t position = it->second;
+        // Launches of one thread reach the device in order per stream, not across streams: the earliest position
+        // among the launches of the next few microseconds is the step's first activity.
+        for (auto next = it; next != launches.end() && next - it < 8; ++next)
+            position = std::min(position, next->second);
+        positions.push_back(position);
+    }
+    std::sort(positions.begin(), positions.end());
+    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+    if (positions.size() < 3)
+        return {};
+    // k syncs per step: every k-th spacing is regular. The smallest such k; of its k phases, the one after which
+    // the thread paused longest before launching (data loading, logging: the top of the loop).
+    for (uint32_t k = 1; k <= kMaxSyncsPerStep && positions.size() >= 3 * size_t(k); ++k) {
+        std::vector<uint32_t> best;
+        int64_t best_pause = -1;
+        for (uint32_t phase = 0; phase < k; ++phase) {
+            std::vector<uint32_t> every_kth;
+            std::vector<int64_t> pauses;
+            for (size_t i = phase; i < positions.size(); i += k) {
+                every_kth.push_back(positions[i]);
+                pauses.push_back(s.host_gap_ns[positions[i]]);
+            }
+            if (!regular_spacing(every_kth))
+                break; // one irregular phase: k is not the period
+            const int64_t pause = median_of(pauses);
+            if (pause > best_pause) {
+                best_pause = pause;
+                best = std::move(every_kth);
+            }
+            if (phase + 1 == k) {
+                per_step = k;
+                return best;
+            }
+        }
+    }
+    return {};
+}
+
+} // namespace fp8scope::analyzer::detail

@@ -1,0 +1,440 @@
+// The rules each cell is judged by are docs/accuracy.md's; each is the same for every workload (no workload has a
+// threshold of its own).
+#include "zoo_judge.hpp"
+
+#include "fp8scope/analyzer/compare.hpp"
+#include "fp8scope/analyzer/ranks.hpp"
+#include "fp8scope/analyzer/recommendations.hpp"
+#include "fp8scope/analyzer/report.hpp"
+#include "fp8scope/analyzer/steps.hpp"
+#include "fp8scope/analyzer/trace_loader.hpp"
+#include "job_truth.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <stdexcept>
+
+namespace fp8scope::zoo {
+namespace {
+
+using namespace analyzer;
+using nlohmann::json;
+
+constexpr double kIdleTolerance = 0.25; // planted stall against the cause's idle per step
+constexpr double kSavingTolerance = 0.25; // planted stall against the top recommendation's saving
+constexpr double kGraphTolerance = 0.20; // the CUDA-graph what-if against the measured replay
+constexpr double kDominantStallShare = 0.30; // a stall of at least this share of the step must lead the advice
+constexpr int64_t kDriftOnsetSteps = 3; // the flagged onset within this many steps of the planted one
+constexpr size_t kUnjudgedFirstSteps = 2; // compilation, lazy init: the first steps' boundaries are not judged
+
+struct Trace {
+    std::string file; // <name>.sqlite without the folder
+    json truth;
+    TraceModel model;
+};
+
+json read_json(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw std::runtime_error("cannot read " + path);
+    return json::parse(in);
+}
+
+Trace load(const std::string& dir, const std::string& stem)
+{
+    const std::string path = dir + "/" + stem + ".sqlite";
+    auto model = load_trace(path);
+    if (!model)
+        throw std::runtime_error(path + ": " + model.error().message);
+    return { stem, read_json(dir + "/" + stem + ".truth.json"), std::move(*model) };
+}
+
+// The workload's traces: <name>.sqlite, or <name>-rank<r>.sqlite per rank, ascending.
+std::vector<Trace> load_workload(const std::string& dir, const std::string& workload)
+{
+    std::vector<Trace> traces;
+    if (std::filesystem::exists(dir + "/" + workload + ".truth.json")) {
+        traces.push_back(load(dir, workload));
+        return traces;
+    }
+    for (int rank = 0; std::filesystem::exists(dir + "/" + workload + "-rank" + std::to_string(rank) + ".truth.json");
+         ++rank)
+        traces.push_back(load(dir, workload + "-rank" + std::to_string(rank)));
+    if (traces.empty())
+        throw std::runtime_error("no truth for workload " + workload + " in " + dir);
+    return traces;
+}
+
+std::string ms(double ns) { return fmt::format("{:.2f} ms", ns / 1e6); }
+
+Cell cell(bool right, std::string text) { return { std::move(text), right ? Verdict::Right : Verdict::Wrong }; }
+Cell not_judged(std::string text) { return { std::move(text), Verdict::NotJudged }; }
+
+std::optional<double> number(const json& j, const char* key)
+{
+    if (j.is_object() && j.contains(key) && j.at(key).is_number())
+        return j.at(key).get<double>();
+    return std::nullopt;
+}
+
+StepOptions automatic_only()
+{
+    StepOptions options;
+    options.ignore_markers = true;
+    options.ignore_nvtx = true;
+    options.warmup = 0;
+    return options;
+}
+
+// The steps the job marked itself (step markers, or NVTX step ranges in the CUDA sample), all of them.
+StepSet true_steps(const TraceModel& model)
+{
+    StepOptions options;
+    options.warmup = 0;
+    return find_steps(model, options);
+}
+
+Cell judge_steps(const std::vector<Trace>& traces)
+{
+    std::vector<std::string> parts;
+    bool right = true;
+    for (const Trace& t : traces) {
+        const int64_t expected = t.truth.at("steps").get<int64_t>();
+        const StepSet found = find_steps(t.model, automatic_only());
+        const int64_t n = found.source == StepSource::Automatic ? int64_t(found.steps.size()) : 0;
+        right = right && n == expected;
+        parts.push_back(fmt::format("{}/{}", n, expected));
+    }
+    return cell(right, fmt::format("{}", fmt::join(parts, ", ")));
+}
+
+Cell judge_boundaries(const std::vector<Trace>& traces)
+{
+    std::vector<std::string> parts;
+    bool right = true;
+    for (const Trace& t : traces) {
+        const StepSet found = find_steps(t.model, automatic_only());
+        const StepSet truth = true_steps(t.model);
+        if (found.steps.size() != truth.steps.size()) {
+            right = false;
+            parts.push_back("step count differs");
+            continue;
+        }
+        const testing::JobActivities a = testing::job_activities(t.model);
+        std::vector<int64_t> starts;
+        for (const StepInterval& s : truth.steps)
+            starts.push_back(s.start_ns);
+        const std::vector<size_t> expected = testing::true_boundaries(a, starts);
+        size_t judged = 0, within = 0;
+        int64_t worst = 0;
+        for (size_t i = kUnjudgedFirstSteps; i < found.steps.size(); ++i) {
+            const int64_t off
+                = int64_t(testing::position_of(a, found.steps[i].start_ns)) - int64_t(expected[i]);
+            ++judged;
+            within += std::llabs(off) <= 1 ? 1 : 0;
+            worst = std::max<int64_t>(worst, std::llabs(off));
+        }
+        right = right && within == judged;
+        parts.push_back(within == judged ? fmt::format("{}/{} within 1", within, judged)
+                                         : fmt::format("{}/{} within 1 (worst {})", within, judged, worst));
+    }
+    return cell(right, fmt::format("{}", fmt::join(parts, "; ")));
+}
+
+int64_t median_ns(std::vector<int64_t> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+struct StepFigures {
+    int64_t host_ns = 0, host_in_launches_ns = 0, sync_ns = 0, launch_ns = 0, dependency_ns = 0, comm_ns = 0;
+    int64_t syncs = 0;
+};
+
+// Medians over the analysed steps of one device (device 0's rows: every zoo workload runs on one device a trace).
+StepFigures step_medians(const Report& r)
+{
+    std::vector<int64_t> host, in_launches, sync, launch, dependency, comm, syncs;
+    for (const DeviceStepBubbles& row : r.bubbles.per_device_step) {
+        const auto cause = [&](BubbleCause c) { return row.totals.cause_ns[size_t(c)]; };
+        host.push_back(cause(BubbleCause::Host));
+        in_launches.push_back(row.totals.host_in_launches_ns);
+        sync.push_back(cause(BubbleCause::Sync));
+        launch.push_back(cause(BubbleCause::Launch));
+        dependency.push_back(cause(BubbleCause::Dependency));
+        comm.push_back(cause(BubbleCause::Comm));
+    }
+    for (size_t s = 0; s < r.steps.steps.size(); ++s) {
+        int64_t n = 0;
+        for (const SyncCallReport& call : r.syncs.calls)
+            n += call.step == s ? 1 : 0;
+        syncs.push_back(n);
+    }
+    return { median_ns(host), median_ns(in_launches), median_ns(sync), median_ns(launch), median_ns(dependency),
+        median_ns(comm), median_ns(syncs) };
+}
+
+// The stall the job planted, as it measured it when it did (its own sleep, or its wait on the loader).
+std::optional<double> planted_stall_ms(const json& truth)
+{
+    const json& measured = truth.value("measured", json::object());
+    for (const char* key : { "slept_ms_median", "stall_ms_median", "host_wait_ms_median" })
+        if (const auto v = number(measured, key))
+            return v;
+    return number(truth.value("planted", json::object()), "host_stall_ms");
+}
+
+bool within(double value, double expected, double tolerance)
+{
+    return std::abs(value - expected) <= tolerance * std::abs(expected);
+}
+
+// The trace the idle and advice cells judge: the straggler's rank for a DDP job, else the only one.
+const Trace& subject(const std::vector<Trace>& traces)
+{
+    for (const Trace& t : traces)
+        if (t.truth.contains("straggler") && t.truth.at("straggler").is_object()
+            && t.truth.value("rank", -1) == t.truth.at("straggler").value("rank", -2))
+            return t;
+    return traces.front();
+}
+
+Cell judge_idle(const Trace& t, const Report& r)
+{
+    const StepFigures f = step_medians(r);
+    const json& planted = t.truth.value("planted", json::object());
+    std::string text = fmt::format("host {} (in launches {}), sync {}, launch {}", ms(double(f.host_ns)),
+        ms(double(f.host_in_launches_ns)), ms(double(f.sync_ns)), ms(double(f.launch_ns)));
+    if (f.comm_ns > 0)
+        text += ", comm " + ms(double(f.comm_ns));
+    bool judged = false, right = true;
+    if (const auto stall = planted_stall_ms(t.truth)) {
+        judged = true;
+        const bool in_step = planted.value("host_stall_where", "") == "in_step";
+        const double host = double(in_step ? f.host_in_launches_ns : f.host_ns - f.host_in_launches_ns) / 1e6;
+        right = right && within(host, *stall, kIdleTolerance);
+        text += fmt::format("; host {} the launches {:.2f} ms vs stall {:.2f} ms", in_step ? "inside" : "outside",
+            host, *stall);
+    }
+    if (planted.contains("syncs_per_step") && !planted.contains("sync_every") && !planted.contains("sync_steps")) {
+        judged = true;
+        const int64_t expected = planted.at("syncs_per_step").get<int64_t>();
+        right = right && f.syncs == expected;
+        text += fmt::format("; syncs/step {} (planted {})", f.syncs, expected);
+    }
+    return judged ? cell(right, text) : not_judged(text);
+}
+
+Cell judge_top_recommendation(const Trace& t, const Report& r)
+{
+    const WhatIf w = estimate_what_if(r);
+    if (w.recommendations.empty())
+        return not_judged("none");
+    const Recommendation& top = w.recommendations.front();
+    std::string text = fmt::format("{} saves {}", recommendation_kind_name(top.kind), ms(double(top.saving_per_step_ns)));
+    const json& measured = t.truth.value("measured", json::object());
+    if (const auto replay = number(measured, "graph_replay_ms")) {
+        const double predicted = double(w.without_launch_overhead_ns) / 1e6;
+        text += fmt::format("; graph what-if {:.2f} ms vs replay {:.2f} ms", predicted, *replay);
+        return cell(top.kind == RecommendationKind::CudaGraphs && within(predicted, *replay, kGraphTolerance), text);
+    }
+    const json& planted = t.truth.value("planted", json::object());
+    const auto stall = planted_stall_ms(t.truth);
+    const auto step_ms = number(measured, "median_step_ms");
+    if (stall && step_ms && planted.value("host_stall_where", "") == "between_steps"
+        && *stall >= kDominantStallShare * *step_ms) {
+        text += fmt::format(" (stall {:.2f} ms of a {:.2f} ms step)", *stall, *step_ms);
+        return cell(top.kind == RecommendationKind::ReduceHostWork
+                && within(double(top.saving_per_step_ns) / 1e6, *stall, kSavingTolerance),
+            text);
+    }
+    return not_judged(text);
+}
+
+Cell judge_straggler(const std::string& dir, const std::vector<Trace>& traces)
+{
+    if (traces.size() < 2)
+        return not_judged("");
+    const json& straggler = subject(traces).truth.value("straggler", json());
+    if (!straggler.is_object())
+        return not_judged("no straggler planted");
+    std::vector<std::string> paths;
+    for (const Trace& t : traces)
+        paths.push_back(dir + "/" + t.file + ".sqlite");
+    auto set = analyze_rank_set(paths);
+    if (!set)
+        throw std::runtime_error(set.error().message);
+    const int32_t expected = straggler.at("rank").get<int32_t>();
+    const bool sleeps = straggler.contains("sleep_ms");
+    size_t slowest = 0, host_led = 0;
+    for (const StepAcrossRanks& s : set->across.steps) {
+        slowest += s.slowest_rank == expected ? 1 : 0;
+        host_led += s.slowest_rank == expected && s.slowest_lead_cause == BubbleCause::Host ? 1 : 0;
+    }
+    const size_t n = set->across.steps.size();
+    std::string text = fmt::format("rank {} slowest in {}/{} steps", expected, slowest, n);
+    bool right = n > 0 && slowest * 10 >= n * 8;
+    if (sleeps) {
+        text += fmt::format(", lead cause host in {}", host_led);
+        right = right && host_led * 10 >= n * 8;
+    }
+    return cell(right, text);
+}
+
+struct PairCells {
+    Cell drift, recipe;
+};
+
+PairCells judge_pair(const std::string& dir, const Trace& run)
+{
+    const json& pair = run.truth.value("pair", json());
+    if (!pair.is_object())
+        return { not_judged(""), not_judged("") };
+    const std::string twin = pair.at("twin").get<std::string>();
+    if (pair.value("role", "") != "run")
+        return { not_judged("reference of " + twin), not_judged("reference") };
+    const Trace ref = load(dir, twin);
+    const Report run_report = analyze(run.model);
+    const Report ref_report = analyze(ref.model);
+    const auto compared = compare_runs({ run.model, run_report, ref.model, ref_report });
+    if (const auto* refusal = std::get_if<CompareRefusal>(&compared))
+        return { cell(false, "refused: " + refusal->message), cell(false, "refused") };
+    const CompareResult& c = std::get<CompareResult>(compared);
+
+    Cell drift;
+    const json& planted = run.truth.value("drift", json());
+    const std::string first = c.first_divergent ? c.sites[*c.first_divergent].label : std::string();
+    const std::optional<int64_t> onset = c.first_divergent ? c.sites[*c.first_divergent].onset_step : std::nullopt;
+    if (planted.is_string()) {
+        drift = cell(c.flagged.empty(),
+            c.flagged.empty() ? "clean: no site drifts"
+                              : fmt::format("clean, but {} sites flagged, first {} from step {}", c.flagged.size(),
+                                    first, onset.value_or(-1)));
+    } else if (planted.is_object()) {
+        const std::string layer = planted.at("layer").get<std::string>();
+        const int64_t planted_onset = planted.at("onset_step").get<int64_t>();
+        const bool right = !c.flagged.empty() && first.find(layer) != std::string::npos && onset
+            && std::llabs(*onset - planted_onset) <= kDriftOnsetSteps;
+        drift = cell(right,
+            c.flagged.empty() ? fmt::format("missed: {} from step {}", layer, planted_onset)
+                              : fmt::format("{} sites, first {} from step {} (planted {} from {})", c.flagged.size(),
+                                    first, onset.value_or(-1), layer, planted_onset));
+    } else {
+        drift = not_judged("");
+    }
+
+    Cell recipe;
+    const std::string expected = run.truth.value("recipe", "");
+    const std::map<std::string, int64_t> counts { { "delayed", c.delayed_sites }, { "current", c.current_sites },
+        { "static", c.static_sites }, { "unknown", c.unknown_recipe_sites } };
+    const auto majority = std::max_element(
+        counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    recipe = cell(majority->first == expected && majority->second > 0,
+        fmt::format("delayed {}, current {}, static {}, unknown {} (truth {})", c.delayed_sites, c.current_sites,
+            c.static_sites, c.unknown_recipe_sites, expected));
+    return { drift, recipe };
+}
+
+Cell judge_price(const Trace& run)
+{
+    const auto change = number(run.truth.value("measured", json::object()), "fp8_step_change_ms");
+    if (!change || run.truth.value("pair", json()).value("role", "") != "run")
+        return not_judged("");
+    return not_judged(fmt::format("measured {:+.1f} ms/step untraced; explanation not judged yet", *change));
+}
+
+const char* mark(Verdict v)
+{
+    switch (v) {
+    case Verdict::Right:
+        return "✓";
+    case Verdict::Wrong:
+        return "✗";
+    case Verdict::NotJudged:
+        break;
+    }
+    return "–";
+}
+
+std::string escape_cell(std::string text)
+{
+    std::string out;
+    for (char c : text)
+        out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
+}
+
+} // namespace
+
+std::vector<std::string> zoo_workloads(const std::string& dir)
+{
+    std::set<std::string> names;
+    const std::regex rank_suffix("-rank[0-9]+$");
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const std::string file = entry.path().filename().string();
+        const std::string suffix = ".truth.json";
+        if (file.size() > suffix.size() && file.ends_with(suffix))
+            names.insert(std::regex_replace(file.substr(0, file.size() - suffix.size()), rank_suffix, ""));
+    }
+    return { names.begin(), names.end() };
+}
+
+Row judge_workload(const std::string& dir, const std::string& workload)
+{
+    const std::vector<Trace> traces = load_workload(dir, workload);
+    Row row;
+    row.workload = workload;
+    row.pattern = traces.front().truth.value("pattern", "");
+    row.cells[0] = judge_steps(traces);
+    row.cells[1] = judge_boundaries(traces);
+    const Trace& t = subject(traces);
+    const Report r = analyze(t.model);
+    row.cells[2] = judge_idle(t, r);
+    row.cells[3] = judge_top_recommendation(t, r);
+    row.cells[4] = judge_straggler(dir, traces);
+    const PairCells pair = judge_pair(dir, traces.front());
+    row.cells[5] = pair.drift;
+    row.cells[6] = pair.recipe;
+    row.cells[7] = judge_price(traces.front());
+    return row;
+}
+
+std::string scoreboard_markdown(const std::vector<Row>& rows)
+{
+    std::string out = "| workload |";
+    for (const char* column : kColumns)
+        out += fmt::format(" {} |", column);
+    out += "\n|---|";
+    for (size_t i = 0; i < kColumnCount; ++i)
+        out += "---|";
+    out += "\n";
+    size_t right = 0, wrong = 0, open = 0;
+    for (const Row& row : rows) {
+        out += fmt::format("| `{}` |", row.workload);
+        for (const Cell& c : row.cells) {
+            out += fmt::format(" {} {} |", mark(c.verdict), escape_cell(c.text));
+            right += c.verdict == Verdict::Right ? 1 : 0;
+            wrong += c.verdict == Verdict::Wrong ? 1 : 0;
+            open += c.verdict == Verdict::NotJudged ? 1 : 0;
+        }
+        out += "\n";
+    }
+    out += fmt::format("\n{} workloads: {} cells right, {} wrong, {} not judged.\n", rows.size(), right, wrong, open);
+    return out;
+}
+
+} // namespace fp8scope::zoo

@@ -1,0 +1,41 @@
+// The zoo's judge (issue 25; docs/accuracy.md): each workload recorded on a GPU by tests/gpu/check_zoo.py printed
+// what it did (samples/traces/zoo/<name>.truth.json); the analyzer's answers on its trace are set against that truth,
+// one cell per question a user asks of the report. A cell is right, wrong, or not judged (the workload planted
+// nothing that question could be judged on); its text gives the figures either way.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fp8scope::zoo {
+
+enum class Verdict { Right, Wrong, NotJudged };
+
+struct Cell {
+    std::string text;
+    Verdict verdict = Verdict::NotJudged;
+};
+
+// The scoreboard's columns, in order.
+inline constexpr const char* kColumns[]
+    = { "steps", "boundaries", "idle by cause", "top recommendation", "straggler", "drift verdict", "recipe",
+          "FP8 price" };
+inline constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
+
+struct Row {
+    std::string workload;
+    std::string pattern;
+    Cell cells[kColumnCount];
+};
+
+// Every workload in `dir` (one row per workload: a DDP job's ranks share a row), by name.
+std::vector<std::string> zoo_workloads(const std::string& dir);
+
+// Judges one workload. Throws std::runtime_error when its files cannot be read or analysed.
+Row judge_workload(const std::string& dir, const std::string& workload);
+
+// The scoreboard as Markdown: a table with one row per workload, each cell's figures with ✓ (right), ✗ (wrong) or
+// – (not judged), and a last line that counts them.
+std::string scoreboard_markdown(const std::vector<Row>& rows);
+
+} // namespace fp8scope::zoo
