@@ -90,15 +90,65 @@ std::optional<Period> find_graph_step_period(const TraceModel& model)
     const auto per_step = sequence_period(ids);
     if (!per_step)
         return std::nullopt;
+    // The thread's other launches (input copies into the graph's static buffers, an eager optimizer), by call start,
+    // with the start of the first activity each launched.
+    std::vector<std::pair<int64_t, int64_t>> eager; // (call start, first activity start)
+    {
+        CorrelationIndex calls(api.correlation_id, &api.is_driver);
+        std::unordered_map<size_t, int64_t> first_of_call;
+        for (ActivityCursor cursor(model); cursor.next(activity);) {
+            if (activity.correlation_id == 0 || launch_of.count(activity.correlation_id))
+                continue;
+            const auto call = calls.find(activity.correlation_id);
+            if (!call || api.global_tid[*call] != thread->first)
+                continue;
+            auto [it, inserted] = first_of_call.try_emplace(*call, activity.start_ns);
+            if (!inserted)
+                it->second = std::min(it->second, activity.start_ns);
+        }
+        for (const auto& [call, start_ns] : first_of_call)
+            eager.emplace_back(api.start_ns[call], start_ns);
+        std::sort(eager.begin(), eager.end());
+    }
+    // A step begins where the loop does: after the longest pause of the thread's launches since the previous step's
+    // last graph launch (the top of the loop, then the copies into the graph's inputs), else at the graph itself.
+    auto loop_start = [&](size_t first_launch, std::optional<size_t> previous_launch) {
+        int64_t start_ns = first_start[first_launch];
+        if (!previous_launch)
+            return start_ns;
+        const int64_t from = api.start_ns[launches[*previous_launch]], to = api.start_ns[launches[first_launch]];
+        auto it = std::upper_bound(eager.begin(), eager.end(), std::pair<int64_t, int64_t>(from, INT64_MAX));
+        int64_t previous = from, longest = to - from; // no launch in between: the pause is the whole interval
+        std::optional<size_t> chosen;
+        int64_t longest_before = -1;
+        for (; it != eager.end() && it->first < to; ++it) {
+            if (it->first - previous > longest_before) {
+                longest_before = it->first - previous;
+                chosen = size_t(it - eager.begin());
+            }
+            previous = it->first;
+        }
+        // The graph's own launch may follow the longest pause (nothing of this step was launched before it).
+        if (!chosen || to - previous >= longest_before)
+            return start_ns;
+        (void)longest;
+        for (size_t j = *chosen; j < eager.size() && eager[j].first < to; ++j)
+            start_ns = std::min(start_ns, eager[j].second);
+        return start_ns;
+    };
     Period period;
     size_t seen = 0;
+    std::optional<size_t> previous_launch;
     for (size_t i = 0; i < launches.size(); ++i) {
         if (first_start[i] == INT64_MAX)
             continue;
         // A step is a whole group of per_step launches: a trailing partial group is not a step.
-        if (seen % *per_step == 0 && seen + *per_step <= ids.size()
-            && (period.step_starts_ns.empty() || first_start[i] > period.step_starts_ns.back()))
-            period.step_starts_ns.push_back(first_start[i]);
+        if (seen % *per_step == 0 && seen + *per_step <= ids.size()) {
+            const int64_t start_ns = loop_start(i, previous_launch);
+            if (period.step_starts_ns.empty() || start_ns > period.step_starts_ns.back())
+                period.step_starts_ns.push_back(start_ns);
+        }
+        previous_launch = i;
         ++seen;
     }
     if (period.step_starts_ns.size() < 3)

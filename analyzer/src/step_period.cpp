@@ -169,7 +169,7 @@ std::vector<int64_t> aligned_starts(
     // about one step earlier (the first step often runs extra work, lazy initialisation, so not exactly one
     // median step before).
     const int64_t first = int64_t(positions.front()) + offset;
-    if (prepend && first - median / 2 >= 0) {
+    if (prepend && 2 * first >= median) {
         // The later steps begin with the same few activities (the data copy, the first forward kernels): the last
         // place at least half a step before the first boundary where those begin is the first step's start, also
         // when lazy initialisation or compilation made that step longer. Without one, the longest pause about one
@@ -419,11 +419,15 @@ std::optional<Period> find_step_period(const TraceModel& model)
         if (by_sync > 0 && !syncs_every_few_steps()) {
             if (!found)
                 return from_syncs(fmt::format("; {}, no kernel-sequence period", no_optimizer));
-            return from_syncs(std::llabs(by_sequence - by_sync) <= 1
-                    ? fmt::format("; the kernel sequence repeats {} times, which agrees; {}", by_sequence,
-                          no_optimizer)
-                    : fmt::format("; the kernel sequence alone repeats {} times, overruled; {}", by_sequence,
-                          no_optimizer));
+            // The same count: the sequence's own starts stand (its anchor and offset fit every step); one step more or
+            // less is a partial repetition at an end, which the syncs, at the steps' exact ends, do not have.
+            if (by_sequence == by_sync) {
+                found->description += fmt::format("; {} steps closed by host-blocking calls, which agrees; {}",
+                    by_sync, no_optimizer);
+                return found;
+            }
+            return from_syncs(fmt::format("; the kernel sequence alone repeats {} times, overruled; {}", by_sequence,
+                no_optimizer));
         }
         if (found) {
             found->description
@@ -435,6 +439,15 @@ std::optional<Period> find_step_period(const TraceModel& model)
         return found;
     }
     std::vector<int64_t> starts = aligned_starts(sequence, boundaries, 0, true);
+    // A training step ends with its update: activity after the last update (an evaluation pass, a checkpoint's
+    // copies) is no step of its own, however long.
+    if (!starts.empty()) {
+        const size_t last = size_t(std::lower_bound(sequence.start_ns.begin(), sequence.start_ns.end(), starts.back())
+            - sequence.start_ns.begin());
+        if (std::find(sequence.optimizer.begin() + std::ptrdiff_t(last), sequence.optimizer.end(), uint8_t(1))
+            == sequence.optimizer.end())
+            starts.pop_back();
+    }
     if (starts.size() < kMinSteps)
         return found;
     const int64_t by_optimizer = int64_t(starts.size());
@@ -443,7 +456,11 @@ std::optional<Period> find_step_period(const TraceModel& model)
         return found;
     }
     Period period;
-    if (found) {
+    // A kernel sequence that repeats less often than the optimizer runs, but not a whole multiple less, locked onto a
+    // longer period than the loop's (tokens that a first step or a rotating buffer made incompatible with the true
+    // count): the optimizer's count stands, and the description says so.
+    const bool sequence_coarser = found && by_sequence < by_optimizer;
+    if (found && !sequence_coarser) {
         if (!whole_multiple(by_optimizer, by_sequence)) {
             // The syncs side with one of the two.
             if (by_sync > 0 && std::llabs(by_sync - by_sequence) <= 1)
@@ -461,8 +478,11 @@ std::optional<Period> find_step_period(const TraceModel& model)
     period.description = fmt::format("{} optimizer updates on device {}, each step beginning at the launching "
                                      "thread's longest pause after them{}",
         by_optimizer, device,
-        found ? fmt::format(" (the kernel sequence alone repeats {} times: it spans several steps)", by_sequence)
-              : std::string());
+        !found ? std::string()
+            : whole_multiple(by_optimizer, by_sequence)
+            ? fmt::format(" (the kernel sequence alone repeats {} times: it spans several steps)", by_sequence)
+            : fmt::format(" (the kernel sequence alone repeats {} times: it locked onto a longer period)",
+                  by_sequence));
     return period;
 }
 

@@ -41,8 +41,10 @@ std::vector<int64_t> aligned_starts(
 
 // Step evidence from host-blocking calls (step_syncs.cpp, issue 25): on the thread that launched most of the
 // sequence, the position of the first activity launched after each host-blocking call returned (calls with no
-// activity between them share one). When these recur k = 1..4 times per step (every k-th spacing regular), the
-// positions of the phase after which the thread paused longest; empty otherwise. `per_step` receives k.
+// activity between them share one; leading places much closer together than the loop's spacing are set-up and
+// dropped). A device-wide sync that recurs once per step (regular spacing) is the step's end; otherwise, when all
+// the calls' places recur k = 1..4 times per step (every k-th spacing regular), the places of the phase after which
+// the thread paused longest. Empty when neither holds. `per_step` receives k.
 std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s, uint32_t& per_step);
 
 // The repeating activity sequence of the busiest device (docs/analysis.md "Steps", automatic detection).

@@ -31,6 +31,52 @@ int64_t main_launching_thread(const Sequence& s)
     return best_tid;
 }
 
+// Leading places much closer together than the loop's spacing are set-up (weights copied in, allocations freed
+// before the loop), not steps: dropped while the first spacing is under half the median spacing.
+void drop_prologue(std::vector<uint32_t>& positions)
+{
+    if (positions.size() < 4)
+        return;
+    std::vector<int64_t> spacings;
+    for (size_t i = 0; i + 1 < positions.size(); ++i)
+        spacings.push_back(int64_t(positions[i + 1]) - int64_t(positions[i]));
+    const int64_t median = median_of(spacings);
+    size_t first = 0;
+    while (positions.size() - first > 3 && 2 * (int64_t(positions[first + 1]) - int64_t(positions[first])) < median)
+        ++first;
+    positions.erase(positions.begin(), positions.begin() + std::ptrdiff_t(first));
+}
+
+// k places per step: every k-th spacing is regular. The smallest such k; of its k phases, the one after which the
+// thread paused longest before launching (data loading, logging: the top of the loop).
+std::vector<uint32_t> recurring(const Sequence& s, const std::vector<uint32_t>& positions, uint32_t& per_step)
+{
+    for (uint32_t k = 1; k <= kMaxSyncsPerStep && positions.size() >= 3 * size_t(k); ++k) {
+        std::vector<uint32_t> best;
+        int64_t best_pause = -1;
+        bool regular = true;
+        for (uint32_t phase = 0; phase < k && regular; ++phase) {
+            std::vector<uint32_t> every_kth;
+            std::vector<int64_t> pauses;
+            for (size_t i = phase; i < positions.size(); i += k) {
+                every_kth.push_back(positions[i]);
+                pauses.push_back(s.host_gap_ns[positions[i]]);
+            }
+            regular = regular_spacing(every_kth);
+            const int64_t pause = median_of(pauses);
+            if (regular && pause > best_pause) {
+                best_pause = pause;
+                best = std::move(every_kth);
+            }
+        }
+        if (regular) {
+            per_step = k;
+            return best;
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s, uint32_t& per_step)
@@ -47,51 +93,35 @@ std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s
     std::sort(launches.begin(), launches.end());
     // The earliest position launched at or after each of the thread's host-blocking calls returned. A call after
     // the last launch closes the trace and begins no step.
-    std::vector<uint32_t> positions;
+    std::vector<uint32_t> all, device_wide;
     for (const HostBlockingCall& call : find_host_blocking_calls(model)) {
         if (call.global_tid != tid)
             continue;
-        auto it = std::lower_bound(
-            launches.begin(), launches.end(), std::pair<int64_t, uint32_t>(call.end_ns, 0));
+        auto it = std::lower_bound(launches.begin(), launches.end(), std::pair<int64_t, uint32_t>(call.end_ns, 0));
         if (it == launches.end())
             continue;
         uint32_t position = it->second;
         // Launches of one thread reach the device in order per stream, not across streams: the earliest position
-        // among the launches of the next few microseconds is the step's first activity.
+        // among the next few launches is the step's first activity.
         for (auto next = it; next != launches.end() && next - it < 8; ++next)
             position = std::min(position, next->second);
-        positions.push_back(position);
+        all.push_back(position);
+        if (call.kind == HostBlockingKind::DeviceSync)
+            device_wide.push_back(position);
     }
-    std::sort(positions.begin(), positions.end());
-    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
-    if (positions.size() < 3)
-        return {};
-    // k syncs per step: every k-th spacing is regular. The smallest such k; of its k phases, the one after which
-    // the thread paused longest before launching (data loading, logging: the top of the loop).
-    for (uint32_t k = 1; k <= kMaxSyncsPerStep && positions.size() >= 3 * size_t(k); ++k) {
-        std::vector<uint32_t> best;
-        int64_t best_pause = -1;
-        for (uint32_t phase = 0; phase < k; ++phase) {
-            std::vector<uint32_t> every_kth;
-            std::vector<int64_t> pauses;
-            for (size_t i = phase; i < positions.size(); i += k) {
-                every_kth.push_back(positions[i]);
-                pauses.push_back(s.host_gap_ns[positions[i]]);
-            }
-            if (!regular_spacing(every_kth))
-                break; // one irregular phase: k is not the period
-            const int64_t pause = median_of(pauses);
-            if (pause > best_pause) {
-                best_pause = pause;
-                best = std::move(every_kth);
-            }
-            if (phase + 1 == k) {
-                per_step = k;
-                return best;
-            }
-        }
+    for (auto* positions : { &all, &device_wide }) {
+        std::sort(positions->begin(), positions->end());
+        positions->erase(std::unique(positions->begin(), positions->end()), positions->end());
+        drop_prologue(*positions);
     }
-    return {};
+    // A device-wide sync (torch.cuda.synchronize(), cudaDeviceSynchronize) waits for everything the step launched on
+    // every stream: when one recurs once per step, it is the step's end, whatever other syncs the step makes (a
+    // stream sync halfway, a copy). Otherwise every host-blocking call counts.
+    if (device_wide.size() >= 3 && regular_spacing(device_wide)) {
+        per_step = 1;
+        return device_wide;
+    }
+    return all.size() >= 3 ? recurring(s, all, per_step) : std::vector<uint32_t> {};
 }
 
 } // namespace fp8scope::analyzer::detail

@@ -303,8 +303,9 @@ class Block(nn.Module):
         x = x + self.attention(self.ln1(x))
         u = self.ln2(x)
         if self.drift and CURRENT_STEP[0] >= self.drift[1]:
-            # The planted drift: one outlier feature of fc1's input, growing by FACTOR per step. The gain vector is
-            # filled on the device (no host sync), identically in both precisions.
+            # The planted drift: one outlier feature of fc1's input, growing by FACTOR per step, identically in both
+            # precisions. Setting gain[0] from a Python float copies it from pageable memory: 2 host-blocking calls
+            # (cudaMemcpyAsync and its cudaStreamSynchronize) per forward from STEP on.
             gain = torch.ones(u.shape[-1], device=u.device, dtype=u.dtype)
             gain[0] = self.drift[2] ** (CURRENT_STEP[0] - self.drift[1] + 1)
             u = u * gain

@@ -79,6 +79,13 @@ def _pair(role, twin):
     return {"role": role, "twin": twin}
 
 
+# The planted drift sets gain[0] from a Python float each forward from its onset on (train.py, torchao_mlp.py): a
+# pageable host-to-device copy and its stream sync, 2 host-blocking calls per step from the onset (seen in the traces
+# of the first recording, where this said 0).
+DRIFT_SYNCS = {"syncs_per_step_from_onset": 2, "sync_steps": "from the drift's onset",
+               "sync_calls": ["cudaMemcpyAsync of gain[0] from pageable memory", "cudaStreamSynchronize"]}
+
+
 def _drift(block, onset, growth):
     return {"layer": f"blocks.{block}.fc1", "tensor": f"blocks.{block}.fc1 input", "feature": 0,
             "onset_step": onset, "growth_per_step": growth}
@@ -164,13 +171,13 @@ WORKLOADS = [
              truth_extra={"pattern": f"{_TRAIN_PATTERN} in FP8, delayed scaling with an amax history of 8; feature 0 "
                                      f"of blocks.{DRIFT[0]}.fc1's input grows {DRIFT[2]:g}x per step from step "
                                      f"{DRIFT[1]} (in both precisions)",
-                          "planted": {"syncs_per_step": 0}, "recipe": "delayed", "drift": _drift(*DRIFT),
+                          "planted": DRIFT_SYNCS, "recipe": "delayed", "drift": _drift(*DRIFT),
                           "pair": _pair("run", "bf16_drift_ref")}),
     Workload("bf16_drift_ref", "zoo2",
              _train("bf16", TRAIN_DRIFT_STEPS, ["--plant-drift", "%d:%d:%g" % DRIFT]),
              TRAIN_DRIFT_STEPS, env=STATS_EVERY_STEP, expected_s=16,
              truth_extra={"pattern": f"{_TRAIN_PATTERN} in BF16 with fp8_delayed_drift's planted drift",
-                          "planted": {"syncs_per_step": 0}, "recipe": "none", "drift": _drift(*DRIFT),
+                          "planted": DRIFT_SYNCS, "recipe": "none", "drift": _drift(*DRIFT),
                           "pair": _pair("ref", "fp8_delayed_drift")}),
     Workload("fp8_delayed_drift_early", "zoo2",
              _train("fp8", DRIFT_EARLY_STEPS,
@@ -178,13 +185,13 @@ WORKLOADS = [
              truth_extra={"pattern": f"{_TRAIN_PATTERN} in FP8, delayed scaling (amax history 16); feature 0 of "
                                      f"blocks.{DRIFT_EARLY[0]}.fc1's input grows {DRIFT_EARLY[2]:g}x per step from "
                                      f"step {DRIFT_EARLY[1]} (in both precisions)",
-                          "planted": {"syncs_per_step": 0}, "recipe": "delayed", "drift": _drift(*DRIFT_EARLY),
+                          "planted": DRIFT_SYNCS, "recipe": "delayed", "drift": _drift(*DRIFT_EARLY),
                           "pair": _pair("run", "bf16_drift_early_ref")}),
     Workload("bf16_drift_early_ref", "zoo2",
              _train("bf16", DRIFT_EARLY_STEPS, ["--plant-drift", "%d:%d:%g" % DRIFT_EARLY]),
              DRIFT_EARLY_STEPS, env=STATS_EVERY_STEP,
              truth_extra={"pattern": f"{_TRAIN_PATTERN} in BF16 with fp8_delayed_drift_early's planted drift",
-                          "planted": {"syncs_per_step": 0}, "recipe": "none", "drift": _drift(*DRIFT_EARLY),
+                          "planted": DRIFT_SYNCS, "recipe": "none", "drift": _drift(*DRIFT_EARLY),
                           "pair": _pair("ref", "fp8_delayed_drift_early")}),
     Workload("torchao_tensorwise_clean", "zoo2",
              [PY, f"{ZOO}/torchao_mlp.py", "--precision", "fp8", "--steps", str(TORCHAO_STEPS),

@@ -48,7 +48,8 @@ class Block(nn.Module):
     def forward(self, x):
         u = self.norm(x)
         if self.drift and CURRENT_STEP[0] >= self.drift[1]:
-            # The planted drift: one outlier feature of the MLP input, growing by F per step, filled on the device.
+            # The planted drift: one outlier feature of the MLP input, growing by F per step. Setting gain[0] from a
+            # Python float is a pageable host-to-device copy and its stream sync: 2 host-blocking calls per step.
             gain = torch.ones(u.shape[-1], device=u.device, dtype=u.dtype)
             gain[0] = self.drift[2] ** (CURRENT_STEP[0] - self.drift[1] + 1)
             u = u * gain
@@ -138,9 +139,11 @@ def main():
             + (" with torchao Float8Linear (tensorwise, current scaling)" if args.precision == "fp8" else "")
             + (f", feature 0 of blocks.{drift[0]}.fc1's input growing {drift[2]:g}x per step from step {drift[1]}"
                if drift else "")
-            + "; no host sync",
+            + ("; 2 host syncs per step from the drift's onset" if drift else "; no host sync"),
             step_ms,
-            planted={"syncs_per_step": 0},
+            planted=({"syncs_per_step_from_onset": 2, "sync_steps": "from the drift's onset",
+                      "sync_calls": ["cudaMemcpyAsync of gain[0] from pageable memory", "cudaStreamSynchronize"]}
+                     if drift else {"syncs_per_step": 0}),
             recipe="current" if args.precision == "fp8" else "none",
             drift=drift_truth,
             pair={"role": "run" if args.precision == "fp8" else "ref", "twin": args.twin} if args.twin else None,
