@@ -328,6 +328,7 @@ void add(BubbleTotals& into, const BubbleTotals& from)
     into.bubble_count += from.bubble_count;
     into.graph_removable_ns += from.graph_removable_ns;
     into.host_in_launches_ns += from.host_in_launches_ns;
+    into.sync_after_return_ns += from.sync_after_return_ns;
     for (size_t i = 0; i < kBubbleCauseCount; ++i)
         into.cause_ns[i] += from.cause_ns[i];
     for (size_t i = 0; i < kGapBucketCount; ++i)
@@ -504,6 +505,9 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
                 row.totals.cause_ns[size_t(piece.cause)] += length_ns;
                 if (piece.cause == BubbleCause::Launch)
                     row.totals.graph_removable_ns += std::max<int64_t>(0, length_ns - result.graph_gap_ns);
+                if (piece.cause == BubbleCause::Sync && piece.sync_call)
+                    row.totals.sync_after_return_ns += std::max<int64_t>(
+                        0, piece.end_ns - std::max(piece.start_ns, blocking[*piece.sync_call].end_ns));
                 if (piece.cause == BubbleCause::Host)
                     row.totals.host_in_launches_ns += std::max<int64_t>(0,
                         std::min(piece.end_ns, launch_span[s].second) - std::max(piece.start_ns, launch_span[s].first));

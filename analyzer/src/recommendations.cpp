@@ -119,7 +119,8 @@ int64_t graph_step_ns(const DeviceStepBubbles& row)
     // launch gaps (issue 25 item 8). Host idle before the first launch or after the last stays.
     const int64_t host_ns = t.cause_ns[static_cast<size_t>(BubbleCause::Host)] - t.host_in_launches_ns;
     const int64_t sync_ns = t.cause_ns[static_cast<size_t>(BubbleCause::Sync)];
-    const int64_t serial_ns = t.step_ns - t.graph_removable_ns - t.host_in_launches_ns;
+    // After a sync returns, the framework's dispatch up to the next launch is one replay launch in a graph.
+    const int64_t serial_ns = t.step_ns - t.graph_removable_ns - t.host_in_launches_ns - t.sync_after_return_ns;
     if (sync_ns > 0)
         return serial_ns;
     return std::max(host_ns, serial_ns - host_ns);

@@ -303,9 +303,11 @@ TEST_CASE("item 8: host silence inside the step's launches is framework work a g
     CHECK(host->saving_per_step_ns == 2'000'000); // only the loader
     REQUIRE(graphs);
     CHECK_THAT(graphs->reason, Catch::Contains("framework's host work"));
-    // The graph replay: the step without its launch gaps (down to the graph's 300 ns) and without the framework's
-    // silences; the sync and the loader stay.
+    // The graph replay: the step without its launch gaps (down to the graph's 300 ns), without the framework's
+    // silences and without the dispatch after the sync returned (the next launch's 4 us); the sync's wait and the
+    // loader stay.
     const BubbleTotals& middle = r.bubbles.per_device_step[1].totals;
+    CHECK(middle.sync_after_return_ns == 4'000);
     CHECK(w.without_launch_overhead_ns
-        == middle.step_ns - middle.graph_removable_ns - middle.host_in_launches_ns);
+        == middle.step_ns - middle.graph_removable_ns - middle.host_in_launches_ns - middle.sync_after_return_ns);
 }

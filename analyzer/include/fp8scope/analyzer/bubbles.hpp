@@ -46,6 +46,10 @@ struct BubbleTotals {
     // (autograd, the optimizer's Python), which a graph replay removes; host idle before the step's first launch or
     // after its last (data loading, logging) stays.
     int64_t host_in_launches_ns = 0;
+    // The part of the `sync` idle after the sync call returned: the framework's dispatch up to the next launch and
+    // that launch's latency. A graph replay issues the next step as one launch, so the CUDA-Graphs estimate removes
+    // it with the launch gaps; the wait itself (up to the return) stays.
+    int64_t sync_after_return_ns = 0;
 };
 
 struct DeviceStepBubbles {
