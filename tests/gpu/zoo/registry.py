@@ -139,6 +139,13 @@ WORKLOADS = [
                                       "sync_calls": ["cudaMemcpyAsync of the token batch from pageable memory",
                                                      "cudaStreamSynchronize of loss.item()"]},
                           "recipe": "none"}),
+    Workload("whatif_tiny_fp8", "zoo1",
+             [PY, f"{REALJOBS}/whatif.py", "--workload", "tiny_fp8", "--mode", "eager", "--steps", "60"], 60,
+             expected_s=15,
+             truth_extra={"workload": "whatif_tiny_fp8",
+                          "pattern": "24 small Fp8Linear layers (samples/torch/fp8_linear.py, delayed scaling): over a "
+                                     "thousand tiny kernels per step, launch-bound eagerly (realjobs/whatif.py)",
+                          "planted": {}, "recipe": "delayed"}),
     Workload("compile_default", "zoo1", [PY, f"{ZOO}/compile_mlp.py", "--mode", "default", "--steps", "15"], 15,
              expected_s=45, timeout_s=90),
 
@@ -228,6 +235,11 @@ TIMINGS = [
            {"eager_ms": [PY, f"{ZOO}/eager_mlp_item.py", "--mode", "eager", "--steps", "50"],
             "graph_replay_ms": [PY, f"{ZOO}/eager_mlp_item.py", "--mode", "graph", "--steps", "50"]},
            into=["eager_mlp_item"]),
+    Timing("whatif_tiny_fp8: eager vs graph replay", "zoo1",
+           {"eager_ms": [PY, f"{REALJOBS}/whatif.py", "--workload", "tiny_fp8", "--mode", "eager", "--steps", "60"],
+            "graph_replay_ms": [PY, f"{REALJOBS}/whatif.py", "--workload", "tiny_fp8", "--mode", "graph", "--steps",
+                                "60"]},
+           into=["whatif_tiny_fp8"]),
     # Issue 25 item 4: FP8's price, each FP8 run against its BF16 twin, untraced, same step counts as timed above.
     Timing("fp8_delayed_clean: FP8 vs BF16", "zoo2",
            {"fp8_median_step_ms": _train("fp8", 30), "bf16_median_step_ms": _train("bf16", 30)},
