@@ -388,6 +388,28 @@ std::string escape_cell(std::string text)
 
 } // namespace
 
+std::vector<KnownWrong> read_known_wrong(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw std::runtime_error("cannot read " + path);
+    std::vector<KnownWrong> known;
+    const auto trim = [](std::string text) {
+        const size_t a = text.find_first_not_of(" \t"), b = text.find_last_not_of(" \t");
+        return a == std::string::npos ? std::string() : text.substr(a, b - a + 1);
+    };
+    for (std::string line; std::getline(in, line);) {
+        if (trim(line).empty() || trim(line)[0] == '#')
+            continue;
+        const size_t first = line.find('|'), second = line.find('|', first + 1);
+        if (first == std::string::npos || second == std::string::npos)
+            throw std::runtime_error(path + ": expected 'workload | column | why': " + line);
+        known.push_back({ trim(line.substr(0, first)), trim(line.substr(first + 1, second - first - 1)),
+            trim(line.substr(second + 1)) });
+    }
+    return known;
+}
+
 std::vector<std::string> zoo_workloads(const std::string& dir)
 {
     std::set<std::string> names;
@@ -421,8 +443,14 @@ Row judge_workload(const std::string& dir, const std::string& workload)
     return row;
 }
 
-std::string scoreboard_markdown(const std::vector<Row>& rows)
+std::string scoreboard_markdown(const std::vector<Row>& rows, const std::vector<KnownWrong>& known)
 {
+    const auto known_why = [&](const std::string& workload, const char* column) -> const std::string* {
+        for (const KnownWrong& k : known)
+            if (k.workload == workload && k.column == column)
+                return &k.why;
+        return nullptr;
+    };
     std::string out = "| workload |";
     for (const char* column : kColumns)
         out += fmt::format(" {} |", column);
@@ -433,8 +461,11 @@ std::string scoreboard_markdown(const std::vector<Row>& rows)
     size_t right = 0, wrong = 0, open = 0;
     for (const Row& row : rows) {
         out += fmt::format("| `{}` |", row.workload);
-        for (const Cell& c : row.cells) {
-            out += fmt::format(" {} {} |", mark(c.verdict), escape_cell(c.text));
+        for (size_t i = 0; i < kColumnCount; ++i) {
+            const Cell& c = row.cells[i];
+            const std::string* why = c.verdict == Verdict::Wrong ? known_why(row.workload, kColumns[i]) : nullptr;
+            out += fmt::format(" {} {}{} |", mark(c.verdict), escape_cell(c.text),
+                why ? " (known: " + escape_cell(*why) + ")" : std::string());
             right += c.verdict == Verdict::Right ? 1 : 0;
             wrong += c.verdict == Verdict::Wrong ? 1 : 0;
             open += c.verdict == Verdict::NotJudged ? 1 : 0;

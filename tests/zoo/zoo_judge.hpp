@@ -28,6 +28,14 @@ struct Row {
     Cell cells[kColumnCount];
 };
 
+// A cell known to be wrong today (tests/zoo/known_wrong.txt: "workload | column | why", one a line, # comments):
+// the zoo's tests pass with it wrong and fail once it is right, so that the list only shrinks and the scoreboard
+// shows what is still wrong and why.
+struct KnownWrong {
+    std::string workload, column, why;
+};
+std::vector<KnownWrong> read_known_wrong(const std::string& path);
+
 // Every workload in `dir` (one row per workload: a DDP job's ranks share a row), by name.
 std::vector<std::string> zoo_workloads(const std::string& dir);
 
@@ -36,6 +44,6 @@ Row judge_workload(const std::string& dir, const std::string& workload);
 
 // The scoreboard as Markdown: a table with one row per workload, each cell's figures with ✓ (right), ✗ (wrong) or
 // – (not judged), and a last line that counts them.
-std::string scoreboard_markdown(const std::vector<Row>& rows);
+std::string scoreboard_markdown(const std::vector<Row>& rows, const std::vector<KnownWrong>& known = {});
 
 } // namespace fp8scope::zoo

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -25,11 +26,16 @@ TEST_CASE("zoo: every judged cell of the workload is right", "[zoo]")
     const std::string name = workload_under_test();
     if (name.empty())
         SUCCEED("run by CTest as zoo/<name>, which sets FP8SCOPE_ZOO_WORKLOAD");
+    const std::vector<KnownWrong> known = read_known_wrong(FP8SCOPE_ZOO_KNOWN_WRONG);
     for (const std::string& workload : name.empty() ? zoo_workloads(FP8SCOPE_ZOO_DIR) : std::vector { name }) {
         const Row row = judge_workload(FP8SCOPE_ZOO_DIR, workload);
         for (size_t i = 0; i < kColumnCount; ++i) {
-            INFO(workload << ": " << kColumns[i] << ": " << row.cells[i].text);
-            CHECK(row.cells[i].verdict != Verdict::Wrong);
+            const bool listed = std::any_of(known.begin(), known.end(),
+                [&](const KnownWrong& k) { return k.workload == workload && k.column == kColumns[i]; });
+            INFO(workload << ": " << kColumns[i] << ": " << row.cells[i].text
+                          << (listed ? " (listed in tests/zoo/known_wrong.txt: remove it once right)" : ""));
+            // Wrong only where known to be, and known only where still wrong: the list only shrinks.
+            CHECK((row.cells[i].verdict == Verdict::Wrong) == listed);
         }
     }
 }
@@ -40,7 +46,7 @@ TEST_CASE("zoo: docs/accuracy.md holds the scoreboard these traces give", "[zoo]
     for (const std::string& workload : zoo_workloads(FP8SCOPE_ZOO_DIR))
         rows.push_back(judge_workload(FP8SCOPE_ZOO_DIR, workload));
     REQUIRE(rows.size() >= 20);
-    const std::string table = scoreboard_markdown(rows);
+    const std::string table = scoreboard_markdown(rows, read_known_wrong(FP8SCOPE_ZOO_KNOWN_WRONG));
     std::ifstream in(FP8SCOPE_ACCURACY_MD);
     REQUIRE(in);
     std::stringstream doc;
