@@ -82,7 +82,7 @@ Sequence read_sequence(const TraceModel& model, uint32_t device)
 // wins. nullopt: no optimizer kernels, or no consistent offset (the anchor's phase stays).
 // One boundary per optimizer group: the position after the group where the launching thread paused longest before
 // the next GEMM (within 64 activities).
-std::vector<uint32_t> optimizer_boundaries(const Sequence& s)
+std::vector<uint32_t> optimizer_boundaries(const Sequence& s, const std::vector<uint32_t>& after_sync)
 {
     const size_t n = s.start_ns.size();
     std::vector<uint32_t> boundaries;
@@ -104,6 +104,15 @@ std::vector<uint32_t> optimizer_boundaries(const Sequence& s)
             if (s.gemm[k])
                 break;
         }
+        // A host-blocking call that returned before the next update (an evaluation pass's .item() after this one)
+        // closes the step where the thread then paused longer: the work between belongs to this step.
+        size_t next_update = last + 1;
+        while (next_update < n && next_update <= last + 1024 && !s.optimizer[next_update])
+            ++next_update;
+        for (auto it = std::upper_bound(after_sync.begin(), after_sync.end(), uint32_t(last));
+             it != after_sync.end() && *it < next_update; ++it)
+            if (best == n || s.host_gap_ns[*it] > s.host_gap_ns[best])
+                best = *it;
         i = last + 1;
         if (best != n && (boundaries.empty() || best > boundaries.back()))
             boundaries.push_back(uint32_t(best));
@@ -283,7 +292,7 @@ std::optional<Period> find_step_period(const TraceModel& model)
         candidates.resize(6); // each try is a pass over the activities
 
     const Sequence sequence = read_sequence(model, device);
-    const std::vector<uint32_t> boundaries = optimizer_boundaries(sequence);
+    const std::vector<uint32_t> boundaries = optimizer_boundaries(sequence, sync_return_positions(model, sequence));
     auto try_steps = [&](uint32_t steps) -> std::optional<Period> {
         // Anchor candidates: tokens occurring k = 1..8 times per step, fewest first.
         struct Anchor {

@@ -47,6 +47,10 @@ std::vector<int64_t> aligned_starts(
 // the thread paused longest. Empty when neither holds. `per_step` receives k.
 std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s, uint32_t& per_step);
 
+// Every such place, ascending and distinct, without the filtering: where a host-blocking call of the main launching
+// thread returned.
+std::vector<uint32_t> sync_return_positions(const TraceModel& model, const Sequence& s);
+
 // The repeating activity sequence of the busiest device (docs/analysis.md "Steps", automatic detection).
 // Each activity is a token (kernel name, copy kind, memset). A loop of S steps makes each periodic token occur
 // about a multiple of S times, so S is the largest number that the counts of (nearly) all tokens seen at least

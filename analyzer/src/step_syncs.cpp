@@ -79,12 +79,15 @@ std::vector<uint32_t> recurring(const Sequence& s, const std::vector<uint32_t>& 
 
 } // namespace
 
-std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s, uint32_t& per_step)
+namespace {
+
+// The places of the main launching thread's host-blocking calls: all of them, and those of device-wide syncs.
+void return_places(const TraceModel& model, const Sequence& s, std::vector<uint32_t>& all,
+    std::vector<uint32_t>& device_wide)
 {
-    per_step = 0;
     const int64_t tid = main_launching_thread(s);
     if (tid == 0)
-        return {};
+        return;
     // The thread's launches by call start, with their positions in the sequence.
     std::vector<std::pair<int64_t, uint32_t>> launches;
     for (size_t i = 0; i < s.launch_tid.size(); ++i)
@@ -93,7 +96,6 @@ std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s
     std::sort(launches.begin(), launches.end());
     // The earliest position launched at or after each of the thread's host-blocking calls returned. A call after
     // the last launch closes the trace and begins no step.
-    std::vector<uint32_t> all, device_wide;
     for (const HostBlockingCall& call : find_host_blocking_calls(model)) {
         if (call.global_tid != tid)
             continue;
@@ -112,8 +114,25 @@ std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s
     for (auto* positions : { &all, &device_wide }) {
         std::sort(positions->begin(), positions->end());
         positions->erase(std::unique(positions->begin(), positions->end()), positions->end());
-        drop_prologue(*positions);
     }
+}
+
+} // namespace
+
+std::vector<uint32_t> sync_return_positions(const TraceModel& model, const Sequence& s)
+{
+    std::vector<uint32_t> all, device_wide;
+    return_places(model, s, all, device_wide);
+    return all;
+}
+
+std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s, uint32_t& per_step)
+{
+    per_step = 0;
+    std::vector<uint32_t> all, device_wide;
+    return_places(model, s, all, device_wide);
+    drop_prologue(all);
+    drop_prologue(device_wide);
     // A device-wide sync (torch.cuda.synchronize(), cudaDeviceSynchronize) waits for everything the step launched on
     // every stream: when one recurs once per step, it is the step's end, whatever other syncs the step makes (a
     // stream sync halfway, a copy). Otherwise every host-blocking call counts.

@@ -311,3 +311,31 @@ TEST_CASE("item 8: host silence inside the step's launches is framework work a g
     CHECK(w.without_launch_overhead_ns
         == middle.step_ns - middle.graph_removable_ns - middle.host_in_launches_ns - middle.sync_after_return_ns);
 }
+
+TEST_CASE("an evaluation pass after the update, closed by its .item(), stays in its step", "[steps][syncs][issue25]")
+{
+    // 15 steps: data copy, forward and backward GEMMs, the optimizer; every 5th step then evaluates (2 forward GEMMs)
+    // and reads the loss with .item(). The next step begins after a 300 us pause at the loop's top.
+    Scenario s;
+    const HostThread t = s.thread(4242, 10);
+    int64_t at = 1'000'000;
+    std::vector<int64_t> truth;
+    for (int step = 0; step < 15; ++step) {
+        truth.push_back(at + 4'000);
+        std::vector<std::string> names { "copy_batch_kernel", "fwd_gemm", "gelu", "bwd_gemm", "gelu_bwd",
+            "multi_tensor_apply_kernel", "multi_tensor_apply_kernel" };
+        const bool eval = step % 5 == 4;
+        if (eval)
+            for (const char* name : { "eval_embed", "fwd_gemm", "gelu", "fwd_gemm", "loss_reduce" })
+                names.push_back(name);
+        // The eval's .item() closes the step; other steps end with the update.
+        at = sync_closed_step(s, t, at, names, eval ? 1 : 0, 300'000);
+    }
+    const StepSet steps = automatic_steps(write_and_load(s, "issue25-eval-after-update"));
+    CAPTURE(steps.detail);
+    REQUIRE(steps.steps.size() == truth.size());
+    for (size_t i = 0; i < truth.size(); ++i) {
+        CAPTURE(i);
+        CHECK(steps.steps[i].start_ns == truth[i]);
+    }
+}
