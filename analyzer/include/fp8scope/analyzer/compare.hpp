@@ -138,6 +138,14 @@ struct RunPerformance {
     double gemm_ns = 0; // FP8 GEMM + other GEMM kernel time per step
     double fp8_gemm_ns = 0;
     double bookkeeping_ns = 0; // cast/quantize + amax/scale kernel time per step
+    // FP8's price (issue 25 item 4; docs/analysis.md "Compare"), per step, summed over the devices counted:
+    double other_kernel_ns = 0; // kernel time of the other classes (communication, other)
+    double launch_idle_ns = 0; // idle caused by `launch`, plus `host` idle inside the step's launches
+    double graph_removable_ns = 0; // the part of launch_idle_ns a CUDA graph replay removes
+    double busy_ns = 0, idle_ns = 0;
+    // Idle in the bubbles during which the collector's own work (its tensor statistics) started on the device: what
+    // recording cost the step, which an untraced run does not pay.
+    double recording_idle_ns = 0;
 };
 
 struct PerformanceComparison {
@@ -146,6 +154,20 @@ struct PerformanceComparison {
     double bookkeeping_added_ns = 0; // run.bookkeeping - ref.bookkeeping
     double net_gain_ns = 0; // gemm_saved - bookkeeping_added
     double step_change_ns = 0; // run.step - ref.step (negative: the run is faster)
+    // FP8's price: the traced step change as GEMM time (-gemm_saved_ns) + bookkeeping_added_ns + launch_idle_added_ns
+    // + rest_ns, which sum to step_change_ns exactly.
+    double launch_idle_added_ns = 0; // run.launch_idle - ref.launch_idle: what the extra launches cost
+    // The rest: other kernels, other idle (sync, dependency, host outside the step's launches), kernel overlap.
+    double rest_ns = 0;
+    double other_kernels_added_ns = 0; // run.other_kernel - ref.other_kernel, the part of rest_ns named
+    double kernels_added_per_step = 0; // run.kernels_per_step - ref.kernels_per_step
+    double recording_idle_added_ns = 0; // run.recording_idle - ref.recording_idle (inside the parts above)
+    double untraced_change_estimate_ns = 0; // step_change - recording_idle_added
+    std::optional<double> explained_share; // (step_change - rest) / step_change; none when the change is 0
+    // What would win the price back, each at most (0 when FP8 added none of it):
+    double graphs_recover_ns = 0; // CUDA graphs: run.graph_removable - ref.graph_removable
+    double fused_casts_recover_ns = 0; // fused cast/amax kernels: the bookkeeping kernel time added
+    double compile_recovers_up_to_ns = 0; // torch.compile: the launch idle, bookkeeping and other kernel time added
 };
 
 struct StepAlignment {
