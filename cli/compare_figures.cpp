@@ -228,9 +228,94 @@ std::vector<PerformanceRow> performance_rows(const PerformanceComparison& p)
         { "of which FP8 GEMM", ns_text(p.run.fp8_gemm_ns), ns_text(p.ref.fp8_gemm_ns), "" },
         { "cast and amax/scale per step", ns_text(p.run.bookkeeping_ns), ns_text(p.ref.bookkeeping_ns),
             "added " + ns_text(p.bookkeeping_added_ns) },
+        { "other kernel time per step", ns_text(p.run.other_kernel_ns), ns_text(p.ref.other_kernel_ns),
+            "added " + ns_text(p.other_kernels_added_ns) },
+        { "launch idle per step", ns_text(p.run.launch_idle_ns), ns_text(p.ref.launch_idle_ns),
+            "added " + ns_text(p.launch_idle_added_ns) },
+        { "idle around the recording's work", ns_text(p.run.recording_idle_ns), ns_text(p.ref.recording_idle_ns),
+            "added " + ns_text(p.recording_idle_added_ns) },
         { "net gain per step", "", "", ns_text(p.net_gain_ns) + " (GEMM saved - bookkeeping added)" },
         { "measured step change", "", "", ns_text(p.step_change_ns) + faster },
     };
+}
+
+namespace {
+
+// "+21.409 ms", "-52.595 us", "0 ns".
+std::string signed_ns_text(double ns)
+{
+    const std::string text = ns_text(ns);
+    return std::llround(ns) > 0 ? "+" + text : text;
+}
+
+std::string share_text(double part_ns, double change_ns)
+{
+    if (change_ns == 0)
+        return {};
+    const double percent = std::round(100.0 * part_ns / change_ns);
+    return fmt::format("{:.0f}%", percent == 0 ? 0.0 : percent); // never "-0%"
+}
+
+} // namespace
+
+std::vector<PriceRow> fp8_price_rows(const PerformanceComparison& p)
+{
+    const double change = p.step_change_ns;
+    const double other_idle = p.rest_ns - p.other_kernels_added_ns;
+    const std::string per_kernel = p.kernels_added_per_step >= 1
+        ? fmt::format("{:.0f} more kernels per step, {} of idle each", p.kernels_added_per_step,
+            ns_text(p.launch_idle_added_ns / p.kernels_added_per_step))
+        : fmt::format("{:+.0f} kernels per step", p.kernels_added_per_step);
+    return {
+        { "GEMM time", signed_ns_text(-p.gemm_saved_ns), share_text(-p.gemm_saved_ns, change),
+            "FP8 GEMMs against the reference's" },
+        { "cast and amax/scale kernels", signed_ns_text(p.bookkeeping_added_ns),
+            share_text(p.bookkeeping_added_ns, change), "the bookkeeping kernels' time" },
+        { "launch idle", signed_ns_text(p.launch_idle_added_ns), share_text(p.launch_idle_added_ns, change),
+            per_kernel },
+        { "rest", signed_ns_text(p.rest_ns), share_text(p.rest_ns, change),
+            fmt::format("other kernels {}, other idle and overlap {}", signed_ns_text(p.other_kernels_added_ns),
+                signed_ns_text(other_idle)) },
+        { "traced step change", signed_ns_text(change), share_text(change, change), "the sum of the four" },
+    };
+}
+
+std::string fp8_price_sentence(const PerformanceComparison& p)
+{
+    if (!p.explained_share)
+        return "the run's step takes as long as the reference's: no step change to explain";
+    return fmt::format("GEMM time, cast and amax/scale kernels and launch idle explain {:.0f}% of the traced step "
+                       "change ({} per step); the rest is {}",
+        100.0 * *p.explained_share, signed_ns_text(p.step_change_ns), signed_ns_text(p.rest_ns));
+}
+
+std::string recording_cost_sentence(const PerformanceComparison& p)
+{
+    return fmt::format("recording itself cost the run {} more idle per step than the reference (the bubbles in which "
+                       "the collector's statistics work ran); untraced, the change would be about {}",
+        signed_ns_text(p.recording_idle_added_ns), signed_ns_text(p.untraced_change_estimate_ns));
+}
+
+std::vector<RecoveryRow> fp8_recovery_rows(const PerformanceComparison& p)
+{
+    return {
+        { "CUDA graphs", "up to " + ns_text(p.graphs_recover_ns),
+            "the launch idle added, less the graph's own kernel-to-kernel gaps (the CUDA-graphs what-if)" },
+        { "fused casts", "up to " + ns_text(p.fused_casts_recover_ns),
+            "the cast and amax/scale kernel time added, in one fused kernel per tensor (TransformerEngine); the "
+            "trace cannot tell the fused kernel's time" },
+        { "torch.compile", "up to " + ns_text(p.compile_recovers_up_to_ns),
+            "the launch idle, cast and amax/scale and other kernel time added: Inductor fuses the casts into their "
+            "neighbours, mode=\"reduce-overhead\" also graphs the step; the trace cannot tell what fusion leaves" },
+    };
+}
+
+std::string fp8_recovery_sentence(const PerformanceComparison& p)
+{
+    std::string out;
+    for (const RecoveryRow& row : fp8_recovery_rows(p))
+        out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", row.fix, row.recovers);
+    return out;
 }
 
 } // namespace fp8scope::cli

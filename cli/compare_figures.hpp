@@ -76,4 +76,25 @@ struct PerformanceRow {
 };
 std::vector<PerformanceRow> performance_rows(const analyzer::PerformanceComparison& performance);
 
+// FP8's price (docs/analysis.md "Compare"): the traced step change in its four parts (GEMM time, cast and amax/scale
+// kernels, the idle the extra launches add, the rest), then the change itself; each signed, with its share of the
+// change ("" when the change is 0).
+struct PriceRow {
+    std::string what, per_step, share, note;
+};
+std::vector<PriceRow> fp8_price_rows(const analyzer::PerformanceComparison& performance);
+// "GEMM time, cast and amax/scale kernels and launch idle explain 97% of the traced step change (+34.139 ms per
+// step); the rest is +1.020 ms", or why there is nothing to explain.
+std::string fp8_price_sentence(const analyzer::PerformanceComparison& performance);
+// "recording itself cost the run +9.358 ms more idle per step than the reference (...); untraced, the change would
+// be about +24.781 ms".
+std::string recording_cost_sentence(const analyzer::PerformanceComparison& performance);
+// What would win the price back, each with the most it can win per step (the analyzer's figures) and how it works.
+struct RecoveryRow {
+    std::string fix, recovers, how;
+};
+std::vector<RecoveryRow> fp8_recovery_rows(const analyzer::PerformanceComparison& performance);
+// The same in one sentence: "CUDA graphs: up to 21.409 ms; fused casts: up to 292.929 us; torch.compile: up to ...".
+std::string fp8_recovery_sentence(const analyzer::PerformanceComparison& performance);
+
 } // namespace fp8scope::cli

@@ -132,7 +132,17 @@ std::string performance_table(const PerformanceComparison& p)
     for (const PerformanceRow& row : performance_rows(p))
         out += fmt::format("<tr><th>{}</th>{}{}{}</tr>\n", xml_escaped(row.what), html_num(row.run), html_num(row.ref),
             html_cell(row.change));
-    return out + "</table>\n";
+    out += "</table>\n<h3>FP8's price</h3>\n<p class=\"note\">Per step: the traced step change in four parts.</p>\n"
+           "<table>\n<tr><th>part</th><th>per step</th><th>share of the change</th><th></th></tr>\n";
+    for (const PriceRow& row : fp8_price_rows(p))
+        out += fmt::format("<tr><th>{}</th>{}{}{}</tr>\n", xml_escaped(row.what), html_num(row.per_step),
+            html_num(row.share), html_cell(row.note));
+    out += "</table>\n<p>" + xml_escaped(fp8_price_sentence(p)) + "; " + xml_escaped(recording_cost_sentence(p))
+        + ".</p>\n<p>What would win it back, per step:</p>\n<ul>\n";
+    for (const RecoveryRow& row : fp8_recovery_rows(p))
+        out += "<li>" + xml_escaped(row.fix) + ": " + xml_escaped(row.recovers) + " (" + xml_escaped(row.how)
+            + ")</li>\n";
+    return out + "</ul>\n";
 }
 
 std::string unmatched_list(std::string_view side, const std::vector<UnmatchedSite>& sites)

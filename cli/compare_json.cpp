@@ -142,11 +142,20 @@ json performance_json(const PerformanceComparison& p)
     const auto run_json = [](const RunPerformance& r) -> json {
         return { { "steps", r.steps }, { "step_ns", r.step_ns }, { "bubble_ratio", r.bubble_ratio },
             { "kernels_per_step", r.kernels_per_step }, { "gemm_ns", r.gemm_ns }, { "fp8_gemm_ns", r.fp8_gemm_ns },
-            { "bookkeeping_ns", r.bookkeeping_ns } };
+            { "bookkeeping_ns", r.bookkeeping_ns }, { "other_kernel_ns", r.other_kernel_ns },
+            { "launch_idle_ns", r.launch_idle_ns }, { "graph_removable_ns", r.graph_removable_ns },
+            { "busy_ns", r.busy_ns }, { "idle_ns", r.idle_ns }, { "recording_idle_ns", r.recording_idle_ns } };
     };
     return { { "run", run_json(p.run) }, { "ref", run_json(p.ref) }, { "gemm_saved_ns", p.gemm_saved_ns },
         { "bookkeeping_added_ns", p.bookkeeping_added_ns }, { "net_gain_ns", p.net_gain_ns },
-        { "step_change_ns", p.step_change_ns } };
+        { "step_change_ns", p.step_change_ns }, { "launch_idle_added_ns", p.launch_idle_added_ns },
+        { "rest_ns", p.rest_ns }, { "other_kernels_added_ns", p.other_kernels_added_ns },
+        { "kernels_added_per_step", p.kernels_added_per_step }, { "explained_share", or_null(p.explained_share) },
+        { "explanation", fp8_price_sentence(p) }, { "recording_idle_added_ns", p.recording_idle_added_ns },
+        { "untraced_change_estimate_ns", p.untraced_change_estimate_ns },
+        { "recovery",
+            { { "cuda_graphs_ns", p.graphs_recover_ns }, { "fused_casts_ns", p.fused_casts_recover_ns },
+                { "torch_compile_up_to_ns", p.compile_recovers_up_to_ns } } } };
 }
 
 } // namespace

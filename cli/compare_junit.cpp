@@ -47,6 +47,10 @@ std::string properties(const CompareInput& input, const CompareResult& r)
     property(out, "run_step_ns", fmt::format("{:.0f}", r.performance.run.step_ns));
     property(out, "ref_step_ns", fmt::format("{:.0f}", r.performance.ref.step_ns));
     property(out, "net_gain_ns", fmt::format("{:.0f}", r.performance.net_gain_ns));
+    property(out, "step_change_ns", fmt::format("{:.0f}", r.performance.step_change_ns));
+    property(out, "launch_idle_added_ns", fmt::format("{:.0f}", r.performance.launch_idle_added_ns));
+    property(out, "fp8_price_explained_share",
+        r.performance.explained_share ? fmt::format("{:.4f}", *r.performance.explained_share) : "");
     property(out, "thresholds", compare_thresholds_sentence());
     return out + "    </properties>\n";
 }

@@ -87,6 +87,14 @@ std::string render_compare_markdown(const CompareInput& input, const CompareResu
            "|---|---|---|---|\n";
     for (const PerformanceRow& row : performance_rows(r.performance))
         out += fmt::format("| {} | {} | {} | {} |\n", row.what, row.run, row.ref, row.change);
+    out += "\n### FP8's price (per step: the traced step change in four parts)\n\n| part | per step | share of the "
+           "change | |\n|---|---|---|---|\n";
+    for (const PriceRow& row : fp8_price_rows(r.performance))
+        out += fmt::format("| {} | {} | {} | {} |\n", row.what, row.per_step, row.share, markdown_escaped(row.note));
+    out += fmt::format("\n{}; {}.\n\nWhat would win it back, per step:\n\n",
+        markdown_escaped(fp8_price_sentence(r.performance)), markdown_escaped(recording_cost_sentence(r.performance)));
+    for (const RecoveryRow& row : fp8_recovery_rows(r.performance))
+        out += fmt::format("- {}: {} ({})\n", row.fix, row.recovers, markdown_escaped(row.how));
     out += fmt::format("\nScaling recipe of the run's FP8 sites: {}.\n", recipe_sentence(r));
     out += fmt::format("\n### Sites\n\n{}; {}.\n", matching_sentence(r), role_normalisation_sentence(r));
     out += unmatched_list("the run", r.run_unmatched);

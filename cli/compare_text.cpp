@@ -49,6 +49,13 @@ void performance_text(std::string& out, const PerformanceComparison& p, const Pa
     out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", "", "run", "reference", "difference");
     for (const PerformanceRow& row : performance_rows(p))
         out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", row.what, row.run, row.ref, row.change);
+    heading_line(out, paint, "FP8's price (per step: the traced step change in four parts)");
+    for (const PriceRow& row : fp8_price_rows(p))
+        out += fmt::format("  {:<30} {:>12} {:>5}  {}\n", row.what, row.per_step, row.share, row.note);
+    out += fmt::format("  {}\n  {}\n", fp8_price_sentence(p), recording_cost_sentence(p));
+    out += "  What would win it back, per step:\n";
+    for (const RecoveryRow& row : fp8_recovery_rows(p))
+        out += fmt::format("    {:<15} {:<18} {}\n", row.fix, row.recovers, row.how);
 }
 
 void unmatched_text(std::string& out, std::string_view side, const std::vector<UnmatchedSite>& sites)

@@ -6,11 +6,14 @@
 #include "xml_check.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 using namespace fp8scope;
 using namespace fp8scope::cli_test;
@@ -316,4 +319,67 @@ TEST_CASE("compare --help shows its arguments, examples and exit codes, and fp8s
         CHECK(check_help.out.find(text) != std::string::npos);
     const auto unknown = run_fp8scope({ "comparre" });
     CHECK(unknown.err.find("available: info, record, report, check, compare") != std::string::npos);
+}
+
+TEST_CASE(
+    "compare prints FP8's price in four parts and what would win it back, in every format", "[cli][compare][price]")
+{
+    // JSON: the new fields beside the old ones (additive), and the four parts sum to the traced step change.
+    const nlohmann::json doc = compare_json(kCleanRun, kCleanRef);
+    const auto& p = doc.at("performance");
+    for (const char* key : { "launch_idle_added_ns", "rest_ns", "other_kernels_added_ns", "kernels_added_per_step",
+             "explained_share", "recording_idle_added_ns", "untraced_change_estimate_ns" })
+        CHECK(p.at(key).is_number());
+    for (const char* side : { "run", "ref" })
+        for (const char* key :
+            { "other_kernel_ns", "launch_idle_ns", "graph_removable_ns", "busy_ns", "idle_ns", "recording_idle_ns" })
+            CHECK(p.at(side).at(key).is_number());
+    const double change = p.at("step_change_ns").get<double>();
+    const double sum = -p.at("gemm_saved_ns").get<double>() + p.at("bookkeeping_added_ns").get<double>()
+        + p.at("launch_idle_added_ns").get<double>() + p.at("rest_ns").get<double>();
+    CHECK_THAT(sum, Catch::Matchers::WithinAbs(change, 1e-6 * std::abs(change)));
+    CHECK(change > 0); // the recorded eager FP8 step is slower than BF16's
+    const double share = p.at("explained_share").get<double>();
+    CHECK(share > 0.9); // the launches explain the rest
+    const std::string explanation = p.at("explanation");
+    CHECK(explanation.starts_with("GEMM time, cast and amax/scale kernels and launch idle explain "));
+    const auto& recovery = p.at("recovery");
+    CHECK(recovery.size() == 3);
+    CHECK(recovery.at("cuda_graphs_ns").get<double>() > 0);
+    CHECK(recovery.at("fused_casts_ns") == p.at("bookkeeping_added_ns"));
+    CHECK(recovery.at("torch_compile_up_to_ns").get<double>() >= recovery.at("cuda_graphs_ns").get<double>());
+
+    // Every other format: the parts, the share the text computes from the same figure, and the three fixes.
+    const std::string explained = fmt::format("explain {:.0f}% of the traced step change", 100.0 * share);
+    const std::string text = compare(kCleanRun, kCleanRef, "text");
+    CHECK(text.find("\nFP8's price (per step: the traced step change in four parts)\n") != std::string::npos);
+    for (const char* row : { "\n  GEMM time  ", "\n  cast and amax/scale kernels  ", "\n  launch idle  ", "\n  rest  ",
+             "\n  traced step change  ", "\n  launch idle per step  ", "\n  idle around the recording's work  ",
+             "\n  recording itself cost the run ", "\n  What would win it back, per step:\n    CUDA graphs     up to ",
+             "\n    fused casts     up to ", "\n    torch.compile   up to " })
+        CHECK(text.find(row) != std::string::npos);
+    CHECK(text.find(explained) != std::string::npos);
+    CHECK(text.find("more kernels per step, ") != std::string::npos);
+
+    const std::string md = compare(kCleanRun, kCleanRef, "md");
+    CHECK(md.find("\n### FP8's price (per step: the traced step change in four parts)\n\n| part | per step | share of "
+                  "the change | |\n")
+        != std::string::npos);
+    CHECK(md.find("\n| launch idle | +") != std::string::npos);
+    CHECK(md.find(explained) != std::string::npos);
+    CHECK(md.find("\n- CUDA graphs: up to ") != std::string::npos);
+
+    const std::string html = compare(kCleanRun, kCleanRef, "html");
+    CHECK(html.find("<h3>FP8's price</h3>") != std::string::npos);
+    CHECK(html.find(explained) != std::string::npos);
+    REQUIRE(parse_xml(html).ok);
+
+    const XmlDocument junit = parse_xml(compare(kCleanRun, kCleanRef, "junit"));
+    REQUIRE(junit.ok);
+    std::map<std::string, std::string> properties;
+    for (const XmlElement* property : junit.root.descendants("property"))
+        properties[property->attribute("name")] = property->attribute("value");
+    CHECK(properties.contains("launch_idle_added_ns"));
+    CHECK(properties.contains("step_change_ns"));
+    CHECK(properties.at("fp8_price_explained_share") == fmt::format("{:.4f}", share));
 }
