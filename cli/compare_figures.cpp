@@ -232,7 +232,7 @@ std::vector<PerformanceRow> performance_rows(const PerformanceComparison& p)
             "added " + ns_text(p.other_kernels_added_ns) },
         { "launch idle per step", ns_text(p.run.launch_idle_ns), ns_text(p.ref.launch_idle_ns),
             "added " + ns_text(p.launch_idle_added_ns) },
-        { "idle around the recording's work", ns_text(p.run.recording_idle_ns), ns_text(p.ref.recording_idle_ns),
+        { "recording's idle per step", ns_text(p.run.recording_idle_ns), ns_text(p.ref.recording_idle_ns),
             "added " + ns_text(p.recording_idle_added_ns) },
         { "net gain per step", "", "", ns_text(p.net_gain_ns) + " (GEMM saved - bookkeeping added)" },
         { "measured step change", "", "", ns_text(p.step_change_ns) + faster },
@@ -292,7 +292,8 @@ std::string fp8_price_sentence(const PerformanceComparison& p)
 std::string recording_cost_sentence(const PerformanceComparison& p)
 {
     return fmt::format("recording itself cost the run {} more idle per step than the reference (the bubbles in which "
-                       "the collector's statistics work ran); untraced, the change would be about {}",
+                       "the collector's statistics work ran); the change without it, an estimate of the untraced "
+                       "change: {}",
         signed_ns_text(p.recording_idle_added_ns), signed_ns_text(p.untraced_change_estimate_ns));
 }
 

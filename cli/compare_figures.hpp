@@ -86,8 +86,8 @@ std::vector<PriceRow> fp8_price_rows(const analyzer::PerformanceComparison& perf
 // "GEMM time, cast and amax/scale kernels and launch idle explain 97% of the traced step change (+34.139 ms per
 // step); the rest is +1.020 ms", or why there is nothing to explain.
 std::string fp8_price_sentence(const analyzer::PerformanceComparison& performance);
-// "recording itself cost the run +9.358 ms more idle per step than the reference (...); untraced, the change would
-// be about +24.781 ms".
+// "recording itself cost the run +7.930 ms more idle per step than the reference (...); the change without it, an
+// estimate of the untraced change: +26.929 ms".
 std::string recording_cost_sentence(const analyzer::PerformanceComparison& performance);
 // What would win the price back, each with the most it can win per step (the analyzer's figures) and how it works.
 struct RecoveryRow {

@@ -354,7 +354,7 @@ TEST_CASE(
     const std::string text = compare(kCleanRun, kCleanRef, "text");
     CHECK(text.find("\nFP8's price (per step: the traced step change in four parts)\n") != std::string::npos);
     for (const char* row : { "\n  GEMM time  ", "\n  cast and amax/scale kernels  ", "\n  launch idle  ", "\n  rest  ",
-             "\n  traced step change  ", "\n  launch idle per step  ", "\n  idle around the recording's work  ",
+             "\n  traced step change  ", "\n  launch idle per step  ", "\n  recording's idle per step  ",
              "\n  recording itself cost the run ", "\n  What would win it back, per step:\n    CUDA graphs     up to ",
              "\n    fused casts     up to ", "\n    torch.compile   up to " })
         CHECK(text.find(row) != std::string::npos);
