@@ -358,9 +358,13 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
         text += u"<p style='color:%1'><b>%2</b></p>"_s.arg(
             verdict.loss.passed ? u"#2ca02c"_s : attention_color().name(), escaped(cli::loss_sentence(c.loss, cli::as_is)));
         verdict_->setText(text);
-        compare_details_->setText(u"<p><small>Reference: %1<br>%2<br>%3</small></p>"_s.arg(
-            escaped(cli::trace_sentence(session_->ref->model, session_->ref->report, cli::as_is)),
-            escaped(cli::alignment_sentence(c.alignment)), escaped(cli::matching_sentence(c))));
+        compare_details_->setText(
+            u"<p><small>Reference: %1<br>%2<br>%3</small></p>"
+            "<p><b>FP8's price:</b> %4; %5.<br><b>What would win it back</b> (per step): %6.</p>"_s.arg(
+                escaped(cli::trace_sentence(session_->ref->model, session_->ref->report, cli::as_is)),
+                escaped(cli::alignment_sentence(c.alignment)), escaped(cli::matching_sentence(c)),
+                escaped(cli::fp8_price_sentence(c.performance)), escaped(cli::recording_cost_sentence(c.performance)),
+                escaped(cli::fp8_recovery_sentence(c.performance))));
         const std::vector<cli::PerformanceRow> rows = cli::performance_rows(c.performance);
         performance_->setRowCount(static_cast<int>(rows.size()));
         for (size_t i = 0; i < rows.size(); ++i) {
