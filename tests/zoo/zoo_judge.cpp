@@ -359,10 +359,40 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
 
 Cell judge_price(const Trace& run)
 {
-    const auto change = number(run.truth.value("measured", json::object()), "fp8_step_change_ms");
-    if (!change || run.truth.value("pair", json()).value("role", "") != "run")
+    // The explained part (GEMM time, bookkeeping, launch idle) against the traced step change, as the issue asks.
+    constexpr double kExplainedTolerance = 0.10;
+    // The traced change, less the recording's idle (the idle around the collector's own statistics work), against
+    // the change the job measured untraced (docs/analysis.md "Compare", FP8's price). The traced change is a mean of
+    // 10-23 steps with their host stalls: fp8_delayed_clean's step 7 holds 58 ms of host idle, and the standard error
+    // of that pair's mean change is 42% of its untraced change. Recording also costs the FP8 run's extra launches
+    // 1.3-2.9 us each beyond that idle (docs/benchmarks.md, "Collector overhead"). 40% allows both and still fails a
+    // price that recording has inflated by half or more: the raw traced changes of the train.py pairs, +53% and +83%.
+    constexpr double kUntracedTolerance = 0.40;
+    const auto untraced = number(run.truth.value("measured", json::object()), "fp8_step_change_ms");
+    const json& pair = run.truth.value("pair", json());
+    if (!pair.is_object() || pair.value("role", "") != "run")
         return not_judged("");
-    return not_judged(fmt::format("measured {:+.1f} ms/step untraced; explanation not judged yet", *change));
+    const std::string dir = std::filesystem::path(run.model.path).parent_path().string();
+    const Trace ref = load(dir, pair.at("twin").get<std::string>());
+    const Report run_report = analyze(run.model);
+    const Report ref_report = analyze(ref.model);
+    const auto compared = compare_runs({ run.model, run_report, ref.model, ref_report });
+    if (const auto* refusal = std::get_if<CompareRefusal>(&compared))
+        return cell(false, "refused: " + refusal->message);
+    const PerformanceComparison& p = std::get<CompareResult>(compared).performance;
+    std::string text = fmt::format("traced {:+.1f} ms = GEMM {:+.2f} + cast/amax {:+.2f} + launch idle {:+.1f} + rest "
+                                   "{:+.1f}",
+        p.step_change_ns / 1e6, -p.gemm_saved_ns / 1e6, p.bookkeeping_added_ns / 1e6, p.launch_idle_added_ns / 1e6,
+        p.rest_ns / 1e6);
+    if (p.explained_share)
+        text += fmt::format("; explained {:.0f}%", 100 * *p.explained_share);
+    const double estimate_ms = p.untraced_change_estimate_ns / 1e6;
+    if (!untraced)
+        return not_judged(text + fmt::format("; less the recording's idle {:+.1f} ms (no untraced run)", estimate_ms));
+    text += fmt::format("; less the recording's idle {:+.1f} ms vs untraced {:+.1f} ms ({:+.0f}%)", estimate_ms,
+        *untraced, 100 * (estimate_ms / *untraced - 1));
+    const bool explained = p.explained_share && std::abs(*p.explained_share - 1) <= kExplainedTolerance;
+    return cell(explained && within(estimate_ms, *untraced, kUntracedTolerance), text);
 }
 
 const char* mark(Verdict v)
