@@ -83,17 +83,8 @@ public:
     // The longest stretch of [a, b) that no interval covers.
     int64_t longest_hole(int64_t a, int64_t b) const
     {
-        // Merged intervals are disjoint and sorted, so their ends are sorted too.
-        size_t lo = 0, hi = first_row_.size();
-        while (lo < hi) {
-            const size_t mid = lo + (hi - lo) / 2;
-            if (end_ns(mid) <= a)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
         int64_t longest = 0, from = a;
-        for (size_t i = lo; i < first_row_.size() && start_ns(i) < b; ++i) {
+        for (size_t i = first_ending_after(a); i < first_row_.size() && start_ns(i) < b; ++i) {
             longest = std::max(longest, start_ns(i) - from);
             from = std::max(from, end_ns(i));
         }
@@ -105,16 +96,8 @@ public:
     template <typename OnHole>
     void for_each_hole(int64_t a, int64_t b, int64_t min_ns, OnHole on_hole) const
     {
-        size_t lo = 0, hi = first_row_.size();
-        while (lo < hi) {
-            const size_t mid = lo + (hi - lo) / 2;
-            if (end_ns(mid) <= a)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
         int64_t from = a;
-        for (size_t i = lo; i < first_row_.size() && start_ns(i) < b; ++i) {
+        for (size_t i = first_ending_after(a); i < first_row_.size() && start_ns(i) < b; ++i) {
             if (start_ns(i) - from > min_ns)
                 on_hole(from, start_ns(i));
             from = std::max(from, end_ns(i));
@@ -134,6 +117,20 @@ public:
     }
 
 private:
+    // The first interval that ends after `a`. Merged intervals are disjoint and sorted, so their ends are sorted too.
+    size_t first_ending_after(int64_t a) const
+    {
+        size_t lo = 0, hi = first_row_.size();
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (end_ns(mid) <= a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+
     int64_t start_ns(size_t i) const { return api_->start_ns[first_row_[i]]; }
 
     int64_t end_ns(size_t i) const

@@ -24,20 +24,30 @@ Report analyze_all_steps(const TraceModel& model, int64_t last_step)
     return analyze(model, options);
 }
 
-// Launches `kernels` kernels of 20 us from `at` (the launch call takes 2 us, the framework 3 us between calls, so the
-// GPU stays busy); returns the end of the last kernel.
-int64_t busy_burst(Scenario& s, HostThread t, int64_t at, int kernels, int64_t* last_call_end = nullptr)
+// Launches `names` back to back from `at`: calls of 2 us, 5 us apart (the framework's 3 us between them), kernels
+// of 20 us that start 2 us after their call at the earliest, so the GPU runs behind the host. Returns the end of
+// the last kernel; `next_call` receives the time the next call would start.
+int64_t launch_all(Scenario& s, HostThread t, int64_t at, const std::vector<std::string>& names, int64_t& next_call)
 {
     int64_t gpu_free = 0;
-    for (int i = 0; i < kernels; ++i) {
-        const int64_t call = at + int64_t(i) * 5'000;
-        const int64_t start = std::max(call + 4'000, gpu_free);
-        s.launch(t, { call, call + 2'000 }, { start, start + 20'000, "gemm_kernel" });
+    next_call = at;
+    for (const std::string& name : names) {
+        const int64_t start = std::max(next_call + 4'000, gpu_free);
+        s.launch(t, { next_call, next_call + 2'000 }, { start, start + 20'000, name });
         gpu_free = start + 20'000;
-        if (last_call_end)
-            *last_call_end = call + 2'000;
+        next_call += 5'000;
     }
     return gpu_free;
+}
+
+// `kernels` GEMMs as launch_all() launches them; returns the end of the last kernel.
+int64_t busy_burst(Scenario& s, HostThread t, int64_t at, int kernels, int64_t* last_call_end = nullptr)
+{
+    int64_t next_call = 0;
+    const int64_t drained = launch_all(s, t, at, std::vector<std::string>(size_t(kernels), "gemm_kernel"), next_call);
+    if (last_call_end)
+        *last_call_end = next_call - 5'000 + 2'000;
+    return drained;
 }
 
 constexpr int64_t kStallNs = 15'000'000; // the data loader's sleep of issue 25 item 1
@@ -157,13 +167,8 @@ namespace {
 int64_t sync_closed_step(Scenario& s, HostThread t, int64_t at, const std::vector<std::string>& names, int syncs,
     int64_t pause_ns)
 {
-    int64_t gpu_free = 0, call = at;
-    for (const std::string& name : names) {
-        const int64_t start = std::max(call + 4'000, gpu_free);
-        s.launch(t, { call, call + 2'000 }, { start, start + 20'000, name });
-        gpu_free = start + 20'000;
-        call += 5'000;
-    }
+    int64_t call = 0;
+    const int64_t gpu_free = launch_all(s, t, at, names, call);
     int64_t host = call;
     for (int i = 0; i < syncs; ++i) {
         const int64_t end = std::max(host + 1'000, gpu_free + 3'000);
