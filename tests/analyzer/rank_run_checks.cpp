@@ -109,7 +109,10 @@ RankRunFindings check_rank_run(const RankRun& run)
         const double sleep_ms = truth.at("straggler_sleep_ms").get<double>();
         const double caused_ms
             = static_cast<double>(step.caused_wait_ns[static_cast<size_t>(at - across.ranks.begin())]) / 1e6;
-        if (std::abs(caused_ms - sleep_ms) > kStragglerWaitTolerance * sleep_ms)
+        // The others wait at least the sleep; they wait longer when the straggler's own work after it is slower
+        // (on the 2-H100 recording of 2026-11-26: 39-45 ms for 30 ms, rank 1's steps 51 ms against rank 0's 9 ms
+        // of work and 42 ms of waiting), so only a shortfall is wrong.
+        if (caused_ms < (1 - kStragglerWaitTolerance) * sleep_ms)
             problem(step_text(step.step_index) + "caused wait " + std::to_string(caused_ms) + " ms, slept "
                 + std::to_string(sleep_ms) + " ms");
     }

@@ -15,7 +15,8 @@ namespace fp8scope::testing {
 
 // The analyzer's default warm-up: per-step communication and waits are judged after it (check_ranks.WARMUP).
 inline constexpr int64_t kRankRunWarmupSteps = 2;
-inline constexpr double kStragglerWaitTolerance = 0.2; // the straggler's caused wait within +-20% of its sleep
+// The wait the straggler caused, at least 80% of its sleep (more is its own slower work after the sleep).
+inline constexpr double kStragglerWaitTolerance = 0.2;
 
 struct RankRun {
     std::string name;

@@ -118,7 +118,7 @@ TEST_CASE("rank run checks: each spoiled truth or trace fails its check", "[rank
         CHECK(problems.size() == 2 * (kSteps - kRankRunWarmupSteps)); // slowest rank and caused wait, per step
         CHECK(problems.front() == "rrc-who: step 3: slowest rank 1 by caused_wait, planted 0");
     }
-    SECTION("a sleep the wait is more than 20% away from")
+    SECTION("a wait more than 20% short of the sleep")
     {
         const auto problems
             = check_rank_run(write_run("rrc-sleep", { .late_ns = kLateNs }, straggler_truth(1, 0.038))).problems;
