@@ -31,6 +31,8 @@ const char* scaling_recipe_name(ScalingRecipe recipe)
         return "current";
     case ScalingRecipe::Static:
         return "static";
+    case ScalingRecipe::CurrentOrStatic:
+        return "current or static";
     case ScalingRecipe::Unknown:
         break;
     }
@@ -346,6 +348,9 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
             break;
         case ScalingRecipe::Static:
             ++result.static_sites;
+            break;
+        case ScalingRecipe::CurrentOrStatic:
+            ++result.current_or_static_sites;
             break;
         case ScalingRecipe::Unknown:
             ++result.unknown_recipe_sites;

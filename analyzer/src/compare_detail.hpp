@@ -75,9 +75,14 @@ private:
 };
 
 // The change-point test over one series (docs/analysis.md "Compare: drift"). `direction`: +1 a rise is drift, -1 a
-// fall, 0 either. nullopt: no drift.
+// fall, 0 either. `relative_floor`: the shift must also reach this many times |mean before|. nullopt: no drift.
 std::optional<DriftEvidence> change_point(const std::string& series, const std::vector<int64_t>& steps,
-    const std::vector<double>& values, int direction, double floor);
+    const std::vector<double>& values, int direction, double floor, double relative_floor = 0);
+
+// change_point() for a rise that climbs: the onset is the knee of the least-squares flat-then-linear fit up to the
+// split, when the shift measured from the knee passes the same test; else the split.
+std::optional<DriftEvidence> climb_onset(const std::string& series, const std::vector<int64_t>& steps,
+    const std::vector<double>& values, double floor);
 
 // Runs change_point over a site's series and fills site.drift and site.onset_step.
 void detect_drift(CompareSite& site);

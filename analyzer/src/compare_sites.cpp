@@ -93,6 +93,26 @@ std::pair<double, double> clipped_fractions(const StepSample& ref, double scale_
     return { over / total, under / total };
 }
 
+// log2 of the median magnitude of a sample's nonzero finite elements, from its exponent histogram: the bin holding
+// the middle element, taken as log-uniform, so the median's fraction of the bin is its fraction of the bin's width.
+std::optional<double> median_magnitude_log2(const StepSample& s)
+{
+    uint64_t total = 0;
+    for (const uint64_t count : s.histogram)
+        total += count;
+    if (total == 0)
+        return std::nullopt;
+    const double half = static_cast<double>(total) / 2;
+    double below = 0;
+    for (size_t i = 0; i < s.histogram.size(); ++i) {
+        const auto count = static_cast<double>(s.histogram[i]);
+        if (count > 0 && below + count >= half)
+            return static_cast<double>(s.hist_first_exponent) + static_cast<double>(i) + (half - below) / count;
+        below += count;
+    }
+    return std::nullopt;
+}
+
 std::optional<double> median_of(std::vector<double> values)
 {
     if (values.empty())
@@ -411,6 +431,8 @@ void fill_site_steps(CompareSite& site, const std::map<int64_t, StepSample>& run
             if (is_high_precision(r.dtype))
                 row.run_underflow = static_cast<double>(r.underflows) / static_cast<double>(r.numel);
         }
+        if (const auto median = median_magnitude_log2(r); median && positive_finite(r.amax))
+            row.run_dynamic_range_bits = std::log2(r.amax) - *median;
         if (fp8_max && r.scale_inv) {
             if (positive_finite(r.amax))
                 row.run_headroom_bits = std::log2(*fp8_max * *r.scale_inv / r.amax);
@@ -490,17 +512,31 @@ void decide_recipe(CompareSite& site, const std::map<int64_t, StepSample>& run, 
         site.recipe_evidence = fmt::format("{} sample(s) with a scale and an amax; 3 are needed", n);
         return;
     }
-    if (std::ranges::all_of(*scaled, [&](const auto& p) { return p.first == scaled->front().first; })) {
-        site.recipe = ScalingRecipe::Static;
-        site.recipe_evidence = fmt::format("the same scale in all {} samples (a delayed scale whose history maximum did "
-                                           "not change in these steps looks the same)",
-            n);
-        return;
-    }
     // FP8 codes reach fp8_max both under current scaling and when a delayed scale is outgrown (the max element is
     // clipped to it), so the cast's high-precision input decides when it was probed: current scaling never clips.
     const auto twin_scaled = twin ? scaled_amax(*twin) : std::nullopt;
-    if (twin_scaled && twin_scaled->size() >= 3) {
+    const bool probed = twin_scaled && twin_scaled->size() >= 3;
+    if (std::ranges::all_of(*scaled, [&](const auto& p) { return p.first == scaled->front().first; })) {
+        // The same scale, and the amax at fp8_max / scale in every sample: a constant amax, for which a scale made
+        // from each step's own amax (current) and a fixed one made from that amax are the same scale.
+        const auto& amaxes = probed ? *twin_scaled : *scaled;
+        if (zero_headroom_count(amaxes) == amaxes.size()) {
+            site.recipe = ScalingRecipe::CurrentOrStatic;
+            site.recipe_evidence = fmt::format("the same scale in all {} samples and the {} amax at fp8_max / scale in "
+                                               "each: a constant amax, whose current scale is a static one{}",
+                n, probed ? "cast's input" : "codes'",
+                probed ? "" : " (without a probe of the cast's input, a fixed scale that the amax outgrows every step "
+                              "looks the same)");
+            return;
+        }
+        site.recipe = ScalingRecipe::Static;
+        site.recipe_evidence = fmt::format("the same scale in all {} samples while the amax is not at fp8_max / scale "
+                                           "in {} of them, so not made from each step's amax (a delayed scale whose "
+                                           "history maximum did not change in these steps looks the same)",
+            n, amaxes.size() - zero_headroom_count(amaxes));
+        return;
+    }
+    if (probed) {
         const size_t zero = zero_headroom_count(*twin_scaled);
         const size_t m = twin_scaled->size();
         const bool current = static_cast<double>(zero) >= kCurrentScalingShare * static_cast<double>(m);

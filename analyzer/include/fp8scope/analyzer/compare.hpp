@@ -29,9 +29,21 @@ inline constexpr int kLossWindowSteps = 10; // the loss delta compares means ove
 inline constexpr double kDriftSigmas = 5.0;
 inline constexpr int kDriftMinStepsBefore = 3;
 inline constexpr int kDriftMinStepsAfter = 3;
-inline constexpr double kDriftFloorLog2 = 0.5; // bits: amax ratio and scale shortfall against the reference
+inline constexpr double kDriftFloorLog2 = 0.5; // bits: the amax ratio against the reference
 inline constexpr double kDriftFloorSaturation = 1e-5; // fraction of elements (also at least 8 elements)
-inline constexpr double kDriftFloorUnderflow = 1e-2; // fraction of the reference's nonzero elements
+// Fraction of the reference's nonzero elements; the share must also at least double (rise by its level before).
+inline constexpr double kDriftFloorUnderflow = 1e-2;
+// Stale-scale bursts (sites whose scale is not made from the step's own amax: delayed or static): a step is a burst
+// when the run's scale falls short of the reference's amax by at least kStaleBurstBits (about one E4M3 code step at
+// the top of the range, log2(448 / 416) = 0.107). The share of steps with a burst must rise by kDriftFloorBurstShare,
+// with at least kDriftMinBursts bursts from the onset on.
+inline constexpr double kStaleBurstBits = 0.1;
+inline constexpr double kDriftFloorBurstShare = 0.5;
+inline constexpr int kDriftMinBursts = 4;
+// The run's dynamic range, log2(amax / median |x|): how far below fp8_max a scale made from the amax puts the bulk
+// of the tensor. A rise of this many bits is an amax that leaves its tensor behind (an outlier that squeezes every
+// other value toward underflow).
+inline constexpr double kDriftFloorRangeBits = 3.0;
 // Early-step baseline: the median over the first steps of a site's series, this many (fewer in short runs).
 inline constexpr int kBaselineSteps = 5;
 
@@ -40,8 +52,11 @@ struct CompareRefusal {
     std::string message;
 };
 
-enum class ScalingRecipe { NotFp8, Delayed, Current, Static, Unknown };
-const char* scaling_recipe_name(ScalingRecipe recipe); // "not FP8", "delayed", "current", "static", "unknown"
+// CurrentOrStatic: the same scale in every sample and the codes at fp8_max in every one (amax = fp8_max / scale, so a
+// constant amax): a scale made from each step's amax and a fixed one made from that amax cannot be told apart.
+enum class ScalingRecipe { NotFp8, Delayed, Current, Static, Unknown, CurrentOrStatic };
+// "not FP8", "delayed", "current", "static", "unknown", "current or static"
+const char* scaling_recipe_name(ScalingRecipe recipe);
 
 // One matched site's figures at one common step (nullopt where a side cannot show the figure).
 struct CompareStep {
@@ -57,20 +72,25 @@ struct CompareStep {
     std::optional<double> run_headroom_bits; // log2(fp8_max * scale_inv_run / amax_run), the run's own
     std::optional<double> headroom_vs_ref_bits; // log2(fp8_max * scale_inv_run / amax_ref)
     bool stale_scale = false; // headroom_vs_ref < 0: the reference's amax is beyond the run's scale
+    // log2(amax_run / median |x| of the run), the median from its exponent histogram (log-uniform within a bin)
+    std::optional<double> run_dynamic_range_bits;
     std::optional<double> baseline_delta_log2_ratio; // log2_amax_ratio minus the site's early-step baseline
     std::optional<double> baseline_delta_saturation; // run_saturation minus its baseline
 };
 
 // The evidence for one series of one site: the change point the test found.
 struct DriftEvidence {
-    // "log2_amax_ratio", "run_saturation", "scale_shortfall_vs_ref_bits" (max(0, -headroom_vs_ref_bits)),
-    // "ref_underflow_under_run_scale"
+    // "log2_amax_ratio", "run_saturation", "stale_scale_bursts" (1 in a step where the run's scale falls short of the
+    // reference's amax by at least kStaleBurstBits, else 0: the means are shares of steps),
+    // "ref_underflow_under_run_scale", "run_dynamic_range_bits"
     std::string series;
-    int64_t onset_step = 0; // the first step of the shifted segment
+    // The first step of the shifted segment; for run_dynamic_range_bits, which climbs rather than jumps, the knee of
+    // the climb when the shift measured from there passes the test too (docs/analysis.md "Compare").
+    int64_t onset_step = 0;
     double mean_before = 0, mean_after = 0;
     double noise = 0; // robust sigma of the series' step-to-step changes
     double statistic = 0; // |shift| / (noise * sqrt(1/n_before + 1/n_after)); infinite when the noise is 0
-    double floor = 0; // the practical floor the shift had to reach
+    double floor = 0; // the practical floor the shift had to reach (for the underflow share, at least its level before)
     int64_t steps_before = 0, steps_after = 0;
 };
 
@@ -188,6 +208,7 @@ struct CompareResult {
     PerformanceComparison performance;
     // Sites of the run per recipe (FP8 sites only) and the run's bookkeeping time per step they cost.
     int64_t delayed_sites = 0, current_sites = 0, static_sites = 0, unknown_recipe_sites = 0;
+    int64_t current_or_static_sites = 0; // ScalingRecipe::CurrentOrStatic: a constant amax cannot tell
 };
 
 struct CompareOptions {
