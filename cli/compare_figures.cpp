@@ -169,9 +169,11 @@ std::string recipe_text(const CompareSite& site)
 std::string recipe_sentence(const CompareResult& result)
 {
     // The price: the run's cast and amax/scale kernel time per step, over the reference's (the analyzer's figures).
-    return fmt::format("{} delayed, {} current, {} static, {} unknown; the bookkeeping they cost: {} of cast and "
-                       "amax/scale kernels per step ({} more than the reference)",
-        result.delayed_sites, result.current_sites, result.static_sites, result.unknown_recipe_sites,
+    return fmt::format("{} delayed, {} current, {} static, {} current or static (a constant amax cannot tell), {} "
+                       "unknown; the bookkeeping they cost: {} of cast and amax/scale kernels per step ({} more than "
+                       "the reference)",
+        result.delayed_sites, result.current_sites, result.static_sites, result.current_or_static_sites,
+        result.unknown_recipe_sites,
         format_duration_ns(std::llround(result.performance.run.bookkeeping_ns)),
         format_duration_ns(std::llround(result.performance.bookkeeping_added_ns)));
 }
@@ -196,11 +198,14 @@ std::string compare_thresholds_sentence()
 {
     return fmt::format(
         "amax-ratio event: |log2(amax run / amax reference)| above {:g}; drift: a shift of at least {:g} "
-        "noise units and at least the floor ({:g} bits for the amax ratio and the scale shortfall, {:g} of the "
-        "elements and 8 elements for saturation, {:g} of the reference's nonzero elements for "
-        "underflow), with at least {} before the onset and {} from it on; baseline: the median of the "
-        "first {}; loss delta: means over the last {} common steps, {} (docs/analysis.md \"Compare\")",
+        "noise units and at least the floor ({:g} bits for the amax ratio, {:g} of the elements and 8 elements for "
+        "saturation, {:g} of the reference's nonzero elements and a doubling for underflow, a share of {:g} of the "
+        "steps with a stale-scale burst (the run's delayed or static scale {:g} bits or more short of the reference's "
+        "amax) and at least {} bursts, {:g} bits for the run's dynamic range log2(amax / median), whose onset is the "
+        "knee of its climb), with at least {} before the onset and {} from it on; baseline: the median of the first "
+        "{}; loss delta: means over the last {} common steps, {} (docs/analysis.md \"Compare\")",
         kAmaxRatioEventLog2, kDriftSigmas, kDriftFloorLog2, kDriftFloorSaturation, kDriftFloorUnderflow,
+        kDriftFloorBurstShare, kStaleBurstBits, kDriftMinBursts, kDriftFloorRangeBits,
         count_of(kDriftMinStepsBefore, "step", "steps"), count_of(kDriftMinStepsAfter, "step", "steps"),
         count_of(kBaselineSteps, "step", "steps"), kLossWindowSteps, loss_thresholds());
 }

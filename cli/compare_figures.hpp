@@ -59,7 +59,7 @@ std::string matching_sentence(const analyzer::CompareResult& result);
 std::string role_normalisation_sentence(const analyzer::CompareResult& result);
 // A site's scaling recipe with the analyzer's evidence: "delayed (the scale changes every step)".
 std::string recipe_text(const analyzer::CompareSite& site);
-// "8 delayed, 0 current, 0 static, 0 unknown".
+// "8 delayed, 0 current, 0 static, 0 current or static (a constant amax cannot tell), 0 unknown; the bookkeeping..."
 std::string recipe_sentence(const analyzer::CompareResult& result);
 // "amax ratio beyond 2x": what an amax-ratio event is (kAmaxRatioEventLog2), as event lists are titled.
 std::string amax_ratio_event_title();

@@ -37,6 +37,8 @@ json thresholds_json()
         { "drift_sigmas", kDriftSigmas }, { "drift_min_steps_before", kDriftMinStepsBefore },
         { "drift_min_steps_after", kDriftMinStepsAfter }, { "drift_floor_log2", kDriftFloorLog2 },
         { "drift_floor_saturation", kDriftFloorSaturation }, { "drift_floor_underflow", kDriftFloorUnderflow },
+        { "stale_burst_bits", kStaleBurstBits }, { "drift_floor_burst_share", kDriftFloorBurstShare },
+        { "drift_min_bursts", kDriftMinBursts }, { "drift_floor_range_bits", kDriftFloorRangeBits },
         { "baseline_steps", kBaselineSteps } };
 }
 
@@ -78,6 +80,7 @@ json step_json(const CompareStep& s)
         { "ref_underflow_under_run_scale", or_null(s.ref_underflow_under_run_scale) },
         { "run_headroom_bits", or_null(s.run_headroom_bits) },
         { "headroom_vs_ref_bits", or_null(s.headroom_vs_ref_bits) }, { "stale_scale", s.stale_scale },
+        { "run_dynamic_range_bits", or_null(s.run_dynamic_range_bits) },
         { "baseline_delta_log2_ratio", or_null(s.baseline_delta_log2_ratio) },
         { "baseline_delta_saturation", or_null(s.baseline_delta_saturation) } };
 }
@@ -182,7 +185,7 @@ json render_compare_json(const CompareInput& input, const CompareResult& r)
         { "performance", performance_json(r.performance) },
         { "recipe",
             { { "delayed", r.delayed_sites }, { "current", r.current_sites }, { "static", r.static_sites },
-                { "unknown", r.unknown_recipe_sites } } },
+                { "current_or_static", r.current_or_static_sites }, { "unknown", r.unknown_recipe_sites } } },
     };
 }
 

@@ -133,8 +133,11 @@ TEST_CASE("compare --format json has every documented key, thresholds and per-st
         CHECK(trace.at("steps").at("source") == "markers");
         CHECK(trace.at("steps").at("analysed").get<int64_t>() > 0);
     }
-    CHECK(doc.at("thresholds").size() == 11); // every constant of compare.hpp
+    CHECK(doc.at("thresholds").size() == 15); // every constant of compare.hpp
     CHECK(doc.at("thresholds").at("amax_ratio_event_log2") == 1.0);
+    CHECK(doc.at("thresholds").at("stale_burst_bits") == 0.1);
+    CHECK(doc.at("thresholds").at("drift_floor_range_bits") == 3.0);
+    CHECK(doc.at("recipe").contains("current_or_static"));
     const auto& common = doc.at("alignment").at("common");
     CHECK(common.at("count").get<int64_t>() > 0);
     CHECK(common.at("first").get<int64_t>() <= common.at("last").get<int64_t>());
@@ -143,7 +146,7 @@ TEST_CASE("compare --format json has every documented key, thresholds and per-st
     const auto& site = doc.at("matched_sites").front();
     REQUIRE(!site.at("steps").empty());
     for (const auto& row : site.at("steps"))
-        CHECK(row.size() == 13);
+        CHECK(row.size() == 14);
     for (const char* key : { "total", "first" }) {
         CHECK(doc.at("drift").at("amax_ratio_events").contains(key));
         CHECK(doc.at("drift").at("stale_scale_events").contains(key));
