@@ -89,9 +89,10 @@ def main():
            [comm_name, f"no straggler (every caused wait < 20% of {cr.SLEEP_MS:g} ms)"])
 
     who, how_long = "straggler = rank 1, by caused wait, in every step >= 2", \
-        "rank 1's caused wait within 20% of 30 ms per step"
+        "rank 1's caused wait at least 80% of 30 ms per step"
     expect("rank 0 the straggler", verdicts(document(straggler=0), straggler=planted), [who, how_long])
-    expect("wait +21%", verdicts(document(straggler=1, wait_ms=36.3), straggler=planted), [how_long])
+    # A longer wait is the straggler's own slower work after its sleep, a wait it caused too: not a failure.
+    expect("wait +40%", verdicts(document(straggler=1, wait_ms=42.0), straggler=planted), [])
     expect("wait -21%", verdicts(document(straggler=1, wait_ms=23.7), straggler=planted), [how_long])
     doc = document(straggler=1)
     doc["steps"][4]["slowest_by"] = "step_time"
