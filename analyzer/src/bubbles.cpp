@@ -505,7 +505,8 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
                 if (piece.cause == BubbleCause::Sync && piece.sync_call)
                     row.totals.sync_after_return_ns += std::max<int64_t>(
                         0, piece.end_ns - std::max(piece.start_ns, blocking[*piece.sync_call].end_ns));
-                if (piece.cause == BubbleCause::Host)
+                // A step with no launch of its own has an empty span (first > last): nothing is inside it.
+                if (piece.cause == BubbleCause::Host && launch_span[s].first <= launch_span[s].second)
                     row.totals.host_in_launches_ns += std::max<int64_t>(0,
                         std::min(piece.end_ns, launch_span[s].second) - std::max(piece.start_ns, launch_span[s].first));
                 ++row.totals.gap_counts[gap_bucket(length_ns)];
