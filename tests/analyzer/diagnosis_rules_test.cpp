@@ -62,7 +62,6 @@ TEST_CASE("item 1: a data-loader stall after the step's .item() is host, the syn
     Scenario s;
     const HostThread t = s.thread(4242, 10);
     int64_t at = 1'000'000;
-    std::vector<int64_t> sync_wait_ns;
     for (int step = 0; step < 4; ++step) {
         s.step_marker(t, at, step);
         int64_t last_call_end = 0;
