@@ -82,7 +82,8 @@ Sequence read_sequence(const TraceModel& model, uint32_t device)
 // wins. nullopt: no optimizer kernels, or no consistent offset (the anchor's phase stays).
 // One boundary per optimizer group: the position after the group where the launching thread paused longest before
 // the next GEMM (within 64 activities).
-std::vector<uint32_t> optimizer_boundaries(const Sequence& s, const std::vector<uint32_t>& after_sync)
+std::vector<uint32_t> optimizer_boundaries(
+    const Sequence& s, const std::vector<uint32_t>& after_sync, std::vector<uint32_t>* group_ends = nullptr)
 {
     const size_t n = s.start_ns.size();
     std::vector<uint32_t> boundaries;
@@ -114,10 +115,40 @@ std::vector<uint32_t> optimizer_boundaries(const Sequence& s, const std::vector<
             if (best == n || s.host_gap_ns[*it] > s.host_gap_ns[best])
                 best = *it;
         i = last + 1;
-        if (best != n && (boundaries.empty() || best > boundaries.back()))
+        if (best != n && (boundaries.empty() || best > boundaries.back())) {
             boundaries.push_back(uint32_t(best));
+            if (group_ends)
+                group_ends->push_back(uint32_t(last));
+        }
     }
     return boundaries;
+}
+
+// The optimizer groups' last kernels as step landmarks: of groups less than half the median spacing apart (a first
+// step's update that runs twice, lazy state initialisation) only the later, which ends the step, is kept.
+std::vector<uint32_t> spaced_update_ends(const std::vector<uint32_t>& ends)
+{
+    std::vector<int64_t> spacings;
+    for (size_t i = 0; i + 1 < ends.size(); ++i)
+        spacings.push_back(int64_t(ends[i + 1]) - int64_t(ends[i]));
+    const int64_t median = median_of(spacings);
+    std::vector<uint32_t> kept;
+    for (size_t i = ends.size(); i-- > 0;)
+        if (kept.empty() || 2 * (int64_t(kept.back()) - int64_t(ends[i])) >= median)
+            kept.push_back(ends[i]);
+    std::reverse(kept.begin(), kept.end());
+    return kept;
+}
+
+// A training step ends with its update: activity after the last update (an evaluation pass, a checkpoint's copies)
+// is no step of its own, however long.
+void drop_after_last_update(const Sequence& s, std::vector<int64_t>& starts)
+{
+    if (starts.empty())
+        return;
+    const auto last = std::lower_bound(s.start_ns.begin(), s.start_ns.end(), starts.back()) - s.start_ns.begin();
+    if (std::find(s.optimizer.begin() + last, s.optimizer.end(), uint8_t(1)) == s.optimizer.end())
+        starts.pop_back();
 }
 
 } // namespace
@@ -138,7 +169,14 @@ bool regular_spacing(const std::vector<uint32_t>& positions)
 
 namespace {
 
-std::optional<int64_t> loop_offset(const Sequence& s, const std::vector<uint32_t>& boundaries,
+struct LoopOffset {
+    int64_t offset = 0;
+    size_t support = 0; // boundaries at exactly this offset from their landmark
+};
+
+// The offset from a landmark (the anchor's occurrences, or the optimizer groups' last kernels) to the boundary after
+// it that at least half the landmarks share, with the longest median pause.
+std::optional<LoopOffset> loop_offset(const Sequence& s, const std::vector<uint32_t>& boundaries,
     const std::vector<uint32_t>& anchor_positions)
 {
     std::map<int64_t, std::vector<int64_t>> pauses_by_offset;
@@ -148,14 +186,14 @@ std::optional<int64_t> loop_offset(const Sequence& s, const std::vector<uint32_t
             continue;
         pauses_by_offset[int64_t(best) - int64_t(*(anchor - 1))].push_back(s.host_gap_ns[best]);
     }
-    std::optional<int64_t> chosen;
+    std::optional<LoopOffset> chosen;
     int64_t chosen_pause = -1;
     for (auto& [offset, pauses] : pauses_by_offset) {
         if (pauses.size() * 2 < anchor_positions.size())
             continue;
         const int64_t pause = median_of(pauses);
         if (pause > chosen_pause) {
-            chosen = offset;
+            chosen = LoopOffset { offset, pauses.size() };
             chosen_pause = pause;
         }
     }
@@ -292,7 +330,9 @@ std::optional<Period> find_step_period(const TraceModel& model)
         candidates.resize(6); // each try is a pass over the activities
 
     const Sequence sequence = read_sequence(model, device);
-    const std::vector<uint32_t> boundaries = optimizer_boundaries(sequence, sync_return_positions(model, sequence));
+    std::vector<uint32_t> group_ends; // each optimizer group's last kernel, one per boundary
+    const std::vector<uint32_t> boundaries
+        = optimizer_boundaries(sequence, sync_return_positions(model, sequence), &group_ends);
     auto try_steps = [&](uint32_t steps) -> std::optional<Period> {
         // Anchor candidates: tokens occurring k = 1..8 times per step, fewest first.
         struct Anchor {
@@ -354,8 +394,20 @@ std::optional<Period> find_step_period(const TraceModel& model)
         if (!best)
             return std::nullopt;
         Period period;
+        // The landmark whose distance to the optimizer's boundary varies least: the anchor, or, when more steps
+        // share one distance from it, the end of the optimizer's kernels (work that a step gains midway, a planted
+        // drift's extra kernels, moves the anchor's distance but not that one).
         const auto offset = loop_offset(sequence, boundaries, best->positions);
-        period.step_starts_ns = aligned_starts(sequence, best->positions, offset.value_or(0), offset.value_or(0) > 0);
+        const std::vector<uint32_t> update_ends = spaced_update_ends(group_ends);
+        const auto from_update = loop_offset(sequence, boundaries, update_ends);
+        const bool by_update = from_update && from_update->offset > 0
+            && from_update->support > (offset ? offset->support : 0)
+            && update_ends.size() + 1 >= best->positions.size() && update_ends.size() <= best->positions.size() + 1;
+        const int64_t shift = by_update ? from_update->offset : offset ? offset->offset : 0;
+        period.step_starts_ns
+            = aligned_starts(sequence, by_update ? update_ends : best->positions, shift, shift > 0);
+        if (by_update)
+            drop_after_last_update(sequence, period.step_starts_ns);
         if (period.step_starts_ns.size() < kMinSteps)
             return std::nullopt;
         std::string anchor_name = best->token < base ? std::string(model.strings.values[best->token])
@@ -366,10 +418,14 @@ std::optional<Period> find_step_period(const TraceModel& model)
         period.description = fmt::format("{} repetitions of a {}-activity sequence on device {}, anchored at '{}' "
                                          "(occurs {}x per step, median idle before it {} ns){}",
             period.step_starts_ns.size(), activities / steps, device, anchor_name, best->per_step, best_idle_ns,
-            offset && *offset != 0
+            by_update ? fmt::format("; steps begin {} activities after the optimizer's last kernel, at the launching "
+                                    "thread's longest pause after it (a fixed distance in more steps than from the "
+                                    "anchor)",
+                            shift)
+                : shift != 0
                 ? fmt::format("; steps begin {} activities after it, at the launching thread's longest pause "
                               "after the optimizer",
-                      *offset)
+                      shift)
                 : std::string());
         return period;
     };
@@ -448,15 +504,7 @@ std::optional<Period> find_step_period(const TraceModel& model)
         return found;
     }
     std::vector<int64_t> starts = aligned_starts(sequence, boundaries, 0, true);
-    // A training step ends with its update: activity after the last update (an evaluation pass, a checkpoint's
-    // copies) is no step of its own, however long.
-    if (!starts.empty()) {
-        const size_t last = size_t(std::lower_bound(sequence.start_ns.begin(), sequence.start_ns.end(), starts.back())
-            - sequence.start_ns.begin());
-        if (std::find(sequence.optimizer.begin() + std::ptrdiff_t(last), sequence.optimizer.end(), uint8_t(1))
-            == sequence.optimizer.end())
-            starts.pop_back();
-    }
+    drop_after_last_update(sequence, starts);
     if (starts.size() < kMinSteps)
         return found;
     const int64_t by_optimizer = int64_t(starts.size());

@@ -343,3 +343,40 @@ TEST_CASE("an evaluation pass after the update, closed by its .item(), stays in 
         CHECK(steps.steps[i].start_ns == truth[i]);
     }
 }
+
+TEST_CASE("steps keep their distance from the update when a drift adds kernels midway", "[steps][issue25]")
+{
+    // 20 steps, zoo fp8_delayed_drift's pattern: a data copy after a 1 ms pause at the loop's top, the forward, then
+    // 2 ms of Python before the backward (the longest device idle: the anchor), the backward, the optimizer and an
+    // amax update, 66 activities. From step 10 the planted drift adds 4 element-wise kernels after the anchor, so the
+    // anchor's distance to the next step's start grows by 4 in half the steps; the update's does not.
+    Scenario s;
+    const HostThread t = s.thread(4243, 11);
+    int64_t at = 1'000'000;
+    std::vector<int64_t> truth;
+    for (int step = 0; step < 20; ++step) {
+        truth.push_back(at + 4'000);
+        int64_t next_call = 0;
+        std::vector<std::string> forward { "copy_batch_kernel", "embed" };
+        for (int layer = 0; layer < 12; ++layer)
+            forward.insert(forward.end(), { "fwd_gemm", "act" });
+        launch_all(s, t, at, forward, next_call);
+        std::vector<std::string> backward { "bwd_prep" };
+        if (step >= 10)
+            backward.insert(backward.end(), { "act", "act", "act", "act" });
+        for (int layer = 0; layer < 12; ++layer)
+            backward.insert(backward.end(), { "bwd_gemm", "act_bwd", "bwd_gemm" });
+        for (const char* name : { "multi_tensor_apply_kernel", "multi_tensor_apply_kernel", "amax_update" })
+            backward.push_back(name);
+        launch_all(s, t, next_call + 2'000'000, backward, next_call);
+        at = next_call + 1'000'000;
+    }
+    const StepSet steps = automatic_steps(write_and_load(s, "issue25-drift-midway"));
+    CAPTURE(steps.detail);
+    REQUIRE(steps.steps.size() == truth.size());
+    for (size_t i = 0; i < truth.size(); ++i) {
+        CAPTURE(i);
+        CHECK(steps.steps[i].start_ns == truth[i]);
+    }
+    CHECK_THAT(steps.detail, Catch::Contains("after the optimizer's last kernel"));
+}
