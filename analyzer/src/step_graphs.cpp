@@ -57,7 +57,13 @@ std::optional<Period> find_graph_step_period(const TraceModel& model)
         [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
     if (thread == by_thread.end() || thread->second.size() < 3)
         return std::nullopt;
-    const std::vector<size_t>& launches = thread->second;
+    // Every thread's graph launches, in start order: torch.compile(mode="reduce-overhead") launches the forward's
+    // graph from the loop's thread and the backward's from autograd's (zoo compile_reduce_overhead); alone, neither
+    // carries the step's work. The loop's thread is the one with the most launches.
+    std::vector<size_t> launches;
+    for (const auto& [tid, rows] : by_thread)
+        launches.insert(launches.end(), rows.begin(), rows.end());
+    std::sort(launches.begin(), launches.end(), [&](size_t a, size_t b) { return api.start_ns[a] < api.start_ns[b]; });
 
     // Each launch's first activity and graph id, through its correlation id.
     std::unordered_map<uint32_t, size_t> launch_of; // correlation id -> position in `launches`
@@ -65,6 +71,8 @@ std::optional<Period> find_graph_step_period(const TraceModel& model)
         launch_of.emplace(api.correlation_id[launches[i]], i);
     std::vector<int64_t> first_start(launches.size(), INT64_MAX), graph_id(launches.size(), 0);
     size_t graph_activities = 0, other_activities = 0;
+    int64_t first_graph_kernel_ns = INT64_MAX;
+    uint32_t graph_stream = 0; // the stream the first graph kernel ran on: the loop's (a graph replays on it)
     const int64_t from_ns = api.start_ns[launches.front()];
     const int64_t to_ns = api.end_ns[launches.back()];
     Activity activity;
@@ -75,6 +83,10 @@ std::optional<Period> find_graph_step_period(const TraceModel& model)
             first_start[it->second] = std::min(first_start[it->second], activity.start_ns);
             if (activity.kind == ActivityKind::Kernel && graph_id[it->second] == 0)
                 graph_id[it->second] = model.kernels.graph_id[activity.row];
+            if (activity.kind == ActivityKind::Kernel && activity.start_ns < first_graph_kernel_ns) {
+                first_graph_kernel_ns = activity.start_ns;
+                graph_stream = model.kernels.stream_id[activity.row];
+            }
         } else if (activity.start_ns >= from_ns && activity.start_ns <= to_ns) {
             ++other_activities;
         }
@@ -92,70 +104,142 @@ std::optional<Period> find_graph_step_period(const TraceModel& model)
         return std::nullopt;
     // The thread's other launches (input copies into the graph's static buffers, an eager optimizer), by call start,
     // with the start of the first activity each launched.
-    std::vector<std::pair<int64_t, int64_t>> eager; // (call start, first activity start)
+    struct Eager {
+        int64_t call_ns = 0, first_activity_ns = 0;
+        bool optimizer = false; // launched an optimizer kernel (step_period.cpp's optimizer_name)
+        bool on_graph_stream = false; // that optimizer kernel ran on the graphs' stream
+        bool operator<(const Eager& o) const { return call_ns < o.call_ns; }
+    };
+    std::vector<Eager> eager;
     {
         CorrelationIndex calls(api.correlation_id, &api.is_driver);
-        std::unordered_map<size_t, int64_t> first_of_call;
+        std::unordered_map<size_t, Eager> of_call;
         for (ActivityCursor cursor(model); cursor.next(activity);) {
             if (activity.correlation_id == 0 || launch_of.count(activity.correlation_id))
                 continue;
             const auto call = calls.find(activity.correlation_id);
             if (!call || api.global_tid[*call] != thread->first)
                 continue;
-            auto [it, inserted] = first_of_call.try_emplace(*call, activity.start_ns);
-            if (!inserted)
-                it->second = std::min(it->second, activity.start_ns);
+            const bool optimizer
+                = activity.kind == ActivityKind::Kernel && optimizer_name(model.strings[model.kernels.name[activity.row]]);
+            const bool on_graph_stream = optimizer && model.kernels.stream_id[activity.row] == graph_stream;
+            auto [it, inserted]
+                = of_call.try_emplace(*call, Eager { api.start_ns[*call], activity.start_ns, optimizer, on_graph_stream });
+            if (!inserted) {
+                it->second.first_activity_ns = std::min(it->second.first_activity_ns, activity.start_ns);
+                it->second.optimizer = it->second.optimizer || optimizer;
+                it->second.on_graph_stream = it->second.on_graph_stream || on_graph_stream;
+            }
         }
-        for (const auto& [call, start_ns] : first_of_call)
-            eager.emplace_back(api.start_ns[call], start_ns);
+        for (const auto& [call, e] : of_call)
+            eager.push_back(e);
         std::sort(eager.begin(), eager.end());
     }
     // A step begins where the loop does: after the longest pause of the thread's launches since the previous step's
     // last graph launch (the top of the loop, then the copies into the graph's inputs), else at the graph itself.
-    auto loop_start = [&](size_t first_launch, std::optional<size_t> previous_launch) {
+    // An eager optimizer launched in between ends the previous step: only the pauses after its last kernel count
+    // (the one before it is the backward's and the optimizer's own Python), when other work follows it.
+    auto loop_start = [&](size_t first_launch, std::optional<int64_t> from_ns) {
         int64_t start_ns = first_start[first_launch];
-        if (!previous_launch)
+        if (!from_ns)
             return start_ns;
-        const int64_t from = api.start_ns[launches[*previous_launch]], to = api.start_ns[launches[first_launch]];
-        auto it = std::upper_bound(eager.begin(), eager.end(), std::pair<int64_t, int64_t>(from, INT64_MAX));
-        int64_t previous = from, longest = to - from; // no launch in between: the pause is the whole interval
+        const int64_t from = *from_ns, to = api.start_ns[launches[first_launch]];
+        const auto begin = std::upper_bound(eager.begin(), eager.end(), Eager { from, INT64_MAX, false, false });
+        const auto end = std::lower_bound(begin, eager.end(), Eager { to, 0, false, false });
+        // The candidates follow the last update that other work follows (an optimizer-named foreach kernel right
+        // before the graph, copying its inputs, is the step's first launch, not an update).
+        auto cut = begin;
+        bool other_after = false;
+        for (auto j = end; j != begin; --j) {
+            if (!std::prev(j)->optimizer)
+                other_after = true;
+            else if (other_after) {
+                cut = j;
+                break;
+            }
+        }
+        int64_t previous = cut == begin ? from : std::prev(cut)->call_ns;
         std::optional<size_t> chosen;
         int64_t longest_before = -1;
-        for (; it != eager.end() && it->first < to; ++it) {
-            if (it->first - previous > longest_before) {
-                longest_before = it->first - previous;
+        for (auto it = cut; it != end; ++it) {
+            if (it->call_ns - previous > longest_before) {
+                longest_before = it->call_ns - previous;
                 chosen = size_t(it - eager.begin());
             }
-            previous = it->first;
+            previous = it->call_ns;
         }
         // The graph's own launch may follow the longest pause (nothing of this step was launched before it).
         if (!chosen || to - previous >= longest_before)
             return start_ns;
-        (void)longest;
-        for (size_t j = *chosen; j < eager.size() && eager[j].first < to; ++j)
-            start_ns = std::min(start_ns, eager[j].second);
+        for (size_t j = *chosen; j < eager.size() && eager[j].call_ns < to; ++j)
+            start_ns = std::min(start_ns, eager[j].first_activity_ns);
         return start_ns;
     };
     Period period;
+    // Eager steps before the first graph launch: torch.compile(mode="reduce-overhead") runs its first step eagerly
+    // (compiling), with the eager optimizer on the loop's stream. Each update there ends a step (as in the kernel
+    // sequence's phase rule); the first begins at the thread's first activity. Warm-up iterations on a side stream
+    // before a torch.cuda.graph capture (PyTorch's recipe) run their update elsewhere and are no steps.
+    std::optional<int64_t> previous_ns; // the previous step's last graph launch, or the last eager update's call
+    size_t eager_steps = 0;
+    {
+        size_t first_graph = 0;
+        while (first_graph < launches.size() && first_start[first_graph] == INT64_MAX)
+            ++first_graph;
+        const int64_t first_graph_call_ns = first_graph < launches.size() ? api.start_ns[launches[first_graph]] : 0;
+        // Optimizer-named launches after the last other eager launch are the first graph step's own (a foreach copy
+        // into the graph's inputs), as in loop_start.
+        size_t limit = 0;
+        for (size_t j = 0; j < eager.size() && eager[j].call_ns < first_graph_call_ns; ++j)
+            if (!eager[j].optimizer)
+                limit = j;
+        std::vector<size_t> update_ends; // positions in `eager` of each group's last update launch
+        for (size_t j = 0, since_update = 0; j < limit; ++j) {
+            if (!eager[j].on_graph_stream) {
+                ++since_update;
+                continue;
+            }
+            if (!update_ends.empty() && since_update <= 8)
+                update_ends.back() = j; // the same group: update launches up to 8 launches apart
+            else
+                update_ends.push_back(j);
+            since_update = 0;
+        }
+        if (!update_ends.empty()) {
+            period.step_starts_ns.push_back(eager.front().first_activity_ns);
+            for (size_t g = 0; g + 1 < update_ends.size(); ++g)
+                if (eager[update_ends[g] + 1].first_activity_ns > period.step_starts_ns.back())
+                    period.step_starts_ns.push_back(eager[update_ends[g] + 1].first_activity_ns);
+            previous_ns = eager[update_ends.back()].call_ns;
+            eager_steps = period.step_starts_ns.size();
+        }
+    }
     size_t seen = 0;
-    std::optional<size_t> previous_launch;
     for (size_t i = 0; i < launches.size(); ++i) {
         if (first_start[i] == INT64_MAX)
             continue;
         // A step is a whole group of per_step launches: a trailing partial group is not a step.
         if (seen % *per_step == 0 && seen + *per_step <= ids.size()) {
-            const int64_t start_ns = loop_start(i, previous_launch);
+            const int64_t start_ns = loop_start(i, previous_ns);
             if (period.step_starts_ns.empty() || start_ns > period.step_starts_ns.back())
                 period.step_starts_ns.push_back(start_ns);
         }
-        previous_launch = i;
+        previous_ns = api.start_ns[launches[i]];
         ++seen;
     }
     if (period.step_starts_ns.size() < 3)
         return std::nullopt;
-    period.description = fmt::format("{} CUDA graph launches on thread {}, {} per step ({} of their activities "
-                                     "against {} launched otherwise)",
-        ids.size(), thread->first & 0xFFFFFF, *per_step, graph_activities, other_activities);
+    period.description = by_thread.size() == 1
+        ? fmt::format("{} CUDA graph launches on thread {}, {} per step ({} of their activities against {} launched "
+                      "otherwise)",
+              ids.size(), thread->first & 0xFFFFFF, *per_step, graph_activities, other_activities)
+        : fmt::format("{} CUDA graph launches on {} threads (the loop's: thread {}), {} per step ({} of their "
+                      "activities against {} launched otherwise)",
+              ids.size(), by_thread.size(), thread->first & 0xFFFFFF, *per_step, graph_activities, other_activities);
+    if (eager_steps > 0)
+        period.description += fmt::format(", after {} eager step{} (each closed by its optimizer update on the "
+                                          "graphs' stream)",
+            eager_steps, eager_steps == 1 ? "" : "s");
     return period;
 }
 

@@ -16,8 +16,6 @@
 
 namespace fp8scope::analyzer::detail {
 
-namespace {
-
 bool optimizer_name(std::string_view name)
 {
     std::string lower(name.substr(0, 256));
@@ -30,6 +28,8 @@ bool optimizer_name(std::string_view name)
             return true;
     return false;
 }
+
+namespace {
 
 Sequence read_sequence(const TraceModel& model, uint32_t device)
 {

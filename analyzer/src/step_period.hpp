@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fp8scope::analyzer::detail {
@@ -28,6 +29,10 @@ struct Sequence {
     std::vector<uint8_t> optimizer, gemm;
     std::vector<uint32_t> token; // kernel name index, or strings.size() + 1 + copy kind, or strings.size() (memset)
 };
+
+// An optimizer's kernel by name: PyTorch's foreach and fused optimizers (multi_tensor_apply_kernel, _fused_adam(w),
+// _fused_sgd), Apex's and TransformerEngine's multi_tensor_* kernels. A training step ends with them.
+bool optimizer_name(std::string_view name);
 
 // At least 70% of the spacings between consecutive positions within 10% of their median (at least 3 positions): a
 // loop's steps are alike.

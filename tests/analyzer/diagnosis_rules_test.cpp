@@ -380,3 +380,58 @@ TEST_CASE("steps keep their distance from the update when a drift adds kernels m
     }
     CHECK_THAT(steps.detail, Catch::Contains("after the optimizer's last kernel"));
 }
+
+TEST_CASE("torch.compile reduce-overhead: graphs from two threads, an eager first step, a foreach copy at the top",
+    "[steps][graphs][issue25]")
+{
+    // Zoo compile_reduce_overhead's pattern. The loop's thread launches the forward's graph, autograd's thread the
+    // backward's; the eager optimizer (a foreach add and a fused Adam, both multi_tensor_apply) follows, then the
+    // loss is copied out. The next step begins after a 400 us pause with a foreach copy into the graph's inputs (an
+    // optimizer-named kernel, not an update). Step 0 runs eagerly (compiling) and ends with the same update.
+    Scenario s;
+    const HostThread loop = s.thread(4244, 12), autograd = s.thread(4244, 13);
+    int64_t at = 1'000'000;
+    auto eager = [&](HostThread t, const std::string& name) {
+        s.launch(t, { at, at + 2'000 }, { at + 4'000, at + 9'000, name });
+        at += 20'000;
+    };
+    auto graph = [&](HostThread t, int64_t id) {
+        const uint32_t launch = s.launch(t, { at, at + 10'000, "cudaGraphLaunch_v10000" },
+            { .start_ns = at + 12'000, .end_ns = at + 17'000, .name = "graph_k0", .graph_id = id });
+        for (int k = 1; k < 6; ++k)
+            s.more_of(launch,
+                { .start_ns = at + 12'000 + k * 6'000, .end_ns = at + 17'000 + k * 6'000,
+                    .name = "graph_k" + std::to_string(k), .graph_id = id });
+        at += 60'000;
+    };
+    auto update = [&] {
+        at += 300'000; // the optimizer's Python
+        eager(loop, "multi_tensor_apply_kernel<BinaryOpScalarFunctor>");
+        eager(loop, "multi_tensor_apply_kernel<FusedAdamMathFunctor>");
+        at += 100'000;
+        eager(loop, "copy_loss_kernel");
+    };
+    std::vector<int64_t> truth { at + 4'000 };
+    for (const char* name : { "fwd_a", "fwd_b", "fwd_c", "fwd_d" })
+        eager(loop, name);
+    for (const char* name : { "bwd_a", "bwd_b", "bwd_c", "bwd_d" })
+        eager(autograd, name);
+    update();
+    for (int step = 1; step < 8; ++step) {
+        at += 400'000;
+        truth.push_back(at + 4'000);
+        eager(loop, "multi_tensor_apply_kernel<UnaryOpFunctor>");
+        graph(loop, 5);
+        at += 200'000;
+        graph(autograd, 8);
+        update();
+    }
+    const StepSet steps = automatic_steps(write_and_load(s, "issue25-reduce-overhead"));
+    CAPTURE(steps.detail);
+    REQUIRE(steps.steps.size() == truth.size());
+    for (size_t i = 0; i < truth.size(); ++i) {
+        CAPTURE(i);
+        CHECK(steps.steps[i].start_ns == truth[i]);
+    }
+    CHECK_THAT(steps.detail, Catch::Contains("on 2 threads") && Catch::Contains("after 1 eager step"));
+}
