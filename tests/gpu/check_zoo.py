@@ -310,8 +310,15 @@ def missing_requirement(ctx, requires, modules):
     return None
 
 
+def _only():
+    """FP8SCOPE_ZOO_ONLY=a,b: only these workloads, and the timings that feed them (to re-record a few)."""
+    return {n for n in os.environ.get("FP8SCOPE_ZOO_ONLY", "").split(",") if n}
+
+
 def run_all(ctx, report, state, stage):
-    workloads = registry.workloads(stage)
+    only = _only()
+    workloads = [w for w in registry.workloads(stage) if not only or w.name in only]
+    timings = [t for t in registry.timings(stage) if not only or set(t.into) & only]
     kept = Kept(ctx, stage)
     state.setdefault("zoo", {})[stage] = kept
     modules = {}
@@ -321,8 +328,8 @@ def run_all(ctx, report, state, stage):
     gpus = None
     if any(w.gpus > 1 for w in workloads) and ctx.torch:
         gpus = _gpu_count(ctx)
-    report.add(f"zoo {stage}", "INFO", f"{len(workloads)} workloads, {len(registry.timings(stage))} timings",
-               f"modules {modules}; GPUs {gpus}")
+    report.add(f"zoo {stage}", "INFO", f"{len(workloads)} workloads, {len(timings)} timings",
+               f"modules {modules}; GPUs {gpus}" + (f"; only {sorted(only)}" if only else ""))
     for w in workloads:
         if w.gpus > 1 and (gpus or 0) < w.gpus:
             report.add(f"zoo {w.name}", "SKIP", f"needs {w.gpus} GPUs", f"torch.cuda.device_count() = {gpus}")
@@ -343,7 +350,7 @@ def run_all(ctx, report, state, stage):
     if kept.truths:
         kept.pack(ctx.out)  # what the traced runs left, should the timing runs be cut short
     cache = {}
-    for t in registry.timings(stage):
+    for t in timings:
         why = missing_requirement(ctx, t.requires, modules)
         if why:
             report.add(f"zoo timing {t.name}", "SKIP", why)

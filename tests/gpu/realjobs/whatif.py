@@ -3,7 +3,7 @@
 (torch.cuda.graph) and replayed. The analyzer predicts the graph's step time from a traced eager run; this program
 measures it untraced.
 
-  whatif.py --workload tiny_fp8|fp8_sample|host_stall --mode eager|graph [--steps N] [--warmup W]
+  whatif.py --workload tiny_fp8|fp8_sample|host_stall|tiny_lm --mode eager|graph [--steps N] [--warmup W]
 
 Workloads:
   tiny_fp8    24 small Fp8Linear layers (samples/torch/fp8_linear.py: torch._scaled_mm with delayed scaling, amax
@@ -11,6 +11,9 @@ Workloads:
   fp8_sample  the FP8 training sample's model (samples/torch/train.py --precision fp8), its loss, gradient clipping
               and fused AdamW (capturable).
   host_stall  an MLP step behind a data loader that sleeps 4 ms per batch on the host: graphs cannot remove it.
+  tiny_lm     the zoo's small transformer (tests/gpu/zoo/zoo_common.py TinyLM: embedding, 2 bf16
+              nn.TransformerEncoderLayer blocks, a linear head), next-token cross-entropy on a fixed batch of 16 x 128
+              tokens: attention, layer norms and the head's large GEMM, launch-bound eagerly.
 
 Step time: the median interval between CUDA events recorded at each step's start, over the steps after warm-up
 (the GPU-side rate at which steps begin, so a launch-bound loop is timed at the host's pace). Prints
@@ -76,12 +79,25 @@ def build(workload):
         def loss_of(m, b):
             return m(b[0]).pow(2).mean()
         return model, batch, loss_of, None
+    if workload == "tiny_lm":
+        sys.path.insert(0, os.path.join(HERE, "..", "zoo"))
+        import zoo_common
+        model = zoo_common.TinyLM().cuda()
+        g = torch.Generator(device="cuda").manual_seed(1)
+        tokens = torch.randint(0, model.vocab, (16, 129), device="cuda", generator=g)
+
+        def batch():
+            return (tokens,)
+
+        def loss_of(m, b):
+            return m.loss(b[0])
+        return model, batch, loss_of, None
     raise SystemExit(f"unknown workload {workload}")
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--workload", required=True, choices=("tiny_fp8", "fp8_sample", "host_stall"))
+    p.add_argument("--workload", required=True, choices=("tiny_fp8", "fp8_sample", "host_stall", "tiny_lm"))
     p.add_argument("--mode", required=True, choices=("eager", "graph"))
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5, help="steps left out of the timing")

@@ -123,7 +123,7 @@ WORKLOADS = [
               "--name", "ddp_gloo_sleep"], 15, traces=2, expected_s=25, timeout_s=90),
     Workload("ddp_gloo_slow_compute", "zoo1",
              ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{REALJOBS}/ddp_mlp.py", "--steps", "15",
-              "--backend", "gloo", "--item", "--straggler-rank", "1", "--straggler-batch-factor", "3",
+              "--backend", "gloo", "--item", "--straggler-rank", "1", "--straggler-batch-factor", "16",
               "--name", "ddp_gloo_slow_compute"], 15, traces=2, expected_s=25, timeout_s=90),
     Workload("jax_mlp", "zoo1", [PY, f"{REALJOBS}/jax_mlp.py", "--steps", "20"], 20, expected_s=30, timeout_s=90,
              requires=("jax",),
@@ -146,6 +146,14 @@ WORKLOADS = [
                           "pattern": "24 small Fp8Linear layers (samples/torch/fp8_linear.py, delayed scaling): over a "
                                      "thousand tiny kernels per step, launch-bound eagerly (realjobs/whatif.py)",
                           "planted": {}, "recipe": "delayed"}),
+    Workload("whatif_tiny_lm", "zoo1",
+             [PY, f"{REALJOBS}/whatif.py", "--workload", "tiny_lm", "--mode", "eager", "--steps", "40"], 40,
+             expected_s=15,
+             truth_extra={"workload": "whatif_tiny_lm",
+                          "pattern": "the zoo's small transformer (2 bf16 nn.TransformerEncoderLayer blocks), eager, "
+                                     "AdamW foreach, no host sync: the CUDA-graph what-if's fifth workload with a "
+                                     "measured replay (realjobs/whatif.py)",
+                          "planted": {"syncs_per_step": 0}, "recipe": "none"}),
     Workload("compile_default", "zoo1", [PY, f"{ZOO}/compile_mlp.py", "--mode", "default", "--steps", "15"], 15,
              expected_s=45, timeout_s=90),
 
@@ -225,7 +233,7 @@ WORKLOADS = [
               "--name", "ddp_nccl_sleep"], 15, traces=2, expected_s=30, timeout_s=90, gpus=2),
     Workload("ddp_nccl_slow_compute", "zoo-ddp2",
              ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{REALJOBS}/ddp_mlp.py", "--steps", "15",
-              "--backend", "nccl", "--item", "--straggler-rank", "1", "--straggler-batch-factor", "3",
+              "--backend", "nccl", "--item", "--straggler-rank", "1", "--straggler-batch-factor", "16",
               "--name", "ddp_nccl_slow_compute"], 15, traces=2, expected_s=30, timeout_s=90, gpus=2),
 ]
 
@@ -240,6 +248,11 @@ TIMINGS = [
             "graph_replay_ms": [PY, f"{REALJOBS}/whatif.py", "--workload", "tiny_fp8", "--mode", "graph", "--steps",
                                 "60"]},
            into=["whatif_tiny_fp8"]),
+    Timing("whatif_tiny_lm: eager vs graph replay", "zoo1",
+           {"eager_ms": [PY, f"{REALJOBS}/whatif.py", "--workload", "tiny_lm", "--mode", "eager", "--steps", "40"],
+            "graph_replay_ms": [PY, f"{REALJOBS}/whatif.py", "--workload", "tiny_lm", "--mode", "graph", "--steps",
+                                "40"]},
+           into=["whatif_tiny_lm"]),
     # Issue 25 item 4: FP8's price, each FP8 run against its BF16 twin, untraced, same step counts as timed above.
     Timing("fp8_delayed_clean: FP8 vs BF16", "zoo2",
            {"fp8_median_step_ms": _train("fp8", 30), "bf16_median_step_ms": _train("bf16", 30)},
