@@ -177,18 +177,48 @@ std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<
             step.exposed_comm_ns.push_back(own.exposed_comm_ns);
         }
     }
+    // A rank's waits in collectives that overlap in time (host-staged buckets reduced concurrently, one per stream)
+    // are one wait, from its own last arrival among them to the end of the latest wait: the rank is still handing
+    // over its later buckets while it waits for the first. What a rank caused: the same over each other rank's
+    // waits on it, summed over them. Collectives one after another (NCCL's on one stream) just add up.
+    using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+    std::vector<std::vector<Intervals>> waits(steps.size(), std::vector<Intervals>(n)); // [step][waiter]
+    std::vector<std::vector<Intervals>> caused(steps.size(), std::vector<Intervals>(n * n)); // [step][last * n + p]
     for (const MatchedCollective& collective : collectives) {
-        StepAcrossRanks& step = steps[step_at.at(collective.step_index)];
-        int64_t others_wait = 0;
+        const size_t at = step_at.at(collective.step_index);
         size_t last = 0;
-        for (size_t p = 0; p < n; ++p) {
-            step.wait_ns[p] += collective.wait_ns[p];
-            others_wait += collective.wait_ns[p];
+        for (size_t p = 0; p < n; ++p)
             if (ranks[p]->rank == collective.last_rank)
                 last = p;
+        for (size_t p = 0; p < n; ++p) {
+            if (collective.wait_ns[p] <= 0)
+                continue;
+            const std::pair<int64_t, int64_t> span { collective.start_ns[p], collective.start_ns[p] + collective.wait_ns[p] };
+            waits[at][p].push_back(span);
+            caused[at][last * n + p].push_back(span); // the last rank's own wait is 0
         }
-        step.caused_wait_ns[last] += others_wait; // the last rank's own wait is 0
     }
+    const auto overlapping_wait_ns = [](Intervals& spans) {
+        std::sort(spans.begin(), spans.end());
+        int64_t total = 0;
+        for (size_t i = 0; i < spans.size();) {
+            int64_t last_from = spans[i].first, to = spans[i].second;
+            size_t j = i + 1;
+            for (; j < spans.size() && spans[j].first < to; ++j) {
+                last_from = std::max(last_from, spans[j].first);
+                to = std::max(to, spans[j].second);
+            }
+            total += to - last_from;
+            i = j;
+        }
+        return total;
+    };
+    for (size_t at = 0; at < steps.size(); ++at)
+        for (size_t p = 0; p < n; ++p) {
+            steps[at].wait_ns[p] = overlapping_wait_ns(waits[at][p]);
+            for (size_t q = 0; q < n; ++q)
+                steps[at].caused_wait_ns[p] += overlapping_wait_ns(caused[at][p * n + q]);
+        }
     for (StepAcrossRanks& step : steps) {
         const auto most_caused = std::max_element(step.caused_wait_ns.begin(), step.caused_wait_ns.end());
         size_t slowest = static_cast<size_t>(most_caused - step.caused_wait_ns.begin());
@@ -283,19 +313,16 @@ CrossRankReport analyze_across_ranks(std::span<const RankSummary> summaries)
         MatchedCollective collective = straggler_of(ranks, key, rows, shift_ns);
         if (!report.worst_collective || collective.max_wait_ns > report.collectives[*report.worst_collective].max_wait_ns)
             report.worst_collective = report.collectives.size();
-        int64_t others_wait = 0;
-        for (size_t p = 0; p < ranks.size(); ++p) {
-            report.per_rank[p].wait_ns += collective.wait_ns[p];
-            others_wait += collective.wait_ns[p];
-        }
         for (RankAcross& rank : report.per_rank)
-            if (rank.rank == collective.last_rank) {
-                ++rank.times_last;
-                rank.caused_wait_ns += others_wait;
-            }
+            rank.times_last += rank.rank == collective.last_rank ? 1 : 0;
         report.collectives.push_back(std::move(collective));
     }
     report.steps = steps_across(ranks, report.common_steps, report.collectives);
+    for (const StepAcrossRanks& step : report.steps)
+        for (size_t p = 0; p < ranks.size(); ++p) {
+            report.per_rank[p].wait_ns += step.wait_ns[p];
+            report.per_rank[p].caused_wait_ns += step.caused_wait_ns[p];
+        }
     report.scales = check_scales(ranks);
     return report;
 }

@@ -64,6 +64,8 @@ std::string_view collective_kind_id(CollectiveKind kind)
         return "all_to_all";
     case CollectiveKind::SendRecv:
         return "send_recv";
+    case CollectiveKind::HostStaged:
+        return "host_staged";
     case CollectiveKind::Other:
         break;
     }

@@ -4,10 +4,13 @@
 #include "fp8scope/analyzer/kernel_classes.hpp"
 #include "fp8scope/analyzer/ranks.hpp"
 #include "fp8scope/analyzer/tensor_health.hpp"
+#include "fp8scope/format/schema.hpp"
 
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 
 namespace fp8scope::analyzer {
@@ -101,6 +104,62 @@ void add_communication(const TraceModel& model, RankSummary& summary)
     }
 }
 
+// Collectives staged through the host (docs/analysis.md "Across ranks"): on a rank with no communication kernel,
+// each device-to-host copy into pinned memory of at least 64 KiB paired with the next host-to-device copy from
+// pinned memory of the same size on the same stream, both in one step. gloo reduces CUDA tensors this way (DDP's
+// buckets: device -> host, all-reduce on the CPU, host -> device); the pair spans from the first copy's end (the
+// rank's arrival) to the second's start (the release, when every rank's data was reduced).
+void add_host_staged(const TraceModel& model, RankSummary& summary)
+{
+    constexpr uint64_t kMinBytes = 64 * 1024; // smaller copies are scalars (.item(), a loss), not buckets
+    const MemcpyTable& copies = model.memcpys;
+    std::vector<size_t> order(copies.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return copies.start_ns[a] < copies.start_ns[b]; });
+    const std::vector<RankStep>& steps = summary.steps;
+    auto step_of = [&](int64_t t) -> std::optional<size_t> {
+        const auto after = std::upper_bound(
+            steps.begin(), steps.end(), t, [](int64_t v, const RankStep& step) { return v < step.start_ns; });
+        if (after == steps.begin() || t >= std::prev(after)->end_ns)
+            return std::nullopt;
+        return static_cast<size_t>(std::prev(after) - steps.begin());
+    };
+    const auto pinned = static_cast<int32_t>(schema::MemoryKind::Pinned);
+    std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::vector<size_t>> pending; // (device, stream, bytes) -> D2H
+    std::vector<RankCollective> staged;
+    for (size_t i : order) {
+        if (copies.bytes[i] < kMinBytes)
+            continue;
+        const auto key = std::make_tuple(copies.device_id[i], copies.stream_id[i], copies.bytes[i]);
+        if (copies.copy_kind[i] == static_cast<int32_t>(schema::MemcpyKind::DtoH) && copies.dst_kind[i] == pinned) {
+            pending[key].push_back(i);
+            continue;
+        }
+        if (copies.copy_kind[i] != static_cast<int32_t>(schema::MemcpyKind::HtoD) || copies.src_kind[i] != pinned)
+            continue;
+        const auto it = pending.find(key);
+        if (it == pending.end() || it->second.empty())
+            continue;
+        const size_t out = it->second.front();
+        it->second.erase(it->second.begin());
+        const auto step = step_of(copies.start_ns[out]);
+        if (!step || step_of(copies.start_ns[i]) != step)
+            continue;
+        staged.push_back({ CollectiveKind::HostStaged, steps[*step].index, 0, copies.device_id[i], copies.stream_id[i],
+            copies.end_ns[out], std::max(copies.end_ns[out], copies.start_ns[i]) });
+    }
+    // Numbered by arrival within their step (the copies back may come in another order).
+    std::sort(staged.begin(), staged.end(), [](const RankCollective& a, const RankCollective& b) {
+        return std::tie(a.step_index, a.start_ns) < std::tie(b.step_index, b.start_ns);
+    });
+    for (size_t i = 0; i < staged.size(); ++i)
+        staged[i].ordinal = i > 0 && staged[i - 1].step_index == staged[i].step_index ? staged[i - 1].ordinal + 1 : 0;
+    summary.collectives.insert(summary.collectives.end(), staged.begin(), staged.end());
+    std::stable_sort(summary.collectives.begin(), summary.collectives.end(),
+        [](const RankCollective& a, const RankCollective& b) { return a.start_ns < b.start_ns; });
+}
+
 // Every tensor statistics sample with a step and a scale, labelled by site, numbered within its (site, step).
 void add_scales(const TraceModel& model, RankSummary& summary)
 {
@@ -164,6 +223,8 @@ RankSummary summarize_rank(const TraceModel& model, const Report& report)
             cause_ns[c] += device_step.totals.cause_ns[c];
     }
     add_communication(model, summary);
+    if (summary.collectives.empty())
+        add_host_staged(model, summary);
     add_scales(model, summary);
     return summary;
 }

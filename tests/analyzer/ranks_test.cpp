@@ -409,3 +409,75 @@ TEST_CASE("more ranks than threads; a rank without a host is a clock of its own"
     CHECK(across.steps[1].slowest_by == SlowestBy::StepTime);
     CHECK(across.steps[1].slowest_rank == 0);
 }
+
+TEST_CASE("gloo: buckets staged through pinned host memory are collectives, matched by arrival", "[ranks][issue25]")
+{
+    // Two ranks of one host, DDP over gloo (zoo ddp_gloo_sleep): no communication kernel. Each step copies three
+    // gradient buckets to pinned host memory on their own streams, reduces them on the CPU and copies them back.
+    // Rank 1 slept 5 us before its forward, so its buckets reach the host 5 us after rank 0's; the copies back start
+    // together on both ranks. A 4-byte .item() copy and a pageable round trip are no collectives.
+    RankTrace r0(0, { 0, 100'000, 200'000 }), r1(1, { 0, 100'000, 200'000 });
+    const uint64_t bucket_bytes[3] = { 16 << 20, 64 << 20, 16 << 20 };
+    const uint32_t streams[3] = { 105, 109, 113 };
+    auto stage = [](RankTrace& r, int64_t step_start, int64_t late, uint32_t stream, uint64_t bytes, int64_t out_at,
+                     int64_t back_at, schema::MemoryKind host_kind = schema::MemoryKind::Pinned) {
+        r.s.memcpy(r.host, { step_start + out_at + late - 500, step_start + out_at + late - 400 },
+            { .start_ns = step_start + out_at + late, .end_ns = step_start + out_at + late + 1'000, .bytes = bytes,
+                .kind = schema::MemcpyKind::DtoH, .src_kind = schema::MemoryKind::Device, .dst_kind = host_kind,
+                .stream_id = stream });
+        r.s.memcpy(r.host, { step_start + back_at - 500, step_start + back_at - 400 },
+            { .start_ns = step_start + back_at, .end_ns = step_start + back_at + 1'000, .bytes = bytes,
+                .kind = schema::MemcpyKind::HtoD, .src_kind = host_kind, .dst_kind = schema::MemoryKind::Device,
+                .stream_id = stream });
+    };
+    for (int64_t step_start : { 0, 100'000 }) {
+        for (auto* r : { &r0, &r1 }) {
+            const int64_t late = r == &r1 ? 5'000 : 0;
+            r->kernel(step_start + 1'000 + late, step_start + 9'000 + late); // forward and backward
+            for (int b = 0; b < 3; ++b)
+                stage(*r, step_start, late, streams[b], bucket_bytes[b], 10'000 + b * 2'000, 40'000 + b * 3'000);
+            stage(*r, step_start, 0, 7, 4, 60'000, 62'000); // .item() and a 4-byte copy in: too small
+            stage(*r, step_start, 0, 7, 1 << 20, 64'000, 70'000, schema::MemoryKind::Pageable); // pageable
+            r->kernel(step_start + 80'000, step_start + 81'000, "multi_tensor_apply_kernel");
+        }
+    }
+    const std::vector<RankSummary> ranks { summarize(r0, "ranks-gloo-0"), summarize(r1, "ranks-gloo-1") };
+    REQUIRE(ranks[0].collectives.size() == 6);
+    for (const RankCollective& c : ranks[0].collectives)
+        CHECK(c.kind == CollectiveKind::HostStaged);
+    // The first bucket of step 1: from the copy out's end to the copy back's start.
+    CHECK(ranks[0].collectives[0].start_ns == 11'000);
+    CHECK(ranks[0].collectives[0].end_ns == 40'000);
+    CHECK(collective_kind_id(CollectiveKind::HostStaged) == "host_staged");
+    const CrossRankReport across = analyze_across_ranks(ranks);
+    REQUIRE(across.collectives.size() == 6);
+    for (const MatchedCollective& c : across.collectives) {
+        CHECK(c.last_rank == 1);
+        CHECK(c.wait_ns == std::vector<int64_t> { 5'000, 0 });
+    }
+    REQUIRE(across.steps.size() == 2);
+    for (const StepAcrossRanks& step : across.steps) {
+        CHECK(step.slowest_rank == 1);
+        CHECK(step.slowest_by == SlowestBy::CausedWait);
+        // The three waits overlap: one wait, from rank 0's last bucket on the host (15 us) to rank 1's (20 us).
+        CHECK(step.wait_ns == std::vector<int64_t> { 5'000, 0 });
+        CHECK(step.caused_wait_ns == std::vector<int64_t> { 0, 5'000 });
+    }
+    CHECK(across.per_rank[0].wait_ns == 10'000);
+    CHECK(across.per_rank[1].caused_wait_ns == 10'000);
+}
+
+TEST_CASE("a rank with NCCL kernels has no host-staged collectives", "[ranks][issue25]")
+{
+    RankTrace r0(0);
+    r0.collective(4000, 7000);
+    r0.s.memcpy(r0.host, { 7000, 7100 },
+        { .start_ns = 7200, .end_ns = 7300, .bytes = 1 << 20, .kind = schema::MemcpyKind::DtoH,
+            .src_kind = schema::MemoryKind::Device, .dst_kind = schema::MemoryKind::Pinned, .stream_id = 9 });
+    r0.s.memcpy(r0.host, { 8000, 8100 },
+        { .start_ns = 8200, .end_ns = 8300, .bytes = 1 << 20, .kind = schema::MemcpyKind::HtoD,
+            .src_kind = schema::MemoryKind::Pinned, .dst_kind = schema::MemoryKind::Device, .stream_id = 9 });
+    const RankSummary rank = summarize(r0, "ranks-nccl-no-staging");
+    REQUIRE(rank.collectives.size() == 1);
+    CHECK(rank.collectives[0].kind == CollectiveKind::AllReduce);
+}

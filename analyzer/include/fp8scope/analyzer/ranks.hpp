@@ -29,10 +29,15 @@ namespace fp8scope::analyzer {
 
 // ---- Collectives, classed by kernel name ----
 
-enum class CollectiveKind : uint8_t { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, SendRecv, Other };
-inline constexpr size_t kCollectiveKindCount = 8;
+// HostStaged: no kernel, a buffer the rank copied to pinned host memory and back (gloo's collectives on CUDA tensors:
+// device -> host, the collective on the CPU, host -> device), found only on a rank with no communication kernel.
+enum class CollectiveKind : uint8_t {
+    AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, SendRecv, Other, HostStaged
+};
+inline constexpr size_t kCollectiveKindCount = 9;
 
-// "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send_recv", "other".
+// "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send_recv", "other",
+// "host_staged".
 std::string_view collective_kind_id(CollectiveKind kind);
 
 // One rule of the collective table: `matches` receives the kernel name in lower case. The first rule that matches
@@ -47,7 +52,9 @@ CollectiveKind classify_collective(std::string_view kernel_name);
 
 // ---- Per rank ----
 
-// A communication kernel inside an analysed step, in the rank's own time (ns from its session start).
+// A communication kernel inside an analysed step, in the rank's own time (ns from its session start). A host-staged
+// collective spans from its device-to-host copy's end (the rank's data is on the host: its arrival) to the start of
+// the copy back (the collective's result is there: its release).
 struct RankCollective {
     CollectiveKind kind = CollectiveKind::Other;
     int64_t step_index = 0; // the step that contains its start
@@ -145,8 +152,11 @@ struct StepAcrossRanks {
     int64_t step_index = 0;
     // Per rank (CrossRankReport::ranks order).
     std::vector<int64_t> step_ns, comm_ns, exposed_comm_ns;
-    std::vector<int64_t> wait_ns; // the rank's waits in the step's matched collectives
-    std::vector<int64_t> caused_wait_ns; // the others' waits in the collectives where this rank arrived last
+    // The rank's waits in the step's matched collectives: the union of their intervals (waits in collectives that
+    // overlap in time, host-staged buckets reduced concurrently, count once).
+    std::vector<int64_t> wait_ns;
+    // The others' waits in the collectives where this rank arrived last: per other rank the union, summed.
+    std::vector<int64_t> caused_wait_ns;
     int32_t slowest_rank = -1;
     SlowestBy slowest_by = SlowestBy::StepTime;
     std::optional<BubbleCause> slowest_lead_cause; // its cause with the most idle time in the step; none: no idle
@@ -154,8 +164,8 @@ struct StepAcrossRanks {
 
 struct RankAcross {
     int32_t rank = -1;
-    int64_t wait_ns = 0; // over all matched collectives
-    int64_t caused_wait_ns = 0;
+    int64_t wait_ns = 0; // StepAcrossRanks::wait_ns summed over the common steps
+    int64_t caused_wait_ns = 0; // StepAcrossRanks::caused_wait_ns summed over the common steps
     int64_t times_last = 0; // matched collectives it arrived last at
     int64_t unmatched_collectives = 0; // its collectives in common steps with no counterpart on every rank
     int64_t steps_not_common = 0; // its analysed steps that some other rank did not analyse
