@@ -187,6 +187,19 @@ StepSet automatic_steps(const TraceModel& model)
     return find_steps(model, options);
 }
 
+// The automatic steps of the scenario, checked to start exactly at `truth`; returned for further checks.
+StepSet check_automatic_starts(const Scenario& s, const std::string& name, const std::vector<int64_t>& truth)
+{
+    StepSet steps = automatic_steps(write_and_load(s, name));
+    CAPTURE(steps.detail);
+    REQUIRE(steps.steps.size() == truth.size());
+    for (size_t i = 0; i < truth.size(); ++i) {
+        CAPTURE(i);
+        CHECK(steps.steps[i].start_ns == truth[i]);
+    }
+    return steps;
+}
+
 } // namespace
 
 TEST_CASE("item 2: a sync per step finds the steps a kernel sequence with a longer period misses",
@@ -206,12 +219,8 @@ TEST_CASE("item 2: a sync per step finds the steps a kernel sequence with a long
         truth.push_back(at + 4'000); // the step's first kernel
         at = sync_closed_step(s, t, at, names, 1, 300'000);
     }
-    const StepSet steps = automatic_steps(write_and_load(s, "issue25-item2-sgd-sync"));
-    CAPTURE(steps.detail);
-    REQUIRE(steps.source == StepSource::Automatic);
-    REQUIRE(steps.steps.size() == truth.size());
-    for (size_t i = 0; i < truth.size(); ++i)
-        CHECK(steps.steps[i].start_ns == truth[i]);
+    const StepSet steps = check_automatic_starts(s, "issue25-item2-sgd-sync", truth);
+    CHECK(steps.source == StepSource::Automatic);
     CHECK_THAT(steps.detail, Catch::Contains("host-blocking") && Catch::Contains("1 per step"));
 }
 
@@ -229,11 +238,7 @@ TEST_CASE("item 2: 400 launches of one kernel and two syncs per step give 12 ste
         truth.push_back(at + 4'000);
         at = sync_closed_step(s, t, at, names, 2, 3'000'000);
     }
-    const StepSet steps = automatic_steps(write_and_load(s, "issue25-item2-cuda-program"));
-    CAPTURE(steps.detail);
-    REQUIRE(steps.steps.size() == truth.size());
-    for (size_t i = 0; i < truth.size(); ++i)
-        CHECK(steps.steps[i].start_ns == truth[i]);
+    check_automatic_starts(s, "issue25-item2-cuda-program", truth);
 }
 
 TEST_CASE("item 2: a sync every 5th step leaves the kernel sequence's steps alone", "[steps][syncs][issue25]")
@@ -249,11 +254,7 @@ TEST_CASE("item 2: a sync every 5th step leaves the kernel sequence's steps alon
         at = sync_closed_step(s, t, at, { "embed", "fwd_gemm", "gelu", "bwd_gemm", "sgd_update" },
             step % 5 == 4 ? 1 : 0, 300'000);
     }
-    const StepSet steps = automatic_steps(write_and_load(s, "issue25-item2-sync-every-5"));
-    CAPTURE(steps.detail);
-    REQUIRE(steps.steps.size() == truth.size());
-    for (size_t i = 0; i < truth.size(); ++i)
-        CHECK(steps.steps[i].start_ns == truth[i]);
+    const StepSet steps = check_automatic_starts(s, "issue25-item2-sync-every-5", truth);
     CHECK_THAT(steps.detail, Catch::Contains("one step in 5"));
 }
 
@@ -335,13 +336,7 @@ TEST_CASE("an evaluation pass after the update, closed by its .item(), stays in 
         // The eval's .item() closes the step; other steps end with the update.
         at = sync_closed_step(s, t, at, names, eval ? 1 : 0, 300'000);
     }
-    const StepSet steps = automatic_steps(write_and_load(s, "issue25-eval-after-update"));
-    CAPTURE(steps.detail);
-    REQUIRE(steps.steps.size() == truth.size());
-    for (size_t i = 0; i < truth.size(); ++i) {
-        CAPTURE(i);
-        CHECK(steps.steps[i].start_ns == truth[i]);
-    }
+    check_automatic_starts(s, "issue25-eval-after-update", truth);
 }
 
 TEST_CASE("steps keep their distance from the update when a drift adds kernels midway", "[steps][issue25]")
@@ -371,13 +366,7 @@ TEST_CASE("steps keep their distance from the update when a drift adds kernels m
         launch_all(s, t, next_call + 2'000'000, backward, next_call);
         at = next_call + 1'000'000;
     }
-    const StepSet steps = automatic_steps(write_and_load(s, "issue25-drift-midway"));
-    CAPTURE(steps.detail);
-    REQUIRE(steps.steps.size() == truth.size());
-    for (size_t i = 0; i < truth.size(); ++i) {
-        CAPTURE(i);
-        CHECK(steps.steps[i].start_ns == truth[i]);
-    }
+    const StepSet steps = check_automatic_starts(s, "issue25-drift-midway", truth);
     CHECK_THAT(steps.detail, Catch::Contains("after the optimizer's last kernel"));
 }
 
@@ -426,12 +415,6 @@ TEST_CASE("torch.compile reduce-overhead: graphs from two threads, an eager firs
         graph(autograd, 8);
         update();
     }
-    const StepSet steps = automatic_steps(write_and_load(s, "issue25-reduce-overhead"));
-    CAPTURE(steps.detail);
-    REQUIRE(steps.steps.size() == truth.size());
-    for (size_t i = 0; i < truth.size(); ++i) {
-        CAPTURE(i);
-        CHECK(steps.steps[i].start_ns == truth[i]);
-    }
+    const StepSet steps = check_automatic_starts(s, "issue25-reduce-overhead", truth);
     CHECK_THAT(steps.detail, Catch::Contains("on 2 threads") && Catch::Contains("after 1 eager step"));
 }
