@@ -66,6 +66,9 @@ template <class Io, Of<RankStep> T> void fields(Io& io, T& s)
     io.integer("exposed_comm_ns", s.exposed_comm_ns, 0, kInt64Max);
     io.counts("idle_by_cause_ns", s.cause_ns, cause_keys());
     io.number("bubble_ratio", s.bubble_ratio, 0.0, 1.0);
+    io.integer("arrival_ns", s.arrival_ns, -kTime, kTime);
+    io.integer("compute_before_ns", s.compute_before_ns, 0, kInt64Max);
+    io.counts("idle_before_ns", s.idle_before_ns, cause_keys());
 }
 
 template <class Io, Of<RankCollective> T> void fields(Io& io, T& c)

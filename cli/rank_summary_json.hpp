@@ -23,7 +23,7 @@
 namespace fp8scope::cli {
 
 // The summary's own schema tag; a change that removes or renames a key raises the number.
-inline constexpr const char* kRankSummarySchema = "fp8scope.rank_summary/1";
+inline constexpr const char* kRankSummarySchema = "fp8scope.rank_summary/2";
 // The largest per-rank JSON file `--merge` reads: the parsed document takes several times its size in memory.
 inline constexpr int64_t kMaxRankSummaryFileBytes = int64_t { 1 } << 30;
 

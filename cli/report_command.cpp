@@ -60,7 +60,7 @@ collective kind; the clock of each host and the residual; FP8 scale agreement. T
 exit code 3; md, html and junit read one trace only (exit code 2). Fewer ranks than the world size: a warning.
 
 --merge reads per-rank JSON reports instead of traces (or a directory: its *.json files): the JSON of one trace
-ends with its rank_summary (schema fp8scope.rank_summary/1), so ranks can be analysed as independent jobs (an
+ends with its rank_summary (schema fp8scope.rank_summary/2), so ranks can be analysed as independent jobs (an
 array job's tasks) and merged into the same report, byte for byte (docs/multi-rank.md). The selection options
 belong to the per-rank reports (exit code 2 with --merge). A file that is not a valid rank report (checked as
 untrusted input, at most 1 GiB) or files of different jobs: exit code 3, one line naming the file.

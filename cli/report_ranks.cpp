@@ -24,9 +24,9 @@ std::string host_name(const std::string& host)
     return host.empty() ? "(unknown host)" : printable(host);
 }
 
-std::string lead_cause_name(const std::optional<BubbleCause>& cause)
+std::string lead_cause_text(const std::optional<LeadCause>& cause)
 {
-    return cause ? bubble_cause_name(*cause) : "none (no idle time)";
+    return cause ? std::string(lead_cause_name(*cause)) : "none (no idle time)";
 }
 
 void per_rank_text(std::string& out, const RankSetReport& set, const Paint& paint)
@@ -60,7 +60,7 @@ void per_step_text(std::string& out, const RankSetReport& set, const Paint& pain
     for (const StepAcrossRanks& step : across.steps) {
         out += fmt::format("  step {}: slowest rank {} ({}), lead cause {}\n", step.step_index, step.slowest_rank,
             step.slowest_by == SlowestBy::CausedWait ? "the others waited longest for it" : "the longest step",
-            lead_cause_name(step.slowest_lead_cause));
+            lead_cause_text(step.slowest_lead_cause));
         for (size_t i = 0; i < across.ranks.size(); ++i)
             out += fmt::format("    rank {:>4}  step {:>12}  comm {:>12}  exposed {:>12}  wait {:>12}\n",
                 across.ranks[i], format_duration_ns(step.step_ns[i]), format_duration_ns(step.comm_ns[i]),
@@ -165,7 +165,7 @@ nlohmann::ordered_json render_rank_set_json(const RankSetReport& set)
         steps.push_back({ { "step", step.step_index }, { "slowest_rank", step.slowest_rank },
             { "slowest_by", slowest_by_name(step.slowest_by) },
             { "slowest_lead_cause",
-                step.slowest_lead_cause ? json(bubble_cause_name(*step.slowest_lead_cause)) : json(nullptr) },
+                step.slowest_lead_cause ? json(lead_cause_name(*step.slowest_lead_cause)) : json(nullptr) },
             { "ranks", per_rank } });
     }
     json kinds = json::array();

@@ -153,6 +153,39 @@ MatchedCollective straggler_of(const Ranks& ranks, const CollectiveKey& key, con
     return collective;
 }
 
+// Why rank `slowest` was late in step `index` (StepAcrossRanks::slowest_lead_cause): its excess over the other ranks'
+// median in kernel time and in each idle cause but comm, before each arrived at the step's first collective.
+std::optional<LeadCause> lead_cause(
+    const std::vector<std::unordered_map<int64_t, const RankStep*>>& own_step, size_t slowest, int64_t index)
+{
+    constexpr size_t kCompute = static_cast<size_t>(LeadCause::Compute);
+    auto figure = [](const RankStep& step, size_t k) {
+        return k == kCompute ? step.compute_before_ns : step.idle_before_ns[k];
+    };
+    const RankStep& late = *own_step[slowest].at(index);
+    std::optional<LeadCause> lead;
+    int64_t most = 0;
+    for (size_t k = 0; k <= kCompute; ++k) {
+        if (k == static_cast<size_t>(BubbleCause::Comm))
+            continue;
+        std::vector<int64_t> others;
+        for (size_t p = 0; p < own_step.size(); ++p)
+            if (p != slowest)
+                others.push_back(figure(*own_step[p].at(index), k));
+        const int64_t excess = figure(late, k) - (others.empty() ? 0 : detail::median_of(std::move(others)));
+        if (excess > most) {
+            most = excess;
+            lead = static_cast<LeadCause>(k);
+        }
+    }
+    if (lead)
+        return lead;
+    const auto idle = std::max_element(late.cause_ns.begin(), late.cause_ns.end());
+    if (*idle > 0)
+        return static_cast<LeadCause>(idle - late.cause_ns.begin());
+    return std::nullopt;
+}
+
 std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<int64_t>& common,
     const std::vector<MatchedCollective>& collectives)
 {
@@ -228,10 +261,7 @@ std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<
             step.slowest_by = SlowestBy::StepTime;
         }
         step.slowest_rank = ranks[slowest]->rank;
-        const auto& cause_ns = own_step[slowest].at(step.step_index)->cause_ns;
-        const auto lead = std::max_element(cause_ns.begin(), cause_ns.end());
-        if (*lead > 0)
-            step.slowest_lead_cause = static_cast<BubbleCause>(lead - cause_ns.begin());
+        step.slowest_lead_cause = lead_cause(own_step, slowest, step.step_index);
     }
     return steps;
 }
@@ -286,6 +316,11 @@ ScaleAgreement check_scales(const Ranks& ranks)
 }
 
 } // namespace
+
+std::string_view lead_cause_name(LeadCause cause)
+{
+    return cause == LeadCause::Compute ? "compute" : bubble_cause_name(static_cast<BubbleCause>(cause));
+}
 
 const char* slowest_by_name(SlowestBy by) { return by == SlowestBy::CausedWait ? "caused_wait" : "step_time"; }
 

@@ -61,8 +61,9 @@ struct DeviceUnions {
     std::vector<Span> comm, compute;
 };
 
-// Communication time and its exposed part per step, and the collectives inside the steps.
-void add_communication(const TraceModel& model, RankSummary& summary)
+// Communication time and its exposed part per step, and the collectives inside the steps. Returns each device's
+// unions of communication and of other kernels.
+std::map<uint32_t, DeviceUnions> add_communication(const TraceModel& model, RankSummary& summary)
 {
     KernelClassCache classes(model);
     std::map<uint32_t, DeviceUnions> devices;
@@ -101,6 +102,37 @@ void add_communication(const TraceModel& model, RankSummary& summary)
             step.comm_ns += comm_ns;
             step.exposed_comm_ns += comm_ns - length_within(hidden, step.start_ns, step.end_ns);
         }
+    }
+    return devices;
+}
+
+// What each step did before the rank arrived at its first collective (its whole step without one): the time its
+// other kernels ran and its idle time by cause. Across ranks the straggler's excess over the others here is why it
+// arrived late (issue 27); after the arrival the others' waits would blur it (gloo's waits are idle time).
+void add_before_arrival(const Report& report, const std::map<uint32_t, DeviceUnions>& devices, RankSummary& summary)
+{
+    std::unordered_map<int64_t, size_t> step_at;
+    for (size_t i = 0; i < summary.steps.size(); ++i) {
+        RankStep& step = summary.steps[i];
+        step.arrival_ns = step.end_ns;
+        step_at.emplace(step.index, i);
+    }
+    for (const RankCollective& c : summary.collectives) { // in start order: the first of each step wins
+        RankStep& step = summary.steps[step_at.at(c.step_index)];
+        if (step.arrival_ns == step.end_ns)
+            step.arrival_ns = std::clamp(c.start_ns, step.start_ns, step.end_ns);
+    }
+    for (RankStep& step : summary.steps)
+        for (const auto& [device, unions] : devices)
+            step.compute_before_ns += length_within(unions.compute, step.start_ns, step.arrival_ns);
+    for (const Bubble& bubble : report.bubbles.bubbles) {
+        const auto at = step_at.find(bubble.step_index);
+        if (at == step_at.end())
+            continue;
+        RankStep& step = summary.steps[at->second];
+        const int64_t from = std::max(bubble.start_ns, step.start_ns), to = std::min(bubble.end_ns, step.arrival_ns);
+        if (to > from)
+            step.idle_before_ns[static_cast<size_t>(bubble.cause)] += to - from;
     }
 }
 
@@ -209,7 +241,7 @@ RankSummary summarize_rank(const TraceModel& model, const Report& report)
     std::unordered_map<int64_t, size_t> step_at;
     for (const StepInterval& step : report.steps.steps) {
         step_at.emplace(step.index, summary.steps.size());
-        summary.steps.push_back({ step.index, step.start_ns, step.end_ns, 0, 0, {}, 0 });
+        summary.steps.push_back({ .index = step.index, .start_ns = step.start_ns, .end_ns = step.end_ns });
     }
     for (const StepBubbleTotals& step : bubbles_per_step(report))
         if (const auto at = step_at.find(step.step_index); at != step_at.end())
@@ -222,9 +254,10 @@ RankSummary summarize_rank(const TraceModel& model, const Report& report)
         for (size_t c = 0; c < kBubbleCauseCount; ++c)
             cause_ns[c] += device_step.totals.cause_ns[c];
     }
-    add_communication(model, summary);
+    const auto devices = add_communication(model, summary);
     if (summary.collectives.empty())
         add_host_staged(model, summary);
+    add_before_arrival(report, devices, summary);
     add_scales(model, summary);
     return summary;
 }

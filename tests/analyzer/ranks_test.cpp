@@ -175,9 +175,14 @@ TEST_CASE("the straggler: the last rank to arrive, and each other rank's wait", 
     CHECK(step1.slowest_by == SlowestBy::CausedWait);
     CHECK(step1.caused_wait_ns == std::vector<int64_t> { 0, 0, 1100 });
     CHECK(step1.wait_ns == std::vector<int64_t> { 600, 500, 0 });
-    // The lead cause comes from rank 2's own report: its longest idle cause in step 1.
+    // The lead cause: what rank 2 had more of than the others before it arrived, its 3.5 us GEMM (the others ran
+    // no kernel before the all-reduce), not its longest idle cause in the step (sync, after the all-reduce).
     REQUIRE(step1.slowest_lead_cause.has_value());
-    CHECK(*step1.slowest_lead_cause == BubbleCause::Sync);
+    CHECK(*step1.slowest_lead_cause == LeadCause::Compute);
+    CHECK(ranks[2].steps[0].compute_before_ns == 3500);
+    CHECK(ranks[2].steps[0].arrival_ns == 4600);
+    CHECK(lead_cause_name(LeadCause::Compute) == "compute");
+    CHECK(lead_cause_name(LeadCause::Host) == "host");
     CHECK(step1.comm_ns == std::vector<int64_t> { 3000, 2900, 2400 });
     CHECK(step1.exposed_comm_ns == std::vector<int64_t> { 3000, 2900, 2400 });
 }

@@ -115,8 +115,10 @@ TEST_CASE("report --merge refuses bad per-rank JSON with one line naming the fil
     };
     const std::vector<Case> cases {
         { "no rank summary", [](json& j) { j.erase("rank_summary"); }, "no rank_summary: not the output of" },
-        { "a newer schema", [](json& j) { j["rank_summary"]["schema"] = "fp8scope.rank_summary/2"; },
-            "rank_summary.schema: 'fp8scope.rank_summary/2' is not fp8scope.rank_summary/1" },
+        { "a newer schema", [](json& j) { j["rank_summary"]["schema"] = "fp8scope.rank_summary/3"; },
+            "rank_summary.schema: 'fp8scope.rank_summary/3' is not fp8scope.rank_summary/2" },
+        { "an older schema (no arrival figures)", [](json& j) { j["rank_summary"]["schema"] = "fp8scope.rank_summary/1"; },
+            "rank_summary.schema: 'fp8scope.rank_summary/1' is not fp8scope.rank_summary/2" },
         { "a negative duration", [](json& j) { j["rank_summary"]["steps"][0]["comm_ns"] = -1; },
             "rank_summary.steps[0].comm_ns: -1 is out of range (0 to 9223372036854775807)" },
         { "an end before its start", [](json& j) { j["rank_summary"]["steps"][1]["end_ns"] = 0; },

@@ -80,7 +80,7 @@ TEST_CASE("report --merge of per-rank JSON reports is the report of their traces
         const std::vector<std::string> reports = write_rank_reports(traces);
         const auto rank2 = nlohmann::json::parse(read_text_file(reports[2]));
         CHECK(rank2["schema"] == "fp8scope.report/2"); // the report of one trace, with its rank summary added
-        CHECK(rank2["rank_summary"]["schema"] == "fp8scope.rank_summary/1");
+        CHECK(rank2["rank_summary"]["schema"] == "fp8scope.rank_summary/2");
         CHECK(rank2["rank_summary"]["rank"] == 2);
         CHECK(rank2["rank_summary"]["path"] == traces[2]);
         for (const char* format : { "text", "json" }) {

@@ -287,18 +287,21 @@ Cell judge_straggler(const std::string& dir, const std::vector<Trace>& traces)
     if (!set)
         throw std::runtime_error(set.error().message);
     const int32_t expected = straggler.at("rank").get<int32_t>();
-    const bool sleeps = straggler.contains("sleep_ms");
-    size_t slowest = 0, host_led = 0;
+    // A sleeping rank is late by `host`, a rank with a larger batch by `compute`.
+    const std::optional<LeadCause> cause = straggler.contains("sleep_ms") ? std::optional(LeadCause::Host)
+        : straggler.value("cause", "") == "compute"                       ? std::optional(LeadCause::Compute)
+                                                                          : std::nullopt;
+    size_t slowest = 0, led = 0;
     for (const StepAcrossRanks& s : set->across.steps) {
         slowest += s.slowest_rank == expected ? 1 : 0;
-        host_led += s.slowest_rank == expected && s.slowest_lead_cause == BubbleCause::Host ? 1 : 0;
+        led += s.slowest_rank == expected && cause && s.slowest_lead_cause == cause ? 1 : 0;
     }
     const size_t n = set->across.steps.size();
     std::string text = fmt::format("rank {} slowest in {}/{} steps", expected, slowest, n);
     bool right = n > 0 && slowest * 10 >= n * 8;
-    if (sleeps) {
-        text += fmt::format(", lead cause host in {}", host_led);
-        right = right && host_led * 10 >= n * 8;
+    if (cause) {
+        text += fmt::format(", lead cause {} in {}", lead_cause_name(*cause), led);
+        right = right && led * 10 >= n * 8;
     }
     return cell(right, text);
 }

@@ -74,6 +74,12 @@ struct RankStep {
     // The step's bubble ratio over the devices the report counts (bubbles_per_step()): `check --max-bubble-ratio`
     // over ranks names the worst rank's worst step by it.
     double bubble_ratio = 0;
+    // Before the rank arrived at the step's first collective (the step's end without one): its arrival time, the
+    // time its non-communication kernels ran (|union ∩ [start, arrival)|, summed over devices) and its idle time by
+    // cause in that window. What makes a straggler late (docs/analysis.md "Across ranks", lead cause).
+    int64_t arrival_ns = 0;
+    int64_t compute_before_ns = 0;
+    std::array<int64_t, kBubbleCauseCount> idle_before_ns {};
 };
 
 // One tensor statistics sample's scale, for the agreement check.
@@ -141,6 +147,10 @@ struct MatchedCollective {
     int64_t max_wait_ns = 0;
 };
 
+// Why a straggler arrived late: the idle causes, or Compute (its kernels ran longer than the others').
+enum class LeadCause : uint8_t { Sync, Dependency, Launch, Host, Comm, Compute };
+std::string_view lead_cause_name(LeadCause cause); // bubble_cause_name() of the idle causes, or "compute"
+
 // How the slowest rank of a step was chosen.
 enum class SlowestBy : uint8_t {
     CausedWait, // the rank whose late arrivals made the others wait longest in the step's collectives
@@ -159,7 +169,10 @@ struct StepAcrossRanks {
     std::vector<int64_t> caused_wait_ns;
     int32_t slowest_rank = -1;
     SlowestBy slowest_by = SlowestBy::StepTime;
-    std::optional<BubbleCause> slowest_lead_cause; // its cause with the most idle time in the step; none: no idle
+    // Why it was late: of its kernel time and its idle time by cause (comm left out) before it arrived at the step's
+    // first collective, the one it had the most more of than the other ranks (their median); when it had more of
+    // none, its cause with the most idle time in the step; none when it had no idle time either.
+    std::optional<LeadCause> slowest_lead_cause;
 };
 
 struct RankAcross {
