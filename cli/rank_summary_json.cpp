@@ -80,6 +80,7 @@ template <class Io, Of<RankCollective> T> void fields(Io& io, T& c)
     io.integer("stream", c.stream_id, 0, kUint32Max);
     io.integer("start_ns", c.start_ns, -kTime, kTime);
     io.integer("end_ns", c.end_ns, -kTime, kTime);
+    io.integer("compute_until_ns", c.compute_until_ns, -kTime, kTime);
 }
 
 template <class Io, Of<RankScaleSample> T> void fields(Io& io, T& s)

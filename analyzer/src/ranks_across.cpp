@@ -140,6 +140,7 @@ MatchedCollective straggler_of(const Ranks& ranks, const CollectiveKey& key, con
         const RankCollective& row = ranks[p]->collectives[rows[p]];
         collective.start_ns.push_back(shift_ns[p] + row.start_ns);
         collective.end_ns.push_back(shift_ns[p] + row.end_ns);
+        collective.compute_until_ns.push_back(shift_ns[p] + row.compute_until_ns);
         if (collective.start_ns[p] > collective.start_ns[last])
             last = p;
     }
@@ -210,11 +211,17 @@ std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<
             step.exposed_comm_ns.push_back(own.exposed_comm_ns);
         }
     }
-    // A rank's waits in collectives that overlap in time (host-staged buckets reduced concurrently, one per stream)
-    // are one wait, from its own last arrival among them to the end of the latest wait: the rank is still handing
-    // over its later buckets while it waits for the first. What a rank caused: the same over each other rank's
-    // waits on it, summed over them. Collectives one after another (NCCL's on one stream) just add up.
-    using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+    // A rank waits only where its device does nothing else: each wait starts at the latest of its own start and the
+    // end of the rank's own kernels during it (compute_until_ns). Waits in collectives that overlap in time
+    // (host-staged buckets reduced concurrently, one per stream) are one wait, from its own last arrival among them
+    // to the end of the latest: the rank is still handing over its later buckets while it waits for the first.
+    // Collectives one after another (NCCL's on one stream) add up. What a rank caused: the same over each other
+    // rank's waits on it, summed over them.
+    struct Wait {
+        int64_t from_ns, to_ns, compute_until_ns;
+        bool operator<(const Wait& o) const { return from_ns < o.from_ns; }
+    };
+    using Intervals = std::vector<Wait>;
     std::vector<std::vector<Intervals>> waits(steps.size(), std::vector<Intervals>(n)); // [step][waiter]
     std::vector<std::vector<Intervals>> caused(steps.size(), std::vector<Intervals>(n * n)); // [step][last * n + p]
     for (const MatchedCollective& collective : collectives) {
@@ -226,7 +233,8 @@ std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<
         for (size_t p = 0; p < n; ++p) {
             if (collective.wait_ns[p] <= 0)
                 continue;
-            const std::pair<int64_t, int64_t> span { collective.start_ns[p], collective.start_ns[p] + collective.wait_ns[p] };
+            const Wait span { collective.start_ns[p], collective.start_ns[p] + collective.wait_ns[p],
+                collective.compute_until_ns[p] };
             waits[at][p].push_back(span);
             caused[at][last * n + p].push_back(span); // the last rank's own wait is 0
         }
@@ -235,13 +243,13 @@ std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<
         std::sort(spans.begin(), spans.end());
         int64_t total = 0;
         for (size_t i = 0; i < spans.size();) {
-            int64_t last_from = spans[i].first, to = spans[i].second;
+            int64_t from = std::max(spans[i].from_ns, spans[i].compute_until_ns), to = spans[i].to_ns;
             size_t j = i + 1;
-            for (; j < spans.size() && spans[j].first < to; ++j) {
-                last_from = std::max(last_from, spans[j].first);
-                to = std::max(to, spans[j].second);
+            for (; j < spans.size() && spans[j].from_ns < to; ++j) {
+                from = std::max({ from, spans[j].from_ns, spans[j].compute_until_ns });
+                to = std::max(to, spans[j].to_ns);
             }
-            total += to - last_from;
+            total += std::max<int64_t>(0, to - from);
             i = j;
         }
         return total;

@@ -107,7 +107,7 @@ std::map<uint32_t, DeviceUnions> add_communication(const TraceModel& model, Rank
 }
 
 // What each step did before the rank arrived at its first collective (its whole step without one): the time its
-// other kernels ran and its idle time by cause. Across ranks the straggler's excess over the others here is why it
+// other kernels ran and its idle time by cause; and until when its own kernels ran during each collective. Across ranks the straggler's excess over the others here is why it
 // arrived late (issue 27); after the arrival the others' waits would blur it (gloo's waits are idle time).
 void add_before_arrival(const Report& report, const std::map<uint32_t, DeviceUnions>& devices, RankSummary& summary)
 {
@@ -125,6 +125,17 @@ void add_before_arrival(const Report& report, const std::map<uint32_t, DeviceUni
     for (RankStep& step : summary.steps)
         for (const auto& [device, unions] : devices)
             step.compute_before_ns += length_within(unions.compute, step.start_ns, step.arrival_ns);
+    for (RankCollective& c : summary.collectives) {
+        c.compute_until_ns = c.start_ns;
+        const auto unions = devices.find(c.device_id);
+        if (unions == devices.end())
+            continue;
+        const std::vector<Span>& compute = unions->second.compute;
+        const auto after = std::partition_point(
+            compute.begin(), compute.end(), [&](const Span& span) { return span.start_ns < c.end_ns; });
+        if (after != compute.begin())
+            c.compute_until_ns = std::clamp(std::prev(after)->end_ns, c.start_ns, c.end_ns);
+    }
     for (const Bubble& bubble : report.bubbles.bubbles) {
         const auto at = step_at.find(bubble.step_index);
         if (at == step_at.end())

@@ -486,3 +486,33 @@ TEST_CASE("a rank with NCCL kernels has no host-staged collectives", "[ranks][is
     REQUIRE(rank.collectives.size() == 1);
     CHECK(rank.collectives[0].kind == CollectiveKind::AllReduce);
 }
+
+TEST_CASE("a wait hidden by the rank's own kernels is no wait: DDP's first bucket all-reduces mid-backward",
+    "[ranks][issue27]")
+{
+    // Rank 0 launches its first bucket's all-reduce at 2 us, in the middle of its backward (kernels until 6 us),
+    // then the second bucket's right after the first ends. Rank 1 slept: it joins the first at 20 us and, after
+    // 3 us more of its backward, the second at 23.5 us. Rank 0's device only waited from 6 us to 20 us and from the
+    // second's start (20.5 us) to 23.5 us: 17 us, not the 18 + 3 us the two waits add up to.
+    RankTrace r0(0, { 0, 50'000 }), r1(1, { 0, 50'000 });
+    r0.kernel(1'000, 6'000, "backward_gemm");
+    r0.collective(2'000, 20'500);
+    r0.collective(20'500, 24'000);
+    r1.kernel(15'000, 23'400, "backward_gemm");
+    r1.collective(20'000, 20'500);
+    r1.collective(23'500, 24'000);
+    const std::vector<RankSummary> ranks { summarize(r0, "ranks-hidden-wait-0"), summarize(r1, "ranks-hidden-wait-1") };
+    REQUIRE(ranks[0].collectives.size() == 2);
+    CHECK(ranks[0].collectives[0].compute_until_ns == 6'000);
+    CHECK(ranks[0].collectives[1].compute_until_ns == 20'500); // no kernel of its own during it
+    CHECK(ranks[1].collectives[1].compute_until_ns == 23'500); // its backward ended before, at 23.4 us: the start
+    const CrossRankReport across = analyze_across_ranks(ranks);
+    REQUIRE(across.collectives.size() == 2);
+    CHECK(across.collectives[0].wait_ns == std::vector<int64_t> { 18'000, 0 }); // per collective: unchanged
+    CHECK(across.collectives[1].wait_ns == std::vector<int64_t> { 3'000, 0 });
+    REQUIRE(across.steps.size() == 1);
+    CHECK(across.steps[0].wait_ns == std::vector<int64_t> { 14'000 + 3'000, 0 });
+    CHECK(across.steps[0].caused_wait_ns == std::vector<int64_t> { 0, 17'000 });
+    CHECK(across.steps[0].slowest_rank == 1);
+    CHECK(across.per_rank[0].wait_ns == 17'000);
+}

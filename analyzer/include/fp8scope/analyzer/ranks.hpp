@@ -61,6 +61,11 @@ struct RankCollective {
     int32_t ordinal = 0; // its place among the rank's collectives of its kind in that step, by start, from 0
     uint32_t device_id = 0, stream_id = 0;
     int64_t start_ns = 0, end_ns = 0;
+    // Until when the rank's own non-communication kernels on the device kept it busy while the collective ran: the
+    // end of the last that started before the collective's end (at most that end), or the collective's start when
+    // none ran during it. A wait before this is hidden by the rank's own work (its backward, as DDP's first bucket
+    // all-reduces mid-backward); from it on the device only waits.
+    int64_t compute_until_ns = 0;
 };
 
 struct RankStep {
@@ -143,6 +148,7 @@ struct MatchedCollective {
     // Per rank (CrossRankReport::ranks order), on the reference rank's time line (clock shift applied).
     std::vector<int64_t> start_ns, end_ns;
     std::vector<int64_t> wait_ns; // last arrival's start - own start, clipped to [0, own kernel length]
+    std::vector<int64_t> compute_until_ns; // RankCollective::compute_until_ns, shifted
     int32_t last_rank = -1; // the rank that started last (the lowest such rank on a tie)
     int64_t max_wait_ns = 0;
 };
@@ -162,10 +168,11 @@ struct StepAcrossRanks {
     int64_t step_index = 0;
     // Per rank (CrossRankReport::ranks order).
     std::vector<int64_t> step_ns, comm_ns, exposed_comm_ns;
-    // The rank's waits in the step's matched collectives: the union of their intervals (waits in collectives that
-    // overlap in time, host-staged buckets reduced concurrently, count once).
+    // The rank's waits in the step's matched collectives, the time its device did nothing but wait: each wait less
+    // the part its own kernels hid (RankCollective::compute_until_ns); waits in collectives that overlap in time
+    // (host-staged buckets reduced concurrently) are one wait, from its last arrival among them.
     std::vector<int64_t> wait_ns;
-    // The others' waits in the collectives where this rank arrived last: per other rank the union, summed.
+    // The others' waits, counted so, in the collectives where this rank arrived last, summed over them.
     std::vector<int64_t> caused_wait_ns;
     int32_t slowest_rank = -1;
     SlowestBy slowest_by = SlowestBy::StepTime;
