@@ -115,6 +115,11 @@ RankRunFindings check_rank_run(const RankRun& run)
         if (caused_ms < (1 - kStragglerWaitTolerance) * sleep_ms)
             problem(step_text(step.step_index) + "caused wait " + std::to_string(caused_ms) + " ms, slept "
                 + std::to_string(sleep_ms) + " ms");
+        // It slept before its forward: what it had more of than the others before it arrived is host idle.
+        if (step.slowest_rank == planted && step.slowest_lead_cause != LeadCause::Host)
+            problem(step_text(step.step_index) + "lead cause "
+                + (step.slowest_lead_cause ? std::string(lead_cause_name(*step.slowest_lead_cause)) : "none")
+                + ", the straggler slept");
     }
     if (straggler && found.straggler_steps_judged == 0)
         problem("a straggler was planted, but in no step after the warm-up");
@@ -125,6 +130,15 @@ RankRunFindings check_rank_run(const RankRun& run)
         if (across.scales.compared == 0 || across.scales.mismatches != 0)
             problem("scales: " + std::to_string(across.scales.compared) + " compared, "
                 + std::to_string(across.scales.mismatches) + " mismatches");
+    }
+    if (truth.at("precision") == "fp8" && has(truth, "amax_reduction")
+        && truth.at("amax_reduction").get<std::string>().starts_with("none")) {
+        found.mismatch_judged = true;
+        if (across.scales.compared == 0 || across.scales.mismatches == 0 || !across.scales.first
+            || across.scales.first->site.empty())
+            problem("scales without amax reduction: " + std::to_string(across.scales.compared) + " compared, "
+                + std::to_string(across.scales.mismatches) + " mismatches"
+                + (across.scales.first ? ", first at " + across.scales.first->site : ", none named"));
     }
     return found;
 }

@@ -31,13 +31,15 @@ struct RankRunFindings {
     std::vector<std::string> problems; // one line per contradiction; empty when the run is as printed
     int64_t straggler_steps_judged = 0; // steps where a planted straggler was looked for
     bool scales_judged = false; // a clean FP8 run with amax reduction: scale agreement was required
+    bool mismatch_judged = false; // an FP8 run without amax reduction: a named first mismatch was required
 };
 
 // Analyses the run as one job with no warm-up and checks: every rank analysed the steps it printed, in a job of the
 // world size it printed; communication and exposed communication above 0 for every rank in every step after the
 // warm-up; where a straggler was planted (straggler_rank, straggler_sleep_ms, straggler_steps), it is the slowest
-// rank of each such step, by the wait it caused, within kStragglerWaitTolerance of its sleep; a clean FP8 run with
-// its amaxes reduced ("amax_reduction": "max ...") has scales compared on both ranks and no mismatch.
+// rank of each such step, by the wait it caused, within kStragglerWaitTolerance of its sleep, led by `host` (it
+// slept); a clean FP8 run with its amaxes reduced ("amax_reduction": "max ...") has scales compared on both ranks and
+// no mismatch; an FP8 run without the reduction ("none ...") has mismatches, the first named (site and step).
 RankRunFindings check_rank_run(const RankRun& run);
 
 } // namespace fp8scope::testing

@@ -12,12 +12,13 @@
 using namespace fp8scope::testing;
 
 TEST_CASE(
-    "real DDP ranks: steps, communication, the planted straggler and FP8 scale agreement as printed", "[ranks][real]")
+    "real DDP ranks: steps, communication, the planted straggler, FP8 scale agreement and its absence as printed",
+    "[ranks][real]")
 {
     const std::vector<RankRun> runs = rank_runs_in(std::string(FP8SCOPE_SAMPLE_TRACES) + "/ranks");
     REQUIRE(!runs.empty());
     int64_t straggler_steps = 0;
-    bool scales = false;
+    bool scales = false, mismatch = false;
     for (const RankRun& run : runs) {
         const RankRunFindings found = check_rank_run(run);
         for (const std::string& line : found.problems)
@@ -25,8 +26,10 @@ TEST_CASE(
         CHECK(found.problems.empty());
         straggler_steps += found.straggler_steps_judged;
         scales = scales || found.scales_judged;
+        mismatch = mismatch || found.mismatch_judged;
     }
     // The committed set holds both kinds of run (samples/traces/README.md): neither check may go unexercised.
     CHECK(straggler_steps > 0);
     CHECK(scales);
+    CHECK(mismatch);
 }

@@ -23,7 +23,7 @@ import gpu_common as g  # noqa: E402
 MS = 1_000_000
 
 
-def document(steps=8, straggler=None, wait_ms=30.0, compared=40, mismatches=0):
+def document(steps=8, straggler=None, wait_ms=30.0, compared=40, mismatches=0, lead="host"):
     """Two ranks, `steps` steps; rank `straggler` (or nobody) makes the other wait `wait_ms` in each step."""
     per_step = []
     for step in range(steps):
@@ -36,10 +36,11 @@ def document(steps=8, straggler=None, wait_ms=30.0, compared=40, mismatches=0):
         slowest = straggler if straggler is not None else 0
         per_step.append({"step": step, "slowest_rank": slowest,
                          "slowest_by": "caused_wait" if straggler is not None else "step_time",
-                         "slowest_lead_cause": "host", "ranks": ranks})
+                         "slowest_lead_cause": lead, "ranks": ranks})
+    first = {"site": "blocks.0.fc1 input", "step": 0} if mismatches else None
     return {"schema": "fp8scope.ranks/1", "world_size": 2,
             "ranks": [{"rank": r, "steps": steps} for r in (0, 1)], "common_steps": list(range(steps)),
-            "steps": per_step, "scales": {"compared": compared, "mismatches": mismatches, "first": None}}
+            "steps": per_step, "scales": {"compared": compared, "mismatches": mismatches, "first": first}}
 
 
 def truths(steps=8):
@@ -100,13 +101,20 @@ def main():
     expect("a clean run with a straggler", verdicts(document(straggler=1), scales="agree"),
            [f"no straggler (every caused wait < 20% of {cr.SLEEP_MS:g} ms)"])
 
+    lead = "the straggler's lead cause is host (it slept)"
+    expect("a straggler led by compute", verdicts(document(straggler=1, lead="compute"), straggler=planted), [lead])
+    expect("a straggler led by sync", verdicts(document(straggler=1, lead="sync"), straggler=planted), [lead])
+
     agree, disagree = "FP8 scales agree across ranks", \
-        "FP8 scales without amax reduction disagree (the check can fail)"
+        "FP8 scales without amax reduction disagree, the first named"
     expect("a scale mismatch", verdicts(document(mismatches=1), scales="agree"), [agree])
     expect("nothing compared", verdicts(document(compared=0), scales="agree"), [agree])
     expect("no-reduce run that agrees", verdicts(document(), scales="disagree"), [disagree])
+    doc = document(mismatches=3)
+    doc["scales"]["first"] = None
+    expect("no-reduce run with no first mismatch named", verdicts(doc, scales="disagree"), [disagree])
     info = verdicts(document(straggler=1), straggler=planted)
-    if info.get("the straggler's lead idle cause") is not None or info.get("FP8 scale agreement") is not None:
+    if info.get("FP8 scale agreement") is not None:
         problems.append("INFO rows must not be judged")
     problems += stage_plumbing()
     for p in problems:
@@ -146,12 +154,13 @@ def stage_plumbing():
             cr.record, cr.report_json = saved
         problems = [f"stage: {r['check']}: {r['result']} {r['figure']}" for r in report.rows
                     if r["result"] not in ("PASS", "INFO")]
-        if sum(r["result"] == "PASS" for r in report.rows) != 19:
-            problems.append(f"stage: {len(report.rows)} rows, 19 passes expected")
+        if sum(r["result"] == "PASS" for r in report.rows) != 20:
+            problems.append(f"stage: {len(report.rows)} rows, 20 passes expected")
         with tarfile.open(archive) as tar:
             names = sorted(tar.getnames())
             truth = json.load(tar.extractfile("ranks/fp8-straggler/rank1.truth.json"))
-        wanted = sorted(f"ranks/{run}/rank{r}.{ext}" for run in ("fp8-clean", "bf16-clean", "fp8-straggler")
+        runs = ("fp8-clean", "bf16-clean", "fp8-straggler", "fp8-no-reduce")
+        wanted = sorted(f"ranks/{run}/rank{r}.{ext}" for run in runs
                         for r in (0, 1) for ext in ("sqlite", "truth.json"))
         if names != wanted:
             problems.append(f"ranks.tar holds {names}")
