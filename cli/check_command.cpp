@@ -197,7 +197,8 @@ namespace {
         const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set->ranks.size(), fmt::join(traces, ", ")),
             .recording = {},
             .reference = {},
-            .nan_scalars = {} };
+            .nan_scalars = {},
+            .rank_warnings = rank_recording_warnings(set->ranks) };
         return write_check(options, subject, analyzer::evaluate_rank_budgets(*set, budgets));
     }
 

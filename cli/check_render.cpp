@@ -77,12 +77,23 @@ namespace {
 
 } // namespace
 
+std::vector<std::string> rank_recording_warnings(const std::vector<analyzer::RankSummary>& ranks)
+{
+    std::vector<std::string> warnings;
+    for (const analyzer::RankSummary& rank : ranks)
+        for (const std::string& warning : recording_warnings(rank.recording))
+            warnings.push_back(fmt::format("rank {} ('{}'): {}", rank.rank, rank.path, warning));
+    return warnings;
+}
+
 std::string render_check_text(const CheckSubject& subject, const std::vector<BudgetResult>& results)
 {
     std::string out = fmt::format("fp8scope check: {}{}\n", printable(subject.trace),
         subject.reference.empty() ? std::string() : " against " + printable(subject.reference));
     for (const std::string& warning : recording_warnings(subject.recording))
         out += fmt::format("  warning: {}\n", warning);
+    for (const std::string& warning : subject.rank_warnings)
+        out += fmt::format("  warning: {}\n", printable(warning));
     if (!subject.nan_scalars.empty())
         out += fmt::format("  warning: NaN scalars: {}\n", printable(nan_scalars_sentence(subject.nan_scalars)));
     // A budget without data has no figure: the reason stands in its place.
@@ -107,6 +118,8 @@ std::string render_check_junit(const CheckSubject& subject, const std::vector<Bu
         subject.recording.clipped_kernels.count);
     if (!subject.reference.empty())
         out += fmt::format("      <property name=\"reference\" value=\"{}\"/>\n", xml_escaped(subject.reference));
+    for (const std::string& warning : subject.rank_warnings)
+        out += fmt::format("      <property name=\"rank_warning\" value=\"{}\"/>\n", xml_escaped(warning));
     out += "    </properties>\n";
     for (const BudgetResult& r : results) {
         out += fmt::format("    <testcase classname=\"fp8scope.check\" name=\"{}\">\n", r.name);
@@ -127,6 +140,8 @@ std::string render_check_markdown(const CheckSubject& subject, const std::vector
     if (!subject.reference.empty())
         out += fmt::format("Reference: {}\n\n", markdown_code(subject.reference, MarkdownPlace::Text));
     for (const std::string& warning : recording_warnings(subject.recording))
+        out += fmt::format("**Warning:** {}.\n\n", markdown_escaped(warning));
+    for (const std::string& warning : subject.rank_warnings)
         out += fmt::format("**Warning:** {}.\n\n", markdown_escaped(warning));
     if (!subject.nan_scalars.empty())
         out += fmt::format(

@@ -4,6 +4,7 @@
 
 #include "fp8scope/analyzer/budgets.hpp"
 #include "fp8scope/analyzer/nan_scalars.hpp"
+#include "fp8scope/analyzer/ranks.hpp"
 
 #include <string>
 #include <vector>
@@ -17,7 +18,12 @@ struct CheckSubject {
     analyzer::RecordingStatus recording;
     std::string reference; // --ref, empty without
     std::vector<analyzer::NanScalar> nan_scalars; // scalars that went NaN: a warning, as in `report`
+    // Several ranks: each rank's recording warnings, "rank R ('path'): warning" (recording stays empty then).
+    std::vector<std::string> rank_warnings;
 };
+
+// Each rank's recording warnings (recording_warnings()), prefixed with the rank and its trace.
+std::vector<std::string> rank_recording_warnings(const std::vector<analyzer::RankSummary>& ranks);
 
 std::string render_check_text(const CheckSubject& subject, const std::vector<analyzer::BudgetResult>& results);
 std::string render_check_junit(const CheckSubject& subject, const std::vector<analyzer::BudgetResult>& results);

@@ -92,6 +92,16 @@ template <class Io, Of<RankScaleSample> T> void fields(Io& io, T& s)
     io.real("value", s.value);
 }
 
+template <class Io, Of<RecordingStatus> T> void fields(Io& io, T& r)
+{
+    io.flag("finished", r.finished);
+    io.text("finish_reason", r.finish_reason);
+    io.integer("dropped_records", r.dropped_records, 0, kInt64Max);
+    io.integer("clipped_kernels", r.clipped_kernels.count, 0, kInt64Max);
+    io.integer("clipped_ns", r.clipped_kernels.clipped_ns, 0, kInt64Max);
+    io.integer("api_calls", r.api_calls, 0, kInt64Max);
+}
+
 template <class Io, Of<RankSummary> T> void fields(Io& io, T& s)
 {
     io.text("path", s.path);
@@ -106,6 +116,7 @@ template <class Io, Of<RankSummary> T> void fields(Io& io, T& s)
     io.rows("steps", s.steps);
     io.rows("collectives", s.collectives);
     io.rows("scales", s.scales);
+    io.object("recording", s.recording);
 }
 
 struct Writer {

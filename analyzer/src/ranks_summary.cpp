@@ -249,6 +249,7 @@ RankSummary summarize_rank(const TraceModel& model, const Report& report)
     summary.session_start_utc_ns = model.meta.session_start_utc_ns;
     summary.step_source = report.steps.source;
     summary.totals = report.totals;
+    summary.recording = report.recording;
     std::unordered_map<int64_t, size_t> step_at;
     for (const StepInterval& step : report.steps.steps) {
         step_at.emplace(step.index, summary.steps.size());

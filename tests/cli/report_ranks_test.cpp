@@ -175,3 +175,31 @@ TEST_CASE("check over ranks: no matched collective fails, bad durations and one-
     CHECK(one.exit_code == 2);
     CHECK(one.err.find("--max-straggler-wait needs the traces of several ranks") != std::string::npos);
 }
+
+TEST_CASE("check over ranks shows each rank's recording warnings, in text, Markdown and JUnit", "[cli][ranks]")
+{
+    // Rank 1's collector dropped 7 records; rank 0 recorded everything: only rank 1 is named.
+    const std::string dir = scratch_dir("ranks_check_warnings");
+    RankTrace r0(0), r1(1);
+    for (RankTrace* r : { &r0, &r1 }) {
+        r->kernel(1000, 3000);
+        r->collective(4000, 7000);
+    }
+    r1.s.dropped({ .timestamp_ns = 5000, .source = schema::DropSource::CuptiNoBuffer, .count = 7 });
+    write_rank(r0, dir + "/rank0.sqlite");
+    write_rank(r1, dir + "/rank1.sqlite");
+    const std::string junit = dir + "/check.xml";
+    const auto text = run_fp8scope({ "check", dir, "--warmup", "0", "--max-straggler-wait", "1ms", "--junit", junit });
+    INFO(text.out << text.err);
+    CHECK(text.exit_code == 0);
+    const std::string warning = "rank 1 ('" + dir + "/rank1.sqlite'): 7 records dropped while recording: the figures "
+                                                    "miss them";
+    CHECK(text.out.find("  warning: " + warning + "\n") != std::string::npos);
+    CHECK(text.out.find("rank 0 (") == std::string::npos);
+    CHECK(read_text_file(junit).find("<property name=\"rank_warning\" value=\"rank 1 (&#39;" + dir
+              + "/rank1.sqlite&#39;): 7 records dropped while recording: the figures miss them\"/>")
+        != std::string::npos);
+    const std::string md = dir + "/check.md";
+    CHECK(run_fp8scope({ "check", dir, "--warmup", "0", "--max-straggler-wait", "1ms", "--md", md }).exit_code == 0);
+    CHECK(read_text_file(md).find("**Warning:** rank 1 (") != std::string::npos);
+}

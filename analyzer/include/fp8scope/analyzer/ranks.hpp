@@ -107,6 +107,7 @@ struct RankSummary {
     std::vector<RankStep> steps; // the analysed steps, in time order
     std::vector<RankCollective> collectives; // in start order
     std::vector<RankScaleSample> scales; // by site, step, sample
+    RecordingStatus recording; // how complete the rank's recording is (Report::recording): `check` warns per rank
 };
 
 RankSummary summarize_rank(const TraceModel& model, const Report& report);
