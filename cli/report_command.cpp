@@ -260,7 +260,10 @@ std::optional<analyzer::RankSetReport> load_rank_set(
         exit_code = usage_error(command, *problem);
         return std::nullopt;
     }
-    auto set = analyzer::analyze_rank_set(paths, report_options);
+    CommandProgress progress({ { fmt::format("loading and analysing {} traces", paths.size()),
+                                   analyzer::StageWeight::kLoad + analyzer::StageWeight::kAnalyse } },
+        options.no_progress);
+    auto set = analyzer::analyze_rank_set(paths, report_options, progress.next_stage());
     if (set) {
         warn_missing_ranks(*set);
         return std::move(*set);

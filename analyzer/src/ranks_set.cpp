@@ -1,12 +1,14 @@
 // The rank set (docs/analysis.md "Across ranks", "One job"): the traces loaded and analysed in parallel, checked to
 // be the ranks of one job, then analysed across ranks.
 #include "fp8scope/analyzer/parallel_each.hpp"
+#include "fp8scope/analyzer/progress.hpp"
 #include "fp8scope/analyzer/ranks.hpp"
 #include "fp8scope/analyzer/trace_loader.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
 
 namespace fp8scope::analyzer {
@@ -39,19 +41,66 @@ struct RankFile {
     std::string left_out;
 };
 
-// Loads, analyses and summarises one trace; the error says which trace when the selection is empty.
-Expected<RankFile> summarize_file(const std::string& path, const ReportOptions& options)
+// Loads, analyses and summarises one trace; the error says which trace when the selection is empty. `progress`
+// (may be empty) receives this trace's fraction: loading, then analysing, by their typical weights.
+Expected<RankFile> summarize_file(const std::string& path, const ReportOptions& options, const ProgressHook& progress)
 {
-    auto model = load_trace(path);
+    constexpr double kLoadShare = StageWeight::kLoad / (StageWeight::kLoad + StageWeight::kAnalyse);
+    ProgressHook loading, analysing;
+    if (progress) {
+        loading = [&](double f) { return progress(f * kLoadShare); };
+        analysing = [&](double f) { return progress(kLoadShare + f * (1 - kLoadShare)); };
+    }
+    auto model = load_trace(path, loading);
     if (!model)
         return std::unexpected(model.error());
     if (auto reason = not_a_rank(*model))
         return RankFile { std::nullopt, std::move(*reason) };
-    const Report report = analyze(*model, options);
-    if (!report.selection.empty.empty())
-        return make_error(ErrorCode::Usage, fmt::format("'{}': {}", path, report.selection.empty));
-    return RankFile { summarize_rank(*model, report), {} };
+    auto report = analyze(*model, options, analysing);
+    if (!report)
+        return std::unexpected(report.error());
+    if (!report->selection.empty.empty())
+        return make_error(ErrorCode::Usage, fmt::format("'{}': {}", path, report->selection.empty));
+    return RankFile { summarize_rank(*model, *report), {} };
 }
+
+// One hook for the traces loaded and analysed in parallel: each trace's fraction kept apart, their mean passed on
+// under a lock (the caller's hook is never called from two threads at once), never decreasing. Once the caller
+// cancels, every trace's hook returns false.
+class SetProgress {
+public:
+    SetProgress(const ProgressHook& outer, size_t traces)
+        : outer_(outer)
+        , fractions_(traces, 0.0)
+    {
+    }
+    ProgressHook of(size_t trace)
+    {
+        if (!outer_)
+            return {};
+        return [this, trace](double fraction) {
+            const std::lock_guard lock(mutex_);
+            if (cancelled_)
+                return false;
+            double& mine = fractions_[trace];
+            sum_ += std::max(0.0, fraction - mine);
+            mine = std::max(mine, fraction);
+            const double mean = std::min(1.0, sum_ / static_cast<double>(fractions_.size()));
+            if (mean > reported_ || mean == 1.0) {
+                reported_ = mean;
+                cancelled_ = !outer_(mean);
+            }
+            return !cancelled_;
+        };
+    }
+
+private:
+    const ProgressHook& outer_;
+    std::mutex mutex_;
+    std::vector<double> fractions_;
+    double sum_ = 0, reported_ = -1;
+    bool cancelled_ = false;
+};
 
 } // namespace
 
@@ -108,9 +157,20 @@ std::optional<std::string> check_one_job(std::span<const RankSummary> ranks)
 
 Expected<RankSetReport> analyze_rank_set(const std::vector<std::string>& paths, const ReportOptions& options)
 {
+    return analyze_rank_set(paths, options, {});
+}
+
+Expected<RankSetReport> analyze_rank_set(
+    const std::vector<std::string>& paths, const ReportOptions& options, const ProgressHook& progress)
+{
     std::vector<std::optional<Expected<RankFile>>> results(paths.size());
+    SetProgress set_progress(progress, paths.size());
     // Each load uses a second thread of its own (parallel_read.cpp).
-    parallel_each(paths.size(), [&](size_t i) { results[i] = summarize_file(paths[i], options); });
+    parallel_each(paths.size(), [&](size_t i) { results[i] = summarize_file(paths[i], options, set_progress.of(i)); });
+    // A cancelled set is one error, whichever trace saw it first.
+    for (const auto& result : results)
+        if (!*result && result->error().code == ErrorCode::Cancelled)
+            return std::unexpected(result->error());
     RankSetReport set;
     for (size_t i = 0; i < paths.size(); ++i) {
         if (!*results[i])

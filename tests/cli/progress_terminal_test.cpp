@@ -24,6 +24,7 @@ const std::string kSamples = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces
 const std::string kFp8Trace = kSamples + "h100-train-fp8.sqlite";
 const std::string kDriftRun = kSamples + "compare/h100-drift-fp8.sqlite";
 const std::string kDriftRef = kSamples + "compare/h100-drift-bf16.sqlite";
+const std::string kRanks = kSamples + "ranks/fp8-straggler"; // two ranks of a real NCCL job
 constexpr std::string_view kClear = "\r\x1b[K";
 constexpr std::string_view kErase = "\x1b[K";
 
@@ -138,7 +139,8 @@ TEST_CASE("progress: stderr on a pipe gets no bar, byte for byte what --no-progr
     const ScopedEnv term("TERM", "xterm");
     const std::vector<std::vector<std::string>> commands { { "info", kFp8Trace }, { "report", kFp8Trace },
         { "report", kFp8Trace, "--steps", "500:600" }, { "check", kFp8Trace, "--max-bubble-ratio", "1" },
-        { "compare", kDriftRun, kDriftRef }, { "report", kSamples + "missing.sqlite" } };
+        { "compare", kDriftRun, kDriftRef }, { "report", kSamples + "missing.sqlite" }, { "report", kRanks },
+        { "check", kRanks, "--max-straggler-wait", "1s" } };
     for (const auto& args : commands) {
         INFO(args[0] << " " << args.back());
         const auto piped = run_fp8scope(args);
@@ -165,7 +167,9 @@ TEST_CASE("progress: on a terminal the bar is drawn within the width and erased 
     };
     const std::vector<Case> cases { { { "info", kFp8Trace }, "loading [" }, { { "report", kFp8Trace }, "loading [" },
         { { "check", kFp8Trace, "--max-bubble-ratio", "1" }, "loading [" },
-        { { "compare", kDriftRun, kDriftRef }, "loading the run [" } };
+        { { "compare", kDriftRun, kDriftRef }, "loading the run [" },
+        { { "report", kRanks }, "loading and analysing 2 traces [" },
+        { { "check", kRanks, "--max-straggler-wait", "1s" }, "loading and analysing 2 traces [" } };
     for (const auto& [args, first_stage] : cases) {
         INFO(args[0]);
         const TerminalRun run = run_on_terminal(args, dir, 60);

@@ -12,6 +12,7 @@
 
 #include "fp8scope/analyzer/analysis_types.hpp"
 #include "fp8scope/analyzer/bubbles.hpp"
+#include "fp8scope/analyzer/progress.hpp"
 #include "fp8scope/analyzer/report.hpp"
 #include "fp8scope/analyzer/trace_model.hpp"
 #include "fp8scope/format/error.hpp"
@@ -258,5 +259,9 @@ std::optional<std::string> not_a_rank(const RankSummary& summary);
 // load_trace() gives it (the first by argument order); a rank whose selection is empty, ErrorCode::Usage; traces
 // that are not one job, ErrorCode::InvalidTrace with check_one_job()'s line (the CLI exits 3).
 Expected<RankSetReport> analyze_rank_set(const std::vector<std::string>& paths, const ReportOptions& options = {});
+// The same, reporting progress (the traces' mean fraction, each loaded then analysed) and stopping with
+// ErrorCode::Cancelled when `progress` returns false (progress.hpp).
+Expected<RankSetReport> analyze_rank_set(
+    const std::vector<std::string>& paths, const ReportOptions& options, const ProgressHook& progress);
 
 } // namespace fp8scope::analyzer
