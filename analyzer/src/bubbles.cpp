@@ -49,6 +49,15 @@ struct IntervalUnion {
         result -= std::max<int64_t>(0, end_ns[last - 1] - b);
         return result;
     }
+
+    // Calls `on_covered(start, end)` for each covered stretch of [a, b), clipped to it, in time order.
+    template <typename OnCovered>
+    void for_each_within(int64_t a, int64_t b, OnCovered on_covered) const
+    {
+        for (size_t i = size_t(std::upper_bound(end_ns.begin(), end_ns.end(), a) - end_ns.begin());
+             i < start_ns.size() && start_ns[i] < b; ++i)
+            on_covered(std::max(a, start_ns[i]), std::min(b, end_ns[i]));
+    }
 };
 
 // The union of one thread's API calls (nested runtime/driver calls merged), added in start order. A merged interval
@@ -227,14 +236,52 @@ public:
     // Spec "Cause of a bubble" for the gap [a, b) of `device`, ended by an activity launched by `call` (none
     // when the activity has no API row, or when nothing ends the gap inside the analysed steps).
     // `comm` is the time communication kernels cover on this device (empty unless the run is multi-rank).
-    // The gap gets one cause, except under rule 1, where the launching thread's silences longer than its stall
-    // threshold are `host` pieces and the rest is `sync`: `pieces` receives the gap's pieces in time order.
+    // `pieces` receives the gap's pieces in time order. A gap that communication kernels cover for more than
+    // kCommShare is `comm` whole (rule 4); one they cover less of is split at their cover (issue 27): the covered
+    // stretches are `comm`, each other stretch is a gap of its own for rules 1-3 (with the same launching call).
+    // Under rule 1 the launching thread's silences longer than its stall threshold are `host` pieces and the rest
+    // is `sync`.
     void classify(std::vector<CausePiece>& pieces, int64_t a, int64_t b, uint32_t device, bool ended_by_activity,
         std::optional<size_t> call, const IntervalUnion& comm) const
     {
         pieces.clear();
+        const int64_t covered = comm.covered(a, b);
+        if (covered > 0 && double(covered) <= kCommShare * double(b - a)) {
+            int64_t from = a;
+            comm.for_each_within(a, b, [&](int64_t start, int64_t end) {
+                if (start > from) // ended by the collective's start: an activity
+                    classify_uncovered(pieces, from, start, device, true, call);
+                pieces.push_back({ start, end, BubbleCause::Comm, std::nullopt });
+                from = end;
+            });
+            if (b > from)
+                classify_uncovered(pieces, from, b, device, ended_by_activity, call);
+            return;
+        }
         Bubble bubble;
         classify_whole(bubble, a, b, device, ended_by_activity, call, comm);
+        if (bubble.cause == BubbleCause::Comm) {
+            pieces.push_back({ a, b, bubble.cause, std::nullopt });
+            return;
+        }
+        split_sync(pieces, bubble, a, b, call);
+    }
+
+private:
+    // Rules 1-3 for [a, b), appended to `pieces`.
+    void classify_uncovered(std::vector<CausePiece>& pieces, int64_t a, int64_t b, uint32_t device,
+        bool ended_by_activity, std::optional<size_t> call) const
+    {
+        static const IntervalUnion kNoComm;
+        Bubble bubble;
+        classify_whole(bubble, a, b, device, ended_by_activity, call, kNoComm);
+        split_sync(pieces, bubble, a, b, call);
+    }
+
+    // Appends the gap [a, b) of one cause, split under rule 1 into `sync` and `host` pieces.
+    void split_sync(std::vector<CausePiece>& pieces, const Bubble& bubble, int64_t a, int64_t b,
+        std::optional<size_t> call) const
+    {
         if (bubble.cause != BubbleCause::Sync || !call) {
             pieces.push_back({ a, b, bubble.cause, bubble.sync_call });
             return;
@@ -255,7 +302,6 @@ public:
             pieces.push_back({ from, b, BubbleCause::Sync, bubble.sync_call });
     }
 
-private:
     void classify_whole(Bubble& bubble, int64_t a, int64_t b, uint32_t device, bool ended_by_activity,
         std::optional<size_t> call, const IntervalUnion& comm) const
     {

@@ -490,6 +490,30 @@ TEST_CASE("rule 4: in a multi-rank run, a gap filled by a collective is comm, an
     CHECK(cause_ns(totals, BubbleCause::Comm) == 300);
 }
 
+TEST_CASE("rule 4: a gap a collective covers for half or less is split at its cover", "[bubbles][issue27]")
+{
+    // Compute [20, 100 us) from 8 launches 5 us apart (the thread's median silence: the stall threshold is 100 us);
+    // the thread is silent for 600 us (a data loader: a host stall), then launches an all-reduce that runs
+    // [700, 1000 us) on stream 9 and the next compute kernel, which waits for it: [1000, 1100 us). The gap
+    // [100, 1000 us) is a third collective, two thirds host stall. Before: host whole (900 us); now comm 300 us and
+    // host 600 us (the stretch before the collective, ended by its start).
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    for (int64_t k = 0; k < 8; ++k)
+        s.launch(host, call(k * 5'000, k * 5'000 + 2'000), kernel(20'000 + k * 10'000, 30'000 + k * 10'000));
+    KernelSpec allreduce = kernel(700'000, 1'000'000, 9);
+    allreduce.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+    s.launch(host, call(690'000, 695'000), allreduce);
+    s.launch(host, call(696'000, 699'000), kernel(1'000'000, 1'100'000));
+    const BubbleAnalysis analysis = analyze(write_and_load(s, "comm-split"), steps_of({ { 0, 1'100'000 } }));
+    CHECK(analysis.multi_rank);
+    check_bubbles(analysis,
+        { { 0, 20'000, BubbleCause::Launch }, { 100'000, 700'000, BubbleCause::Host },
+            { 700'000, 1'000'000, BubbleCause::Comm } });
+    CHECK(cause_ns(analysis.total, BubbleCause::Comm) == 300'000);
+    CHECK(cause_ns(analysis.total, BubbleCause::Host) == 600'000);
+}
+
 TEST_CASE("rule 4: single-rank runs have no comm cause and no communication kernels", "[bubbles]")
 {
     const BubbleAnalysis analysis = analyze(write_and_load(sync_scenario(), "single-rank"), steps_of({ { 0, 500 } }));
