@@ -5,7 +5,8 @@
 With 2 GPUs or more, `torchrun --standalone --nproc-per-node 2 samples/torch/train.py` (MODEL below: small, so that
 the committed traces stay small; tensor statistics every STATS_EVERY steps; the fp8scope package on PYTHONPATH):
   fp8-clean      --precision fp8: the step count on both ranks = the printed steps; communication and exposed
-                 communication > 0 in every step on every rank; no rank causes a wait of 20% of the planted sleep in more than one step;
+                 communication > 0 in every step on every rank; no rank causes a wait of 20% of the planted
+                 sleep in more than one step;
                  FP8 scale agreement: compared > 0, mismatches 0 (the amaxes are reduced across the ranks)
   bf16-clean     --precision bf16: the same, without the scale agreement
   fp8-straggler  --precision fp8 --straggler-rank 1 --straggler-sleep-ms SLEEP_MS: in every step after the
