@@ -160,12 +160,12 @@ def stage_plumbing():
             cr.record, cr.report_json = saved
         problems = [f"stage: {r['check']}: {r['result']} {r['figure']}" for r in report.rows
                     if r["result"] not in ("PASS", "INFO")]
-        if sum(r["result"] == "PASS" for r in report.rows) != 20:
-            problems.append(f"stage: {len(report.rows)} rows, 20 passes expected")
+        if sum(r["result"] == "PASS" for r in report.rows) != 26:
+            problems.append(f"stage: {len(report.rows)} rows, 26 passes expected")
         with tarfile.open(archive) as tar:
             names = sorted(tar.getnames())
             truth = json.load(tar.extractfile("ranks/fp8-straggler/rank1.truth.json"))
-        runs = ("fp8-clean", "bf16-clean", "fp8-straggler", "fp8-no-reduce")
+        runs = ("fp8-clean", "bf16-clean", "fp8-straggler", "bf16-straggler", "fp8-no-reduce")
         wanted = sorted(f"ranks/{run}/rank{r}.{ext}" for run in runs
                         for r in (0, 1) for ext in ("sqlite", "truth.json"))
         if names != wanted:
