@@ -139,11 +139,11 @@ std::optional<Period> find_graph_step_period(const TraceModel& model)
     // last graph launch (the top of the loop, then the copies into the graph's inputs), else at the graph itself.
     // An eager optimizer launched in between ends the previous step: only the pauses after its last kernel count
     // (the one before it is the backward's and the optimizer's own Python), when other work follows it.
-    auto loop_start = [&](size_t first_launch, std::optional<int64_t> from_ns) {
+    auto loop_start = [&](size_t first_launch, std::optional<int64_t> since_ns) {
         int64_t start_ns = first_start[first_launch];
-        if (!from_ns)
+        if (!since_ns)
             return start_ns;
-        const int64_t from = *from_ns, to = api.start_ns[launches[first_launch]];
+        const int64_t from = *since_ns, to = api.start_ns[launches[first_launch]];
         const auto begin = std::upper_bound(eager.begin(), eager.end(), Eager { from, INT64_MAX, false, false });
         const auto end = std::lower_bound(begin, eager.end(), Eager { to, 0, false, false });
         // The candidates follow the last update that other work follows (an optimizer-named foreach kernel right

@@ -188,7 +188,7 @@ TEST_CASE("check over ranks shows each rank's recording warnings, in text, Markd
         r->kernel(1000, 3000);
         r->collective(4000, 7000);
     }
-    r1.s.dropped({ .timestamp_ns = 5000, .source = schema::DropSource::CuptiNoBuffer, .count = 7 });
+    r1.s.dropped({ .timestamp_ns = 5000, .source = schema::DropSource::CuptiNoBuffer, .count = 7, .device_id = 0 });
     write_rank(r0, dir + "/rank0.sqlite");
     write_rank(r1, dir + "/rank1.sqlite");
     const std::string junit = dir + "/check.xml";

@@ -329,21 +329,22 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
     Cell drift;
     const json& planted = run.truth.value("drift", json());
     const std::string first = c.first_divergent ? c.sites[*c.first_divergent].label : std::string();
-    const std::optional<int64_t> onset = c.first_divergent ? c.sites[*c.first_divergent].onset_step : std::nullopt;
+    // The first divergent site's onset step, -1 when there is none.
+    const int64_t onset = c.first_divergent ? c.sites[*c.first_divergent].onset_step.value_or(-1) : -1;
     if (planted.is_string()) {
         drift = cell(c.flagged.empty(),
             c.flagged.empty() ? "clean: no site drifts"
                               : fmt::format("clean, but {} sites flagged, first {} from step {}", c.flagged.size(),
-                                    first, onset.value_or(-1)));
+                                    first, onset));
     } else if (planted.is_object()) {
         const std::string layer = planted.at("layer").get<std::string>();
         const int64_t planted_onset = planted.at("onset_step").get<int64_t>();
-        const bool right = !c.flagged.empty() && first.find(layer) != std::string::npos && onset
-            && std::llabs(*onset - planted_onset) <= kDriftOnsetSteps;
+        const bool right = !c.flagged.empty() && first.find(layer) != std::string::npos && onset >= 0
+            && std::llabs(onset - planted_onset) <= kDriftOnsetSteps;
         drift = cell(right,
             c.flagged.empty() ? fmt::format("missed: {} from step {}", layer, planted_onset)
                               : fmt::format("{} sites, first {} from step {} (planted {} from {})", c.flagged.size(),
-                                    first, onset.value_or(-1), layer, planted_onset));
+                                    first, onset, layer, planted_onset));
     } else {
         drift = not_judged("");
     }
