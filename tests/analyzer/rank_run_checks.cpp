@@ -83,6 +83,9 @@ RankRunFindings check_rank_run(const RankRun& run)
     const CrossRankReport& across = set->across;
     const nlohmann::json& truth = run.truths.begin()->second;
     const bool straggler = has(truth, "straggler_rank");
+    // realjobs/ddp_mlp.py's truth: {"straggler": {"rank": R, "cause": "compute", "batch_factor": F}}.
+    const bool compute_straggler = truth.contains("straggler") && truth.at("straggler").is_object()
+        && truth.at("straggler").value("cause", "") == "compute";
     const size_t judged = across.steps.size() > kRankRunWarmupSteps ? across.steps.size() - kRankRunWarmupSteps : 0;
     if (judged == 0)
         problem("no step after the warm-up is common to every rank");
@@ -93,6 +96,18 @@ RankRunFindings check_rank_run(const RankRun& run)
                 problem(step_text(step.step_index) + "rank " + std::to_string(across.ranks[i]) + ": comm "
                     + std::to_string(step.comm_ns[i]) + " ns, exposed " + std::to_string(step.exposed_comm_ns[i])
                     + " ns");
+        if (compute_straggler) {
+            ++found.straggler_steps_judged;
+            const auto planted = truth.at("straggler").at("rank").get<int32_t>();
+            if (step.slowest_rank != planted || step.slowest_by != SlowestBy::CausedWait)
+                problem(step_text(step.step_index) + "slowest rank " + std::to_string(step.slowest_rank) + " by "
+                    + slowest_by_name(step.slowest_by) + ", planted " + std::to_string(planted) + " (compute)");
+            else if (step.slowest_lead_cause != LeadCause::Compute)
+                problem(step_text(step.step_index) + "lead cause "
+                    + (step.slowest_lead_cause ? std::string(lead_cause_name(*step.slowest_lead_cause)) : "none")
+                    + ", the straggler trains a larger batch");
+            continue;
+        }
         if (!straggler)
             continue;
         const auto planted = truth.at("straggler_rank").get<int32_t>();
@@ -124,14 +139,14 @@ RankRunFindings check_rank_run(const RankRun& run)
     if (straggler && found.straggler_steps_judged == 0)
         problem("a straggler was planted, but in no step after the warm-up");
 
-    if (truth.at("precision") == "fp8" && !straggler && has(truth, "amax_reduction")
+    if (truth.value("precision", "") == "fp8" && !straggler && has(truth, "amax_reduction")
         && truth.at("amax_reduction").get<std::string>().starts_with("max")) {
         found.scales_judged = true;
         if (across.scales.compared == 0 || across.scales.mismatches != 0)
             problem("scales: " + std::to_string(across.scales.compared) + " compared, "
                 + std::to_string(across.scales.mismatches) + " mismatches");
     }
-    if (truth.at("precision") == "fp8" && has(truth, "amax_reduction")
+    if (truth.value("precision", "") == "fp8" && has(truth, "amax_reduction")
         && truth.at("amax_reduction").get<std::string>().starts_with("none")) {
         found.mismatch_judged = true;
         if (across.scales.compared == 0 || across.scales.mismatches == 0 || !across.scales.first

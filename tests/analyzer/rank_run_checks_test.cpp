@@ -143,6 +143,18 @@ TEST_CASE("rank run checks: each spoiled truth or trace fails its check", "[rank
         REQUIRE(problems.size() == kSteps - kRankRunWarmupSteps);
         CHECK(problems.front() == "rrc-compute: step 3: lead cause compute, the straggler slept");
     }
+    SECTION("a rank planted slow in compute: passes led by compute, fails led by host")
+    {
+        nlohmann::json truth = clean_truth("bf16");
+        truth["straggler"] = { { "rank", 1 }, { "cause", "compute" }, { "batch_factor", 16 } };
+        const RankRunFindings compute
+            = check_rank_run(write_run("rrc-slow", { .late_ns = kLateNs, .late_by_compute = true }, truth));
+        CHECK(compute.problems == std::vector<std::string> {});
+        CHECK(compute.straggler_steps_judged == kSteps - kRankRunWarmupSteps);
+        const auto slept = check_rank_run(write_run("rrc-slow-slept", { .late_ns = kLateNs }, truth)).problems;
+        REQUIRE(slept.size() == kSteps - kRankRunWarmupSteps);
+        CHECK(slept.front() == "rrc-slow-slept: step 3: lead cause host, the straggler trains a larger batch");
+    }
     SECTION("no straggler in the trace where one was planted")
     {
         CHECK(check_rank_run(write_run("rrc-none", {}, straggler_truth(1, 1.0))).problems.size()

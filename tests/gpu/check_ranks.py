@@ -12,9 +12,12 @@ the committed traces stay small; tensor statistics every STATS_EVERY steps; the 
   fp8-straggler  --precision fp8 --straggler-rank 1 --straggler-sleep-ms SLEEP_MS: in every step after the
                  warm-up, rank 1 is the slowest, by the wait it caused, at least 80% of the sleep, led by host
   bf16-straggler the same in --precision bf16
+  mlp-slow-compute  realjobs/ddp_mlp.py --backend nccl --item --straggler-rank 1 --straggler-batch-factor 16: rank
+                 1 trains a 16x batch; it is the slowest rank by caused wait in every step after the warm-up, led
+                 by compute
   fp8-no-reduce  --precision fp8 --no-amax-reduction (each rank's scales from its own amaxes): mismatches > 0,
                  the first named (site and step), which shows that the agreement check can fail on real traces
-All five are packed with each rank's printed truth into $OUT/ranks.tar as ranks/<run>/rank<r>.sqlite and
+All six are packed with each rank's printed truth into $OUT/ranks.tar as ranks/<run>/rank<r>.sqlite and
 rank<r>.truth.json: `tar xf ranks.tar -C samples/traces` gives what tests/analyzer/ranks_real_test.cpp reads.
 With 1 GPU: the same sample under `torchrun --nproc-per-node 1 ... --ddp` as a smoke check (rank 0 sleeping, so its
 GPU idles for the sleep as `host`), and the 2-rank checks reported as SKIP ("needs 2 GPUs"), never as passed.
@@ -36,6 +39,11 @@ STRAGGLER = 1
 WARMUP = 2  # the analyzer's default warm-up: per-step waits are judged after it (cuBLAS, NCCL and DDP set-up)
 TOLERANCE = 0.2  # the straggler's caused wait at least 80% of the sleep (its 1-GPU smoke: within +-20%)
 RUN_TIMEOUT_S = 180
+DDP_MLP = str(g.REPO / "tests" / "gpu" / "realjobs" / "ddp_mlp.py")
+# The rank slow in compute: realjobs/ddp_mlp.py, an MLP whose rank 1 trains a 16x batch (about 6 ms of compute
+# against 0.4 ms; a 3x batch hid behind the launches, docs/accuracy.md), as the zoo's ddp_nccl_slow_compute.
+COMPUTE_RUN = ("mlp-slow-compute", ["--steps", STEPS, "--backend", "nccl", "--item", "--straggler-rank", 1,
+                                    "--straggler-batch-factor", 16, "--name", "mlp-slow-compute"], True)
 RUNS = (  # (name, train.py arguments, kept for samples/traces/ranks/)
     ("fp8-clean", ["--precision", "fp8"], True),
     ("bf16-clean", ["--precision", "bf16"], True),
@@ -54,10 +62,12 @@ def gpu_count(ctx):
         return 0
 
 
-def record(ctx, name, nproc, extra_args):
-    """Runs train.py under torchrun traced; returns (result, {rank: truth}, [traces], directory)."""
+def record(ctx, name, nproc, extra_args, script=None):
+    """Runs train.py (or `script` with `extra_args` alone) under torchrun traced; returns (result, {rank: truth},
+    [traces], directory)."""
     directory = ctx.fresh_dir(f"ranks-{name}")
-    args = ["--standalone", "--nproc-per-node", nproc, ctx.train_py, "--steps", STEPS, *MODEL, *extra_args]
+    args = ["--standalone", "--nproc-per-node", nproc, *(
+        [script, *extra_args] if script else [ctx.train_py, "--steps", STEPS, *MODEL, *extra_args])]
     env_extra = {"PYTHONPATH": str(g.REPO / "probes" / "python"), "PYTHONUNBUFFERED": "1",
                  "FP8SCOPE_STATS_EVERY": str(STATS_EVERY), "OMP_NUM_THREADS": "1", **g.NVLINK_MULTICAST_OFF}
     argv, env = ctx.traced(directory / "rank%r.sqlite", g.torchrun_argv(ctx.python, args), env_extra)
@@ -95,8 +105,8 @@ def _by_rank(entries):
 
 def judge_rank_set(name, doc, truths, straggler=None, scales=None):
     """The verdicts on one run's fp8scope.ranks/1 document: [(check, ok or None for INFO, figure)]. straggler:
-    (rank, sleep_ms) planted, else None; scales: "agree", "disagree" or None (not judged). Pure, so that
-    selftest/ranks_judge_test.py can feed it made-up documents."""
+    (rank, sleep_ms) planted, (rank, "compute") for a rank slow in compute, else None; scales: "agree", "disagree" or
+    None (not judged). Pure, so that selftest/ranks_judge_test.py can feed it made-up documents."""
     verdicts = []
     ranks = _by_rank(doc.get("ranks", []))
     counts = {r: ranks.get(r, {}).get("steps") for r in sorted(truths)}
@@ -121,6 +131,16 @@ def judge_rank_set(name, doc, truths, straggler=None, scales=None):
         verdicts.append((f"ranks {name}: no planted-size straggler (every caused wait < {1 - TOLERANCE:.0%} of "
                          f"{SLEEP_MS:g} ms)", bool(caused) and all(w < line_ns for *_, w in caused),
                          f"largest caused wait per step (ms): {[round(w / 1e6, 2) for *_, w in caused]}"))
+    elif straggler[1] == "compute":
+        rank = straggler[0]
+        wrong = [(step, who, by) for step, who, by, _ in caused if who != rank or by != "caused_wait"]
+        verdicts.append((f"ranks {name}: straggler = rank {rank}, by caused wait, in every step >= {WARMUP}",
+                         bool(steps) and not wrong, f"{len(steps) - len(wrong)}/{len(steps)} steps; caused wait per "
+                         f"step (ms): {[round(w / 1e6, 2) for *_, w in caused]}"
+                         + (f"; otherwise (step, slowest, by): {wrong[:4]}" if wrong else "")))
+        causes = [s.get("slowest_lead_cause") for s in steps if s["slowest_rank"] == rank]
+        verdicts.append((f"ranks {name}: the straggler's lead cause is compute (a larger batch)",
+                         all(c == "compute" for c in causes), f"per step: {causes}"))
     else:
         rank, sleep_ms = straggler
         waits = [(s["step"], _by_rank(s["ranks"]).get(rank, {}).get("caused_wait_ns", 0)) for s in steps]
@@ -131,8 +151,8 @@ def judge_rank_set(name, doc, truths, straggler=None, scales=None):
         verdicts.append((f"ranks {name}: straggler = rank {rank}, by caused wait, in every step >= {WARMUP}",
                          bool(steps) and not wrong, f"{len(steps) - len(wrong)}/{len(steps)} steps"
                          + (f"; otherwise (step, slowest, by): {wrong[:4]}" if wrong else "")))
-        verdicts.append((f"ranks {name}: rank {rank}'s caused wait at least {1 - TOLERANCE:.0%} of {sleep_ms:g} ms per step",
-                         bool(waits) and not off,
+        verdicts.append((f"ranks {name}: rank {rank}'s caused wait at least {1 - TOLERANCE:.0%} of {sleep_ms:g} ms "
+                         f"per step", bool(waits) and not off,
                          f"caused wait per step (ms): {[round(w / 1e6, 2) for _, w in waits]}"
                          + (f"; outside: {off}" if off else "")))
         # It slept before its forward: what it had more of than the others before it arrived is host idle.
@@ -167,11 +187,12 @@ def add_verdicts(report, verdicts):
 
 
 def two_ranks(ctx, report, kept):
-    for name, args, keep in RUNS:
+    for name, args, keep in (*RUNS, COMPUTE_RUN):
         if ctx.time_left() < 60:
             report.add(f"ranks {name}", "SKIP", f"needs ~60 s, {ctx.time_left():.0f} s left")
             continue
-        result, truths, traces, directory = record(ctx, name, 2, args)
+        script = DDP_MLP if name == COMPUTE_RUN[0] else None
+        result, truths, traces, directory = record(ctx, name, 2, args, script)
         traces = split_launcher(ctx, report, name, traces)
         names = sorted(t.name for t in traces)
         ok = result.rc == 0 and sorted(truths) == [0, 1] and names == ["rank0.sqlite", "rank1.sqlite"]
@@ -185,7 +206,8 @@ def two_ranks(ctx, report, kept):
         if doc is None:
             report.add(f"ranks {name}: fp8scope report over the ranks", "FAIL", "exit code not 0 (details)")
             continue
-        planted = (STRAGGLER, SLEEP_MS) if "--straggler-rank" in args else None
+        planted = (STRAGGLER, "compute") if "--straggler-batch-factor" in args \
+            else (STRAGGLER, SLEEP_MS) if "--straggler-rank" in args else None
         scales = {"fp8-clean": "agree", "fp8-no-reduce": "disagree"}.get(name)
         add_verdicts(report, judge_rank_set(name, doc, truths, planted, scales))
         if keep:

@@ -108,6 +108,13 @@ def main():
     expect("a clean run with a straggler", verdicts(document(straggler=1), scales="agree"),
            [f"no planted-size straggler (every caused wait < 80% of {cr.SLEEP_MS:g} ms)"])
 
+    compute = (1, "compute")
+    slow, led = "straggler = rank 1, by caused wait, in every step >= 2", \
+        "the straggler's lead cause is compute (a larger batch)"
+    expect("a compute straggler", verdicts(document(straggler=1, lead="compute"), straggler=compute), [])
+    expect("a compute straggler led by host", verdicts(document(straggler=1), straggler=compute), [led])
+    expect("a compute straggler on the other rank", verdicts(document(straggler=0, lead="compute"),
+                                                             straggler=compute), [slow])
     lead = "the straggler's lead cause is host (it slept)"
     expect("a straggler led by compute", verdicts(document(straggler=1, lead="compute"), straggler=planted), [lead])
     expect("a straggler led by sync", verdicts(document(straggler=1, lead="sync"), straggler=planted), [lead])
@@ -136,7 +143,7 @@ def stage_plumbing():
         ctx = g.Ctx(tmp, Path(tmp) / "out", Path(tmp) / "scratch", budget_s=600)
         report = g.Report(ctx)
 
-        def fake_record(ctx, name, nproc, extra_args):
+        def fake_record(ctx, name, nproc, extra_args, script=None):
             directory = ctx.fresh_dir(f"ranks-{name}")
             traces = []
             for rank in range(nproc):
@@ -147,8 +154,9 @@ def stage_plumbing():
             return g.Result(name, argv, 0, "", "", 1.0, False), truths, traces, directory
 
         def fake_report(ctx, name, traces):
-            return document(straggler=1 if "straggler" in name else None,
-                            mismatches=2 if "no-reduce" in name else 0)
+            slow = "straggler" in name or "slow-compute" in name
+            return document(straggler=1 if slow else None, mismatches=2 if "no-reduce" in name else 0,
+                            lead="compute" if "slow-compute" in name else "host")
 
         saved = cr.record, cr.report_json
         cr.record, cr.report_json = fake_record, fake_report
@@ -161,12 +169,12 @@ def stage_plumbing():
             cr.record, cr.report_json = saved
         problems = [f"stage: {r['check']}: {r['result']} {r['figure']}" for r in report.rows
                     if r["result"] not in ("PASS", "INFO")]
-        if sum(r["result"] == "PASS" for r in report.rows) != 26:
-            problems.append(f"stage: {len(report.rows)} rows, 26 passes expected")
+        if sum(r["result"] == "PASS" for r in report.rows) != 31:
+            problems.append(f"stage: {len(report.rows)} rows, 31 passes expected")
         with tarfile.open(archive) as tar:
             names = sorted(tar.getnames())
             truth = json.load(tar.extractfile("ranks/fp8-straggler/rank1.truth.json"))
-        runs = ("fp8-clean", "bf16-clean", "fp8-straggler", "bf16-straggler", "fp8-no-reduce")
+        runs = ("fp8-clean", "bf16-clean", "fp8-straggler", "bf16-straggler", "fp8-no-reduce", "mlp-slow-compute")
         wanted = sorted(f"ranks/{run}/rank{r}.{ext}" for run in runs
                         for r in (0, 1) for ext in ("sqlite", "truth.json"))
         if names != wanted:
