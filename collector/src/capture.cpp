@@ -23,6 +23,15 @@ std::mutex g_mutex; // window events are rare (steps, profiler calls, the clock)
 std::atomic<bool> g_recording { true };
 std::atomic<bool> g_stats_outside { false };
 std::atomic<bool> g_markers_seen { false };
+// Steps begun since a window closed on a step, while its detach is pending (-1: none pending). CUPTI stays attached
+// for the records of the window's kernels still running; kGraceSteps steps later they are long done, and CUPTI is
+// detached then rather than at the 300 ms grace's end, which a fast job's next window may come before (issue 26:
+// 12 ms steps, 17 steps between windows kept CUPTI attached throughout).
+int64_t g_steps_since_close = -1; // under g_mutex
+constexpr int64_t kGraceSteps = 2;
+// A detach that the next window would undo within this many steps is not worth its re-attach: CUPTI stays attached
+// (and the time grace decides).
+constexpr int64_t kMinDetachedSteps = 3;
 
 std::string env_value(const char* name)
 {
@@ -36,6 +45,11 @@ void apply(CaptureChange change)
 {
     if (change.kind == CaptureChange::Kind::None)
         return;
+    const schema::CaptureTrigger trigger = change.window.trigger;
+    g_steps_since_close = change.closed()
+            && (trigger == schema::CaptureTrigger::Steps || trigger == schema::CaptureTrigger::Periodic)
+        ? 0
+        : -1;
     if (change.opened()) {
         set_window_activities(true);
         g_recording.store(true, std::memory_order_relaxed);
@@ -57,6 +71,20 @@ void apply(CaptureChange change)
         warn_once("capture-window-row", "cannot write a capture window to the trace (its writer queue is full)");
 }
 
+// Step `step` began (g_mutex held): the step-counted grace after a window closed by steps (g_steps_since_close).
+void on_step(CaptureChange change, int64_t step)
+{
+    const bool none = change.kind == CaptureChange::Kind::None;
+    apply(change);
+    if (!none || g_steps_since_close < 0)
+        return;
+    if (++g_steps_since_close >= kGraceSteps) {
+        g_steps_since_close = -1;
+        if (!g_windows->opens_within(step, kMinDetachedSteps))
+            detach_soon();
+    }
+}
+
 // An NVTX step range was pushed (nvtx_paths.cpp): step = ranges seen - 1, unless the job marks steps itself.
 void on_nvtx_step(int64_t step)
 {
@@ -71,7 +99,7 @@ void on_nvtx_step(int64_t step)
         return;
     std::lock_guard lock(g_mutex);
     if (g_windows)
-        apply(g_windows->step(step, now_ns));
+        on_step(g_windows->step(step, now_ns), step);
 }
 
 } // namespace
@@ -130,7 +158,7 @@ void capture_on_marker_step(int64_t step, int64_t now_ns)
     g_markers_seen.store(true, std::memory_order_relaxed);
     std::lock_guard lock(g_mutex);
     if (g_windows)
-        apply(g_windows->step(step, now_ns));
+        on_step(g_windows->step(step, now_ns), step);
 }
 
 void capture_on_profiler(bool start)

@@ -68,6 +68,17 @@ CaptureChange CaptureWindows::step(int64_t step, int64_t now_ns)
     return {};
 }
 
+bool CaptureWindows::opens_within(int64_t step, int64_t count) const
+{
+    for (int64_t next = step + 1; next <= step + count; ++next) {
+        if (plan_.mode == CaptureMode::Periodic && plan_.in_periodic_window(next))
+            return true;
+        if (plan_.mode == CaptureMode::Steps && next == plan_.first_step)
+            return true;
+    }
+    return false;
+}
+
 CaptureChange CaptureWindows::profiler_start(int64_t now_ns)
 {
     if (plan_.mode != CaptureMode::ProfilerApi || open_)

@@ -45,6 +45,9 @@ public:
 
     // When tick() next has something to do (session time), nullopt when never.
     std::optional<int64_t> next_deadline_ns() const;
+    // Whether a steps or periodic window opens at one of the `count` steps after `step` (time and profiler windows:
+    // false, they are not foreseen).
+    bool opens_within(int64_t step, int64_t count) const;
 
     // Whether a window has opened at any time.
     bool ever_opened() const { return next_id_ > 1; }

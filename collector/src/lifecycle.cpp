@@ -79,7 +79,7 @@ void* flusher_main(void*)
             continue;
         }
         unsigned char sig = 0;
-        if (::read(g_wake[0], &sig, 1) != 1)
+        if (::read(g_wake[0], &sig, 1) != 1 || sig == 0) // 0: wake_flusher(), not a signal
             continue;
         [[maybe_unused]] const ssize_t armed = ::write(g_watch[1], &sig, 1);
         stop_session(signal_reason(sig));
@@ -116,6 +116,20 @@ void on_terminating_signal(int sig)
     die_of(sig);
     errno = saved_errno;
 }
+
+} // namespace
+
+void wake_flusher()
+{
+    if (g_wake[1] < 0)
+        return;
+    const int saved_errno = errno;
+    const unsigned char zero = 0;
+    [[maybe_unused]] const ssize_t written = ::write(g_wake[1], &zero, 1);
+    errno = saved_errno;
+}
+
+namespace {
 
 bool start_thread(void* (*main)(void*))
 {

@@ -10,4 +10,8 @@ namespace fp8scope::collector {
 // Call once per session, from start_session().
 void install_lifecycle_hooks();
 
+// Wakes the flusher thread now (a zero byte on its wake pipe; the signal handler writes the signal's number), so that
+// it looks again at what it waits for: a capture detach that became due earlier. No-op before the hooks exist.
+void wake_flusher();
+
 } // namespace fp8scope::collector

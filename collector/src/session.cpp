@@ -935,6 +935,21 @@ void flush_completed_records()
         s->cupti->activityFlushAll(0); // flag 0: completed records only, never waiting for the device
 }
 
+void detach_soon()
+{
+    const Session* s = g_session;
+    if (!s || getpid() != s->owner_pid)
+        return;
+    const int64_t now = session_now_ns();
+    int64_t due = g_detach_due_ns.load();
+    if (now < 0 || due < 0 || due <= now)
+        return;
+    while (due > now && !g_detach_due_ns.compare_exchange_weak(due, now)) {
+    }
+    if (due >= 0)
+        wake_flusher();
+}
+
 std::optional<int64_t> detach_due_ns()
 {
     const int64_t due = g_detach_due_ns.load();

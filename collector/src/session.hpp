@@ -53,6 +53,9 @@ int64_t session_now_ns();
 bool cupti_attached();
 // The session time at which CUPTI is due to be detached after a window's end, if it is: the flusher wakes then.
 std::optional<int64_t> detach_due_ns();
+// A detach that is due later becomes due now, and the flusher is woken to do it (a window closed by steps whose grace
+// in steps has passed: capture.cpp). No-op when no detach is pending.
+void detach_soon();
 // Capture windows (capture.cpp): switches the window's activity kinds and traced API calls on or off; pushes the
 // completed records to the writer (cuptiActivityFlushAll(0), no wait for the device); writes a window's row (also
 // while the session stops). Nothing happens outside the recording process.

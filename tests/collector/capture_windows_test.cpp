@@ -142,6 +142,24 @@ TEST_CASE("capture windows: periodic windows are the steps whose number modulo N
     CHECK(last.window.last_step == 5);
 }
 
+TEST_CASE("capture windows: whether a window opens within the next steps (the detach's step-counted grace)",
+    "[collector][capture]")
+{
+    // Periodic 20/3: windows at 0-2, 20-22, ...; the grace after the close at step 3 ends at step 5.
+    const CaptureWindows periodic(plan_of({ .every = "20", .length = "3" }));
+    CHECK_FALSE(periodic.opens_within(5, 3)); // 6, 7, 8
+    CHECK_FALSE(periodic.opens_within(16, 3)); // 17, 18, 19
+    CHECK(periodic.opens_within(17, 3)); // 20: not worth detaching
+    CHECK(periodic.opens_within(19, 1));
+    // Periodic 6/3: windows at 0-2, 6-8; the grace ends at 5, the next window opens at 6.
+    CHECK(CaptureWindows(plan_of({ .every = "6", .length = "3" })).opens_within(5, 3));
+    const CaptureWindows steps(plan_of({ .steps = "10:19" }));
+    CHECK(steps.opens_within(7, 3));
+    CHECK_FALSE(steps.opens_within(6, 3));
+    CHECK_FALSE(steps.opens_within(21, 3)); // never again
+    CHECK_FALSE(CaptureWindows(plan_of({ .delay = "1" })).opens_within(0, 1000)); // time windows: not foreseen
+}
+
 TEST_CASE("capture windows: cudaProfilerStart/Stop pairs, repeated calls change nothing", "[collector][capture]")
 {
     CaptureWindows windows(plan_of({ .range = "cudaProfilerApi" }));
