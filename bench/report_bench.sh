@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The analyzer's benchmark (issue 4; docs/benchmarks.md): `fp8scope report` on a synthetic trace of 10 M kernels
-# and 10 M API calls, wall time and peak RSS per run, medians last. Goals on 2 cores: <= 10 s and <= 2 GB (issue 4),
-# <= 3 s and <= 1 GB (issue 13, part 4).
+# and 10 M API calls, wall time and peak RSS per run, medians last; then SQLite's own scan of the same rows
+# (bench/scan_bench.cpp) and the ratio of the two medians. Goals on 2 cores: <= 10 s and <= 2 GB (issue 4),
+# <= 3 s and <= 1 GB (issue 13, part 4), <= 2x the scan at <= 1 GB (issue 26, item 4).
 #
 #   bench/report_bench.sh BUILD_DIR [RUNS] [TRACE]
 #
-# BUILD_DIR holds bin/fp8scope and bench/fp8scope_make_large_trace. The trace (default /tmp/fp8scope-large-10m.sqlite,
-# about 820 MB) is generated once and reused. Exit codes: 0 done, 2 usage error.
+# BUILD_DIR holds bin/fp8scope, bench/fp8scope_make_large_trace and bench/fp8scope_scan_bench. The trace (default
+# /tmp/fp8scope-large-10m.sqlite, about 820 MB) is generated once and reused. Exit codes: 0 done, 2 usage error.
 set -euo pipefail
 if [[ $# -lt 1 || $# -gt 3 ]]; then
     echo "usage: bench/report_bench.sh BUILD_DIR [RUNS] [TRACE]" >&2
@@ -17,8 +18,9 @@ runs=${2:-3}
 trace=${3:-/tmp/fp8scope-large-10m.sqlite}
 fp8scope=$build/bin/fp8scope
 generator=$build/bench/fp8scope_make_large_trace
-for exe in "$fp8scope" "$generator" /usr/bin/time; do
-    [[ -x $exe ]] || { echo "report_bench: missing $exe (build the fp8scope and fp8scope_make_large_trace targets; apt-get install time)" >&2; exit 2; }
+scanner=$build/bench/fp8scope_scan_bench
+for exe in "$fp8scope" "$generator" "$scanner" /usr/bin/time; do
+    [[ -x $exe ]] || { echo "report_bench: missing $exe (build the fp8scope, fp8scope_make_large_trace and fp8scope_scan_bench targets; apt-get install time)" >&2; exit 2; }
 done
 if [[ ! -s $trace ]]; then
     echo "generating $trace (10 M kernels, 10 M API calls, 1000 steps)..."
@@ -38,3 +40,13 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? 
 goals='goals: <= 10 s and <= 2 GB (issue 4), <= 3 s and <= 1 GB (issue 13)'
 printf 'fp8scope report, %d runs: median %s s, median peak RSS %.2f GB (%s)\n' "$runs" \
     "$(median "${walls[@]}")" "$(echo "$(median "${rss[@]}") / 1048576" | bc -l)" "$goals"
+# The floor: SQLite stepping through the same rows on one thread, measured in this run, after the reports (the file
+# is in the page cache for both).
+# The loader's own statements (FP8SCOPE_PRINT_SQL=1, one untimed run): the scan reads exactly their tables and columns.
+sql_log=$(mktemp)
+FP8SCOPE_PRINT_SQL=1 "$fp8scope" report "$trace" > /dev/null 2> "$sql_log"
+scan_lines=$("$scanner" --runs "$runs" --sql "$sql_log" "$trace")
+rm -f "$sql_log"
+echo "$scan_lines"
+scan=$(head -1 <<< "$scan_lines" | sed -E 's/.*median ([0-9.]+) s.*/\1/')
+printf 'report / scan inside SQLite: %.2fx (goal: <= 2x, issue 26)\n' "$(echo "$(median "${walls[@]}") / $scan" | bc -l)"

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 namespace fp8scope::analyzer::detail {
@@ -156,6 +158,14 @@ Error TraceFile::sqlite_error(int rc, std::string_view doing) const
 
 Expected<Statement> TraceFile::prepare(std::string_view sql, std::string_view doing) const
 {
+    // Diagnostic (bench/report_bench.sh): FP8SCOPE_PRINT_SQL=1 prints each statement the loader prepares on stderr,
+    // so that SQLite's own scan of exactly the rows and columns read can be timed beside it (bench/scan_bench.cpp).
+    static const bool print_sql = [] {
+        const char* value = std::getenv("FP8SCOPE_PRINT_SQL");
+        return value && std::string_view(value) == "1";
+    }();
+    if (print_sql)
+        std::fprintf(stderr, "fp8scope sql: %.*s\n", static_cast<int>(sql.size()), sql.data());
     sqlite3_stmt* stmt = nullptr;
     const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
     if (rc != SQLITE_OK) {
