@@ -133,6 +133,24 @@ std::string without_bar(std::string terminal)
 
 } // namespace
 
+TEST_CASE("FP8SCOPE_PRINT_SQL=1 lists the loader's statements on stderr; unset or another value, nothing",
+    "[cli][diagnostics]")
+{
+    // bench/report_bench.sh times SQLite's scan of exactly these statements' rows (bench/scan_bench.cpp).
+    const auto quiet = run_fp8scope({ "info", kFp8Trace });
+    CHECK(quiet.err.empty());
+    {
+        const ScopedEnv sql("FP8SCOPE_PRINT_SQL", "yes");
+        CHECK(run_fp8scope({ "info", kFp8Trace }).err.empty());
+    }
+    const ScopedEnv sql("FP8SCOPE_PRINT_SQL", "1");
+    const auto listed = run_fp8scope({ "info", kFp8Trace });
+    CHECK(listed.exit_code == 0);
+    CHECK(listed.out == quiet.out);
+    CHECK(listed.err.find("fp8scope sql: SELECT \"start\", \"duration\"") != std::string::npos);
+    CHECK(listed.err.find("FROM \"FP8SCOPE_KERNEL\"\n") != std::string::npos);
+}
+
 TEST_CASE("progress: stderr on a pipe gets no bar, byte for byte what --no-progress gives", "[cli][progress]")
 {
     const ScopedEnv delay("FP8SCOPE_PROGRESS_DELAY_MS", "0");
