@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <optional>
+
 namespace fp8scope::cli {
 
 using namespace analyzer;
@@ -68,6 +70,26 @@ void per_step_text(std::string& out, const RankSetReport& set, const Paint& pain
     }
 }
 
+struct StepWait {
+    int32_t rank = -1;
+    int64_t step = 0, wait_ns = 0;
+};
+
+// The largest wait of one rank in one step, over the step's collectives (StepAcrossRanks::wait_ns): the figure that
+// `check --max-straggler-wait` gates (evaluate_rank_budgets), the earliest step and lowest rank on a tie. None without
+// a matched collective.
+std::optional<StepWait> longest_step_wait(const CrossRankReport& across)
+{
+    if (across.collectives.empty())
+        return std::nullopt;
+    std::optional<StepWait> longest;
+    for (const StepAcrossRanks& step : across.steps)
+        for (size_t i = 0; i < step.wait_ns.size(); ++i)
+            if (!longest || step.wait_ns[i] > longest->wait_ns)
+                longest = StepWait { across.ranks[i], step.step_index, step.wait_ns[i] };
+    return longest;
+}
+
 void stragglers_text(std::string& out, const RankSetReport& set, const Paint& paint)
 {
     const CrossRankReport& across = set.across;
@@ -84,9 +106,14 @@ void stragglers_text(std::string& out, const RankSetReport& set, const Paint& pa
     }
     if (across.worst_collective) {
         const MatchedCollective& c = across.collectives[*across.worst_collective];
-        out += fmt::format("  longest wait: {} at step {} ({} of its kind in the step), rank {} last, {}\n",
+        out += fmt::format("  longest wait in one collective: {} at step {} ({} of its kind in the step), rank {} "
+                           "last, {}\n",
             collective_kind_id(c.kind), c.step_index, c.ordinal + 1, c.last_rank, format_duration_ns(c.max_wait_ns));
     }
+    if (const auto step = longest_step_wait(across))
+        out += fmt::format("  longest wait in one step: rank {} in step {}, {} (what check --max-straggler-wait "
+                           "gates)\n",
+            step->rank, step->step, format_duration_ns(step->wait_ns));
 }
 
 void clock_text(std::string& out, const RankSetReport& set, const Paint& paint)
@@ -183,6 +210,9 @@ nlohmann::ordered_json render_rank_set_json(const RankSetReport& set)
         worst = { { "step", c.step_index }, { "kind", collective_kind_id(c.kind) }, { "ordinal", c.ordinal },
             { "last_rank", c.last_rank }, { "max_wait_ns", c.max_wait_ns } };
     }
+    json step_wait = nullptr;
+    if (const auto longest = longest_step_wait(across))
+        step_wait = { { "step", longest->step }, { "rank", longest->rank }, { "wait_ns", longest->wait_ns } };
     json hosts = json::array();
     for (const HostClock& host : across.clock.hosts)
         hosts.push_back({ { "host", host.host }, { "ranks", host.ranks }, { "offset_ns", host.offset_ns },
@@ -204,7 +234,8 @@ nlohmann::ordered_json render_rank_set_json(const RankSetReport& set)
         { "common_steps", across.common_steps },
         { "steps", steps },
         { "stragglers",
-            { { "matched_collectives", across.collectives.size() }, { "by_kind", kinds }, { "longest_wait", worst } } },
+            { { "matched_collectives", across.collectives.size() }, { "by_kind", kinds }, { "longest_wait", worst },
+                { "longest_step_wait", step_wait } } },
         { "clock",
             { { "reference_rank", across.clock.reference_rank },
                 { "aligned_by_collectives", across.clock.aligned_by_collectives }, { "hosts", hosts },

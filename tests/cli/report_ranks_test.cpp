@@ -64,6 +64,9 @@ TEST_CASE("report of several ranks: the straggler, waits, communication and cloc
     CHECK(stragglers["longest_wait"]["step"] == 2);
     CHECK(stragglers["longest_wait"]["last_rank"] == 2);
     CHECK(stragglers["longest_wait"]["max_wait_ns"] == 2500);
+    CHECK(stragglers["longest_step_wait"]["step"] == 2);
+    CHECK(stragglers["longest_step_wait"]["rank"] == 1);
+    CHECK(stragglers["longest_step_wait"]["wait_ns"] == 2500);
     CHECK(json["clock"]["reference_rank"] == 0);
     CHECK(json["clock"]["aligned_by_collectives"] == false);
     REQUIRE(json["clock"]["hosts"].size() == 1);
@@ -89,7 +92,12 @@ TEST_CASE("report of several ranks as text, and of a directory", "[cli][ranks]")
     CHECK(text.find("  all_reduce: 1 matched, most often last: rank 2\n") != std::string::npos);
     CHECK(
         text.find("    rank    1  last     0  wait     2.500 us in all,     2.500 us at most\n") != std::string::npos);
-    CHECK(text.find("  longest wait: all_gather at step 2 (1 of its kind in the step), rank 2 last, 2.500 us\n")
+    CHECK(text.find("  longest wait in one collective: all_gather at step 2 (1 of its kind in the step), rank 2 last, "
+                    "2.500 us\n")
+        != std::string::npos);
+    // The figure check --max-straggler-wait gates, named as such (here the same collective's wait: rank 1's only one
+    // in step 2).
+    CHECK(text.find("  longest wait in one step: rank 1 in step 2, 2.500 us (what check --max-straggler-wait gates)\n")
         != std::string::npos);
     CHECK(text.find("Clock alignment (reference rank 0; one clock, nothing shifted)\n") != std::string::npos);
     CHECK(text.find("FP8 scale agreement: 0 compared across ranks, 0 mismatches\n") != std::string::npos);
