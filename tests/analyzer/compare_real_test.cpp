@@ -4,13 +4,12 @@
 // first within 3 steps of the planting, and the loss delta is the one the printed losses give.
 #include "fp8scope/analyzer/compare.hpp"
 #include "fp8scope/analyzer/report.hpp"
-#include "analysis_test_support.hpp"
+#include "recorded_pair.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <string>
 
 using namespace fp8scope::analyzer;
@@ -20,30 +19,13 @@ using Catch::Matchers::WithinAbs;
 
 namespace {
 
-nlohmann::json truth_of(const std::string& name)
-{
-    std::ifstream in(std::string(FP8SCOPE_SAMPLE_TRACES) + "/compare/" + name + ".truth.json");
-    REQUIRE(in.good());
-    return nlohmann::json::parse(in);
-}
+nlohmann::json truth_of(const std::string& name) { return recorded_truth("compare/" + name + ".truth.json"); }
 
-struct RealPair {
-    TraceModel run_model, ref_model;
-    Report run_report, ref_report;
-    CompareResult result;
-};
+using RealPair = RecordedPair;
 
 RealPair compare_pair(const std::string& run, const std::string& ref)
 {
-    RealPair p { load_recorded("compare/" + run + ".sqlite"), load_recorded("compare/" + ref + ".sqlite"), {}, {}, {} };
-    const CompareOptions options;
-    p.run_report = analyze(p.run_model, options.report);
-    p.ref_report = analyze(p.ref_model, options.report);
-    auto outcome = compare_runs({ p.run_model, p.run_report, p.ref_model, p.ref_report }, options);
-    if (const auto* refusal = std::get_if<CompareRefusal>(&outcome))
-        FAIL("refused: " << refusal->message);
-    p.result = std::move(std::get<CompareResult>(outcome));
-    return p;
+    return compare_recorded("compare/" + run + ".sqlite", "compare/" + ref + ".sqlite");
 }
 
 // The loss delta as compare defines it, from the losses the two runs printed: the relative difference of the means

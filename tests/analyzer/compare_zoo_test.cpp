@@ -6,14 +6,13 @@
 // amax). The flagged counts and onsets are the table in docs/analysis.md "Compare".
 #include "fp8scope/analyzer/compare.hpp"
 #include "fp8scope/analyzer/report.hpp"
-#include "analysis_test_support.hpp"
+#include "recorded_pair.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <string>
 
@@ -23,37 +22,18 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-nlohmann::json zoo_truth(const std::string& name)
-{
-    std::ifstream in(std::string(FP8SCOPE_SAMPLE_TRACES) + "/zoo/" + name + ".truth.json");
-    REQUIRE(in.good());
-    return nlohmann::json::parse(in);
-}
-
 struct ZooPair {
     nlohmann::json truth;
-    TraceModel run_model, ref_model;
-    Report run_report, ref_report;
-    CompareResult result;
+    RecordedPair compared;
 };
 
 // The run `name` against the twin its truth names, default options (warm-up 2) as `compare RUN REF`.
 ZooPair compare_zoo(const std::string& name)
 {
-    ZooPair p;
-    p.truth = zoo_truth(name);
-    REQUIRE(p.truth.at("pair").at("role") == "run");
-    const std::string twin = p.truth.at("pair").at("twin").get<std::string>();
-    p.run_model = load_recorded("zoo/" + name + ".sqlite");
-    p.ref_model = load_recorded("zoo/" + twin + ".sqlite");
-    const CompareOptions options;
-    p.run_report = analyze(p.run_model, options.report);
-    p.ref_report = analyze(p.ref_model, options.report);
-    auto outcome = compare_runs({ p.run_model, p.run_report, p.ref_model, p.ref_report }, options);
-    if (const auto* refusal = std::get_if<CompareRefusal>(&outcome))
-        FAIL("refused: " << refusal->message);
-    p.result = std::move(std::get<CompareResult>(outcome));
-    return p;
+    nlohmann::json truth = recorded_truth("zoo/" + name + ".truth.json");
+    REQUIRE(truth.at("pair").at("role") == "run");
+    const std::string twin = truth.at("pair").at("twin").get<std::string>();
+    return { std::move(truth), compare_recorded("zoo/" + name + ".sqlite", "zoo/" + twin + ".sqlite") };
 }
 
 // The recipe with the most FP8 sites, as the zoo's judge reads it.
@@ -78,15 +58,15 @@ TEST_CASE("zoo clean pairs: no site drifts, and the recipe with the most sites i
         INFO(name);
         const ZooPair p = compare_zoo(name);
         CHECK(p.truth.at("drift") == "clean");
-        CHECK(p.result.flagged.empty());
-        CHECK_FALSE(p.result.first_divergent);
-        CHECK(majority_recipe(p.result) == p.truth.at("recipe").get<std::string>());
-        CHECK(p.result.current_or_static_sites == 0); // every weight's amax moves in these runs
+        CHECK(p.compared.result.flagged.empty());
+        CHECK_FALSE(p.compared.result.first_divergent);
+        CHECK(majority_recipe(p.compared.result) == p.truth.at("recipe").get<std::string>());
+        CHECK(p.compared.result.current_or_static_sites == 0); // every weight's amax moves in these runs
     }
     // The delayed run's activations whose history maximum did not change stay "static", a minority.
     const ZooPair delayed = compare_zoo("fp8_delayed_clean");
-    CHECK(delayed.result.delayed_sites == 28);
-    CHECK(delayed.result.static_sites == 20);
+    CHECK(delayed.compared.result.delayed_sites == 28);
+    CHECK(delayed.compared.result.static_sites == 20);
 }
 
 TEST_CASE("zoo planted drifts: the planted layer is the first divergent site, within 3 steps of the planting",
@@ -108,7 +88,7 @@ TEST_CASE("zoo planted drifts: the planted layer is the first divergent site, wi
         const nlohmann::json& planted = p.truth.at("drift");
         const std::string layer = planted.at("layer").get<std::string>();
         const int64_t planted_onset = planted.at("onset_step").get<int64_t>();
-        const CompareResult& r = p.result;
+        const CompareResult& r = p.compared.result;
         REQUIRE(r.first_divergent);
         const CompareSite& first = r.sites[*r.first_divergent];
         INFO(first.label);
@@ -130,7 +110,7 @@ TEST_CASE("zoo torchao drift: the planted site's dynamic range climbs about 10 b
     "[compare][real][zoo]")
 {
     const ZooPair p = compare_zoo("torchao_drift");
-    const CompareResult& r = p.result;
+    const CompareResult& r = p.compared.result;
     REQUIRE(r.first_divergent);
     const CompareSite& first = r.sites[*r.first_divergent];
     CHECK(first.recipe == ScalingRecipe::Current);

@@ -3,7 +3,7 @@
 // The traced step change splits into GEMM time, cast and amax/scale kernel time, the idle the extra launches add and
 // the rest; the first three explain it within 10%, the launches most of it, and the figure that stood for FP8's price
 // before (GEMM saved - bookkeeping added) almost none of it.
-#include "analysis_test_support.hpp"
+#include "recorded_pair.hpp"
 #include "fp8scope/analyzer/compare.hpp"
 #include "fp8scope/analyzer/report.hpp"
 
@@ -11,39 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <string>
 
 using namespace fp8scope::analyzer;
 using namespace fp8scope::testing;
 using Catch::Matchers::WithinAbs;
-
-namespace {
-
-struct ZooPair {
-    TraceModel run_model, ref_model;
-    Report run_report, ref_report;
-    CompareResult result;
-    double untraced_change_ms = 0; // the job's own measurement: FP8's median step - BF16's, untraced
-};
-
-ZooPair compare_zoo(const std::string& run, const std::string& ref)
-{
-    ZooPair p { load_recorded("zoo/" + run + ".sqlite"), load_recorded("zoo/" + ref + ".sqlite"), {}, {}, {}, 0 };
-    const CompareOptions options;
-    p.run_report = analyze(p.run_model, options.report);
-    p.ref_report = analyze(p.ref_model, options.report);
-    auto outcome = compare_runs({ p.run_model, p.run_report, p.ref_model, p.ref_report }, options);
-    if (const auto* refusal = std::get_if<CompareRefusal>(&outcome))
-        FAIL("refused: " << refusal->message);
-    p.result = std::move(std::get<CompareResult>(outcome));
-    std::ifstream in(std::string(FP8SCOPE_SAMPLE_TRACES) + "/zoo/" + run + ".truth.json");
-    REQUIRE(in.good());
-    p.untraced_change_ms = nlohmann::json::parse(in).at("measured").at("fp8_step_change_ms").get<double>();
-    return p;
-}
-
-} // namespace
 
 TEST_CASE("FP8's price on the zoo's eager pairs: launches explain the step change", "[compare][fp8-price][real]")
 {
@@ -51,15 +23,21 @@ TEST_CASE("FP8's price on the zoo's eager pairs: launches explain the step chang
         std::pair { "fp8_current_clean", "bf16_clean_ref" },
         std::pair { "torchao_tensorwise_clean", "torchao_bf16_ref" });
     INFO(run << " against " << ref);
-    const ZooPair pair = compare_zoo(run, ref);
+    const std::string zoo = "zoo/";
+    const RecordedPair pair = compare_recorded(zoo + run + ".sqlite", zoo + ref + ".sqlite");
+    // The job's own measurement: FP8's median step - BF16's, untraced.
+    const double untraced_change_ms = recorded_truth(zoo + run + ".truth.json")
+                                          .at("measured")
+                                          .at("fp8_step_change_ms")
+                                          .get<double>();
     const PerformanceComparison& p = pair.result.performance;
     INFO("traced change " << p.step_change_ns / 1e6 << " ms, GEMM " << -p.gemm_saved_ns / 1e6 << ", bookkeeping "
                           << p.bookkeeping_added_ns / 1e6 << ", launch idle " << p.launch_idle_added_ns / 1e6
-                          << ", rest " << p.rest_ns / 1e6 << "; untraced " << pair.untraced_change_ms << " ms");
+                          << ", rest " << p.rest_ns / 1e6 << "; untraced " << untraced_change_ms << " ms");
 
     // FP8 makes these eager steps slower, traced and untraced.
     REQUIRE(p.step_change_ns > 0);
-    REQUIRE(pair.untraced_change_ms > 0);
+    REQUIRE(untraced_change_ms > 0);
     // The four parts sum to the traced change.
     CHECK_THAT(-p.gemm_saved_ns + p.bookkeeping_added_ns + p.launch_idle_added_ns + p.rest_ns,
         WithinAbs(p.step_change_ns, 1e-6 * p.step_change_ns));
@@ -84,5 +62,5 @@ TEST_CASE("FP8's price on the zoo's eager pairs: launches explain the step chang
     // the zoo's tolerance of the untraced one (tests/zoo/zoo_judge.cpp, judge_price).
     CHECK(p.recording_idle_added_ns > 0);
     CHECK(p.untraced_change_estimate_ns < p.step_change_ns);
-    CHECK(std::abs(p.untraced_change_estimate_ns / 1e6 - pair.untraced_change_ms) <= 0.40 * pair.untraced_change_ms);
+    CHECK(std::abs(p.untraced_change_estimate_ns / 1e6 - untraced_change_ms) <= 0.40 * untraced_change_ms);
 }
