@@ -256,7 +256,8 @@ int run_check(const CheckCliOptions& given)
     const CheckSubject subject { .trace = options.report.trace_path,
         .recording = run.report.recording,
         .reference = options.ref_path,
-        .nan_scalars = run.report.nan_scalars };
+        .nan_scalars = run.report.nan_scalars,
+        .rank_warnings = {} };
     return write_check(options, subject, results);
 }
 

@@ -8,8 +8,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <optional>
-
 namespace fp8scope::cli {
 
 using namespace analyzer;
@@ -68,26 +66,6 @@ void per_step_text(std::string& out, const RankSetReport& set, const Paint& pain
                 across.ranks[i], format_duration_ns(step.step_ns[i]), format_duration_ns(step.comm_ns[i]),
                 format_duration_ns(step.exposed_comm_ns[i]), format_duration_ns(step.wait_ns[i]));
     }
-}
-
-struct StepWait {
-    int32_t rank = -1;
-    int64_t step = 0, wait_ns = 0;
-};
-
-// The largest wait of one rank in one step, over the step's collectives (StepAcrossRanks::wait_ns): the figure that
-// `check --max-straggler-wait` gates (evaluate_rank_budgets), the earliest step and lowest rank on a tie. None without
-// a matched collective.
-std::optional<StepWait> longest_step_wait(const CrossRankReport& across)
-{
-    if (across.collectives.empty())
-        return std::nullopt;
-    std::optional<StepWait> longest;
-    for (const StepAcrossRanks& step : across.steps)
-        for (size_t i = 0; i < step.wait_ns.size(); ++i)
-            if (!longest || step.wait_ns[i] > longest->wait_ns)
-                longest = StepWait { across.ranks[i], step.step_index, step.wait_ns[i] };
-    return longest;
 }
 
 void stragglers_text(std::string& out, const RankSetReport& set, const Paint& paint)

@@ -41,15 +41,12 @@ BudgetResult largest_straggler_wait(const RankSetReport& set, int64_t limit_ns)
         r.unavailable = "no collective is matched across the ranks (no communication kernel in a common step)";
         return r;
     }
-    int64_t largest = -1;
-    for (const StepAcrossRanks& step : across.steps)
-        for (size_t i = 0; i < step.wait_ns.size(); ++i)
-            if (step.wait_ns[i] > largest) {
-                largest = step.wait_ns[i];
-                r.rank = across.ranks[i];
-                r.worst_step = step.step_index;
-            }
-    r.value = r.worst_value = static_cast<double>(largest);
+    const std::optional<StepWait> longest = longest_step_wait(across);
+    if (longest) {
+        r.rank = longest->rank;
+        r.worst_step = longest->step;
+    }
+    r.value = r.worst_value = static_cast<double>(longest ? longest->wait_ns : -1);
     return r;
 }
 

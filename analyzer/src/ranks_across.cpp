@@ -325,6 +325,18 @@ ScaleAgreement check_scales(const Ranks& ranks)
 
 } // namespace
 
+std::optional<StepWait> longest_step_wait(const CrossRankReport& across)
+{
+    if (across.collectives.empty())
+        return std::nullopt;
+    std::optional<StepWait> longest;
+    for (const StepAcrossRanks& step : across.steps)
+        for (size_t i = 0; i < step.wait_ns.size(); ++i)
+            if (!longest || step.wait_ns[i] > longest->wait_ns)
+                longest = StepWait { across.ranks[i], step.step_index, step.wait_ns[i] };
+    return longest;
+}
+
 std::string_view lead_cause_name(LeadCause cause)
 {
     return cause == LeadCause::Compute ? "compute" : bubble_cause_name(static_cast<BubbleCause>(cause));

@@ -218,6 +218,14 @@ struct CrossRankReport {
     ScaleAgreement scales;
 };
 
+// The longest wait of one rank in one step (StepAcrossRanks::wait_ns), the earliest step and lowest rank on a tie:
+// what `check --max-straggler-wait` gates and `report` names. None without a matched collective.
+struct StepWait {
+    int32_t rank = -1;
+    int64_t step = 0, wait_ns = 0;
+};
+std::optional<StepWait> longest_step_wait(const CrossRankReport& across);
+
 // `ranks` must be one job (check_one_job()), in any order.
 CrossRankReport analyze_across_ranks(std::span<const RankSummary> ranks);
 
