@@ -1,25 +1,38 @@
 #!/usr/bin/env python3
-"""What each part of the collector costs a launch-bound step (issue 26 item 1): the same job untraced twice (A and B,
-the A/A control) and under `fp8scope record` with one part at a time left out, in paired rounds.
+"""What each part of the collector costs a step (issue 26 item 1): the same job untraced twice (A and B, the A/A
+control) and under `fp8scope record` with one part at a time left out, each traced run capturing windows of steps
+(--capture-every E --capture-length L), so that every process holds its own untraced baseline.
 
-Each round runs every mode once, in an order rotated from round to round, and each run reports its own median step
-time (the FP8SCOPE_GROUND_TRUTH line's median_step_ms). A mode's cost in a round is its step time over the same
-round's untraced A run: rounds pair runs made close together, which cancels most of the drift between processes
-(docs/benchmarks.md: processes differ by up to +-15% on these hosts). Printed per mode: the median of its per-round
-ratios and their range (min to max over the rounds: with R rounds, an interval holding the median with probability
-1 - 2^(1-R)), and the A/A control's own ratio, which the others must clear to mean anything. One JSON object last.
+Why windows: two processes of the same job differ by up to 22% on these hosts (docs/benchmarks.md), more than the
+parts cost. Inside one process, steps inside a window (CUPTI attached, every part on) and steps long after it
+(CUPTI detached, docs/collector.md "Capture windows") alternate every E steps, so their ratio cancels what differs
+between processes. Per step r = step % E: r = 0 is the window's first step (CUPTI attaches at its marker: the
+re-attach cost), 1 the first step after it, 2..L-1 inside, L and L+1 the detach grace, L+2..E-1 detached. Steps
+before --skip are warm-up. A mode's cost in one process is median(inside steps 1..L-1) / median(detached steps) - 1;
+the untraced modes give the same ratio over the same step positions: the method's own noise (the A/A control),
+which the other modes must clear. Across rounds: the median and the range (min to max over R processes, an
+interval holding the median with probability 1 - 2^(1-R)). Each round runs every mode once, in an order rotated
+from round to round. Also printed: the detached steps against the same round's untraced A process (across
+processes, so noisy), and the window's first step (re-attach) and the step after it, each against detached.
+
+The job must print FP8SCOPE_GROUND_TRUTH {"step_ms": [...]} (and "step_ms_from": K when the list starts at step
+K) and mark its steps (fp8scope.step), as samples/torch/train.py and tests/gpu/realjobs/ do. One JSON object ends stdout.
 
 Modes (the collector's diagnostic switches, docs/collector.md):
   untraced-a, untraced-b   no fp8scope (the A/A pair)
-  record                   fp8scope record, defaults
+  record                   fp8scope record, defaults (tensor statistics every 10th step)
+  stats-every-step         FP8SCOPE_STATS_EVERY=1: every step's GEMMs probed (the price of a sampled step)
   no-gemm-stats            FP8SCOPE_GEMM_STATS=0 (no GEMM interception, no statistics kernels)
   no-nvtx                  FP8SCOPE_NVTX=0
-  no-api                   FP8SCOPE_API=none (no API records, no sync callbacks' launches)
+  no-api                   FP8SCOPE_API=none (no API records)
+  api-all                  FP8SCOPE_API=all (every runtime and driver call, not the filtered set)
   kernels-only             FP8SCOPE_ACTIVITIES=kernels FP8SCOPE_API=none FP8SCOPE_NVTX=0 FP8SCOPE_GEMM_STATS=0
+                           (the floor: CUPTI's kernel records)
   discard                  FP8SCOPE_DISCARD_RECORDS=1 (records handed back undecoded: the writer's share)
   no-subscriber            FP8SCOPE_SUBSCRIBE=0 (no callback subscriber: the sync callbacks' share)
 
-  component_cost.py --fp8scope BIN [--rounds R] [--modes a,b,...] [--work-dir DIR] -- python job.py ...
+  component_cost.py --fp8scope BIN [--rounds R] [--every E] [--length L] [--skip S] [--modes a,b,...]
+                    [--work-dir DIR] -- python job.py ...
 
 Exit codes: 0 done, 1 a run failed, 2 usage error, 77 the job exited 77 (no CUDA device).
 """
@@ -40,14 +53,17 @@ MODES = {
     "untraced-a": None,
     "untraced-b": None,
     "record": {},
+    "stats-every-step": {"FP8SCOPE_STATS_EVERY": "1"},
     "no-gemm-stats": {"FP8SCOPE_GEMM_STATS": "0"},
     "no-nvtx": {"FP8SCOPE_NVTX": "0"},
     "no-api": {"FP8SCOPE_API": "none"},
+    "api-all": {"FP8SCOPE_API": "all"},
     "kernels-only": {"FP8SCOPE_ACTIVITIES": "kernels", "FP8SCOPE_API": "none", "FP8SCOPE_NVTX": "0",
                      "FP8SCOPE_GEMM_STATS": "0"},
     "discard": {"FP8SCOPE_DISCARD_RECORDS": "1"},
     "no-subscriber": {"FP8SCOPE_SUBSCRIBE": "0"},
 }
+GRACE = 2  # steps CUPTI stays attached after a window closed by steps (collector/src/capture.cpp)
 
 
 def parse_args(argv):
@@ -57,7 +73,10 @@ def parse_args(argv):
     split = argv.index("--")
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fp8scope", required=True, help="the fp8scope executable")
-    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--every", type=int, default=12, help="a window every E steps (default 12)")
+    p.add_argument("--length", type=int, default=5, help="steps per window (default 5)")
+    p.add_argument("--skip", type=int, default=12, help="warm-up steps left out (default 12)")
     p.add_argument("--modes", default=",".join(MODES), help="comma-separated, of: " + " ".join(MODES))
     p.add_argument("--work-dir", help="folder for traces and logs (default: a temporary folder, removed)")
     p.add_argument("--timeout", type=float, default=300, help="seconds per run")
@@ -67,7 +86,31 @@ def parse_args(argv):
     unknown = [m for m in args.modes if m not in MODES]
     if unknown or not args.job or args.rounds < 1 or "untraced-a" not in args.modes:
         p.error(f"unknown modes {unknown}" if unknown else "need a job, --rounds >= 1 and the untraced-a mode")
+    if args.length < 2 or args.every < args.length + GRACE + 1:
+        p.error(f"need --length >= 2 and --every >= --length + {GRACE + 1}")
     return args
+
+
+def phase(args, step):
+    """'attach' (a window's first step), 'first' (the step after it), 'inside', 'grace' or 'detached'."""
+    r = step % args.every
+    if r == 0:
+        return "attach"
+    if r == 1:
+        return "first"
+    if r < args.length:
+        return "inside"
+    return "grace" if r < args.length + GRACE else "detached"
+
+
+def phase_medians(args, step_ms, first_step=0):
+    by = {}
+    for i, t in enumerate(step_ms, start=first_step):
+        if i >= args.skip:
+            by.setdefault(phase(args, i), []).append(t)
+    # the cost inside a window: every step of it after the attach step
+    by["window"] = by.get("first", []) + by.get("inside", [])
+    return {k: statistics.median(v) for k, v in by.items() if v}
 
 
 def one_run(args, mode, round_index, work):
@@ -77,18 +120,40 @@ def one_run(args, mode, round_index, work):
     argv = list(args.job)
     if MODES[mode] is not None:
         env.update(MODES[mode])
-        argv = [args.fp8scope, "record", "-o", str(directory / "trace-%p.sqlite"), "--", *argv]
+        argv = [args.fp8scope, "record", "-o", str(directory / "trace-%p.sqlite"), "--capture-every",
+                str(args.every), "--capture-length", str(args.length), "--", *argv]
     t0 = time.monotonic()
     try:
         proc = subprocess.run(argv, env=env, cwd=directory, capture_output=True, text=True, timeout=args.timeout)
         rc, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired:
         rc, out, err = "timeout", "", ""
+    except OSError as error:
+        rc, out, err = 127, "", f"cannot start {argv[0]}: {error}"
     truth = next((json.loads(line[len(PREFIX):]) for line in reversed(out.splitlines()) if line.startswith(PREFIX)),
                  None)
+    step_ms = (truth or {}).get("step_ms") or []
+    medians = phase_medians(args, step_ms, (truth or {}).get("step_ms_from", 0)) if len(step_ms) > args.skip + args.every else {}
     return {"mode": mode, "round": round_index, "rc": rc, "wall_s": round(time.monotonic() - t0, 2),
-            "median_step_ms": truth.get("median_step_ms") if truth else None,
+            "phases_ms": medians, "detaches": err.count("capture: CUPTI detached"),
             "stderr_tail": err.strip()[-300:] if rc != 0 else ""}
+
+
+def ratio(a, b):
+    return a / b - 1 if a and b else None
+
+
+def spread(values):
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": values[0], "max": values[-1], "n": len(values)}
+
+
+def fmt(s):
+    if s is None:
+        return "failed"
+    return f"{100 * s['median']:+6.1f}% ({100 * s['min']:+.1f} .. {100 * s['max']:+.1f})"
 
 
 def main(argv=None):
@@ -101,32 +166,42 @@ def main(argv=None):
             for mode in order:
                 run = one_run(args, mode, r, work)
                 runs.append(run)
-                print(f"component_cost: round {r} {mode}: rc {run['rc']}, median step {run['median_step_ms']} ms",
-                      file=sys.stderr, flush=True)
+                print(f"component_cost: round {r} {mode}: rc {run['rc']}, phases "
+                      f"{ {k: round(v, 3) for k, v in run['phases_ms'].items()} }", file=sys.stderr, flush=True)
                 if run["rc"] == 77:
                     return 77
     finally:
         if not args.work_dir:
             shutil.rmtree(work, ignore_errors=True)
-    base = {r["round"]: r["median_step_ms"] for r in runs if r["mode"] == "untraced-a" and r["median_step_ms"]}
+    base = {r["round"]: r["phases_ms"].get("detached") for r in runs if r["mode"] == "untraced-a"}
     table = {}
     for mode in args.modes:
-        ratios = sorted(r["median_step_ms"] / base[r["round"]] for r in runs
-                        if r["mode"] == mode and r["median_step_ms"] and r["round"] in base)
-        steps = [r["median_step_ms"] for r in runs if r["mode"] == mode and r["median_step_ms"]]
-        table[mode] = {"median_step_ms": statistics.median(steps) if steps else None,
-                       "ratio_median": statistics.median(ratios) if ratios else None,
-                       "ratio_min": ratios[0] if ratios else None, "ratio_max": ratios[-1] if ratios else None,
-                       "rounds": len(ratios)}
-    print(f"{'mode':<16} {'median step':>12} {'vs untraced A (median, min..max over rounds)':>46}")
+        mine = [r for r in runs if r["mode"] == mode and r["phases_ms"].get("detached")]
+        table[mode] = {
+            "window_ms": statistics.median([r["phases_ms"]["window"] for r in mine]) if mine else None,
+            "detached_ms": statistics.median([r["phases_ms"]["detached"] for r in mine]) if mine else None,
+            "window_vs_detached": spread([ratio(r["phases_ms"].get("window"), r["phases_ms"]["detached"])
+                                          for r in mine]),
+            "attach_vs_detached": spread([ratio(r["phases_ms"].get("attach"), r["phases_ms"]["detached"])
+                                          for r in mine]),
+            "first_vs_detached": spread([ratio(r["phases_ms"].get("first"), r["phases_ms"]["detached"])
+                                         for r in mine]),
+            "detached_vs_untraced_a": spread([ratio(r["phases_ms"]["detached"], base.get(r["round"])) for r in mine]),
+            "detaches": [r["detaches"] for r in mine],
+        }
+    print(f"windows of {args.length} steps every {args.every}, warm-up {args.skip}, {args.rounds} rounds; "
+          "median (min .. max) over rounds")
+    print(f"{'mode':<17} {'window':>9} {'detached':>9}  {'window vs detached':>28}  {'attach step':>28}  "
+          f"{'step after attach':>28}  {'detached vs untraced A':>28}")
     for mode, row in table.items():
-        if row["ratio_median"] is None:
-            print(f"{mode:<16} {'failed':>12}")
+        if row["window_ms"] is None:
+            print(f"{mode:<17} failed")
             continue
-        print(f"{mode:<16} {row['median_step_ms']:>9.3f} ms   {100 * (row['ratio_median'] - 1):+7.1f}%  "
-              f"({100 * (row['ratio_min'] - 1):+.1f}% .. {100 * (row['ratio_max'] - 1):+.1f}%, {row['rounds']} rounds)")
-    print(json.dumps({"job": args.job, "rounds": args.rounds, "modes": table,
-                      "runs": [r for r in runs]}), flush=True)
+        print(f"{mode:<17} {row['window_ms']:>6.3f} ms {row['detached_ms']:>6.3f} ms  "
+              f"{fmt(row['window_vs_detached']):>28}  {fmt(row['attach_vs_detached']):>28}  "
+              f"{fmt(row['first_vs_detached']):>28}  {fmt(row['detached_vs_untraced_a']):>28}")
+    print(json.dumps({"job": args.job, "rounds": args.rounds, "every": args.every, "length": args.length,
+                      "skip": args.skip, "modes": table, "runs": runs}), flush=True)
     return 0 if all(r["rc"] == 0 for r in runs) else 1
 
 

@@ -236,33 +236,7 @@ def record(ctx, report, kept, w):
     if not ok:
         detail += f"; stderr: {result.stderr.strip()[-400:]}"
     report.judge(f"zoo {w.name}", ok, "; ".join(figures) or result.brief(), detail)
-    if ok and os.environ.get("FP8SCOPE_ZOO_BITWISE") == "1":
-        judge_bitwise(ctx, report, w, argv, truths)
     return ok
-
-
-def losses_of(truths):
-    """{rank: (final_loss, losses)} of the printed truths; a rank-less job is rank None."""
-    return {t.get("rank"): (t.get("final_loss"), t.get("losses")) for t in truths}
-
-
-def judge_bitwise(ctx, report, w, argv, traced_truths):
-    """Issue 26 item 3 (FP8SCOPE_ZOO_BITWISE=1): the workload once more untraced; the losses it printed (final_loss,
-    and the per-step losses where it prints them) must be bitwise those of the traced run, GEMM statistics on (the
-    collector's default). A workload that prints no loss is not judged."""
-    traced = losses_of(traced_truths)
-    if all(final is None and steps is None for final, steps in traced.values()):
-        report.add(f"zoo {w.name}: losses bitwise = untraced", "SKIP", "the workload prints no loss")
-        return
-    directory = ctx.fresh_dir(f"zoo-{w.name}-untraced")
-    plain = g.run(ctx, f"zoo-{w.name}-untraced", argv, env=dict(os.environ, **env_extra(w.env)),
-                  timeout_s=w.timeout_s, cwd=directory)
-    untraced = losses_of(check_realjobs._truths(plain.stdout))
-    differ = sorted(str(rank) for rank in traced if untraced.get(rank) != traced[rank])
-    report.judge(f"zoo {w.name}: losses bitwise = untraced (GEMM statistics on)", plain.rc == 0 and not differ,
-                 f"{len(traced)} process(es), final losses traced {[v[0] for v in traced.values()]}, untraced "
-                 f"{[v[0] for v in untraced.values()]}" + (f"; differ on ranks {differ}" if differ else ""),
-                 "" if plain.rc == 0 else plain.stderr.strip()[-300:])
 
 
 def timing(ctx, report, kept, t, cache):

@@ -4,7 +4,7 @@
   run_all.py --build BUILD_DIR --out OUT_DIR --scratch DIR [--budget-s S] [STAGE ...]
 
 Stages, in this order (default: all): samples torch lifecycle signals bench stats realstats realjobs compare capture
-ranks faults zoo1 zoo2 zoo-ddp2. Every step has a timeout, and one
+ranks faults zoo1 zoo2 zoo-ddp2 bitwise. Every step has a timeout, and one
 failing step never stops the others; steps that no longer fit in the time budget are reported as SKIP. Results
 go to OUT/summary.json after every check, kept traces to OUT/trace-* and SCRATCH/extra, logs of every command to
 SCRATCH/logs (pack_results.py packs SCRATCH into OUT); a table ends stdout.
@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_runs  # noqa: E402
+import check_bitwise  # noqa: E402
 import check_capture  # noqa: E402
 import check_compare  # noqa: E402
 import check_faults  # noqa: E402
@@ -36,10 +37,11 @@ import check_zoo  # noqa: E402
 import gpu_common as g  # noqa: E402
 
 STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs", "compare",
-          "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2")
+          "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2",
+          "bitwise")
 # Stages that need only `fp8scope` and libfp8scope.so from the build (and PyTorch): the preflight asks for no more.
 # zoo1 also runs the CUDA sample fp8scope_sample_zoo_sync_loop, which check_zoo.py looks for itself.
-LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2"}
+LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "bitwise"}
 
 
 def parse_args(argv):
@@ -141,6 +143,8 @@ def main(argv=None):
     for zoo_stage in ("zoo1", "zoo2", "zoo-ddp2"):
         if zoo_stage in stages:
             check_zoo.run_all(ctx, report, state, zoo_stage)
+    if "bitwise" in stages:
+        check_bitwise.run_all(ctx, report, state)
     report.write()
     print("\n" + report.table(), flush=True)
     return 1 if any(r["result"] == "FAIL" for r in report.rows) else 0

@@ -4,7 +4,8 @@
 # repository root:
 #
 #   OUT=/some/folder tests/gpu/run_all.sh BUILD_DIR [STAGE ...]
-#       stages: samples torch lifecycle signals bench stats realstats realjobs compare capture ranks faults (all of
+#       stages: samples torch lifecycle signals bench stats realstats realjobs compare capture ranks faults zoo1 zoo2
+#       zoo-ddp2 bitwise (all of
 #       them take more than one 10-minute call: tests/gpu/README.md says how to split them)
 #
 # $OUT receives summary.json, run_all.log, kept traces (trace-*), details.tar.gz (every command's logs, per-check
@@ -16,7 +17,7 @@
 set -u
 
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
     [[ $# -lt 1 ]] && exit 2 || exit 0
 fi
 build_dir=$1

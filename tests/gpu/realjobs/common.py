@@ -28,6 +28,8 @@ def print_truth(name, steps, step_times_s=None, **extra):
     truth = {"workload": name, "steps": steps, "pid": os.getpid()}
     if step_times_s:
         truth["median_step_ms"] = statistics.median(step_times_s) * 1e3
+        truth["step_ms"] = [round(t * 1e3, 4) for t in step_times_s]
+        truth["step_ms_from"] = 1  # StepClock's first time is step 1's (from step 0's end to step 1's)
     truth.update(extra)
     print("FP8SCOPE_GROUND_TRUTH " + json.dumps(truth, sort_keys=True), flush=True)
 
