@@ -6,9 +6,11 @@
 // on a thread, every runtime and driver API record of that thread is preceded by a
 // CUpti_ActivityExternalCorrelation record carrying the pushed id and the API call's correlationId, which its
 // kernels, copies and memsets share. The decoder keeps the correlation ids of records with our kind and id
-// (FP8SCOPE_COLLECTOR_WORK). Kineto uses CUSTOM0 and CUSTOM1; we take CUSTOM2 with an id of our own.
+// (FP8SCOPE_COLLECTOR_WORK). Kineto uses CUSTOM0 and CUSTOM1; we take CUSTOM2 with an id of our own. API records
+// taken from callbacks (api_calls.hpp) carry the mark themselves, as no API activity record is made then.
 #pragma once
 
+#include "api_calls.hpp"
 #include "cupti_api.hpp"
 #include "session.hpp"
 
@@ -25,6 +27,7 @@ class OwnWorkScope {
 public:
     OwnWorkScope()
     {
+        enter_own_work(); // API records from callbacks (api_calls.hpp) are marked at the source
         const SessionServices* s = running_session_services();
         if (s && cupti_attached() && s->cupti->pushExternalCorrelationId && s->cupti->popExternalCorrelationId)
             pushed_ = s->cupti->pushExternalCorrelationId(kOwnWorkKind, kOwnWorkId) == CUPTI_SUCCESS;
@@ -32,6 +35,7 @@ public:
     }
     ~OwnWorkScope()
     {
+        leave_own_work();
         if (pushed_) {
             uint64_t id = 0;
             cupti_->popExternalCorrelationId(kOwnWorkKind, &id);

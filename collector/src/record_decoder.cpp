@@ -136,7 +136,7 @@ void RecordDecoder::decode(const CUpti_Activity& record, TraceDb& db)
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         // Only ours (own_work.hpp): the correlation id of one of the collector's own CUDA calls.
         const auto& r = reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record);
-        if (r.externalKind == kOwnWorkKind && r.externalId == kOwnWorkId) {
+        if (!api_from_callbacks_ && r.externalKind == kOwnWorkKind && r.externalId == kOwnWorkId) {
             ++counters_.collector_calls;
             check(db.add_collector_work(correlation(r.correlationId)));
         }
@@ -209,6 +209,16 @@ void RecordDecoder::api(const CUpti_ActivityAPI& r, TraceDb& db)
     row.return_value = static_cast<int32_t>(r.returnValue);
     ++counters_.api_calls;
     check(db.add_api(row));
+}
+
+void RecordDecoder::decode_api_call(const ApiCall& call, TraceDb& db)
+{
+    ++counters_.records;
+    api(call.record, db);
+    if (call.own_work) {
+        ++counters_.collector_calls;
+        check(db.add_collector_work(correlation(call.record.correlationId)));
+    }
 }
 
 void RecordDecoder::decode_sync(const CUpti_ActivitySynchronization2& record, TraceDb& db)

@@ -11,6 +11,7 @@
 //    and ranges still open at the end are written with no end.
 #pragma once
 
+#include "api_calls.hpp"
 #include "fp8scope/format/trace_db.hpp"
 
 #include <cupti.h>
@@ -50,6 +51,11 @@ public:
     void decode(const CUpti_Activity& record, TraceDb& db);
     // A synchronization record built from a callback (sync_calls.hpp), written as one from a CUPTI buffer would be.
     void decode_sync(const CUpti_ActivitySynchronization2& record, TraceDb& db);
+    // An API record built from callbacks (api_calls.hpp); the collector's own calls are marked from it.
+    void decode_api_call(const ApiCall& call, TraceDb& db);
+    // API records come from callbacks, which mark the collector's own calls: external correlation records are
+    // then ignored, so that no call is marked twice.
+    void set_api_from_callbacks(bool on) { api_from_callbacks_ = on; }
     // Writes NVTX ranges still open (no end) and the names of the threads that made CUDA calls (from
     // /proc/self/task/<tid>/comm, for those still alive). Call once, before TraceDb::finish.
     void finish(TraceDb& db);
@@ -101,6 +107,7 @@ private:
     std::unordered_set<uint32_t> devices_written_;
     std::unordered_set<uint32_t> threads_seen_; // OS thread ids of API calls, named at finish()
     uint32_t correlation_offset_ = 0, max_correlation_ = 0;
+    bool api_from_callbacks_ = false;
 };
 
 } // namespace fp8scope::collector

@@ -1,5 +1,6 @@
 #include "session.hpp"
 
+#include "api_calls.hpp"
 #include "api_filter.hpp"
 #include "buffer_pool.hpp"
 #include "capture.hpp"
@@ -58,6 +59,10 @@ struct Session {
     std::vector<CUpti_ActivityKind> window_kinds;
     std::vector<uint32_t> runtime_cbids, driver_cbids;
     bool api_all_kinds = false;
+    // The traced API calls come from callbacks on their ids (api_calls.hpp) instead of the RUNTIME and DRIVER
+    // activity kinds, which intercept every call (FP8SCOPE_API_SOURCE; needs the subscriber). Indexed by cbid.
+    bool api_from_callbacks = false;
+    std::vector<uint8_t> runtime_traced, driver_traced;
     // Detaching CUPTI between capture windows (see "Detaching between windows" below): on for step, periodic and
     // time windows when CUPTI has cuptiFinalize and its clock is CLOCK_REALTIME; then every timestamp of ours is
     // read from CLOCK_REALTIME, so that no CUPTI call is made while it is detached.
@@ -297,6 +302,13 @@ uint64_t timestamp_now(const Session& s)
     return t;
 }
 
+// The API records the callbacks hold (api_calls.hpp), to the writer.
+void flush_api_records(const Session& s)
+{
+    if (s.api_from_callbacks)
+        flush_api_calls();
+}
+
 void write_dropped(Session& s, TraceDb& db)
 {
     const int64_t now_ns = static_cast<int64_t>(timestamp_now(s) - s.start_cupti_ns);
@@ -390,6 +402,23 @@ void on_sync_call(const SyncCallback& call, const CUpti_CallbackData& info)
         s->dropped_by_queue.fetch_add(1);
 }
 
+// A traced API call's entry or exit, when API records come from callbacks (api_calls.hpp).
+void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& info)
+{
+    Session* s = g_session;
+    if (!s || !s->api_from_callbacks)
+        return;
+    const auto& traced = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? s->runtime_traced : s->driver_traced;
+    if (cbid >= traced.size() || !traced[cbid] || g_state.load() != State::Running || getpid() != s->owner_pid)
+        return;
+    const uint64_t generation = g_attach_generation.load(std::memory_order_relaxed);
+    if (info.callbackSite == CUPTI_API_ENTER)
+        api_call_enter(domain, cbid, timestamp_now(*s), generation);
+    else
+        api_call_exit(domain, cbid, info, timestamp_now(*s), generation, capture_recording(),
+            static_cast<uint32_t>(s->owner_pid));
+}
+
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
 {
     const auto* info = static_cast<const CUpti_CallbackData*>(data);
@@ -397,6 +426,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     if (runtime || driver) {
         if (const SyncCallback* call = find_sync_callback(domain, cbid))
             on_sync_call(*call, *info);
+        on_api_call(domain, cbid, *info);
     }
     if (g_attachment.load(std::memory_order_acquire) == Attachment::Armed) {
         if ((runtime || driver) && info->callbackSite == CUPTI_API_EXIT)
@@ -460,6 +490,17 @@ bool subscribe(Session& s)
     return false;
 }
 
+// The traced API calls' callbacks, when their records come from callbacks.
+void enable_api_callbacks(Session& s)
+{
+    if (!s.subscriber || !s.api_from_callbacks)
+        return;
+    for (uint32_t cbid : s.runtime_cbids)
+        s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    for (uint32_t cbid : s.driver_cbids)
+        s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+}
+
 // Enables the traced API calls and keeps their callback ids, which capture windows switch off and on again.
 void enable_api_filter(Session& s)
 {
@@ -472,6 +513,16 @@ void enable_api_filter(Session& s)
         if (s.cupti->getCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name
             && is_traced_driver_api(name))
             s.driver_cbids.push_back(cbid);
+    if (s.api_from_callbacks) {
+        s.runtime_traced.assign(CUPTI_RUNTIME_TRACE_CBID_SIZE, 0);
+        s.driver_traced.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, 0);
+        for (uint32_t cbid : s.runtime_cbids)
+            s.runtime_traced[cbid] = 1;
+        for (uint32_t cbid : s.driver_cbids)
+            s.driver_traced[cbid] = 1;
+        enable_api_callbacks(s);
+        return;
+    }
     for (uint32_t cbid : s.runtime_cbids)
         s.cupti->activityEnableRuntimeApi(cbid, 1);
     for (uint32_t cbid : s.driver_cbids)
@@ -491,6 +542,7 @@ void enable_session_callbacks(Session& s)
     if (s.sync_from_callbacks)
         for (const SyncCallback& call : sync_callbacks())
             s.cupti->enableCallback(1, s.subscriber, call.domain, call.cbid);
+    enable_api_callbacks(s);
 }
 
 // The session's CUPTI settings besides its activity kinds, at the start and each time CUPTI is attached again (a
@@ -609,6 +661,7 @@ bool start_locked()
     s.detach_between_windows = detach_possible(s);
     s.discard_records = env_flag("FP8SCOPE_DISCARD_RECORDS", false);
     s.sync_from_callbacks = s.subscriber && env_text("FP8SCOPE_SYNC_RECORDS", "callbacks") != "activity";
+    s.api_from_callbacks = s.subscriber && env_text("FP8SCOPE_API_SOURCE", "activity") == "callbacks";
     // The diagnostics that leave records out (FP8SCOPE_ACTIVITIES, FP8SCOPE_API, FP8SCOPE_SKIP_KINDS,
     // FP8SCOPE_DISCARD_RECORDS) make the rows no proof of idleness, as windows do.
     s.whole_process_recorded = s.capture_plan.mode == CaptureMode::Full && !s.discard_records
@@ -643,6 +696,20 @@ bool start_locked()
             return std::string(name);
         },
         [](const std::string& line) { warn_once("trace-write", line); });
+    s.decoder->set_api_from_callbacks(s.api_from_callbacks);
+    if (s.api_from_callbacks) {
+        Session* session_ptr = &s;
+        set_api_call_sink([session_ptr](ApiCallBatch&& calls) {
+            auto batch = std::make_shared<ApiCallBatch>(std::move(calls));
+            const bool posted = session_ptr->writer->post([session_ptr, batch](TraceDb& trace) {
+                for (const ApiCall& call : *batch)
+                    session_ptr->decoder->decode_api_call(call, trace);
+            });
+            if (!posted)
+                session_ptr->dropped_by_queue.fetch_add(1);
+            return posted;
+        });
+    }
     const size_t buffer_mb = env_size("FP8SCOPE_BUFFER_MB", 4, 1, 256);
     const size_t max_buffers = env_size("FP8SCOPE_MAX_BUFFERS", 64, 2, BufferPool::kMaxBuffers);
     s.pool = std::make_unique<BufferPool>(buffer_mb << 20, std::min<size_t>(8, max_buffers), max_buffers);
@@ -700,6 +767,7 @@ void flush_session()
     Session* s = g_session;
     if (!s || g_state.load() != State::Running || getpid() != s->owner_pid)
         return;
+    flush_api_records(*s);
     {
         std::lock_guard lock(g_cupti_mutex);
         if (g_attachment.load() == Attachment::Attached)
@@ -744,6 +812,7 @@ void arm_detach_when_due(Session& s)
         // From now on a buffer CUPTI completes is counted where it arrives instead of being posted (buffer_completed).
         g_attachment.store(Attachment::Draining, std::memory_order_release);
     }
+    flush_api_records(s);
     // The buffers already posted are decoded with CUPTI's help: wait until the writer has done so.
     auto drained = std::make_shared<std::promise<void>>();
     std::future<void> done = drained->get_future();
@@ -831,6 +900,7 @@ void flush_session_periodic()
         // Flag 0: only records that are complete, without waiting for the device (cupti_activity.h).
         s->cupti->activityFlushAll(0);
     }
+    flush_api_records(*s);
     s->writer->post([](TraceDb& db) { harvest_tensor_stats(db, false); });
     arm_detach_when_due(*s);
 }
@@ -859,6 +929,8 @@ void switch_window_api(Session* s, bool on)
     }
     if (s->runtime_cbids.empty() && s->driver_cbids.empty())
         return; // FP8SCOPE_API=none
+    if (s->api_from_callbacks)
+        return; // the callbacks keep a call only inside a window (on_api_call)
     // Switching the traced calls' ids off and on again one by one leaves CUPTI 13.0 recording no API call at all
     // after the first window opens (H100, 2026-11-24: 0 runtime rows in every windowed trace). So a window opens the
     // way cupti_activity.h documents for "all but a few": the whole RUNTIME and DRIVER kinds on, then every id the
@@ -916,6 +988,7 @@ void set_window_activities(bool on)
     } else {
         switch_window_kinds(s, false);
         switch_window_api(s, false);
+        flush_api_records(*s);
         // CUPTI is detached once the window's records are in (arm_detach_when_due): kernels still running now
         // were launched inside it, and their records come with the next flushes.
         if (s->detach_between_windows && !g_detach_failed.load()) {
@@ -1087,6 +1160,7 @@ void stop_session(std::string_view reason)
         if (g_attachment.load() == Attachment::Attached)
             s->cupti->activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
+    flush_api_records(*s);
     s->writer->post([s](TraceDb& db) {
         harvest_tensor_stats(db, true);
         s->decoder->finish(db);
