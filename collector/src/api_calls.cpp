@@ -117,7 +117,12 @@ void api_call_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
         return; // its entry was not seen: leave the stack as it is
     const uint64_t start_ns = stack.frames[at - 1].start_ns;
     stack.depth = at - 1;
-    if (!keep)
+    // A driver call made by a traced runtime call (cudaLaunchKernel's cuLaunchKernel) shares its correlation id, and
+    // CUPTI's activity records leave it out: so do we.
+    bool inside_runtime = false;
+    for (size_t i = 0; i + 1 < at; ++i)
+        inside_runtime = inside_runtime || stack.frames[i].domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (!keep || (domain == CUPTI_CB_DOMAIN_DRIVER_API && inside_runtime))
         return;
     ApiCall call;
     CUpti_ActivityAPI& r = call.record;

@@ -6,7 +6,9 @@
 // call's entry the thread's stack takes its start; at its exit a CUpti_ActivityAPI record is built, as CUPTI would
 // have written it (the callback's correlationId is the one its kernels, copies and memsets carry: cupti_callbacks.h),
 // and appended to the thread's batch, which goes to the sink when full and whenever flush_api_calls() is called.
-// No CUPTI or CUDA call is made here, so the logic is tested without a GPU.
+// A traced driver call made inside a traced runtime call (cudaLaunchKernel's cuLaunchKernel, same correlation id)
+// makes no record, as with the activity kinds. No CUPTI or CUDA call is made here, so the logic is tested without
+// a GPU.
 #pragma once
 
 #include <cupti.h>

@@ -661,7 +661,7 @@ bool start_locked()
     s.detach_between_windows = detach_possible(s);
     s.discard_records = env_flag("FP8SCOPE_DISCARD_RECORDS", false);
     s.sync_from_callbacks = s.subscriber && env_text("FP8SCOPE_SYNC_RECORDS", "callbacks") != "activity";
-    s.api_from_callbacks = s.subscriber && env_text("FP8SCOPE_API_SOURCE", "activity") == "callbacks";
+    s.api_from_callbacks = s.subscriber && env_text("FP8SCOPE_API_SOURCE", "callbacks") != "activity";
     // The diagnostics that leave records out (FP8SCOPE_ACTIVITIES, FP8SCOPE_API, FP8SCOPE_SKIP_KINDS,
     // FP8SCOPE_DISCARD_RECORDS) make the rows no proof of idleness, as windows do.
     s.whole_process_recorded = s.capture_plan.mode == CaptureMode::Full && !s.discard_records

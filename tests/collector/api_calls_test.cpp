@@ -77,24 +77,26 @@ TEST_CASE("a call's entry and exit make one record with its times, ids and resul
     CHECK_FALSE(calls[0].own_work);
 }
 
-TEST_CASE("a runtime call and the driver call inside it pair up innermost first")
+TEST_CASE("a driver call inside a runtime call makes no record of its own; a driver call alone does")
 {
     Sink sink;
     flush_api_calls();
     sink.batches.clear();
     api_call_enter(kRuntime, kLaunch, 100, 1);
-    api_call_enter(kDriver, kCuLaunch, 110, 1);
-    api_call_exit(kDriver, kCuLaunch, data_with(8), 120, 1, true, 1);
+    api_call_enter(kDriver, kCuLaunch, 110, 1); // cudaLaunchKernel's own cuLaunchKernel (found on the H100)
+    api_call_exit(kDriver, kCuLaunch, data_with(7), 120, 1, true, 1);
     api_call_exit(kRuntime, kLaunch, data_with(7), 130, 1, true, 1);
+    api_call_enter(kDriver, kCuLaunch, 140, 1); // Triton's launch through the driver
+    api_call_exit(kDriver, kCuLaunch, data_with(8), 150, 1, true, 1);
     flush_api_calls();
     const auto calls = sink.all();
     REQUIRE(calls.size() == 2);
-    CHECK(calls[0].record.kind == CUPTI_ACTIVITY_KIND_DRIVER);
-    CHECK(calls[0].record.start == 110);
-    CHECK(calls[0].record.end == 120);
-    CHECK(calls[1].record.kind == CUPTI_ACTIVITY_KIND_RUNTIME);
-    CHECK(calls[1].record.start == 100);
-    CHECK(calls[1].record.end == 130);
+    CHECK(calls[0].record.kind == CUPTI_ACTIVITY_KIND_RUNTIME);
+    CHECK(calls[0].record.start == 100);
+    CHECK(calls[0].record.end == 130);
+    CHECK(calls[1].record.kind == CUPTI_ACTIVITY_KIND_DRIVER);
+    CHECK(calls[1].record.correlationId == 8);
+    CHECK(calls[1].record.start == 140);
 }
 
 TEST_CASE("an exit without its entry, a call outside a window and a stale attachment keep nothing")
