@@ -3,6 +3,7 @@
 #include "capture_notice.hpp"
 #include "human_units.hpp"
 
+#include "fp8scope/analyzer/kernel_classes.hpp"
 #include "fp8scope/analyzer/report.hpp"
 #include "fp8scope/analyzer/trace_loader.hpp"
 
@@ -176,6 +177,7 @@ TraceFileSummary summarize_trace(const std::string& path)
             .finished = model->meta.finished,
             .bubbles = bubble_summary(*model),
             .capture_never_opened = capture_never_opened(*model),
+            .inductor_kernels = analyzer::inductor_kernel_count(*model),
         };
     } catch (const std::exception& e) {
         // std::bad_alloc on a huge trace: the summary says so, and record still exits with the command's code.
@@ -199,6 +201,15 @@ std::string render_notes(const std::vector<TraceFileSummary>& traces, size_t rem
         if (trace.counts && trace.counts->capture_never_opened)
             out += fmt::format(
                 "fp8scope: warning: {}: {}\n", printable(trace.path), printable(*trace.counts->capture_never_opened));
+    int64_t inductor = 0;
+    for (const TraceFileSummary& trace : traces)
+        inductor += trace.counts ? trace.counts->inductor_kernels : 0;
+    if (inductor > 0)
+        out += fmt::format("fp8scope: note: {} kernels came from torch.compile (Inductor), which picks some launch "
+                           "configs by timing them on a cold cache: any two runs, recorded or not, may then differ in "
+                           "the last bits of their losses. To compare numbers bitwise, run both on the same warm cache "
+                           "(TORCHINDUCTOR_CACHE_DIR)\n",
+            inductor);
     return out;
 }
 

@@ -25,6 +25,9 @@ struct TraceCounts {
     std::string bubbles = "-";
     // A recording by steps whose window never opened, and why (capture_notice.hpp); unset otherwise.
     std::optional<std::string> capture_never_opened = std::nullopt;
+    // Kernels torch.compile's Inductor generated (analyzer::inductor_kernel_count): their configs may be chosen by
+    // timing, so the summary says that numbers can differ in the last bits between runs.
+    int64_t inductor_kernels = 0;
 };
 
 struct TraceFileSummary {
@@ -55,7 +58,8 @@ TraceFileSummary summarize_trace(const std::string& path);
 
 // "fp8scope: 2 traces written" and an aligned table, one row per file; an unreadable trace gets one line naming
 // it and the error. Then one line for the `removed` processes that did no GPU work, if any, and one warning per
-// trace whose capture window never opened. Every line ends with '\n'. Paths are shown printable (control
+// trace whose capture window never opened, and one note when a trace holds torch.compile (Inductor) kernels. Every
+// line ends with '\n'. Paths are shown printable (control
 // characters as \xNN).
 std::string render_record_summary(const std::vector<TraceFileSummary>& traces, size_t removed = 0);
 

@@ -186,6 +186,30 @@ KernelClassification classify_kernel_name(std::string_view demangled_name)
     return {};
 }
 
+bool is_inductor_kernel_name(std::string_view name)
+{
+    for (std::string_view prefix : { "triton_poi_", "triton_red_", "triton_per_", "triton_tem_", "triton_for_" })
+        if (name.starts_with(prefix))
+            return true;
+    return false;
+}
+
+int64_t inductor_kernel_count(const TraceModel& model)
+{
+    std::vector<int8_t> seen(model.strings.size(), -1); // per name: unknown, no, yes
+    int64_t count = 0;
+    for (size_t i = 0; i < model.kernels.size(); ++i) {
+        // Triton's kernels are not mangled: the demangled name is the function's, else the short name is.
+        const StringRef ref = model.strings[model.kernels.name[i]].empty() ? model.kernels.short_name[i]
+                                                                           : model.kernels.name[i];
+        int8_t& known = seen[ref.index];
+        if (known < 0)
+            known = is_inductor_kernel_name(model.strings[ref]) ? 1 : 0;
+        count += known;
+    }
+    return count;
+}
+
 KernelClassCache::KernelClassCache(const TraceModel& model)
     : model_(model)
     , class_of_(model.strings.size(), kUnknown)

@@ -14,6 +14,7 @@ struct Frame {
     CUpti_CallbackDomain domain;
     CUpti_CallbackId cbid;
     uint64_t start_ns;
+    bool recording; // a window was open at the entry
 };
 
 // Runtime calls nest driver calls (cudaLaunchKernel into cuLaunchKernel) a level or two deep.
@@ -87,7 +88,8 @@ void set_api_call_sink(ApiCallSink sink)
     r.sink = std::make_shared<ApiCallSink>(std::move(sink));
 }
 
-void api_call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t now_ns, uint64_t generation)
+void api_call_enter(
+    CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t now_ns, uint64_t generation, bool recording)
 {
     CallStack& stack = t_stack;
     if (stack.generation != generation) {
@@ -95,7 +97,7 @@ void api_call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t
         stack.depth = 0;
     }
     if (stack.depth < kMaxDepth)
-        stack.frames[stack.depth] = { domain, cbid, now_ns };
+        stack.frames[stack.depth] = { domain, cbid, now_ns, recording };
     ++stack.depth; // deeper than kMaxDepth: counted, so that the exits pair up again
 }
 
@@ -116,6 +118,7 @@ void api_call_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
     if (at == 0)
         return; // its entry was not seen: leave the stack as it is
     const uint64_t start_ns = stack.frames[at - 1].start_ns;
+    keep = keep || stack.frames[at - 1].recording;
     stack.depth = at - 1;
     // A driver call made by a traced runtime call (cudaLaunchKernel's cuLaunchKernel) shares its correlation id, and
     // CUPTI's activity records leave it out: so do we.

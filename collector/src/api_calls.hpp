@@ -33,10 +33,13 @@ inline constexpr size_t kApiCallBatch = 512;
 void set_api_call_sink(ApiCallSink sink);
 
 // At a traced call's entry: its start, on the calling thread's stack. `generation` counts CUPTI attachments: a
-// stack left from an earlier attachment (a call whose exit CUPTI never reported) starts over.
-void api_call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t now_ns, uint64_t generation);
+// stack left from an earlier attachment (a call whose exit CUPTI never reported) starts over. `recording`: a
+// capture window is open.
+void api_call_enter(
+    CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t now_ns, uint64_t generation, bool recording);
 
-// At its exit: the record, kept when `keep` (a capture window is open). An exit without its entry (the callbacks
+// At its exit: the record, kept when a window was open at its entry or is open now (`keep`), so that a launch
+// racing a window's edge never leaves a kernel without its launch call. An exit without its entry (the callbacks
 // were switched on mid-call) keeps nothing.
 void api_call_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data, uint64_t now_ns,
     uint64_t generation, bool keep, uint32_t pid);

@@ -413,7 +413,7 @@ void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti
         return;
     const uint64_t generation = g_attach_generation.load(std::memory_order_relaxed);
     if (info.callbackSite == CUPTI_API_ENTER)
-        api_call_enter(domain, cbid, timestamp_now(*s), generation);
+        api_call_enter(domain, cbid, timestamp_now(*s), generation, capture_recording());
     else
         api_call_exit(domain, cbid, info, timestamp_now(*s), generation, capture_recording(),
             static_cast<uint32_t>(s->owner_pid));

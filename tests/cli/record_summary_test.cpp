@@ -209,3 +209,20 @@ TEST_CASE("record summary: the real FP8 trace gets its bubble ratio and top caus
     // launches, docs/analysis.md rule 3; tests/cli/report_test.cpp).
     CHECK(summary.counts->bubbles == "0.676 launch");
 }
+
+TEST_CASE("record summary: torch.compile's kernels get a note that cold-cache runs may differ in the last bits",
+    "[cli][record][summary]")
+{
+    // Real zoo traces (tests/gpu/zoo): a torch.compile'd MLP, and an eager one.
+    const std::string zoo = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/zoo/";
+    const auto compiled = summarize_trace(zoo + "compile_default.sqlite");
+    const auto eager = summarize_trace(zoo + "eager_mlp_item.sqlite");
+    REQUIRE(compiled.counts);
+    REQUIRE(eager.counts);
+    CHECK(compiled.counts->inductor_kernels > 0);
+    CHECK(compiled.counts->inductor_kernels < compiled.counts->kernels); // cuBLAS GEMMs and the optimizer are not
+    CHECK(eager.counts->inductor_kernels == 0);
+    const std::string note = "kernels came from torch.compile (Inductor)";
+    CHECK(render_record_summary({ compiled }).find(note) != std::string::npos);
+    CHECK(render_record_summary({ eager }).find(note) == std::string::npos);
+}

@@ -59,7 +59,7 @@ TEST_CASE("a call's entry and exit make one record with its times, ids and resul
     flush_api_calls(); // what earlier tests left on this thread
     sink.batches.clear();
     int error = 719;
-    api_call_enter(kRuntime, kLaunch, 1000, 1);
+    api_call_enter(kRuntime, kLaunch, 1000, 1, true);
     api_call_exit(kRuntime, kLaunch, data_with(42, &error), 1500, 1, true, 77);
     CHECK(sink.all().empty()); // held in the thread's batch until a flush
     CHECK(flush_api_calls() == 0);
@@ -82,11 +82,11 @@ TEST_CASE("a driver call inside a runtime call makes no record of its own; a dri
     Sink sink;
     flush_api_calls();
     sink.batches.clear();
-    api_call_enter(kRuntime, kLaunch, 100, 1);
-    api_call_enter(kDriver, kCuLaunch, 110, 1); // cudaLaunchKernel's own cuLaunchKernel (found on the H100)
+    api_call_enter(kRuntime, kLaunch, 100, 1, true);
+    api_call_enter(kDriver, kCuLaunch, 110, 1, true); // cudaLaunchKernel's own cuLaunchKernel (found on the H100)
     api_call_exit(kDriver, kCuLaunch, data_with(7), 120, 1, true, 1);
     api_call_exit(kRuntime, kLaunch, data_with(7), 130, 1, true, 1);
-    api_call_enter(kDriver, kCuLaunch, 140, 1); // Triton's launch through the driver
+    api_call_enter(kDriver, kCuLaunch, 140, 1, true); // Triton's launch through the driver
     api_call_exit(kDriver, kCuLaunch, data_with(8), 150, 1, true, 1);
     flush_api_calls();
     const auto calls = sink.all();
@@ -105,11 +105,11 @@ TEST_CASE("an exit without its entry, a call outside a window and a stale attach
     flush_api_calls();
     sink.batches.clear();
     api_call_exit(kRuntime, kMemcpy, data_with(1), 50, 1, true, 1); // callbacks switched on mid-call
-    api_call_enter(kRuntime, kMemcpy, 60, 1);
+    api_call_enter(kRuntime, kMemcpy, 60, 1, false);
     api_call_exit(kRuntime, kMemcpy, data_with(2), 70, 1, false, 1); // no window open: not kept, still paired
-    api_call_enter(kRuntime, kLaunch, 80, 1);
+    api_call_enter(kRuntime, kLaunch, 80, 1, true);
     api_call_exit(kRuntime, kLaunch, data_with(3), 90, 2, true, 1); // CUPTI attached again meanwhile
-    api_call_enter(kRuntime, kLaunch, 100, 2);
+    api_call_enter(kRuntime, kLaunch, 100, 2, true);
     api_call_exit(kRuntime, kLaunch, data_with(4), 110, 2, true, 1);
     flush_api_calls();
     const auto calls = sink.all();
@@ -118,15 +118,31 @@ TEST_CASE("an exit without its entry, a call outside a window and a stale attach
     CHECK(calls[0].record.start == 100);
 }
 
+TEST_CASE("a call across a window's edge is kept, whichever edge it crosses")
+{
+    Sink sink;
+    flush_api_calls();
+    sink.batches.clear();
+    api_call_enter(kRuntime, kLaunch, 10, 6, true); // the window closes during the launch
+    api_call_exit(kRuntime, kLaunch, data_with(1), 20, 6, false, 1);
+    api_call_enter(kRuntime, kLaunch, 30, 6, false); // it opens during the launch
+    api_call_exit(kRuntime, kLaunch, data_with(2), 40, 6, true, 1);
+    flush_api_calls();
+    const auto calls = sink.all();
+    REQUIRE(calls.size() == 2);
+    CHECK(calls[0].record.correlationId == 1);
+    CHECK(calls[1].record.correlationId == 2);
+}
+
 TEST_CASE("an entry whose exit never came does not swallow the next calls")
 {
     Sink sink;
     flush_api_calls();
     sink.batches.clear();
-    api_call_enter(kRuntime, kMemcpy, 10, 3); // its exit is lost
-    api_call_enter(kRuntime, kLaunch, 20, 3);
+    api_call_enter(kRuntime, kMemcpy, 10, 3, true); // its exit is lost
+    api_call_enter(kRuntime, kLaunch, 20, 3, true);
     api_call_exit(kRuntime, kLaunch, data_with(5), 30, 3, true, 1);
-    api_call_enter(kRuntime, kLaunch, 40, 3);
+    api_call_enter(kRuntime, kLaunch, 40, 3, true);
     api_call_exit(kRuntime, kLaunch, data_with(6), 50, 3, true, 1);
     flush_api_calls();
     const auto calls = sink.all();
@@ -143,7 +159,7 @@ TEST_CASE("a full batch goes to the sink at once; the collector's own calls are 
     for (uint32_t i = 0; i < kApiCallBatch; ++i) {
         if (i == 3)
             enter_own_work();
-        api_call_enter(kRuntime, kLaunch, 2 * i, 4);
+        api_call_enter(kRuntime, kLaunch, 2 * i, 4, true);
         api_call_exit(kRuntime, kLaunch, data_with(i + 1), 2 * i + 1, 4, true, 1);
         if (i == 3)
             leave_own_work();
@@ -163,7 +179,7 @@ TEST_CASE("records of a thread that ended are flushed, and a refusing sink count
     sink.batches.clear();
     std::thread worker([] {
         for (uint32_t i = 0; i < 3; ++i) {
-            api_call_enter(kRuntime, kMemcpy, 10 * i, 5);
+            api_call_enter(kRuntime, kMemcpy, 10 * i, 5, true);
             api_call_exit(kRuntime, kMemcpy, data_with(100 + i), 10 * i + 5, 5, true, 1);
         }
     });
@@ -174,7 +190,7 @@ TEST_CASE("records of a thread that ended are flushed, and a refusing sink count
     CHECK(calls[2].record.correlationId == 102);
     CHECK(calls[0].record.threadId != 0);
 
-    api_call_enter(kRuntime, kLaunch, 1, 5);
+    api_call_enter(kRuntime, kLaunch, 1, 5, true);
     api_call_exit(kRuntime, kLaunch, data_with(9), 2, 5, true, 1);
     sink.refuse = true;
     CHECK(flush_api_calls() == 1);

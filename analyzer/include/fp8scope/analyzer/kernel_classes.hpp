@@ -108,4 +108,10 @@ struct KernelClassReport {
 // and sums time and count per class and step. O(kernels + distinct names + steps).
 KernelClassReport classify_kernels(const TraceModel& model, const StepSet& steps, size_t top_n = 5);
 
+// Kernels that torch.compile's Inductor generated (Triton kernels named triton_poi_, triton_red_, triton_per_,
+// triton_tem_...): Inductor picks some of their launch configs by timing candidates on a cold cache, so two runs of
+// the job, recorded or not, may differ in the last bits (docs/benchmarks.md, "Never a changed number").
+bool is_inductor_kernel_name(std::string_view name);
+int64_t inductor_kernel_count(const TraceModel& model);
+
 } // namespace fp8scope::analyzer
