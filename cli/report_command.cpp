@@ -174,6 +174,10 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
         "launch statistics, FP8 overhead, tensor health");
     add_analysis_options(*report, options);
     add_format_options(*report, options);
+    report
+        ->add_option("--top", options.top,
+            "Rows of the top-kernels and CUDA API tables (whole trace, most time first; default 10, 0 hides the rows)")
+        ->check(CLI::Range(0, 1000000));
     add_progress_option(*report, options.no_progress);
     report->footer(kReportExamples);
     return report;
@@ -347,18 +351,19 @@ int run_report(const ReportCliOptions& given)
     const analyzer::TraceModel& model = analysed->model;
     const analyzer::Report& report = analysed->report;
     if (options.format == "json") {
-        auto json = render_report_json(model, report);
+        auto json = render_report_json(model, report, options.top);
         // Everything `report --merge` needs of this rank, so that ranks can be analysed as independent jobs.
         json["rank_summary"] = rank_summary_json(analyzer::summarize_rank(model, report));
         return write_stdout(json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
     if (options.format == "md")
-        return write_stdout(render_report_markdown(model, report));
+        return write_stdout(render_report_markdown(model, report, options.top));
     if (options.format == "html")
         return write_stdout(render_report_html(model, report));
     if (options.format == "junit")
         return write_stdout(render_report_junit(model, report));
-    return write_stdout(render_report_text(model, report, ReportTextStyle { .color = use_color(options.color) }));
+    return write_stdout(render_report_text(
+        model, report, ReportTextStyle { .color = use_color(options.color), .top = options.top }));
 }
 
 } // namespace fp8scope::cli

@@ -30,6 +30,7 @@ struct ReportCliOptions {
     std::string step_source = "any"; // any, markers, nvtx, auto (StepOptions::ignore_markers, ignore_nvtx)
     bool no_progress = false; // --no-progress (command_progress.hpp)
     bool merge = false; // --merge: trace_args are per-rank JSON reports (rank_merge.hpp), or directories of them
+    size_t top = 10; // --top N: rows of the top-kernels and API tables (report only)
 };
 
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);

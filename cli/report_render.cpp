@@ -1,4 +1,5 @@
 #include "report_render.hpp"
+#include "report_tables.hpp"
 
 #include "capture_render.hpp"
 #include "human_units.hpp"
@@ -46,7 +47,7 @@ nlohmann::ordered_json bubble_totals_json(const BubbleTotals& t)
         { "gap_counts", gaps } };
 }
 
-nlohmann::ordered_json render_report_json(const TraceModel& model, const Report& r)
+nlohmann::ordered_json render_report_json(const TraceModel& model, const Report& r, size_t top)
 {
     using json = nlohmann::ordered_json;
     const auto totals_json = bubble_totals_json;
@@ -114,6 +115,8 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
                         { "p90", l.launch_delay.p90_ns }, { "p99", l.launch_delay.p99_ns },
                         { "max", l.launch_delay.max_ns } } } } },
         { "kernel_classes", classes },
+        { "top_kernels", top_kernels_json(model, r, top) },
+        { "top_api_calls", top_api_json(model, r, top) },
         { "collector_work",
             { { "time_per_step_ns", int64_t(r.collector_work.time_per_step_ns()) },
                 { "share_of_step", r.collector_work.share() }, { "kernels", r.collector_work.kernels },
@@ -129,7 +132,7 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
 
 namespace fp8scope::cli {
 
-std::string render_report_markdown(const TraceModel& model, const Report& r)
+std::string render_report_markdown(const TraceModel& model, const Report& r, size_t top)
 {
     const size_t steps = r.steps.steps.size();
     const BubbleTotals& t = r.totals;
@@ -184,6 +187,7 @@ std::string render_report_markdown(const TraceModel& model, const Report& r)
     }
     if (const std::string empty = empty_kernel_classes(r.kernel_classes); !empty.empty())
         out += fmt::format("\nNo kernels in the steps: {}.\n", empty);
+    out += top_tables_markdown(model, r, top);
     out += tensor_health_markdown(r.tensor_health);
     const WhatIf w = estimate_what_if(r);
     out += "\n### Recommendations\n\n";

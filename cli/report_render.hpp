@@ -16,6 +16,7 @@ inline constexpr const char* kReportJsonSchema = "fp8scope.report/2";
 
 struct ReportTextStyle {
     bool color = false; // ANSI colour: bold headings, bubble ratios by severity, recommendations highlighted
+    size_t top = 10; // rows of the top-kernels and API tables (`--top N`; report_tables.hpp's kDefaultTopRows)
 };
 
 // The keys of a BubbleTotals' gap_counts (kGapBucketBoundsNs) in every JSON output.
@@ -27,10 +28,13 @@ nlohmann::ordered_json bubble_totals_json(const analyzer::BubbleTotals& totals);
 
 std::string render_report_text(
     const analyzer::TraceModel& model, const analyzer::Report& report, ReportTextStyle style = {});
-nlohmann::ordered_json render_report_json(const analyzer::TraceModel& model, const analyzer::Report& report);
+// `top`: rows of the top-kernels and API tables (`--top N`).
+nlohmann::ordered_json render_report_json(
+    const analyzer::TraceModel& model, const analyzer::Report& report, size_t top = 10);
 // GitHub-flavoured Markdown, for CI job summaries: the headline figures, causes, syncs, kernel classes and
 // recommendations as tables.
-std::string render_report_markdown(const analyzer::TraceModel& model, const analyzer::Report& report);
+std::string render_report_markdown(
+    const analyzer::TraceModel& model, const analyzer::Report& report, size_t top = 10);
 // One HTML file with no external resource (inline CSS and SVG charts, no script): the tables of the Markdown
 // report, the per-step table and four charts (report_html.cpp).
 std::string render_report_html(const analyzer::TraceModel& model, const analyzer::Report& report);

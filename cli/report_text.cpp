@@ -1,6 +1,7 @@
 // `fp8scope report` as text for a terminal or a log. Colour (ANSI SGR, text_paint.hpp) only when the caller asks for
 // it (a terminal, or --color always): with colour off every piece is the plain text, byte for byte.
 #include "report_render.hpp"
+#include "report_tables.hpp"
 
 #include "capture_render.hpp"
 #include "human_units.hpp"
@@ -155,6 +156,8 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
     syncs_text(out, report, paint);
     launch_text(out, report, paint);
     classes_text(out, model, report, paint);
+    top_kernels_text(out, model, report, style.top, paint.heading("Top kernels"));
+    top_api_text(out, model, report, style.top, paint.heading("Top CUDA API calls"));
     tensor_health_text(out, report.tensor_health, [&](std::string_view text) { return paint.heading(text); });
     what_if_text(out, estimate_what_if(report), paint);
     return out;

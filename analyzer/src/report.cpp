@@ -112,6 +112,11 @@ std::optional<Report> run_analyses(const TraceModel& model, const ReportOptions&
                 index_done.wait();
                 if (launch_calls && (monitor == nullptr || !monitor->cancelled()))
                     report.launch = detail::compute_launch_stats(model, report.steps, *launch_calls);
+                // The top-kernels and API tables (nsys stats' cuda_gpu_kern_sum and cuda_api_sum).
+                if (monitor == nullptr || !monitor->cancelled()) {
+                    report.top_kernels = kernel_table(model, report.steps);
+                    report.api_summary = api_table(model);
+                }
             } catch (...) {
                 side_failure = std::current_exception();
             }

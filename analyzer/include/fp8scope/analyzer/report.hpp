@@ -3,9 +3,11 @@
 #pragma once
 
 #include "fp8scope/analyzer/analysis_types.hpp"
+#include "fp8scope/analyzer/api_table.hpp"
 #include "fp8scope/analyzer/bubbles.hpp"
 #include "fp8scope/analyzer/collector_work.hpp"
 #include "fp8scope/analyzer/kernel_classes.hpp"
+#include "fp8scope/analyzer/kernel_table.hpp"
 #include "fp8scope/analyzer/launch_stats.hpp"
 #include "fp8scope/analyzer/nan_scalars.hpp"
 #include "fp8scope/analyzer/progress.hpp"
@@ -64,6 +66,10 @@ struct Report {
     BubbleAnalysis bubbles;
     SyncReport syncs;
     KernelClassReport kernel_classes;
+    // Every kernel and every CUDA API call of the trace by name, whole trace (warm-up and outside steps included),
+    // as nsys stats' cuda_gpu_kern_sum and cuda_api_sum count them.
+    KernelTableResult top_kernels;
+    ApiTableResult api_summary;
     LaunchStats launch;
     TensorHealth tensor_health;
     std::vector<NanScalar> nan_scalars; // scalars that went NaN, over the whole trace
