@@ -178,6 +178,9 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
         ->add_option("--top", options.top,
             "Rows of the top-kernels and CUDA API tables (whole trace, most time first; default 10, 0 hides the rows)")
         ->check(CLI::Range(0, 1000000));
+    report->add_flag("--all-steps", options.all_steps,
+        "Every step's row in the text report (without it, more than 10 steps per device show the slowest, the median "
+        "and the fastest)");
     add_progress_option(*report, options.no_progress);
     report->footer(kReportExamples);
     return report;
@@ -363,7 +366,8 @@ int run_report(const ReportCliOptions& given)
     if (options.format == "junit")
         return write_stdout(render_report_junit(model, report));
     return write_stdout(render_report_text(
-        model, report, ReportTextStyle { .color = use_color(options.color), .top = options.top }));
+        model, report,
+        ReportTextStyle { .color = use_color(options.color), .top = options.top, .all_steps = options.all_steps }));
 }
 
 } // namespace fp8scope::cli

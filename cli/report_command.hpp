@@ -31,6 +31,7 @@ struct ReportCliOptions {
     bool no_progress = false; // --no-progress (command_progress.hpp)
     bool merge = false; // --merge: trace_args are per-rank JSON reports (rank_merge.hpp), or directories of them
     size_t top = 10; // --top N: rows of the top-kernels and API tables (report only)
+    bool all_steps = false; // --all-steps: every per-step row in text (report only)
 };
 
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);

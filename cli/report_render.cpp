@@ -1,4 +1,5 @@
 #include "report_render.hpp"
+#include "report_summary.hpp"
 #include "report_tables.hpp"
 
 #include "capture_render.hpp"
@@ -137,6 +138,11 @@ std::string render_report_markdown(const TraceModel& model, const Report& r, siz
     const size_t steps = r.steps.steps.size();
     const BubbleTotals& t = r.totals;
     std::string out = fmt::format("## fp8scope report: {}\n\n", markdown_code(model.path, MarkdownPlace::Text));
+    if (steps > 0) {
+        for (const SummaryLine& line : report_summary(r, markdown_escaped))
+            out += fmt::format("- {}**{}**: {}\n", line.warning ? "⚠ " : "", line.label, line.text);
+        out += "\n";
+    }
     const bool recording_ok = recording_warnings(r.recording).empty();
     out += fmt::format(
         "{}Recording: {}.\n\n", recording_ok ? "" : "**Warning:** ", markdown_escaped(recording_sentence(r.recording)));

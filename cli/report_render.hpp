@@ -17,7 +17,11 @@ inline constexpr const char* kReportJsonSchema = "fp8scope.report/2";
 struct ReportTextStyle {
     bool color = false; // ANSI colour: bold headings, bubble ratios by severity, recommendations highlighted
     size_t top = 10; // rows of the top-kernels and API tables (`--top N`; report_tables.hpp's kDefaultTopRows)
+    bool all_steps = false; // every step's row (`--all-steps`); else more than kStepRowsShown collapse
 };
+
+// Per-step rows listed in full up to this many; more collapse into the slowest, the median and the fastest step.
+inline constexpr size_t kStepRowsShown = 10;
 
 // The keys of a BubbleTotals' gap_counts (kGapBucketBoundsNs) in every JSON output.
 inline constexpr std::array<const char*, analyzer::kGapBucketCount> kGapCountKeys { "lt_10us", "10us_100us",
@@ -35,6 +39,9 @@ nlohmann::ordered_json render_report_json(
 // recommendations as tables.
 std::string render_report_markdown(
     const analyzer::TraceModel& model, const analyzer::Report& report, size_t top = 10);
+// Text wrapped at spaces to lines of at most `width` bytes (a word longer than that stands alone), the lines after
+// the first indented by `indent`; no trailing newline.
+std::string wrapped(std::string_view text, size_t width, std::string_view indent);
 // One HTML file with no external resource (inline CSS and SVG charts, no script): the tables of the Markdown
 // report, the per-step table and four charts (report_html.cpp).
 std::string render_report_html(const analyzer::TraceModel& model, const analyzer::Report& report);

@@ -189,6 +189,14 @@ void tensor_health_text(
     out += fmt::format("  first NaN/Inf    {}\n", first_nonfinite_text(h, printable));
     for (const TensorEventKind kind : kTensorEventKinds)
         out += fmt::format("  {:<16} {}\n", tensor_event_title(kind), tensor_event_text(h, kind, printable));
+    if (h.top_saturation.empty() && h.top_underflow.empty() && h.top_least_headroom.empty()) {
+        // A BF16 run: no sample has an FP8 format, so no site can rank; one line instead of three empty rankings and
+        // a table of dashes.
+        out += fmt::format("  FP8 figures      none: no sample of the {} site{} is in or aims at an FP8 format (a BF16 run?), "
+                           "so nothing saturates, underflows or has a headroom; --format json lists each site's amax\n",
+            h.sites.size(), h.sites.size() == 1 ? "" : "s");
+        return;
+    }
     ranking_text(out, "most saturation", h, h.top_saturation, "no sample saturated",
         "no sample can show saturation (it needs an FP8 format)",
         [](const TensorSiteHealth& s) -> std::optional<std::string> {

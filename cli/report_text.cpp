@@ -1,6 +1,7 @@
 // `fp8scope report` as text for a terminal or a log. Colour (ANSI SGR, text_paint.hpp) only when the caller asks for
 // it (a terminal, or --color always): with colour off every piece is the plain text, byte for byte.
 #include "report_render.hpp"
+#include "report_summary.hpp"
 #include "report_tables.hpp"
 
 #include "capture_render.hpp"
@@ -21,7 +22,35 @@ using namespace analyzer;
 
 namespace {
 
-void bubbles_text(std::string& out, const Report& r, const Paint& paint)
+constexpr size_t kTextWidth = 120; // long sentences wrap here
+
+// The per-step rows of one device: every one with --all-steps or up to kStepRowsShown, else the slowest, the median
+// and the fastest step by step time.
+void step_rows_text(std::string& out, const std::vector<const DeviceStepBubbles*>& rows, bool all, const Paint& paint)
+{
+    const auto row_text = [&](const DeviceStepBubbles& d, std::string_view label) {
+        const std::string cause = d.totals.idle_ns > 0 ? bubble_cause_name(top_cause(d.totals)) : "-";
+        out += fmt::format("  {:>3} {:>6} {:>12} {}  {}\n", d.device_id, d.step_index,
+            format_duration_ns(d.totals.step_ns),
+            paint.ratio(fmt::format("{:>8.3f}", d.totals.bubble_ratio), d.totals.bubble_ratio),
+            label.empty() ? cause : fmt::format("{:<10} {}", cause, label));
+    };
+    if (all || rows.size() <= kStepRowsShown) {
+        for (const DeviceStepBubbles* d : rows)
+            row_text(*d, "");
+        return;
+    }
+    std::vector<const DeviceStepBubbles*> by_time = rows;
+    std::ranges::stable_sort(by_time, [](const DeviceStepBubbles* a, const DeviceStepBubbles* b) {
+        return a->totals.step_ns > b->totals.step_ns;
+    });
+    row_text(*by_time.front(), "slowest");
+    row_text(*by_time[by_time.size() / 2], "median");
+    row_text(*by_time.back(), "fastest");
+    out += fmt::format("  ({} steps on device {}; --all-steps lists every one)\n", rows.size(), rows.front()->device_id);
+}
+
+void bubbles_text(std::string& out, const Report& r, const Paint& paint, bool all_steps)
 {
     const BubbleTotals& t = r.totals;
     heading_line(
@@ -46,14 +75,19 @@ void bubbles_text(std::string& out, const Report& r, const Paint& paint)
         t.gap_counts[1], t.gap_counts[2], t.gap_counts[3]);
 
     heading_line(out, paint, "Per step (device, step, time, bubble ratio, top cause)");
-    for (const DeviceStepBubbles& d : r.bubbles.per_device_step) {
+    std::vector<const DeviceStepBubbles*> device_rows;
+    for (size_t i = 0; i < r.bubbles.per_device_step.size(); ++i) {
+        const DeviceStepBubbles& d = r.bubbles.per_device_step[i];
         if (r.device && d.device_id != *r.device)
             continue;
-        out += fmt::format("  {:>3} {:>6} {:>12} {}  {}\n", d.device_id, d.step_index,
-            format_duration_ns(d.totals.step_ns),
-            paint.ratio(fmt::format("{:>8.3f}", d.totals.bubble_ratio), d.totals.bubble_ratio),
-            d.totals.idle_ns > 0 ? bubble_cause_name(top_cause(d.totals)) : "-");
+        if (!device_rows.empty() && device_rows.back()->device_id != d.device_id) {
+            step_rows_text(out, device_rows, all_steps, paint);
+            device_rows.clear();
+        }
+        device_rows.push_back(&d);
     }
+    if (!device_rows.empty())
+        step_rows_text(out, device_rows, all_steps, paint);
 }
 
 void syncs_text(std::string& out, const Report& r, const Paint& paint)
@@ -125,10 +159,40 @@ void what_if_text(std::string& out, const WhatIf& w, const Paint& paint)
 
 } // namespace
 
+std::string wrapped(std::string_view text, size_t width, std::string_view indent)
+{
+    std::string out;
+    size_t line_length = 0;
+    while (!text.empty()) {
+        const size_t space = text.find(' ');
+        const std::string_view word = text.substr(0, space);
+        text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+        if (line_length > 0 && line_length + 1 + word.size() > width) {
+            out += '\n';
+            out += indent;
+            line_length = indent.size();
+        } else if (line_length > 0) {
+            out += ' ';
+            ++line_length;
+        }
+        out += word;
+        line_length += word.size();
+    }
+    return out;
+}
+
 std::string render_report_text(const TraceModel& model, const Report& report, ReportTextStyle style)
 {
     const Paint paint(style.color);
     std::string out = paint.heading(fmt::format("fp8scope report: {}", printable(model.path))) + "\n";
+    if (!report.steps.steps.empty()) {
+        out += paint.heading("Summary") + "\n";
+        for (const SummaryLine& line : report_summary(report, printable))
+            out += fmt::format("  {:<10} {}\n", line.label,
+                line.warning ? paint.warning(wrapped(line.text, kTextWidth - 13, "             "))
+                             : wrapped(line.text, kTextWidth - 13, "             "));
+        out += "\n";
+    }
     const bool recording_ok = recording_warnings(report.recording).empty();
     out += fmt::format("Recording: {}\n",
         recording_ok ? recording_sentence(report.recording) : paint.warning(recording_sentence(report.recording)));
@@ -137,10 +201,13 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
     if (!report.nan_scalars.empty())
         out += fmt::format("NaN scalars: {}\n", paint.warning(printable(nan_scalars_sentence(report.nan_scalars))));
     out += fmt::format("Steps: {}\n", printable(steps_sentence(report.steps)));
-    out += fmt::format("Thresholds: launch latency ε = {} (median activity start - launch call end over {} activities: "
-                       "kernels, copies and memsets); {}; gap size buckets 10 µs, 100 µs, 1 ms (docs/analysis.md)\n",
-        format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples,
-        launch_rule_sentence(report.bubbles));
+    out += wrapped(fmt::format("Thresholds: launch latency ε = {} (median activity start - launch call end over {} "
+                               "activities: kernels, copies and memsets); {}; gap size buckets 10 µs, 100 µs, 1 ms "
+                               "(docs/analysis.md)",
+                       format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples,
+                       launch_rule_sentence(report.bubbles)),
+               kTextWidth, "  ")
+        + "\n";
     out += collector_work_sentence(report.collector_work) + "\n";
     if (report.bubbles.multi_rank)
         out += fmt::format("Multi-rank run (rule 4): communication kernels wait for the other ranks, so they are not "
@@ -152,7 +219,7 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
             : "\nNo steps: the trace has no activity to analyse.\n";
         return out;
     }
-    bubbles_text(out, report, paint);
+    bubbles_text(out, report, paint, style.all_steps);
     syncs_text(out, report, paint);
     launch_text(out, report, paint);
     classes_text(out, model, report, paint);
