@@ -102,36 +102,57 @@ void top_api_text(std::string& out, const TraceModel& model, const Report& repor
     }
 }
 
+namespace {
+
+// One table in Markdown: its heading, the coverage sentence and the rows; `extra` adds the columns after max.
+template <class Result, class Extra>
+void markdown_table(std::string& out, std::string_view heading, std::string_view count_heading,
+    std::string_view extra_headings, const Result& t, size_t top, Extra&& extra)
+{
+    const size_t shown = std::min(top, t.rows.size());
+    out += fmt::format("\n### {}\n\nWhole trace, most time first ({}).\n\n", heading,
+        coverage(shown, t.rows.size(), rest_ns(t.rows, shown), t.total_ns));
+    if (shown > 0) {
+        out += fmt::format("| time | total | {} | mean | min | max | {} |\n|---|---|---|---|---|---|", count_heading,
+            extra_headings);
+        for (size_t c = 0, n = static_cast<size_t>(std::ranges::count(extra_headings, '|')) + 1; c < n; ++c)
+            out += "---|";
+        out += "\n";
+    }
+    for (size_t i = 0; i < shown; ++i) {
+        const auto& r = t.rows[i];
+        out += fmt::format("| {:.1f}% | {} | {} | {} | {} | {} | {} |\n", 100.0 * share(r.total_ns, t.total_ns),
+            format_duration_ns(r.total_ns), r.count, ns(r.mean_ns), format_duration_ns(r.min_ns),
+            format_duration_ns(r.max_ns), extra(r));
+    }
+}
+
+} // namespace
+
 std::string top_tables_markdown(const TraceModel& model, const Report& report, size_t top)
 {
-    const KernelTableResult& k = report.top_kernels;
-    const size_t kernels_shown = std::min(top, k.rows.size());
-    std::string out = fmt::format("\n### Top kernels\n\nWhole trace, most time first ({}).\n\n",
-        coverage(kernels_shown, k.rows.size(), rest_ns(k.rows, kernels_shown), k.total_ns));
-    if (kernels_shown > 0)
-        out += "| time | total | count | mean | min | max | class | name |\n|---|---|---|---|---|---|---|---|\n";
-    for (size_t i = 0; i < kernels_shown; ++i) {
-        const KernelTableRow& r = k.rows[i];
-        out += fmt::format("| {:.1f}% | {} | {} | {} | {} | {} | {} | {} |\n", 100.0 * share(r.total_ns, k.total_ns),
-            format_duration_ns(r.total_ns), r.count, ns(r.mean_ns), format_duration_ns(r.min_ns),
-            format_duration_ns(r.max_ns), kernel_class_label(r.cls),
+    std::string out;
+    markdown_table(out, "Top kernels", "count", "class | name", report.top_kernels, top, [&](const KernelTableRow& r) {
+        return fmt::format("{} | {}", kernel_class_label(r.cls),
             markdown_code(display_kernel_name(model.strings[r.name]), MarkdownPlace::TableCell));
-    }
-    const ApiTableResult& a = report.api_summary;
-    const size_t api_shown = std::min(top, a.rows.size());
-    out += fmt::format("\n### Top CUDA API calls\n\nWhole trace, most time first ({}).\n\n",
-        coverage(api_shown, a.rows.size(), rest_ns(a.rows, api_shown), a.total_ns));
-    if (api_shown > 0)
-        out += "| time | total | calls | mean | min | max | name |\n|---|---|---|---|---|---|---|\n";
-    for (size_t i = 0; i < api_shown; ++i) {
-        const ApiTableRow& r = a.rows[i];
-        out += fmt::format("| {:.1f}% | {} | {} | {} | {} | {} | {} |\n", 100.0 * share(r.total_ns, a.total_ns),
-            format_duration_ns(r.total_ns), r.count, ns(r.mean_ns), format_duration_ns(r.min_ns),
-            format_duration_ns(r.max_ns),
-            markdown_code(std::string(api_display_name(model.strings[r.name])), MarkdownPlace::TableCell));
-    }
+    });
+    markdown_table(out, "Top CUDA API calls", "calls", "name", report.api_summary, top, [&](const ApiTableRow& r) {
+        return markdown_code(std::string(api_display_name(model.strings[r.name])), MarkdownPlace::TableCell);
+    });
     return out;
 }
+
+namespace {
+
+// A row's figures in JSON, after the keys `first` gives.
+template <class Row> nlohmann::ordered_json row_json(nlohmann::ordered_json first, const Row& r, int64_t total_ns)
+{
+    first.update({ { "count", r.count }, { "total_ns", r.total_ns }, { "mean_ns", r.mean_ns }, { "min_ns", r.min_ns },
+        { "max_ns", r.max_ns }, { "stddev_ns", r.stddev_ns }, { "share", share(r.total_ns, total_ns) } });
+    return first;
+}
+
+} // namespace
 
 nlohmann::ordered_json top_kernels_json(const TraceModel& model, const Report& report, size_t top)
 {
@@ -139,10 +160,10 @@ nlohmann::ordered_json top_kernels_json(const TraceModel& model, const Report& r
     auto rows = nlohmann::ordered_json::array();
     for (size_t i = 0; i < std::min(top, t.rows.size()); ++i) {
         const KernelTableRow& r = t.rows[i];
-        rows.push_back({ { "name", model.strings[r.name] },
-            { "display_name", display_kernel_name(model.strings[r.name]) }, { "class", kernel_class_id(r.cls) },
-            { "count", r.count }, { "total_ns", r.total_ns }, { "mean_ns", r.mean_ns }, { "min_ns", r.min_ns },
-            { "max_ns", r.max_ns }, { "stddev_ns", r.stddev_ns }, { "share", share(r.total_ns, t.total_ns) } });
+        rows.push_back(row_json({ { "name", model.strings[r.name] },
+                                    { "display_name", display_kernel_name(model.strings[r.name]) },
+                                    { "class", kernel_class_id(r.cls) } },
+            r, t.total_ns));
     }
     return { { "names", t.rows.size() }, { "kernels", t.kernels }, { "total_ns", t.total_ns }, { "rows", rows } };
 }
@@ -153,10 +174,10 @@ nlohmann::ordered_json top_api_json(const TraceModel& model, const Report& repor
     auto rows = nlohmann::ordered_json::array();
     for (size_t i = 0; i < std::min(top, t.rows.size()); ++i) {
         const ApiTableRow& r = t.rows[i];
-        rows.push_back({ { "name", model.strings[r.name] },
-            { "display_name", api_display_name(model.strings[r.name]) }, { "driver", r.driver },
-            { "count", r.count }, { "total_ns", r.total_ns }, { "mean_ns", r.mean_ns }, { "min_ns", r.min_ns },
-            { "max_ns", r.max_ns }, { "stddev_ns", r.stddev_ns }, { "share", share(r.total_ns, t.total_ns) } });
+        rows.push_back(row_json({ { "name", model.strings[r.name] },
+                                    { "display_name", api_display_name(model.strings[r.name]) },
+                                    { "driver", r.driver } },
+            r, t.total_ns));
     }
     return { { "names", t.rows.size() }, { "calls", t.calls }, { "total_ns", t.total_ns }, { "rows", rows } };
 }

@@ -1,6 +1,8 @@
 // api_table(): the CUDA API calls by name, in one pass over the calls (api_table.hpp).
 #include "fp8scope/analyzer/api_table.hpp"
 
+#include "duration_figures.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,28 +17,20 @@ ApiTableResult api_table(const TraceModel& model)
     ApiTableResult result;
     result.calls = static_cast<int64_t>(calls.size());
     std::vector<uint32_t> row_of(model.strings.size(), kNoRow); // table row by name (StringRef index)
-    std::vector<double> sum_squares; // per row, of the durations in ns
+    std::vector<detail::DurationFigures> figures; // per row
     for (size_t i = 0; i < calls.size(); ++i) {
         uint32_t& slot = row_of[calls.name[i].index];
         if (slot == kNoRow) {
             slot = static_cast<uint32_t>(result.rows.size());
             result.rows.push_back({ .name = calls.name[i], .driver = calls.is_driver[i] != 0 });
-            sum_squares.push_back(0);
+            figures.emplace_back();
         }
-        ApiTableRow& row = result.rows[slot];
         const int64_t duration_ns = calls.end_ns[i] - calls.start_ns[i];
-        row.min_ns = row.count == 0 ? duration_ns : std::min(row.min_ns, duration_ns);
-        row.max_ns = row.count == 0 ? duration_ns : std::max(row.max_ns, duration_ns);
-        row.count += 1;
-        row.total_ns += duration_ns;
-        sum_squares[slot] += static_cast<double>(duration_ns) * static_cast<double>(duration_ns);
+        figures[slot].add(duration_ns);
         result.total_ns += duration_ns;
     }
     for (size_t i = 0; i < result.rows.size(); ++i) {
-        ApiTableRow& row = result.rows[i];
-        const double n = static_cast<double>(row.count);
-        row.mean_ns = static_cast<double>(row.total_ns) / n;
-        row.stddev_ns = std::sqrt(std::max(0.0, sum_squares[i] / n - row.mean_ns * row.mean_ns));
+        figures[i].fill(result.rows[i]);
     }
     std::ranges::sort(result.rows, [](const ApiTableRow& a, const ApiTableRow& b) {
         return std::tuple(-a.total_ns, -a.count, a.name.index) < std::tuple(-b.total_ns, -b.count, b.name.index);

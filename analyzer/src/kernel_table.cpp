@@ -1,6 +1,7 @@
 // kernel_table(): the Kernels view's rows, one per distinct name, in one pass over the kernels (kernel_table.hpp).
 #include "fp8scope/analyzer/kernel_table.hpp"
 
+#include "duration_figures.hpp"
 #include "step_locator.hpp"
 
 #include <algorithm>
@@ -21,7 +22,7 @@ KernelTableResult kernel_table(const TraceModel& model, const StepSet& steps)
 
     std::vector<uint32_t> row_of(model.strings.size(), kNoRow); // table row by name (StringRef index)
     std::optional<StringRef> empty_name; // the first empty name met stands for every empty one
-    std::vector<double> sum_squares; // per table row, of the durations in ns, for the standard deviation
+    std::vector<detail::DurationFigures> figures; // per table row
     detail::StepWalker walker(steps.steps);
     for (size_t k = 0; k < kernels.size(); ++k) {
         auto [cls, name] = classes.of(k);
@@ -35,16 +36,12 @@ KernelTableResult kernel_table(const TraceModel& model, const StepSet& steps)
             KernelTableRow& fresh = result.rows.emplace_back();
             fresh.name = name;
             fresh.cls = cls;
-            sum_squares.push_back(0);
+            figures.emplace_back();
         }
         KernelTableRow& row = result.rows[slot];
         const int64_t start_ns = kernels.start_ns[k];
         const int64_t duration_ns = kernels.end_ns[k] - start_ns;
-        row.min_ns = row.count == 0 ? duration_ns : std::min(row.min_ns, duration_ns);
-        row.max_ns = row.count == 0 ? duration_ns : std::max(row.max_ns, duration_ns);
-        row.count += 1;
-        row.total_ns += duration_ns;
-        sum_squares[slot] += static_cast<double>(duration_ns) * static_cast<double>(duration_ns);
+        figures[slot].add(duration_ns);
         result.total_ns += duration_ns;
         // Kernels come in start order, so each row's steps come in step order.
         const std::optional<size_t> step = walker.position_of(start_ns);
@@ -61,9 +58,7 @@ KernelTableResult kernel_table(const TraceModel& model, const StepSet& steps)
     const double step_count = static_cast<double>(result.steps);
     for (size_t i = 0; i < result.rows.size(); ++i) {
         KernelTableRow& row = result.rows[i];
-        const double n = static_cast<double>(row.count);
-        row.mean_ns = static_cast<double>(row.total_ns) / n;
-        row.stddev_ns = std::sqrt(std::max(0.0, sum_squares[i] / n - row.mean_ns * row.mean_ns));
+        figures[i].fill(row);
         if (result.steps > 0) {
             row.count_per_step = static_cast<double>(row.count_in_steps) / step_count;
             row.time_per_step_ns = static_cast<double>(row.time_in_steps_ns) / step_count;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <iterator>
 
 namespace fp8scope::cli_test {
@@ -37,6 +38,15 @@ std::string run_fp8scope_ok(const std::vector<std::string>& args)
     INFO(result.err);
     REQUIRE(result.exit_code == 0);
     return result.out;
+}
+
+std::vector<std::string> lines_of(const std::string& text)
+{
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    return lines;
 }
 
 std::string read_text_file(const std::string& path)

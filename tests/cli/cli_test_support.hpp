@@ -20,6 +20,8 @@ testing::ProcessResult run_fp8scope(const std::vector<std::string>& args);
 std::string run_fp8scope_ok(const std::vector<std::string>& args);
 // The whole file, or "" when it cannot be read.
 std::string read_text_file(const std::string& path);
+// The lines of `text`, without their '\n'.
+std::vector<std::string> lines_of(const std::string& text);
 
 // Runs `sql` on the file with a plain read-write connection; REQUIREs success.
 void exec_sql(const std::string& path, const std::string& sql);

@@ -14,15 +14,6 @@ namespace {
 
 const std::string kTraces = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/";
 
-std::vector<std::string> lines_of(const std::string& text)
-{
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        lines.push_back(line);
-    return lines;
-}
-
 // The summary's lines: after "Summary", up to the first empty line.
 std::vector<std::string> summary_of(const std::string& text)
 {

@@ -76,15 +76,6 @@ size_t cell_boundaries(const std::string& line)
     return n;
 }
 
-std::vector<std::string> lines_of(const std::string& text)
-{
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        lines.push_back(line);
-    return lines;
-}
-
 } // namespace
 
 TEST_CASE("report text and JSON give the scenario's tensor health exactly", "[cli][report][tensor]")
