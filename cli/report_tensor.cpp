@@ -45,9 +45,10 @@ std::string tensor_totals_sentence(const TensorHealth& health)
     const TensorHealthTotals& t = health.totals;
     const auto count
         = [](int64_t n, std::string_view word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); };
-    return fmt::format("{} of {}; {} of {} in the analysed steps ({:.1f} per step, {} with samples)",
+    // Per step that has samples: with statistics every N-th step, a mean over all steps is a figure no step has.
+    return fmt::format("{} of {}; {} of {} in the analysed steps ({:.1f} per step with samples; {} of {} with samples)",
         count(t.samples, "sample"), count(t.sites, "site"), count(t.samples_in_steps, "sample"),
-        count(t.sites_in_steps, "site"), t.samples_per_step, count(t.steps_with_samples, "step"));
+        count(t.sites_in_steps, "site"), t.samples_per_sampled_step, t.steps_with_samples, count(t.steps, "step"));
 }
 
 std::string fraction_text(double ratio)

@@ -80,6 +80,8 @@ nlohmann::ordered_json tensor_health_json(const TensorHealth& h)
         { "sites_in_steps", t.sites_in_steps },
         { "steps_with_samples", t.steps_with_samples },
         { "samples_per_step", t.samples_per_step },
+        { "samples_per_sampled_step", t.samples_per_sampled_step },
+        { "steps", t.steps },
         { "thresholds",
             { { "e4m3_max", kE4M3Max }, { "e5m2_max", kE5M2Max }, { "flt_max_scale", kFltMaxScale },
                 { "stale_scale_headroom_bits", kStaleScaleHeadroomBits }, { "events_listed", kTensorEventsListed } } },

@@ -185,9 +185,13 @@ TensorHealth analyze_tensor_health(
     std::ranges::sort(steps_seen);
     health.totals.steps_with_samples
         = std::ranges::distance(steps_seen.begin(), std::ranges::unique(steps_seen).begin());
+    health.totals.steps = static_cast<int64_t>(steps.steps.size());
     if (!steps.steps.empty())
         health.totals.samples_per_step
             = static_cast<double>(health.totals.samples_in_steps) / static_cast<double>(steps.steps.size());
+    if (health.totals.steps_with_samples > 0)
+        health.totals.samples_per_sampled_step = static_cast<double>(health.totals.samples_in_steps)
+            / static_cast<double>(health.totals.steps_with_samples);
 
     // Per site: a stable sort of the time order by site keeps each site's samples earliest first, so that a
     // site's worst figure is its earliest sample with it.

@@ -84,8 +84,8 @@ TEST_CASE("report text and JSON give the scenario's tensor health exactly", "[cl
     const std::string text = run_ok({ "report", trace });
     INFO(text);
     CHECK(text.find("\nTensor health (FP8 statistics per tensor site)\n") != std::string::npos);
-    CHECK(text.find("6 samples of 1 site; 4 samples of 1 site in the analysed steps (1.0 per step, 4 steps with "
-                    "samples)")
+    CHECK(text.find("6 samples of 1 site; 4 samples of 1 site in the analysed steps (1.0 per step with samples; 4 of "
+                    "4 steps with samples)")
         != std::string::npos);
     CHECK(text.find("thresholds       FP8 max E4M3 448, E5M2 57344; stale scale: headroom below -1e-06 bits; scale "
                     "= FLT_MAX: scale >= 3.4028e+38")

@@ -116,7 +116,11 @@ struct TensorHealthTotals {
     int64_t samples_in_steps = 0;
     int64_t sites_in_steps = 0; // sites with at least one sample in the analysed steps
     int64_t steps_with_samples = 0; // analysed steps holding at least one sample
+    int64_t steps = 0; // analysed steps
     double samples_per_step = 0; // samples_in_steps / analysed steps (0 without steps)
+    // samples_in_steps / steps_with_samples (0 without): what a sampled step holds, when statistics are taken every
+    // N-th step (FP8SCOPE_STATS_EVERY) and most steps hold none (issue 28 item 2)
+    double samples_per_sampled_step = 0;
 };
 
 struct TensorHealth {
