@@ -12,11 +12,59 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace {
+
+// Edit distance between two option names (insertions, deletions, substitutions, adjacent swaps).
+size_t edit_distance(std::string_view a, std::string_view b)
+{
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i)
+        d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j)
+        d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i)
+        for (size_t j = 1; j <= b.size(); ++j) {
+            d[i][j] = std::min({ d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1) });
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+
+// "unknown option '--stpes' (did you mean --steps?)" for the first argument of the form --name that `command` does
+// not know, when one of its options is within two edits of it; nullopt otherwise.
+std::optional<std::string> did_you_mean(const CLI::App& command, const std::vector<const char*>& args)
+{
+    std::vector<std::string> known;
+    for (const CLI::Option* option : command.get_options())
+        for (const std::string& name : option->get_lnames())
+            known.push_back("--" + name);
+    for (const char* arg : args) {
+        const std::string_view given = std::string_view(arg).substr(0, std::string_view(arg).find('='));
+        if (given == "--")
+            break; // the recorded command's own arguments
+        if (!given.starts_with("--") || std::ranges::find(known, given) != known.end())
+            continue;
+        const std::string* best = nullptr;
+        size_t best_distance = 3;
+        for (const std::string& name : known)
+            if (const size_t d = edit_distance(given, name); d < best_distance) {
+                best = &name;
+                best_distance = d;
+            }
+        if (best)
+            return fmt::format("unknown option '{}' (did you mean {}?)", given, *best);
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
 
 constexpr const char* kMainExamples = R"(Examples:
   fp8scope info samples/traces/scenario-demo.sqlite
@@ -86,8 +134,14 @@ int run(int argc, char** argv)
         const bool in_subcommand = info->parsed() || record->parsed() || report->parsed() || check->parsed()
             || compare->parsed() || export_command->parsed();
         // CLI11 reports a mistyped subcommand as unexpected arguments, listed in reverse; name it plainly.
+        std::optional<std::string> suggestion;
+        for (const CLI::App* command : { info, record, report, check, compare, export_command })
+            if (command->parsed())
+                suggestion = did_you_mean(*command, args);
         if (!in_subcommand && argc > 1 && argv[1][0] != '-')
             fmt::print(stderr, "fp8scope: usage error: unknown subcommand '{}' ({})\n", argv[1], kAvailable);
+        else if (suggestion)
+            fmt::print(stderr, "fp8scope: usage error: {}\n", *suggestion);
         else
             fmt::print(stderr, "fp8scope: usage error: {}\n", e.what());
         fmt::print(stderr, "Run '{} --help' for usage and examples.\n", help_hint());

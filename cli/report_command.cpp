@@ -80,12 +80,17 @@ not the ranks of one job (one line on stderr), 74 stdout cannot be written, 70 i
         return ec == std::errc() && end == text.data() + text.size();
     }
 
-    // "A:B", "A:" or ":B" -> the inclusive step range; false for anything else.
+    // "A:B", "A:", ":B" or "N" (one step, N:N) -> the inclusive step range; false for anything else.
     bool parse_step_range(const std::string& text, analyzer::ReportOptions& out)
     {
         const auto colon = text.find(':');
-        if (colon == std::string::npos)
-            return false;
+        if (colon == std::string::npos) {
+            int64_t step = 0;
+            if (!parse_int(text, step))
+                return false;
+            out.first_step = out.last_step = step;
+            return true;
+        }
         const std::string_view first = std::string_view(text).substr(0, colon);
         const std::string_view last = std::string_view(text).substr(colon + 1);
         if (first.empty() && last.empty())
@@ -121,7 +126,7 @@ void add_analysis_options(CLI::App& command, ReportCliOptions& options)
 
 void add_selection_options(CLI::App& command, ReportCliOptions& options)
 {
-    command.add_option("--steps", options.steps, "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B");
+    command.add_option("--steps", options.steps, "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B; N for step N alone");
     command.add_option("--device", options.device, "Only this device in the totals");
     command
         .add_option("--warmup", options.warmup,
@@ -151,7 +156,7 @@ std::optional<std::string> to_analysis_options(const ReportCliOptions& options, 
     out.steps.ignore_markers = options.step_source == "nvtx" || options.step_source == "auto";
     out.steps.ignore_nvtx = options.step_source == "markers" || options.step_source == "auto";
     if (!options.steps.empty() && !parse_step_range(options.steps, out))
-        return fmt::format("--steps '{}': expected A:B, A: or :B with A <= B", options.steps);
+        return fmt::format("--steps '{}': expected A:B, A: or :B with A <= B, or one step N", options.steps);
     out.device = options.device;
     return std::nullopt;
 }

@@ -51,7 +51,8 @@ TEST_CASE("report and check refuse a selection that leaves nothing, naming what 
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases {
         { { "--device", "99" }, "--device 99: no device 99 with GPU activity in the analysed steps; devices: 0" },
         { { "--steps", "500:600" }, "--steps 500:600 selects none of steps 2–29" },
-        { { "--steps", ":1" }, "--steps :1 selects none of steps 2–29" },
+        { { "--steps", ":1" }, "--steps :1 falls in the warm-up: the first 2 steps are left out as warm-up (the steps "
+                                "left start at 2); add --warmup 0 to analyse them" },
         { { "--warmup", "50" }, "--warmup 50 leaves no step: the trace has 30 steps (nvtx); use --warmup 29 or less" },
     };
     for (const auto& [selection, message] : cases) {
