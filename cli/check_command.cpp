@@ -74,17 +74,6 @@ trace; a one-trace budget or --ref with several; a selection option with --merge
 compared, traces that are not the ranks of one job, or a bad per-rank JSON report (one line on stderr), 74 a report file or stdout cannot be written, 70 internal error.
 )";
 
-    bool write_file(const std::string& path, const std::string& text)
-    {
-        std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        out << text;
-        out.flush();
-        if (out)
-            return true;
-        fmt::print(stderr, "fp8scope: error: cannot write '{}': {}\n", path, std::strerror(errno));
-        return false;
-    }
-
     // CLI::Range compares, and every comparison with NaN is false, so "nan" would pass it and then fail (or pass)
     // every budget silently.
     const CLI::Validator kNotNan(
@@ -147,6 +136,7 @@ CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
         ->needs(ref);
     check->add_option("--junit", options.junit_path, "Also write JUnit XML here (one testcase per budget)");
     check->add_option("--md", options.md_path, "Also write a Markdown summary here (CI job summaries)");
+    add_output_option(*check, options.report.output);
     add_progress_option(*check, options.report.no_progress);
     check->footer(kCheckExamples);
     return check;
@@ -158,11 +148,12 @@ namespace {
     int write_check(const CheckCliOptions& options, const CheckSubject& subject,
         const std::vector<analyzer::BudgetResult>& results)
     {
-        if (!options.junit_path.empty() && !write_file(options.junit_path, render_check_junit(subject, results)))
+        if (!options.junit_path.empty() && !write_text_file(options.junit_path, render_check_junit(subject, results)))
             return kExitOutput;
-        if (!options.md_path.empty() && !write_file(options.md_path, render_check_markdown(subject, results)))
+        if (!options.md_path.empty() && !write_text_file(options.md_path, render_check_markdown(subject, results)))
             return kExitOutput;
-        if (const int written = write_stdout(render_check_text(subject, results)); written != kExitOk)
+        if (const int written = write_output(options.report.output, render_check_text(subject, results));
+            written != kExitOk)
             return written;
         for (const auto& r : results)
             if (!r.passed)

@@ -108,6 +108,11 @@ void add_progress_option(CLI::App& command, bool& no_progress)
         "No progress bar on stderr (it is shown only on a terminal, for work over a second)");
 }
 
+void add_output_option(CLI::App& command, std::string& path)
+{
+    command.add_option("-o,--output", path, "Write the output to FILE instead of stdout (created or replaced)");
+}
+
 CommandProgress::CommandProgress(std::vector<ProgressStage> stages, bool no_progress)
 {
     if (no_progress || g_active != nullptr || !stderr_takes_a_bar())

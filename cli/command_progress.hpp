@@ -7,6 +7,7 @@
 #include "progress_bar.hpp"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace CLI {
@@ -17,6 +18,9 @@ namespace fp8scope::cli {
 
 // Adds --no-progress to `command`.
 void add_progress_option(CLI::App& command, bool& no_progress);
+// Adds -o/--output FILE to `command` (report, check, compare, info): the output goes there instead of stdout
+// (write_output() in command_support.hpp).
+void add_output_option(CLI::App& command, std::string& path);
 
 // One command's bar, for as long as it lives; erased when it ends, however it ends (an error, an exception, Ctrl-C).
 // While it lives, every line the CLI prints on stderr or stdout first calls clear_progress_line().

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +60,11 @@ bool use_color(std::string_view choice)
     return use_bold_headings();
 }
 
+bool use_color(std::string_view choice, const std::string& output_path)
+{
+    return output_path.empty() ? use_color(choice) : choice == "always";
+}
+
 int usage_error(std::string_view command, std::string_view message)
 {
     clear_progress_line();
@@ -73,6 +80,25 @@ int write_stdout(const std::string& text)
         return kExitOutput;
     }
     return kExitOk;
+}
+
+bool write_text_file(const std::string& path, const std::string& text)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (out)
+        return true;
+    fmt::print(stderr, "fp8scope: error: cannot write '{}': {}\n", path, std::strerror(errno));
+    return false;
+}
+
+int write_output(const std::string& path, const std::string& text)
+{
+    if (path.empty())
+        return write_stdout(text);
+    clear_progress_line();
+    return write_text_file(path, text) ? kExitOk : kExitOutput;
 }
 
 std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path, const analyzer::ProgressHook& progress)

@@ -27,6 +27,10 @@ int usage_error(std::string_view command, std::string_view message);
 
 // Writes everything to stdout and flushes; kExitOk, or kExitOutput after one line on stderr.
 int write_stdout(const std::string& text);
+// `text` into the file at `path` (created or truncated); false after "fp8scope: error: cannot write '<path>': <why>".
+bool write_text_file(const std::string& path, const std::string& text);
+// `-o FILE`: `text` to the file when `path` is set, else to stdout; kExitOk or kExitOutput.
+int write_output(const std::string& path, const std::string& text);
 
 // Bold headings only for a person at a terminal: never in pipes, files or CI logs, and never with NO_COLOR set
 // (no-color.org) or on a dumb terminal.
@@ -35,5 +39,7 @@ bool use_bold_headings();
 // `--color auto|always|never`: "always" and "never" decide (over NO_COLOR too, as no-color.org allows a flag to);
 // "auto" is use_bold_headings()'s rule. The same rule then covers colour and bold.
 bool use_color(std::string_view choice);
+// use_color() for output that goes to `output_path` (-o) when set: a file gets colour only with "always".
+bool use_color(std::string_view choice, const std::string& output_path);
 
 } // namespace fp8scope::cli

@@ -53,6 +53,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options)
     add_format_options(*compare, options.report);
     compare->add_option("--loss-scalar", options.loss_scalar, "Name of the loss scalar in both traces")
         ->default_str("loss");
+    add_output_option(*compare, options.report.output);
     add_progress_option(*compare, options.report.no_progress);
     compare->footer(kCompareExamples);
     return compare;
@@ -116,16 +117,16 @@ int run_compare(const CompareCliOptions& options)
     const std::string& format = options.report.format;
     if (format == "json") {
         const auto json = render_compare_json(input, result);
-        return write_stdout(json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+        return write_output(options.report.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
     if (format == "md")
-        return write_stdout(render_compare_markdown(input, result));
+        return write_output(options.report.output, render_compare_markdown(input, result));
     if (format == "html")
-        return write_stdout(render_compare_html(input, result));
+        return write_output(options.report.output, render_compare_html(input, result));
     if (format == "junit")
-        return write_stdout(render_compare_junit(input, result));
-    return write_stdout(
-        render_compare_text(input, result, ReportTextStyle { .color = use_color(options.report.color) }));
+        return write_output(options.report.output, render_compare_junit(input, result));
+    return write_output(options.report.output, 
+        render_compare_text(input, result, ReportTextStyle { .color = use_color(options.report.color, options.report.output) }));
 }
 
 } // namespace fp8scope::cli

@@ -41,6 +41,7 @@ CLI::App* add_info_command(CLI::App& app, InfoOptions& options)
     info->add_option("--format", options.format, "Output format")
         ->check(CLI::IsMember({ "text", "json" }))
         ->default_str("text");
+    add_output_option(*info, options.output);
     add_progress_option(*info, options.no_progress);
     info->footer(kInfoExamples);
     return info;
@@ -59,9 +60,9 @@ int run_info(const InfoOptions& options)
     if (options.format == "json") {
         const auto json = render_info_json(*model);
         // Replace invalid UTF-8 rather than throw: trace text is untrusted.
-        return write_stdout(json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+        return write_output(options.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
-    return write_stdout(render_info_text(*model, TextStyle { .bold_headings = use_bold_headings() }));
+    return write_output(options.output, render_info_text(*model, TextStyle { .bold_headings = options.output.empty() && use_bold_headings() }));
 }
 
 } // namespace fp8scope::cli

@@ -13,6 +13,7 @@ struct InfoOptions {
     std::string trace_path;
     std::string format = "text";
     bool no_progress = false; // --no-progress (command_progress.hpp)
+    std::string output; // -o FILE
 };
 
 // Adds the `info` subcommand to `app`; its parsed arguments land in `options`, which must outlive parsing.

@@ -186,6 +186,7 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
     report->add_flag("--all-steps", options.all_steps,
         "Every step's row in the text report (without it, more than 10 steps per device show the slowest, the median "
         "and the fastest)");
+    add_output_option(*report, options.output);
     add_progress_option(*report, options.no_progress);
     report->footer(kReportExamples);
     return report;
@@ -331,10 +332,10 @@ namespace {
         if (!set)
             return exit_code;
         if (options.format == "json")
-            return write_stdout(render_rank_set_json(*set).dump(2, ' ', false,
+            return write_output(options.output, render_rank_set_json(*set).dump(2, ' ', false,
                                     nlohmann::ordered_json::error_handler_t::replace)
                 + "\n");
-        return write_stdout(render_rank_set_text(*set, use_color(options.color)));
+        return write_output(options.output, render_rank_set_text(*set, use_color(options.color, options.output)));
     }
 
 } // namespace
@@ -362,17 +363,17 @@ int run_report(const ReportCliOptions& given)
         auto json = render_report_json(model, report, options.top);
         // Everything `report --merge` needs of this rank, so that ranks can be analysed as independent jobs.
         json["rank_summary"] = rank_summary_json(analyzer::summarize_rank(model, report));
-        return write_stdout(json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+        return write_output(options.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
     if (options.format == "md")
-        return write_stdout(render_report_markdown(model, report, options.top));
+        return write_output(options.output, render_report_markdown(model, report, options.top));
     if (options.format == "html")
-        return write_stdout(render_report_html(model, report));
+        return write_output(options.output, render_report_html(model, report));
     if (options.format == "junit")
-        return write_stdout(render_report_junit(model, report));
-    return write_stdout(render_report_text(
+        return write_output(options.output, render_report_junit(model, report));
+    return write_output(options.output, render_report_text(
         model, report,
-        ReportTextStyle { .color = use_color(options.color), .top = options.top, .all_steps = options.all_steps }));
+        ReportTextStyle { .color = use_color(options.color, options.output), .top = options.top, .all_steps = options.all_steps }));
 }
 
 } // namespace fp8scope::cli

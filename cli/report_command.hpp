@@ -32,6 +32,7 @@ struct ReportCliOptions {
     bool merge = false; // --merge: trace_args are per-rank JSON reports (rank_merge.hpp), or directories of them
     size_t top = 10; // --top N: rows of the top-kernels and API tables (report only)
     bool all_steps = false; // --all-steps: every per-step row in text (report only)
+    std::string output; // -o FILE: the output there instead of stdout (report, check, compare)
 };
 
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);

@@ -61,3 +61,46 @@ TEST_CASE("a step range in the warm-up says so and names --warmup 0", "[cli][fla
     CHECK(past.err.find("falls in the warm-up") == std::string::npos);
     CHECK(past.err.find("selects none of") != std::string::npos);
 }
+
+TEST_CASE("-o FILE writes report, check, compare and info output there, nothing on stdout; 74 when it cannot",
+    "[cli][flags]")
+{
+    const std::string dir = scratch_dir("flags_output");
+    const std::string syncs = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/h100-sample-syncs.sqlite";
+    struct Case {
+        std::vector<std::string> args;
+        int exit_code;
+        std::string starts;
+    };
+    const std::vector<Case> cases {
+        { { "report", kFp8, "--format", "json" }, 0, "{" },
+        { { "report", kFp8 }, 0, "fp8scope report: " },
+        { { "info", kFp8 }, 0, "" },
+        { { "check", kFp8, "--max-bubble-ratio", "0.1" }, 1, "" }, // the check fails (0.676): exit 1, table in the file
+        { { "compare", kFp8, syncs }, 0, "" },
+    };
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const std::string path = dir + "/out-" + std::to_string(i) + ".txt";
+        auto args = cases[i].args;
+        args.insert(args.end(), { "-o", path });
+        const auto to_file = run_fp8scope(args);
+        CAPTURE(args.front());
+        INFO(to_file.err);
+        if (args.front() == "compare") {
+            // Two different jobs without tensor statistics: compare refuses them (exit 3) and writes no file.
+            CHECK(to_file.exit_code == 3);
+            CHECK(read_text_file(path).empty());
+            continue;
+        }
+        CHECK(to_file.exit_code == cases[i].exit_code);
+        CHECK(to_file.out.empty());
+        const std::string written = read_text_file(path);
+        CHECK(written.starts_with(cases[i].starts));
+        // The same bytes as on stdout (no colour: a file is not a terminal either way).
+        const auto to_stdout = run_fp8scope(cases[i].args);
+        CHECK(written == to_stdout.out);
+    }
+    const auto bad = run_fp8scope({ "report", kFp8, "-o", dir + "/no/such/dir/out.txt" });
+    CHECK(bad.exit_code == 74);
+    CHECK(bad.err.find("cannot write '" + dir + "/no/such/dir/out.txt'") != std::string::npos);
+}
