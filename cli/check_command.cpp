@@ -206,6 +206,22 @@ int run_check(const CheckCliOptions& given)
     if (!paths)
         return exit_code;
     if (paths->size() > 1 || given.report.merge) {
+        // One-trace budgets are named, not met with "no budget given" (issue 28 item 6).
+        std::vector<std::string> one_trace;
+        if (given.max_syncs_per_step)
+            one_trace.emplace_back("--max-syncs-per-step");
+        if (given.max_launch_bound_ratio)
+            one_trace.emplace_back("--max-launch-bound-ratio");
+        if (given.max_saturation)
+            one_trace.emplace_back("--max-saturation");
+        if (given.max_underflow)
+            one_trace.emplace_back("--max-underflow");
+        if (given.no_nonfinite)
+            one_trace.emplace_back("--no-nonfinite");
+        if (!one_trace.empty())
+            return usage_error("check", fmt::format("{} {} to one trace; over the ranks of a job use --max-bubble-ratio "
+                                                    "or --max-straggler-wait, or check each rank's trace on its own",
+                                            fmt::join(one_trace, ", "), one_trace.size() == 1 ? "applies" : "apply"));
         if (!given.max_bubble_ratio && given.max_straggler_wait.empty())
             return usage_error("check", "no budget given: use --max-bubble-ratio or --max-straggler-wait");
         return run_rank_check(given, *paths);

@@ -285,7 +285,13 @@ std::optional<analyzer::RankSetReport> load_rank_set(
         exit_code = usage_error(command, set.error().message);
         return std::nullopt;
     }
-    print_error(set.error().message);
+    // A directory of unrelated traces (issue 28 item 6): say how it was read, and how to report each file.
+    const bool from_directory = std::ranges::any_of(
+        options.trace_args, [](const std::string& arg) { return std::filesystem::is_directory(arg); });
+    print_error(from_directory ? set.error().message
+                + " (a directory is read as the traces of one job's ranks; give a file to analyse it alone, e.g. '"
+                + paths.front() + "')"
+                               : set.error().message);
     exit_code = kExitBadTrace;
     return std::nullopt;
 }

@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <filesystem>
+
 using namespace fp8scope::cli_test;
 
 namespace {
@@ -103,4 +106,29 @@ TEST_CASE("-o FILE writes report, check, compare and info output there, nothing 
     const auto bad = run_fp8scope({ "report", kFp8, "-o", dir + "/no/such/dir/out.txt" });
     CHECK(bad.exit_code == 74);
     CHECK(bad.err.find("cannot write '" + dir + "/no/such/dir/out.txt'") != std::string::npos);
+}
+
+TEST_CASE("check over ranks names the one-trace budgets it refuses; a directory of unrelated traces says how it is read",
+    "[cli][flags]")
+{
+    const std::string ranks = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/ranks/fp8-clean";
+    const auto refused = run_fp8scope({ "check", ranks, "--max-syncs-per-step", "3", "--no-nonfinite" });
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.starts_with("fp8scope: usage error: --max-syncs-per-step, --no-nonfinite apply to one trace; over "
+                                  "the ranks of a job use --max-bubble-ratio or --max-straggler-wait"));
+    // With a rank budget beside it, still refused: a one-trace budget would silently judge nothing.
+    const auto mixed = run_fp8scope({ "check", ranks, "--max-bubble-ratio", "0.9", "--max-launch-bound-ratio", "0.5" });
+    CHECK(mixed.exit_code == 2);
+    CHECK(mixed.err.find("--max-launch-bound-ratio applies to one trace") != std::string::npos);
+
+    const std::string dir = scratch_dir("flags_unrelated");
+    for (const char* name : { "h100-sample-syncs.sqlite", "h100-train-fp8.sqlite" })
+        std::filesystem::copy_file(std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/" + name, dir + "/" + name,
+            std::filesystem::copy_options::overwrite_existing);
+    const auto unrelated = run_fp8scope({ "report", dir });
+    CHECK(unrelated.exit_code == 3);
+    CHECK(unrelated.err.find("(a directory is read as the traces of one job's ranks; give a file to analyse it alone, "
+                             "e.g. '")
+        != std::string::npos);
+    CHECK(std::ranges::count(unrelated.err, '\n') == 1); // one line
 }
