@@ -102,6 +102,15 @@ CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
                                                : "expected a duration with its unit (ns, us, ms, s), e.g. 500us or 5ms";
             },
             "DURATION", "duration"));
+    check
+        ->add_option("--max-step-time", options.max_step_time,
+            "Budget for the mean step time (500us, 5ms, 1.5s); the worst step is the longest")
+        ->check(CLI::Validator(
+            [](std::string& text) {
+                return parse_duration_ns(text) ? std::string()
+                                               : "expected a duration with its unit (ns, us, ms, s), e.g. 500us or 5ms";
+            },
+            "DURATION", "duration"));
     check->add_option("--max-syncs-per-step", options.max_syncs_per_step, "Budget for host-blocking syncs per step")
         ->check(CLI::NonNegativeNumber)
         ->check(kNotNan);
@@ -165,7 +174,7 @@ namespace {
     int run_rank_check(const CheckCliOptions& options, const std::vector<std::string>& paths)
     {
         if (!options.ref_path.empty() || options.max_syncs_per_step || options.max_launch_bound_ratio
-            || options.max_saturation || options.max_underflow || options.no_nonfinite)
+            || !options.max_step_time.empty() || options.max_saturation || options.max_underflow || options.no_nonfinite)
             return usage_error("check",
                 "with several traces only --max-bubble-ratio and --max-straggler-wait apply (the other budgets and "
                 "--ref read one trace)");
@@ -212,6 +221,8 @@ int run_check(const CheckCliOptions& given)
             one_trace.emplace_back("--max-syncs-per-step");
         if (given.max_launch_bound_ratio)
             one_trace.emplace_back("--max-launch-bound-ratio");
+        if (!given.max_step_time.empty())
+            one_trace.emplace_back("--max-step-time");
         if (given.max_saturation)
             one_trace.emplace_back("--max-saturation");
         if (given.max_underflow)
@@ -233,14 +244,17 @@ int run_check(const CheckCliOptions& given)
     const analyzer::Budgets budgets { .max_bubble_ratio = options.max_bubble_ratio,
         .max_syncs_per_step = options.max_syncs_per_step,
         .max_launch_bound_ratio = options.max_launch_bound_ratio,
+        .max_step_time_ns = options.max_step_time.empty()
+            ? std::nullopt
+            : std::optional<double>(static_cast<double>(*parse_duration_ns(options.max_step_time))),
         .max_saturation = options.max_saturation,
         .max_underflow = options.max_underflow,
         .no_nonfinite = options.no_nonfinite };
     const bool comparing = !options.ref_path.empty();
     if (!budgets.max_bubble_ratio && !budgets.max_syncs_per_step && !budgets.max_launch_bound_ratio
-        && !budgets.max_saturation && !budgets.max_underflow && !budgets.no_nonfinite && !comparing)
+        && !budgets.max_step_time_ns && !budgets.max_saturation && !budgets.max_underflow && !budgets.no_nonfinite && !comparing)
         return usage_error("check",
-            "no budget given: use --max-bubble-ratio, --max-syncs-per-step, --max-launch-bound-ratio, "
+            "no budget given: use --max-bubble-ratio, --max-syncs-per-step, --max-launch-bound-ratio, --max-step-time, "
             "--max-saturation, --max-underflow, --no-nonfinite or --ref");
     std::optional<AnalysedTrace> analysed;
     std::optional<ComparedRuns> compared;

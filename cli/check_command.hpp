@@ -23,6 +23,7 @@ struct CheckCliOptions {
     std::string max_straggler_wait; // several traces: a duration with its unit (parse_duration_ns()); "" not given
     std::optional<double> max_syncs_per_step;
     std::optional<double> max_launch_bound_ratio;
+    std::string max_step_time; // a duration with its unit (parse_duration_ns()); "" not given
     std::optional<double> max_saturation;
     std::optional<double> max_underflow;
     bool no_nonfinite = false;

@@ -18,7 +18,7 @@ namespace {
     {
         if (r.name == "no-nonfinite" || r.name == "max-drift-sites")
             return fmt::format("{:.0f}", value); // samples, or NaN/Inf elements of the first; sites
-        if (r.name == "max-straggler-wait")
+        if (r.name == "max-straggler-wait" || r.name == "max-step-time")
             return format_duration_ns(static_cast<int64_t>(value)); // ns
         if (r.name == "max-loss-delta")
             return fmt::format("{:.3g}", value); // a relative delta: 0.0025 is DeepSeek-V3's 0.25%

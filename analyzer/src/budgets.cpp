@@ -143,6 +143,22 @@ std::vector<BudgetResult> evaluate_budgets(const Report& report, const Budgets& 
         });
         results.push_back(r);
     }
+    if (budgets.max_step_time_ns) {
+        const std::vector<StepInterval>& intervals = report.steps.steps;
+        double total = 0;
+        for (const StepInterval& s : intervals)
+            total += static_cast<double>(s.end_ns - s.start_ns);
+        BudgetResult r = make_result("max-step-time", *budgets.max_step_time_ns,
+            intervals.empty() ? 0.0 : total / static_cast<double>(intervals.size()));
+        if (intervals.empty())
+            r.unavailable = "no step in the analysed range";
+        for (const StepInterval& s : intervals)
+            if (const auto value = static_cast<double>(s.end_ns - s.start_ns); !r.worst_step || value > r.worst_value) {
+                r.worst_step = s.index;
+                r.worst_value = value;
+            }
+        results.push_back(r);
+    }
     if (budgets.max_syncs_per_step) {
         const size_t n = report.steps.steps.size();
         BudgetResult r = make_result("max-syncs-per-step", *budgets.max_syncs_per_step,

@@ -132,3 +132,21 @@ TEST_CASE("check over ranks names the one-trace budgets it refuses; a directory 
         != std::string::npos);
     CHECK(std::ranges::count(unrelated.err, '\n') == 1); // one line
 }
+
+TEST_CASE("check --max-step-time: the mean step time against a duration, the longest step named", "[cli][flags]")
+{
+    // The FP8 trace's 28 analysed steps: mean 57.768 ms, the longest step 5 at 74.370 ms (report's per-step rows).
+    const auto holds = run_fp8scope({ "check", kFp8, "--max-step-time", "60ms" });
+    CHECK(holds.exit_code == 0);
+    CHECK(holds.out.find("ok   max-step-time            57.768 ms (budget 60.000 ms; worst step 5: 74.370 ms)")
+        != std::string::npos);
+    const auto fails = run_fp8scope({ "check", kFp8, "--max-step-time", "55ms" });
+    CHECK(fails.exit_code == 1);
+    CHECK(fails.out.find("FAIL max-step-time") != std::string::npos);
+    const auto unit = run_fp8scope({ "check", kFp8, "--max-step-time", "60" });
+    CHECK(unit.exit_code == 2); // a bare number could be ms or s
+    const auto ranks = run_fp8scope(
+        { "check", std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/ranks/fp8-clean", "--max-step-time", "1s" });
+    CHECK(ranks.exit_code == 2);
+    CHECK(ranks.err.find("--max-step-time applies to one trace") != std::string::npos);
+}
