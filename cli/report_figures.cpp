@@ -157,4 +157,11 @@ std::string no_recommendation_sentence(bool capitalised)
         100.0 * kMinRecommendationSavingShare);
 }
 
+std::string graphs_what_if(const analyzer::WhatIf& w)
+{
+    if (w.graph_kernel_share >= analyzer::kGraphedStepShare)
+        return fmt::format("the steps already run from CUDA graphs ({:.0f}% of their kernels)", 100.0 * w.graph_kernel_share);
+    return "without launch overhead (CUDA Graphs) " + format_duration_ns(w.without_launch_overhead_ns);
+}
+
 } // namespace fp8scope::cli

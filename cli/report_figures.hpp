@@ -97,5 +97,8 @@ std::string count_of(int64_t count, std::string_view singular, std::string_view 
 // "no change would save 1% of a step or more" (kMinRecommendationSavingShare), capitalised or not, without a full
 // stop.
 std::string no_recommendation_sentence(bool capitalised);
+// The what-if line's CUDA Graphs part: "without launch overhead (CUDA Graphs) 1.234 ms", or, for steps that run
+// from CUDA graphs already, "the steps already run from CUDA graphs (100% of their kernels)".
+std::string graphs_what_if(const analyzer::WhatIf& w);
 
 } // namespace fp8scope::cli

@@ -187,11 +187,9 @@ std::string classes_table(const TraceModel& model, const Report& r)
 std::string recommendations(const Report& r)
 {
     const WhatIf w = estimate_what_if(r);
-    std::string out = fmt::format("<h2>What if</h2>\n<p>Step time {}; without launch overhead (CUDA Graphs) {}; "
-                                  "without sync stalls {}. Savings are upper bounds: the idle (or kernel) time "
-                                  "each change could give back.</p>\n",
-        format_duration_ns(w.mean_step_ns), format_duration_ns(w.without_launch_overhead_ns),
-        format_duration_ns(w.without_syncs_ns));
+    std::string out = fmt::format("<h2>What if</h2>\n<p>Step time {}; {}; without sync stalls {}. Savings are upper "
+                                  "bounds: the idle (or kernel) time each change could give back.</p>\n",
+        format_duration_ns(w.mean_step_ns), graphs_what_if(w), format_duration_ns(w.without_syncs_ns));
     if (w.recommendations.empty())
         return out + "<p>" + no_recommendation_sentence(true) + ".</p>\n";
     out += "<table>\n<tr><th>recommendation</th><th>saving per step</th><th>share</th><th>because</th>"

@@ -30,7 +30,8 @@ nlohmann::ordered_json what_if_json(const WhatIf& w)
             { "worst_step", std::move(worst) } });
     }
     return { { "mean_step_ns", w.mean_step_ns }, { "without_launch_overhead_ns", w.without_launch_overhead_ns },
-        { "without_syncs_ns", w.without_syncs_ns }, { "recommendations", recs } };
+        { "without_syncs_ns", w.without_syncs_ns }, { "graph_kernel_share", w.graph_kernel_share },
+        { "recommendations", recs } };
 }
 } // namespace
 

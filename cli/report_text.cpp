@@ -147,9 +147,8 @@ void what_if_text(std::string& out, const WhatIf& w, const Paint& paint)
 {
     heading_line(
         out, paint, "What if (estimated savings per step are upper bounds: the idle time each change could give back)");
-    out += fmt::format("  step time {}; without launch overhead (CUDA Graphs) {}; without sync stalls {}\n",
-        format_duration_ns(w.mean_step_ns), format_duration_ns(w.without_launch_overhead_ns),
-        format_duration_ns(w.without_syncs_ns));
+    out += fmt::format("  step time {}; {}; without sync stalls {}\n", format_duration_ns(w.mean_step_ns),
+        graphs_what_if(w), format_duration_ns(w.without_syncs_ns));
     if (w.recommendations.empty())
         out += "  " + no_recommendation_sentence(false) + "\n";
     for (const Recommendation& r : w.recommendations)

@@ -4,7 +4,10 @@
 
 #include "fp8scope/analyzer/budgets.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace fp8scope::analyzer {
@@ -185,8 +188,29 @@ WhatIf estimate_what_if(const Report& report)
             ? " (the estimate is the median step's, the parts are means: " + of_step(overlap_ns) + " more)"
             : ", and a replay would run the host work outside the step's launches while the GPU works, for "
                 + of_step(overlap_ns);
-    add(RecommendationKind::CudaGraphs, "Capture the step in a CUDA Graph (or torch.compile with mode=\"reduce-overhead\")",
-        std::move(graph_reason), graph_saving_ns);
+    // Graph-aware (issue 28 item 3): steps whose kernels already run from CUDA graphs are not told to capture one.
+    const LaunchStats& l = report.launch;
+    const double graph_share
+        = l.kernels > 0 ? static_cast<double>(l.graph_kernels) / static_cast<double>(l.kernels) : 0.0;
+    w.graph_kernel_share = graph_share;
+    if (graph_share >= kGraphedStepShare) {
+        // What remains is the host's work between the graph launches (and the launches' own gaps): a replay of the
+        // whole step as one graph, or less Python between the replays, gives it back.
+        const int64_t between_ns = launch_ns + host_in_launches_ns;
+        add(RecommendationKind::CudaGraphs, "Cut the host work between the step's CUDA graph launches",
+            fmt::format("the step's kernels already run from CUDA graphs ({} of {}); between the graph launches the "
+                        "GPU waited for the host for {} of each step",
+                l.graph_kernels, l.kernels, of_step(between_ns)),
+            between_ns);
+    } else {
+        add(RecommendationKind::CudaGraphs,
+            graph_share > 0 ? "Capture the rest of the step in CUDA Graphs (or torch.compile with mode=\"reduce-overhead\")"
+                            : "Capture the step in a CUDA Graph (or torch.compile with mode=\"reduce-overhead\")",
+            graph_share > 0 ? fmt::format("{}% of the step's kernels run from CUDA graphs already; ", std::lround(100 * graph_share))
+                    + graph_reason
+                            : std::move(graph_reason),
+            graph_saving_ns);
+    }
     // Every host-blocking sync's idle time, as the what-if's "without sync stalls"; the API that caused the most is
     // named.
     const SyncApiSummary* worst = nullptr;

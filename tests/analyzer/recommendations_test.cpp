@@ -230,3 +230,35 @@ TEST_CASE("the CUDA Graphs recommendation names every part of its saving", "[rec
         for (const Recommendation& r : estimate_what_if(report_of(trace)).recommendations)
             CHECK(r.saving_share <= 1.0);
 }
+
+TEST_CASE("steps that run from CUDA graphs already are not told to capture one", "[recommendations][zoo]")
+{
+    // Issue 28 item 3, on the zoo's real traces (tests/gpu/zoo): a hand-made graph replay, a JAX job (XLA's command
+    // buffers: every kernel from a graph), torch.compile reduce-overhead (81% from graphs, the optimizer eager) and an
+    // eager MLP.
+    const auto what_if = [](const char* name) { return estimate_what_if(report_of((std::string("zoo/") + name).c_str())); };
+    const WhatIf replay = what_if("graph_replay.sqlite");
+    CHECK(replay.graph_kernel_share >= kGraphedStepShare);
+    for (const Recommendation& r : replay.recommendations)
+        CHECK(r.title.find("Capture") == std::string::npos);
+
+    const WhatIf jax = what_if("jax_mlp.sqlite");
+    CHECK(jax.graph_kernel_share == 1.0);
+    const Recommendation* between = find(jax, RecommendationKind::CudaGraphs);
+    REQUIRE(between != nullptr);
+    CHECK(between->title == "Cut the host work between the step's CUDA graph launches");
+    CHECK(between->reason.starts_with("the step's kernels already run from CUDA graphs (693 of 693)"));
+
+    const WhatIf compiled = what_if("compile_reduce_overhead.sqlite");
+    CHECK(compiled.graph_kernel_share > 0.5);
+    CHECK(compiled.graph_kernel_share < kGraphedStepShare);
+    const Recommendation* rest = find(compiled, RecommendationKind::CudaGraphs);
+    REQUIRE(rest != nullptr);
+    CHECK(rest->title.starts_with("Capture the rest of the step in CUDA Graphs"));
+
+    const WhatIf eager = what_if("eager_mlp_item.sqlite");
+    CHECK(eager.graph_kernel_share == 0.0);
+    const Recommendation* capture = find(eager, RecommendationKind::CudaGraphs);
+    REQUIRE(capture != nullptr);
+    CHECK(capture->title.starts_with("Capture the step in a CUDA Graph"));
+}

@@ -15,6 +15,10 @@ namespace fp8scope::analyzer {
 // A recommendation is made only when it saves at least this share of a step: below 1% it is noise, and a report
 // that always recommends everything is not read. Reports print it.
 inline constexpr double kMinRecommendationSavingShare = 0.01;
+// Steps whose kernels run from CUDA graphs at least this share of the time are already captured (JAX, torch.compile
+// with mode="reduce-overhead", a hand-made graph): they are told to cut the host work between the graph launches,
+// not to capture a graph (issue 28 item 3).
+inline constexpr double kGraphedStepShare = 0.9;
 
 enum class RecommendationKind { CudaGraphs, RemoveSync, FuseFp8Bookkeeping, ReduceHostWork };
 
@@ -41,6 +45,9 @@ struct WhatIf {
     // then runs ahead of the host, so the step takes max(host stall, GPU time); with one, the two add up.
     int64_t without_launch_overhead_ns = 0;
     int64_t without_syncs_ns = 0; // step time minus sync-caused idle
+    // The share of the steps' kernels launched from CUDA graphs; at least kGraphedStepShare: the steps are captured
+    // already, and the CUDA Graphs estimate is no change to make.
+    double graph_kernel_share = 0;
     // Largest saving first; only savings of at least kMinRecommendationSavingShare of a step.
     std::vector<Recommendation> recommendations;
 };
