@@ -140,7 +140,7 @@ std::string render_report_markdown(const TraceModel& model, const Report& r, siz
     const BubbleTotals& t = r.totals;
     std::string out = fmt::format("## fp8scope report: {}\n\n", markdown_code(model.path, MarkdownPlace::Text));
     if (steps > 0) {
-        for (const SummaryLine& line : report_summary(r, markdown_escaped))
+        for (const SummaryLine& line : report_summary(model, r, markdown_escaped))
             out += fmt::format("- {}**{}**: {}\n", line.warning ? "⚠ " : "", line.label, line.text);
         out += "\n";
     }

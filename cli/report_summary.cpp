@@ -17,7 +17,8 @@ SummaryLine worst_tensor_finding(const TensorHealth& h, Escape escape)
 {
     SummaryLine line { .label = "tensors", .text = {}, .warning = false };
     if (h.totals.samples == 0) {
-        line.text = "no tensor statistics in the trace";
+        line.text = "no tensor statistics in the trace (zero-code statistics come from cuBLASLt GEMMs only; "
+                    "fp8scope.torch probes add others)";
         return line;
     }
     if (h.first_nonfinite) {
@@ -60,7 +61,7 @@ SummaryLine worst_tensor_finding(const TensorHealth& h, Escape escape)
     return line;
 }
 
-std::vector<SummaryLine> report_summary(const Report& r, Escape escape)
+std::vector<SummaryLine> report_summary(const TraceModel& model, const Report& r, Escape escape)
 {
     std::vector<SummaryLine> lines;
     const BubbleTotals& t = r.totals;
@@ -97,8 +98,17 @@ std::vector<SummaryLine> report_summary(const Report& r, Escape escape)
                 100.0 * (k.share_of_kernel_time(KernelClass::Cast) + k.share_of_kernel_time(KernelClass::AmaxScale)),
                 format_duration_ns(per_step(bookkeeping_ns, steps)), per_step(bookkeeping_count, steps)),
             false });
-    else
-        lines.push_back({ "FP8", "no FP8 GEMM, cast or amax/scale kernel in the steps", false });
+    else {
+        // XLA's Triton GEMMs name no dtype (issue 28 item 3): an FP8 one among them cannot be told apart.
+        const bool xla_gemms = std::ranges::any_of(r.top_kernels.rows, [&](const KernelTableRow& row) {
+            return row.cls == KernelClass::OtherGemm && model.strings[row.name].starts_with("gemm_fusion_dot");
+        });
+        lines.push_back({ "FP8",
+            xla_gemms ? "no FP8 GEMM found: XLA's Triton GEMMs (gemm_fusion_dot_*) carry no dtype in their names, so FP8 "
+                        "ones cannot be told apart"
+                      : "no FP8 GEMM, cast or amax/scale kernel in the steps",
+            false });
+    }
     lines.push_back(worst_tensor_finding(r.tensor_health, escape));
     if (!r.nan_scalars.empty())
         lines.push_back({ "NaN", escape(nan_scalars_sentence(r.nan_scalars)), true });

@@ -20,7 +20,8 @@ struct SummaryLine {
     bool warning = false; // needs attention: a non-finite value, an unfinished or lossy recording, a NaN scalar
 };
 
-std::vector<SummaryLine> report_summary(const analyzer::Report& report, Escape escape);
+std::vector<SummaryLine> report_summary(
+    const analyzer::TraceModel& model, const analyzer::Report& report, Escape escape);
 
 // Tensor health's worst finding, in this order: the first NaN/Inf, a scale of FLT_MAX, the most saturation, a stale
 // scale, the most underflow, an amax of 0; else that none was seen in so many samples; "no tensor statistics" when

@@ -47,16 +47,16 @@ std::string display_kernel_name(std::string_view name, size_t max_bytes)
 {
     if (name.starts_with("void "))
         name.remove_prefix(5);
-    // The argument list: the last '(' at template depth 0 when the name ends with ')'.
+    // The argument list: the '(' matching the final ')', found from the end ("(anonymous namespace)" inside the name
+    // stays).
     if (name.ends_with(')')) {
         int depth = 0;
-        for (size_t i = 0; i < name.size(); ++i) {
-            if (name[i] == '<')
+        for (size_t i = name.size(); i-- > 0;) {
+            if (name[i] == ')')
                 ++depth;
-            else if (name[i] == '>')
-                depth = std::max(0, depth - 1);
-            else if (name[i] == '(' && depth == 0 && i > 0) {
-                name = name.substr(0, i);
+            else if (name[i] == '(' && --depth == 0) {
+                if (i > 0)
+                    name = name.substr(0, i);
                 break;
             }
         }

@@ -186,7 +186,7 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
     std::string out = paint.heading(fmt::format("fp8scope report: {}", printable(model.path))) + "\n";
     if (!report.steps.steps.empty()) {
         out += paint.heading("Summary") + "\n";
-        for (const SummaryLine& line : report_summary(report, printable))
+        for (const SummaryLine& line : report_summary(model, report, printable))
             out += fmt::format("  {:<10} {}\n", line.label,
                 line.warning ? paint.warning(wrapped(line.text, kTextWidth - 13, "             "))
                              : wrapped(line.text, kTextWidth - 13, "             "));

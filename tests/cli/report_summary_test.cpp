@@ -127,3 +127,16 @@ TEST_CASE("an unfinished recording is in the summary, as a warning", "[cli][repo
     const std::string md = run_fp8scope_ok({ "report", path, "--format", "md", "--warmup", "0" });
     CHECK(md.find("- ⚠ **recording**: unfinished") != std::string::npos);
 }
+
+TEST_CASE("no FP8 GEMM and no tensor statistics: the summary says why", "[cli][report][summary]")
+{
+    // A JAX job (tests/gpu/zoo): XLA's Triton GEMMs are named gemm_fusion_dot_N, with no dtype.
+    const std::string text
+        = run_fp8scope_ok({ "report", kTraces + "zoo/jax_mlp.sqlite", "--color", "never", "--top", "3" });
+    const auto summary = summary_of(text);
+    CHECK(any_starts_with(summary, "  FP8        no FP8 GEMM found: XLA's Triton GEMMs (gemm_fusion_dot_*) carry no dtype"));
+    CHECK(any_starts_with(summary, "  tensors    no tensor statistics in the trace (zero-code statistics come from "
+                                   "cuBLASLt GEMMs only;"));
+    // A name with "(anonymous namespace)" keeps it; only the argument list goes.
+    CHECK(text.find("stream_executor::gpu::(anonymous namespace)::DelayKernel") != std::string::npos);
+}
