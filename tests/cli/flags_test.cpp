@@ -35,7 +35,7 @@ TEST_CASE("a mistyped option gets a 'did you mean', exit 2", "[cli][flags]")
     CHECK(far.err.find("--zzzzzz") != std::string::npos);
 }
 
-TEST_CASE("--steps N analyses step N alone", "[cli][flags]")
+TEST_CASE("report --steps N analyses step N alone", "[cli][flags]")
 {
     const auto doc = nlohmann::json::parse(run_fp8scope_ok({ "report", kFp8, "--steps", "5", "--format", "json" }));
     REQUIRE(doc["steps"]["steps"].size() == 1);
@@ -65,7 +65,7 @@ TEST_CASE("a step range in the warm-up says so and names --warmup 0", "[cli][fla
     CHECK(past.err.find("selects none of") != std::string::npos);
 }
 
-TEST_CASE("-o FILE writes report, check, compare and info output there, nothing on stdout; 74 when it cannot",
+TEST_CASE("output into a file with -o FILE: report, check, compare and info; nothing on stdout; 74 when it cannot",
     "[cli][flags]")
 {
     const std::string dir = scratch_dir("flags_output");
