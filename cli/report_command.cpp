@@ -374,7 +374,7 @@ int run_report(const ReportCliOptions& given)
     if (options.format == "md")
         return write_output(options.output, render_report_markdown(model, report, options.top));
     if (options.format == "html")
-        return write_output(options.output, render_report_html(model, report));
+        return write_output(options.output, render_report_html(model, report, options.top));
     if (options.format == "junit")
         return write_output(options.output, render_report_junit(model, report));
     return write_output(options.output, render_report_text(

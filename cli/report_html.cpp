@@ -2,6 +2,7 @@
 // to keep as a CI artifact. The markup is also well-formed XML (void elements closed with "/>"), so XML tools can
 // check it. Every string from the trace goes through xml_escaped().
 #include "report_render.hpp"
+#include "report_tables.hpp"
 
 #include "html_page.hpp"
 #include "human_units.hpp"
@@ -208,7 +209,7 @@ std::string recommendations(const Report& r)
 
 } // namespace
 
-std::string render_report_html(const TraceModel& model, const Report& r)
+std::string render_report_html(const TraceModel& model, const Report& r, size_t top)
 {
     std::string out = html_page_start("fp8scope report: " + model.path);
     out += "<h1>fp8scope report</h1>\n<p>Trace <code>" + xml_escaped(model.path) + "</code></p>\n";
@@ -224,6 +225,7 @@ std::string render_report_html(const TraceModel& model, const Report& r)
     out += syncs_table(r) + top_syncs_chart(model, r);
     out += launch_table(r);
     out += classes_table(model, r) + kernel_class_chart(r);
+    out += top_tables_html(model, r, top);
     out += tensor_health_html(r.tensor_health);
     out += recommendations(r);
     return out + "<p class=\"note\">Written by fp8scope report --format html.</p>\n" + std::string(kHtmlPageEnd);

@@ -144,6 +144,47 @@ std::string top_tables_markdown(const TraceModel& model, const Report& report, s
 
 namespace {
 
+template <class Result, class Extra>
+void html_table(std::string& out, std::string_view heading, std::string_view count_heading,
+    std::string_view extra_headings, const Result& t, size_t top, Extra&& extra)
+{
+    const size_t shown = std::min(top, t.rows.size());
+    out += fmt::format("<h2>{}</h2>\n<p>Whole trace, most time first ({}).</p>\n", heading,
+        xml_escaped(coverage(shown, t.rows.size(), rest_ns(t.rows, shown), t.total_ns)));
+    if (shown == 0)
+        return;
+    out += fmt::format("<table>\n<tr><th>time</th><th>total</th><th>{}</th><th>mean</th><th>min</th><th>max</th>{}</tr>\n",
+        count_heading, extra_headings);
+    for (size_t i = 0; i < shown; ++i) {
+        const auto& r = t.rows[i];
+        out += fmt::format("<tr><td class=\"num\">{:.1f}%</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                           "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>\n",
+            100.0 * share(r.total_ns, t.total_ns), format_duration_ns(r.total_ns), r.count, ns(r.mean_ns),
+            format_duration_ns(r.min_ns), format_duration_ns(r.max_ns), extra(r));
+    }
+    out += "</table>\n";
+}
+
+} // namespace
+
+std::string top_tables_html(const TraceModel& model, const Report& report, size_t top)
+{
+    std::string out;
+    html_table(out, "Top kernels", "count", "<th>class</th><th>name</th>", report.top_kernels, top,
+        [&](const KernelTableRow& r) {
+            const std::string_view name = model.strings[r.name];
+            return fmt::format("<td>{}</td><td title=\"{}\"><code>{}</code></td>", kernel_class_label(r.cls),
+                xml_escaped(name), xml_escaped(display_kernel_name(name)));
+        });
+    html_table(out, "Top CUDA API calls", "calls", "<th>name</th>", report.api_summary, top, [&](const ApiTableRow& r) {
+        // The name as the program called it, no CUPTI version suffix (the JSON keeps the recorded one).
+        return fmt::format("<td><code>{}</code></td>", xml_escaped(api_display_name(model.strings[r.name])));
+    });
+    return out;
+}
+
+namespace {
+
 // A row's figures in JSON, after the keys `first` gives.
 template <class Row> nlohmann::ordered_json row_json(nlohmann::ordered_json first, const Row& r, int64_t total_ns)
 {

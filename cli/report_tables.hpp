@@ -25,6 +25,8 @@ void top_kernels_text(std::string& out, const analyzer::TraceModel& model, const
 void top_api_text(std::string& out, const analyzer::TraceModel& model, const analyzer::Report& report, size_t top,
     std::string_view heading);
 std::string top_tables_markdown(const analyzer::TraceModel& model, const analyzer::Report& report, size_t top);
+// The same two tables in HTML, a kernel's full demangled name in its cell's title.
+std::string top_tables_html(const analyzer::TraceModel& model, const analyzer::Report& report, size_t top);
 // {"names", "kernels", "total_ns", "rows": [{name (full), display_name, class, count, total_ns, mean_ns, min_ns,
 // max_ns, stddev_ns, share}]}; the API's likewise, with "driver".
 nlohmann::ordered_json top_kernels_json(const analyzer::TraceModel& model, const analyzer::Report& report, size_t top);

@@ -3,6 +3,7 @@
 // nameId, the "_vNNNN" version suffix left off the shown name) group them: on the committed real Nsight Systems
 // export and on the real FP8 trace. Counts and totals must be equal, min and max too.
 #include "cli_test_support.hpp"
+#include "xml_check.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -163,4 +164,18 @@ TEST_CASE("display_kernel_name drops void and the argument list, keeps templates
         }
     }
     CHECK(with_arguments > 0);
+}
+
+TEST_CASE("report --format html has both tables, well-formed, the full name in each title", "[cli][report][top]")
+{
+    const std::string html
+        = run_fp8scope_ok({ "report", kTraces + "h100-train-fp8.sqlite", "--format", "html", "--top", "3" });
+    const auto doc = parse_xml(html);
+    REQUIRE(doc.ok);
+    CHECK(html.find("<h2>Top kernels</h2>") != std::string::npos);
+    CHECK(html.find("<h2>Top CUDA API calls</h2>") != std::string::npos);
+    CHECK(html.find("(3 of 90 names;") != std::string::npos);
+    // The first kernel row's title holds the whole demangled name, its cell the shortened one.
+    CHECK(html.find("<td title=\"void at::native::elementwise_kernel&lt;128, 4,") != std::string::npos);
+    CHECK(html.find("<code>cudaLaunchKernel</code>") != std::string::npos);
 }
