@@ -74,6 +74,14 @@ trace; a one-trace budget or --ref with several; a selection option with --merge
 compared, traces that are not the ranks of one job, or a bad per-rank JSON report (one line on stderr), 74 a report file or stdout cannot be written, 70 internal error.
 )";
 
+    // A duration with its unit (parse_duration_ns()): --max-straggler-wait, --max-step-time.
+    const CLI::Validator kDuration(
+        [](std::string& text) {
+            return parse_duration_ns(text) ? std::string()
+                                           : "expected a duration with its unit (ns, us, ms, s), e.g. 500us or 5ms";
+        },
+        "DURATION", "duration");
+
     // CLI::Range compares, and every comparison with NaN is false, so "nan" would pass it and then fail (or pass)
     // every budget silently.
     const CLI::Validator kNotNan(
@@ -96,21 +104,11 @@ CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
     check
         ->add_option("--max-straggler-wait", options.max_straggler_wait,
             "Several traces: budget for the largest wait of any rank in one step's collectives (500us, 5ms, 1.5s)")
-        ->check(CLI::Validator(
-            [](std::string& text) {
-                return parse_duration_ns(text) ? std::string()
-                                               : "expected a duration with its unit (ns, us, ms, s), e.g. 500us or 5ms";
-            },
-            "DURATION", "duration"));
+        ->check(kDuration);
     check
         ->add_option("--max-step-time", options.max_step_time,
             "Budget for the mean step time (500us, 5ms, 1.5s); the worst step is the longest")
-        ->check(CLI::Validator(
-            [](std::string& text) {
-                return parse_duration_ns(text) ? std::string()
-                                               : "expected a duration with its unit (ns, us, ms, s), e.g. 500us or 5ms";
-            },
-            "DURATION", "duration"));
+        ->check(kDuration);
     check->add_option("--max-syncs-per-step", options.max_syncs_per_step, "Budget for host-blocking syncs per step")
         ->check(CLI::NonNegativeNumber)
         ->check(kNotNan);
