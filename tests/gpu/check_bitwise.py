@@ -14,8 +14,9 @@ The check passes when the runs on the same cache are bitwise equal; it fails whe
 reproduce (on the same cache or from cold); a job whose untraced runs do not reproduce either is reported, not
 judged. The autotuned configs chosen otherwise are named (hf_gpt2_compile.py prints them).
 
-With two or more GPUs the runs go two at a time, one per GPU (CUDA_VISIBLE_DEVICES): the same model of GPU gives
-the same bits (cuBLAS's reproducibility is per architecture and SM count). Multi-GPU workloads run alone.
+Each run takes the GPUs its job needs (CUDA_VISIBLE_DEVICES), at most two runs per GPU at a time, and as many jobs
+go side by side as there are GPUs: the same model of GPU gives the same bits (cuBLAS's reproducibility is per
+architecture and SM count).
 
 FP8SCOPE_BITWISE_SETS=extras,zoo1,zoo2,zoo-ddp2 (default: all) picks the sets; FP8SCOPE_ZOO_ONLY=a,b the
 workloads by name.
@@ -24,6 +25,7 @@ workloads by name.
 import os
 import shutil
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,13 +86,40 @@ def autotuned_of(stdout):
 
 
 class Runner:
-    """Runs (name, argv, env) on free GPUs, one run per GPU (all GPUs for a multi-GPU job)."""
+    """Runs (name, argv, env) on free GPUs: each run takes as many distinct GPUs as its job needs
+    (CUDA_VISIBLE_DEVICES) and gives them back when it ends. A GPU holds up to RUNS_PER_GPU runs at once (a run
+    spends much of its time importing and compiling on the host; sharing a GPU changes no number). The same model
+    of GPU on one host gives the same bits (cuBLAS's reproducibility is per architecture and SM count)."""
+
+    RUNS_PER_GPU = 2
 
     def __init__(self, ctx, gpus):
         self.ctx = ctx
         self.gpus = max(1, gpus)
+        self.free = {gpu: self.RUNS_PER_GPU for gpu in range(self.gpus)}
+        self.cond = threading.Condition()
 
-    def run(self, label, job, traced, cache_from=None, gpu=None):
+    def _take(self, count):
+        count = min(count, self.gpus)
+
+        def pick():
+            open_gpus = sorted((gpu for gpu, slots in self.free.items() if slots > 0), key=lambda gpu: -self.free[gpu])
+            return open_gpus[:count] if len(open_gpus) >= count else None
+
+        with self.cond:
+            self.cond.wait_for(lambda: pick() is not None)
+            taken = pick()
+            for gpu in taken:
+                self.free[gpu] -= 1
+            return taken
+
+    def _give(self, taken):
+        with self.cond:
+            for gpu in taken:
+                self.free[gpu] += 1
+            self.cond.notify_all()
+
+    def run(self, label, job, traced, cache_from=None):
         directory = self.ctx.fresh_dir(f"bitwise-{label}")
         cache = directory / "inductor"
         if cache_from is not None:
@@ -104,23 +133,23 @@ class Runner:
                                      "JAX_COMPILATION_CACHE_DIR": str(cache / "jax"),
                                      "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
                                      "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"})
-        if gpu is not None:
-            extra["CUDA_VISIBLE_DEVICES"] = str(gpu)
         argv = check_zoo.expand(self.ctx, job.argv)
-        if traced:
-            argv, env = self.ctx.traced(directory / "trace-%p.sqlite", argv, extra)
-        else:
-            env = dict(os.environ, **extra)
-        result = g.run(self.ctx, f"bitwise-{label}", argv, env=env, timeout_s=job.timeout_s, cwd=directory)
+        taken = self._take(job.gpus)
+        try:
+            extra["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, taken))
+            if traced:
+                argv, env = self.ctx.traced(directory / "trace-%p.sqlite", argv, extra)
+            else:
+                env = dict(os.environ, **extra)
+            result = g.run(self.ctx, f"bitwise-{label}", argv, env=env, timeout_s=job.timeout_s, cwd=directory)
+        finally:
+            self._give(taken)
         return result, cache
 
     def pair(self, label, job, runs):
-        """runs: [(suffix, traced, cache_from)]; two at a time, alternating between two GPUs (a GPU may then hold
-        two runs at once, which changes no number), else one after the other."""
-        if job.gpus > 1 or self.gpus < 2:
-            return [self.run(f"{label}-{s}", job, t, c) for s, t, c in runs]
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = [pool.submit(self.run, f"{label}-{s}", job, t, c, i % 2) for i, (s, t, c) in enumerate(runs)]
+        """runs: [(suffix, traced, cache_from)], all at once, each as soon as its GPUs are free."""
+        with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+            futures = [pool.submit(self.run, f"{label}-{s}", job, t, c) for s, t, c in runs]
             return [f.result() for f in futures]
 
 
@@ -183,6 +212,7 @@ def run_all(ctx, report, state):
     gpus = check_zoo._gpu_count(ctx) if ctx.torch else 0
     runner = Runner(ctx, gpus)
     report.add("bitwise", "INFO", f"{len(jobs)} jobs, sets {sets}, {gpus} GPU(s)", f"modules {modules}")
+    runnable = []
     for job in jobs:
         if job.gpus > gpus:
             report.add(f"bitwise {job.name}", "SKIP", f"needs {job.gpus} GPUs")
@@ -191,4 +221,9 @@ def run_all(ctx, report, state):
         if why:
             report.add(f"bitwise {job.name}", "SKIP" if "not built" not in why else "FAIL", why)
             continue
-        g.guarded(report, f"bitwise {job.name}", 20, judge, ctx, report, runner, job, torch=True)
+        runnable.append(job)
+    # Jobs go side by side, as many as there are GPUs (each job's traced and untraced runs at the same time).
+    with ThreadPoolExecutor(max_workers=max(1, gpus)) as pool:
+        for future in [pool.submit(g.guarded, report, f"bitwise {job.name}", 20, judge, ctx, report, runner, job,
+                                   torch=True) for job in runnable]:
+            future.result()

@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -252,6 +253,9 @@ def fp8scope_lines(stderr):
     return [line for line in stderr.splitlines() if line.startswith("fp8scope")]
 
 
+REPORT_LOCK = threading.Lock()
+
+
 @dataclass
 class Report:
     ctx: Ctx
@@ -261,9 +265,11 @@ class Report:
     def add(self, check, status, figure="", detail=""):
         """status: PASS, FAIL, SKIP (not run) or INFO (a measurement, or a finding that is reported, not judged)."""
         row = {"check": check, "result": status, "figure": str(figure), "detail": str(detail)}
-        self.rows.append(row)
-        print(f"[{time.monotonic() - self.ctx.start:6.1f}s] {status:4} {check}: {figure} {detail}"[:600], flush=True)
-        self.write()
+        with REPORT_LOCK:  # stages that run checks side by side (bitwise) add rows from several threads
+            self.rows.append(row)
+            print(f"[{time.monotonic() - self.ctx.start:6.1f}s] {status:4} {check}: {figure} {detail}"[:600],
+                  flush=True)
+            self.write()
 
     def judge(self, check, ok, figure="", detail=""):
         self.add(check, "PASS" if ok else "FAIL", figure, detail)
