@@ -119,6 +119,16 @@ std::vector<BubbleCause> causes_to_show(const Report& report)
     return causes;
 }
 
+std::string epsilon_sentence(const BubbleAnalysis& b)
+{
+    if (b.epsilon_from_idle_launches)
+        return fmt::format("{} (median activity start − launch call end over {} launches onto an idle device)",
+            format_duration_ns(b.epsilon_ns), b.epsilon_samples);
+    return fmt::format("{} (median activity start − launch call end over all {} launched activities: only {} found "
+                       "the device idle, fewer than {}, so it includes queueing behind earlier work)",
+        format_duration_ns(b.epsilon_ns), b.epsilon_samples, b.idle_launches, kMinIdleLaunchSamples);
+}
+
 std::string launch_rule_sentence(const BubbleAnalysis& b)
 {
     return fmt::format("a gap is host when the launching thread made no CUDA call for over {} (max({}, {} × its "

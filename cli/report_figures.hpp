@@ -61,6 +61,12 @@ inline constexpr FindingArea kFindingAreas[] = {
 std::string worst_step_text(
     const std::optional<analyzer::RecommendationStep>& worst, analyzer::RecommendationKind kind);
 
+// How ε was measured, after its value: "1.7 µs (median activity start − launch call end over 62 launches onto an
+// idle device)", or, with fewer than kMinIdleLaunchSamples of those, the median over every launched activity and
+// why ("… over all 98 launched activities: only 7 found the device idle, fewer than 20, so it includes queueing
+// behind earlier work"). Plain text.
+std::string epsilon_sentence(const analyzer::BubbleAnalysis& bubbles);
+
 // Rule 3 and the CUDA Graphs estimate's constants, as every format prints them: "a gap is host when the launching
 // thread made no CUDA call for over 300 µs (max(100 µs, 20 × its median silence of 15 µs)), else launch; a CUDA
 // graph leaves 256 ns between kernels (measured on 1234 graph kernels)". Plain text.

@@ -68,11 +68,7 @@ std::string thresholds(const Report& r)
     std::string out = "<h2>How it was measured</h2>\n<table>\n";
     out += "<tr><th>steps</th>" + html_cell(steps_sentence(r.steps)) + "</tr>\n";
     out += "<tr><th>recording</th>" + html_cell(recording_sentence(r.recording)) + "</tr>\n";
-    out += "<tr><th>launch latency ε</th>"
-        + html_cell(
-            fmt::format("{} (median activity start − launch call end over {} activities: kernels, copies and memsets)",
-                format_duration_ns(r.bubbles.epsilon_ns), r.bubbles.epsilon_samples))
-        + "</tr>\n";
+    out += "<tr><th>launch latency ε</th>" + html_cell(epsilon_sentence(r.bubbles)) + "</tr>\n";
     out += "<tr><th>launch rule</th>" + html_cell(launch_rule_sentence(r.bubbles)) + "</tr>\n";
     out += "<tr><th>collector</th>" + html_cell(collector_work_sentence(r.collector_work)) + "</tr>\n";
     if (r.bubbles.multi_rank)

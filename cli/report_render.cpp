@@ -96,6 +96,8 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
         { "capture", capture_json(model.capture) },
         { "thresholds",
             { { "launch_latency_epsilon_ns", r.bubbles.epsilon_ns }, { "epsilon_samples", r.bubbles.epsilon_samples },
+                { "epsilon_basis", r.bubbles.epsilon_from_idle_launches ? "idle_launches" : "all_launches" },
+                { "idle_launches", r.bubbles.idle_launches }, { "min_idle_launches", kMinIdleLaunchSamples },
                 { "host_stall_threshold_ns", r.bubbles.host_stall_threshold_ns },
                 { "host_stall_min_ns", kHostStallMinNs }, { "host_stall_median_multiple", kHostStallMedianMultiple },
                 { "host_stall_median_silence_ns", r.bubbles.host_stall_median_silence_ns },
@@ -151,7 +153,7 @@ std::string render_report_markdown(const TraceModel& model, const Report& r, siz
         out += fmt::format("**Warning:** NaN scalars: {}.\n\n", markdown_escaped(nan_scalars_sentence(r.nan_scalars)));
     out += fmt::format("{}. Launch latency ε = {}; {}{}; recommendations need a saving of at least {:g}% of a step "
                        "(docs/analysis.md). {}.\n\n",
-        markdown_escaped(steps_sentence(r.steps)), format_duration_ns(r.bubbles.epsilon_ns),
+        markdown_escaped(steps_sentence(r.steps)), markdown_escaped(epsilon_sentence(r.bubbles)),
         markdown_escaped(launch_rule_sentence(r.bubbles)),
         r.bubbles.multi_rank ? fmt::format("; multi-rank run: communication kernels are not busy time, and a gap is "
                                            "`comm` when they cover over {:.0f}% of it",

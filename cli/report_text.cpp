@@ -200,11 +200,9 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
     if (!report.nan_scalars.empty())
         out += fmt::format("NaN scalars: {}\n", paint.warning(printable(nan_scalars_sentence(report.nan_scalars))));
     out += fmt::format("Steps: {}\n", printable(steps_sentence(report.steps)));
-    out += wrapped(fmt::format("Thresholds: launch latency ε = {} (median activity start - launch call end over {} "
-                               "activities: kernels, copies and memsets); {}; gap size buckets 10 µs, 100 µs, 1 ms "
+    out += wrapped(fmt::format("Thresholds: launch latency ε = {}; {}; gap size buckets 10 µs, 100 µs, 1 ms "
                                "(docs/analysis.md)",
-                       format_duration_ns(report.bubbles.epsilon_ns), report.bubbles.epsilon_samples,
-                       launch_rule_sentence(report.bubbles)),
+                       epsilon_sentence(report.bubbles), launch_rule_sentence(report.bubbles)),
                kTextWidth, "  ")
         + "\n";
     out += collector_work_sentence(report.collector_work) + "\n";

@@ -57,6 +57,19 @@ public:
         return visit([](auto& values) { return upper_median(values); });
     }
 
+    // Keeps the values whose flag in `selected` (one per value, in push order) is true, in order, in place: a
+    // subset's median without a second copy of the values.
+    void keep(const std::vector<bool>& selected)
+    {
+        visit([&](auto& values) {
+            size_t kept = 0;
+            for (size_t i = 0; i < values.size(); ++i)
+                if (selected[i])
+                    values[kept++] = values[i];
+            values.resize(kept);
+        });
+    }
+
     void release()
     {
         std::vector<int32_t>().swap(narrow_);

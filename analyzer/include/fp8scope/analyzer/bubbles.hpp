@@ -29,6 +29,10 @@ inline constexpr int64_t kDefaultGraphKernelGapNs = 300;
 inline constexpr int64_t kMinGraphGapSamples = 100;
 // Rule 4 (multi-rank runs): a gap is `comm` when communication kernels cover more than this share of it.
 inline constexpr double kCommShare = 0.5;
+// ε is measured on launches onto an idle device (BubbleAnalysis::epsilon_ns) when the trace has at least this many;
+// with fewer, on every launched activity. Below 20, a few odd launches (a first launch that loads its module, a
+// clock step) move the median; a trace of a few steps of a small loop has 20.
+inline constexpr int64_t kMinIdleLaunchSamples = 20;
 
 struct BubbleTotals {
     int64_t step_ns = 0; // step time; in sums over devices or steps, the sum of each device's step time
@@ -66,10 +70,16 @@ struct DeviceBubbles {
 };
 
 struct BubbleAnalysis {
-    // Typical launch latency: the median of (activity start - end of the API call that launched it) over the
-    // activities joined to their call by correlation id, clamped at 0. Rule 2 ("dependency") uses it.
+    // Typical launch latency: the median of (activity start - end of the API call that launched it), clamped at 0,
+    // over the activities launched onto an idle device: their call ended after every activity that started before
+    // them on the same device had ended, so nothing queued ahead of them and start - call end is the launch
+    // latency alone. With fewer than kMinIdleLaunchSamples of those, over every activity joined to its call by
+    // correlation id (epsilon_from_idle_launches false), which includes queueing behind earlier work. Rule 2
+    // ("dependency") uses it.
     int64_t epsilon_ns = 0;
-    int64_t epsilon_samples = 0; // activities that were joined to their call
+    int64_t epsilon_samples = 0; // the activities the median was taken over
+    int64_t idle_launches = 0; // activities launched onto an idle device
+    bool epsilon_from_idle_launches = false; // false: too few idle launches, ε is over every launched activity
     // Rule 4 applies: the meta's world size is above 1 or the trace has communication kernels. Communication
     // kernels then count as idle time (they wait for other ranks), and the gaps they fill are `comm`.
     bool multi_rank = false;
