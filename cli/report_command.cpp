@@ -6,6 +6,7 @@
 #include "human_units.hpp"
 #include "rank_merge.hpp"
 #include "rank_summary_json.hpp"
+#include "report_csv.hpp"
 #include "report_figures.hpp"
 #include "report_ranks.hpp"
 #include "report_render.hpp"
@@ -33,6 +34,8 @@ namespace {
   fp8scope report run.sqlite --format md >> "$GITHUB_STEP_SUMMARY"
   fp8scope report run.sqlite --format html > fp8scope-report.html
   fp8scope report run.sqlite --format junit > fp8scope-report.xml
+  fp8scope report run.sqlite --format csv -o steps.csv
+  fp8scope report run.sqlite --format csv --table kernels --top 1000 > kernels.csv
   fp8scope report run.sqlite --color always | less -R
   fp8scope report run.sqlite --steps 10:20 --device 0
   fp8scope report run.sqlite --warmup 0 --step-pattern 'iter_\d+'
@@ -49,7 +52,9 @@ docs/cli.md. Traces with tensor statistics get a tensor-health section (NaN/Inf,
 with the most saturation or underflow or the least headroom, a per-site table). html is one self-contained
 file (inline SVG charts, no script, nothing fetched). junit has one testcase per analysis area (bubbles,
 syncs, launch, fp8_overhead), failed when the area has a recommendation, and tensor_health, failed by a
-NaN/Inf or a stale scale; report still exits 0 (use fp8scope check to gate CI). Text is coloured only on a terminal without NO_COLOR, or
+NaN/Inf or a stale scale; report still exits 0 (use fp8scope check to gate CI). csv is one table per run
+(RFC 4180, CRLF, a header row, numbers in the unit the column names: ns, ratio, share of 0..1): --table steps
+(the default; every step of every device), kernels (full names) or api, the last two --top N rows. Text is coloured only on a terminal without NO_COLOR, or
 with --color always.
 
 Several traces, or a directory (its *.sqlite files), are the per-rank traces of one job (same command line and
@@ -57,7 +62,7 @@ world size, distinct ranks; docs/analysis.md "Across ranks"), analysed together 
 fp8scope.ranks/1): per rank the steps, bubble ratio and idle causes (comm included); per step each rank's
 communication, exposed communication and wait, the slowest rank and its lead cause; the straggler waits per
 collective kind; the clock of each host and the residual; FP8 scale agreement. Traces of different jobs are
-exit code 3; md, html and junit read one trace only (exit code 2). Fewer ranks than the world size: a warning.
+exit code 3; md, html, junit and csv read one trace only (exit code 2). Fewer ranks than the world size: a warning.
 
 --merge reads per-rank JSON reports instead of traces (or a directory: its *.json files): the JSON of one trace
 ends with its rank_summary (schema fp8scope.rank_summary/2), so ranks can be analysed as independent jobs (an
@@ -69,7 +74,8 @@ Loading and analysis that take over a second show a progress bar on stderr when 
 terminal (not in pipes, files or CI logs); --no-progress turns it off.
 
 Exit codes: 0 ok, 2 usage error (also: --steps, --device or --warmup selecting nothing; the message names
-what the trace has; md, html or junit with several traces; a selection option with --merge), 3 unreadable or
+what the trace has; md, html, junit or csv with several traces; --table without --format csv; a selection
+option with --merge), 3 unreadable or
 invalid trace, a directory without *.sqlite (*.json with --merge), a bad per-rank JSON report, or traces that are
 not the ranks of one job (one line on stderr), 74 stdout cannot be written, 70 internal error.
 )";
@@ -161,10 +167,16 @@ std::optional<std::string> to_analysis_options(const ReportCliOptions& options, 
     return std::nullopt;
 }
 
-void add_format_options(CLI::App& command, ReportCliOptions& options)
+void add_format_options(CLI::App& command, ReportCliOptions& options, bool csv)
 {
-    command.add_option("--format", options.format, "Output format: text, json, md, html or junit")
-        ->check(CLI::IsMember({ "text", "json", "md", "html", "junit" }))
+    std::vector<std::string> formats { "text", "json", "md", "html", "junit" };
+    if (csv)
+        formats.push_back("csv");
+    command
+        .add_option("--format", options.format,
+            csv ? "Output format: text, json, md, html, junit, or csv (one table, --table)"
+                : "Output format: text, json, md, html or junit")
+        ->check(CLI::IsMember(formats))
         ->default_str("text");
     command
         .add_option("--color", options.color, "Colour in text output: auto (a terminal, NO_COLOR unset), always, never")
@@ -178,7 +190,13 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
         "Diagnose a trace: steps, bubbles and their causes, syncs, "
         "launch statistics, FP8 overhead, tensor health");
     add_analysis_options(*report, options);
-    add_format_options(*report, options);
+    add_format_options(*report, options, true);
+    report
+        ->add_option("--table", options.table,
+            "The table --format csv writes: steps (every step of every device, not collapsed; the default), kernels "
+            "(the top-kernels table, full names) or api (the CUDA API table); --top N rows of the last two. Only with "
+            "--format csv")
+        ->check(CLI::IsMember(std::vector<std::string>(kCsvTables.begin(), kCsvTables.end())));
     report
         ->add_option("--top", options.top,
             "Rows of the top-kernels and CUDA API tables (whole trace, most time first; default 10, 0 hides the rows)")
@@ -351,6 +369,10 @@ int run_report(const ReportCliOptions& given)
     if (given.merge)
         if (const auto problem = merge_usage_problem(given))
             return usage_error("report", *problem);
+    // A table selector for a format that prints every table would be silently ignored: refuse it instead.
+    if (given.table && given.format != "csv")
+        return usage_error("report",
+            fmt::format("--table selects the table of --format csv; --format {} prints every table", given.format));
     int exit_code = kExitOk;
     const std::optional<std::vector<std::string>> paths
         = resolve_trace_args(given.trace_args, exit_code, given.merge ? ".json" : ".sqlite");
@@ -377,6 +399,9 @@ int run_report(const ReportCliOptions& given)
         return write_output(options.output, render_report_html(model, report, options.top));
     if (options.format == "junit")
         return write_output(options.output, render_report_junit(model, report));
+    if (options.format == "csv")
+        return write_output(
+            options.output, render_report_csv(model, report, options.table.value_or(kCsvTables[0]), options.top));
     return write_output(options.output, render_report_text(
         model, report,
         ReportTextStyle { .color = use_color(options.color, options.output), .top = options.top, .all_steps = options.all_steps }));

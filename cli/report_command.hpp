@@ -1,5 +1,5 @@
-// `fp8scope report TRACE [--format text|json|md|html|junit] [--color auto|always|never] [--steps A:B] [--device N]
-// [--warmup N] [--step-pattern RE]`: the diagnosis of one trace (docs/analysis.md), rendered.
+// `fp8scope report TRACE [--format text|json|md|html|junit|csv] [--table steps|kernels|api] [--color
+// auto|always|never] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]`: the diagnosis of one trace (docs/analysis.md), rendered.
 #pragma once
 
 #include <optional>
@@ -33,6 +33,7 @@ struct ReportCliOptions {
     size_t top = 10; // --top N: rows of the top-kernels and API tables (report only)
     bool all_steps = false; // --all-steps: every per-step row in text (report only)
     std::string output; // -o FILE: the output there instead of stdout (report, check, compare)
+    std::optional<std::string> table; // --table steps|kernels|api: the one table of --format csv (report only)
 };
 
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options);
@@ -44,8 +45,9 @@ void add_analysis_options(CLI::App& command, ReportCliOptions& options);
 // What is analysed (--steps, --device, --warmup, --step-pattern, --step-source): `report`, `check` and `compare`,
 // which applies them to both of its traces.
 void add_selection_options(CLI::App& command, ReportCliOptions& options);
-// --format text|json|md|html|junit and --color auto|always|never (`report` and `compare`).
-void add_format_options(CLI::App& command, ReportCliOptions& options);
+// --format text|json|md|html|junit (and csv when `csv`: `report`) and --color auto|always|never (`report` and
+// `compare`).
+void add_format_options(CLI::App& command, ReportCliOptions& options, bool csv = false);
 // Fills the analyzer's options from the command line's; a one-line usage error instead when one is bad.
 std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out);
 
