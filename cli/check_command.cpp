@@ -50,7 +50,9 @@ them: a gate that passes without data would vouch for numerics it never saw.
 does: --max-drift-sites N limits the tensor sites whose scaling drifts against the reference (the result names
 the first divergent site and its onset step), --max-loss-delta R the relative difference of the mean loss over
 the last common steps (1e-2 = 1%; DeepSeek-V3 reports below 0.25%). --ref alone applies both, with 0 drifting
-sites and 0.01. Two traces that cannot be compared (no tensor statistics, no common step) are exit code 3.
+sites and 0.01. Two traces whose drift and loss cannot be compared (no tensor statistics, different jobs, no
+common step, no site in common) are exit code 3: compare shows their performance alone, but a gate never
+passes on numerics it did not see.
 
 Several traces (or a directory of *.sqlite files) are the ranks of one job, analysed together as
 fp8scope report does: --max-bubble-ratio applies to the worst rank, --max-straggler-wait DURATION (with its
@@ -257,7 +259,8 @@ int run_check(const CheckCliOptions& given)
     std::optional<AnalysedTrace> analysed;
     std::optional<ComparedRuns> compared;
     if (comparing)
-        compared = load_and_compare(options.report, options.ref_path, options.loss_scalar, "check", exit_code);
+        compared = load_and_compare(
+            options.report, options.ref_path, options.loss_scalar, "check", CompareNeeds::Numerics, exit_code);
     else
         analysed = load_and_analyse(options.report, "check", exit_code);
     if (!analysed && !compared)

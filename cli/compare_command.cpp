@@ -19,6 +19,7 @@ constexpr const char* kCompareExamples = R"(Examples:
   fp8scope compare fp8.sqlite bf16.sqlite --format md >> "$GITHUB_STEP_SUMMARY"
   fp8scope compare fp8.sqlite bf16.sqlite --format html > fp8scope-compare.html
   fp8scope compare fp8.sqlite bf16.sqlite --steps 10:200 --loss-scalar train/loss
+  fp8scope compare samples/traces/h100-train-fp8.sqlite samples/traces/h100-train-bf16.sqlite   # performance only
   fp8scope check fp8.sqlite --ref bf16.sqlite --junit compare.xml
 
 RUN is the run under test (typically FP8), REF its reference (the same job in BF16), both recorded with tensor
@@ -27,15 +28,21 @@ ignored and operand roles normalised, and per site and common step the run's ama
 set against the reference's. A site drifts when a change-point test finds a lasting shift; the first divergent
 site is the earliest onset. The loss delta compares the mean of the loss scalar over the last common steps
 (threshold 1%, strict 0.25%), and the performance table sets GEMM time saved against FP8 bookkeeping added.
+The performance per step follows, as HTA's trace diff: step time, busy time and bubble ratio (medians), idle
+by cause, kernel time by class, and the kernels that appeared, vanished or changed most. Traces without tensor
+statistics (or of different jobs, with no common step or no site in common) are compared by performance alone:
+the first line says why drift and loss were not. When the collector's own GPU work is 2% of either run's step
+or more, a line says that recording inflated the difference, and by about how much.
 Definitions and thresholds: docs/analysis.md "Compare"; the JSON schema (fp8scope.compare/1) and the JUnit layout
 are in docs/cli.md. junit has two testcases, drift and loss_delta; compare still exits 0 whatever it finds (use
-fp8scope check --ref to gate CI). Text is coloured only on a terminal without NO_COLOR, or with --color always.
+fp8scope check --ref to gate CI, which refuses traces whose drift and loss cannot be compared). Text is
+coloured only on a terminal without NO_COLOR, or with --color always.
 Loading and analysis that take over a second show a progress bar on stderr when it is a terminal (not in pipes,
 files or CI logs); --no-progress turns it off.
 
 Exit codes: 0 ok, 2 usage error (also: --steps, --device or --warmup selecting nothing in either trace), 3 an
-unreadable or invalid trace, or two traces that cannot be compared (no tensor statistics, no common step, no
-site in common; one line on stderr), 74 stdout cannot be written, 70 internal error.
+unreadable or invalid trace, or a trace without analysed steps (one line on stderr), 74 stdout cannot be
+written, 70 internal error. A comparison of the performance alone is 0.
 )";
 
 } // namespace
@@ -44,7 +51,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options)
 {
     CLI::App* compare = app.add_subcommand("compare",
         "Compare an FP8 run with its reference (e.g. BF16): scaling "
-        "drift per tensor site, loss delta, performance");
+        "drift per tensor site, loss delta, performance per step");
     compare->add_option("RUN", options.report.trace_path, "The run under test (typically FP8): an fp8scope trace")
         ->required();
     compare->add_option("REF", options.ref_path, "Its reference (typically BF16): an fp8scope trace of the same job")
@@ -60,7 +67,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options)
 }
 
 std::optional<ComparedRuns> load_and_compare(const ReportCliOptions& options, const std::string& ref_path,
-    const std::string& loss_scalar, std::string_view command, int& exit_code)
+    const std::string& loss_scalar, std::string_view command, CompareNeeds needs, int& exit_code)
 {
     analyzer::CompareOptions compare_options;
     compare_options.loss_scalar = loss_scalar;
@@ -102,6 +109,12 @@ std::optional<ComparedRuns> load_and_compare(const ReportCliOptions& options, co
         return std::nullopt;
     }
     compared.result = std::move(std::get<analyzer::CompareResult>(outcome));
+    if (needs == CompareNeeds::Numerics && !compared.result.numerics_compared()) {
+        // A gate on drift and loss without them would pass on nothing: refused, as before the performance comparison.
+        print_error(compared.result.numerics_not_compared);
+        exit_code = kExitBadTrace;
+        return std::nullopt;
+    }
     return compared;
 }
 
@@ -109,7 +122,8 @@ int run_compare(const CompareCliOptions& options)
 {
     int exit_code = kExitOk;
     const std::optional<ComparedRuns> compared
-        = load_and_compare(options.report, options.ref_path, options.loss_scalar, "compare", exit_code);
+        = load_and_compare(options.report, options.ref_path, options.loss_scalar, "compare",
+            CompareNeeds::Performance, exit_code);
     if (!compared)
         return exit_code;
     const analyzer::CompareInput input = compared->input();

@@ -34,11 +34,16 @@ struct ComparedRuns {
     analyzer::CompareInput input() const { return { run.model, run.report, ref.model, ref.report }; }
 };
 
+// What the caller needs of the comparison: the performance alone (`compare`, which shows what it could compare), or
+// drift and loss too (`check --ref`, which gates on them).
+enum class CompareNeeds { Performance, Numerics };
+
 // What `compare` and `check --ref` do alike once the options are parsed: load both traces (kExitBadTrace after one
 // line when one cannot be read), analyse each with `options`' selection (kExitUsage when it leaves nothing in
 // either), and compare them; traces that cannot be compared are kExitBadTrace with the analyzer's reason on one
-// line. nullopt with `exit_code` set in each of those cases.
+// line, and so, with CompareNeeds::Numerics, are traces whose drift and loss cannot be compared. nullopt with
+// `exit_code` set in each of those cases.
 std::optional<ComparedRuns> load_and_compare(const ReportCliOptions& options, const std::string& ref_path,
-    const std::string& loss_scalar, std::string_view command, int& exit_code);
+    const std::string& loss_scalar, std::string_view command, CompareNeeds needs, int& exit_code);
 
 } // namespace fp8scope::cli

@@ -18,11 +18,6 @@ namespace {
 
 constexpr size_t kListedSteps = 10; // step numbers named in the alignment sentence
 
-std::string ns_text(double ns)
-{
-    return format_duration_ns(std::llround(ns));
-}
-
 // "30, 31", "none", or the first kListedSteps and how many there are.
 std::string step_list(const std::vector<int64_t>& steps)
 {
@@ -88,6 +83,8 @@ std::string as_is(std::string_view text)
 
 std::string drift_sentence(const CompareResult& result, Escape escape)
 {
+    if (!result.numerics_compared())
+        return "not compared: " + escape(result.numerics_not_compared);
     const size_t flagged = result.flagged.size();
     if (flagged == 0)
         return "no site drifts";
@@ -103,6 +100,8 @@ std::string drift_sentence(const CompareResult& result, Escape escape)
 
 std::string verdict_sentence(const CompareResult& result, Escape escape)
 {
+    if (!result.numerics_compared())
+        return escape(numerics_not_compared_sentence(result));
     const CompareVerdict verdict = default_compare_verdict(result);
     if (!result.flagged.empty())
         return "DRIFT: " + drift_sentence(result, escape);
@@ -244,14 +243,18 @@ std::vector<PerformanceRow> performance_rows(const PerformanceComparison& p)
     };
 }
 
-namespace {
+std::string ns_text(double ns)
+{
+    return format_duration_ns(std::llround(ns));
+}
 
-// "+21.409 ms", "-52.595 us", "0 ns".
 std::string signed_ns_text(double ns)
 {
     const std::string text = ns_text(ns);
     return std::llround(ns) > 0 ? "+" + text : text;
 }
+
+namespace {
 
 std::string share_text(double part_ns, double change_ns)
 {

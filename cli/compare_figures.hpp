@@ -35,11 +35,11 @@ std::string delta_percent(double relative_delta);
 // The identity Escape, for outputs that escape whole sentences themselves (JSON, XML attributes).
 std::string as_is(std::string_view text);
 
-// "3 sites drift; first divergent: LABEL from step 15 (evidence)", or "no site drifts".
+// "3 sites drift; first divergent: LABEL from step 15 (evidence)", "no site drifts", or "not compared: <why>".
 std::string drift_sentence(const analyzer::CompareResult& result, Escape escape);
 // The verdict, first line of every format: "FP8 run healthy against its reference: no site drifts; loss delta
 // 0.90% (threshold 1%, strict 0.25%)", "DRIFT: 3 sites drift; first divergent: LABEL from step 15 (evidence)", or
-// "LOSS DELTA: no site drifts, but ...".
+// "LOSS DELTA: no site drifts, but ...". Without a tensor comparison, numerics_not_compared_sentence().
 std::string verdict_sentence(const analyzer::CompareResult& result, Escape escape);
 // "loss delta 0.90% (scalar 'loss', means over the last 10 common steps; threshold 1%, strict 0.25%); largest
 // per-step delta 4.06% at step 9", or "no loss delta: <why>".
@@ -70,11 +70,42 @@ std::string compare_thresholds_sentence();
 // "PATH, written by PRODUCER; 28 steps from markers (...), 2 warm-up steps excluded", escaped.
 std::string trace_sentence(const analyzer::TraceModel& model, const analyzer::Report& report, Escape escape);
 
+// "21.409 ms", and signed: "+21.409 ms", "-52.595 us", "0 ns".
+std::string ns_text(double ns);
+std::string signed_ns_text(double ns);
+
 // The rows of the performance table, run beside reference: what, run, reference, and the difference or gain.
 struct PerformanceRow {
     std::string what, run, ref, change;
 };
 std::vector<PerformanceRow> performance_rows(const analyzer::PerformanceComparison& performance);
+
+// The performance per step (compare_performance_figures.cpp; docs/analysis.md "Compare", performance).
+// Text and Markdown list this many kernels per list; HTML and JSON every one the analyzer lists (kKernelChangesListed).
+inline constexpr size_t kListedKernelChangesText = 5;
+// "Drift and loss not compared: <the analyzer's reason>; performance only", or "" when they were compared.
+std::string numerics_not_compared_sentence(const analyzer::CompareResult& result);
+// Which steps the figures are over: "the 28 common steps", or "each trace's own analysed steps (30 and 10): no step
+// number in common".
+std::string performance_steps_text(const analyzer::PerformanceComparison& performance);
+// Step time, busy time and bubble ratio (medians), then idle by cause and GPU time by kernel class (means per step;
+// the causes and classes with time in either run), each with its change ("+34.860 ms (+207%)").
+std::vector<PerformanceRow> per_step_rows(const analyzer::PerformanceComparison& performance);
+// One kernel list of the diff, with its title ("Kernels that appeared (only in the run: 12 names, 1.234 ms per
+// step)") and a row per kernel: time per step in the run and the reference, the change, kernels per step, class.
+struct KernelListRow {
+    std::string name; // the full name (kernel_table.hpp)
+    std::string run, ref, change, run_count, ref_count, cls;
+};
+struct KernelList {
+    std::string id; // "appeared", "vanished", "changed"
+    std::string title;
+    std::vector<KernelListRow> rows; // as the analyzer lists them
+    size_t names = 0; // names in the list before the cut
+};
+std::vector<KernelList> kernel_lists(const analyzer::PerformanceComparison& performance);
+// "Recording inflated the difference: ..." when the collector's GPU time is notable (kRecordingNotableShare), else "".
+std::string recording_inflation_sentence(const analyzer::PerformanceComparison& performance);
 
 // FP8's price (docs/analysis.md "Compare"): the traced step change in its four parts (GEMM time, cast and amax/scale
 // kernels, the idle the extra launches add, the rest), then the change itself; each signed, with its share of the

@@ -6,6 +6,7 @@
 #include "html_page.hpp"
 #include "human_units.hpp"
 #include "report_figures.hpp"
+#include "report_tables.hpp"
 #include "svg_chart.hpp"
 #include "xml_escape.hpp"
 
@@ -46,6 +47,10 @@ std::string summary_table(const CompareResult& r)
     out += html_check_row("drift", drift_sentence(r, xml_escaped), !verdict.drift.passed);
     out += html_check_row("loss", loss_sentence(r.loss, xml_escaped), !verdict.loss.passed);
     out += html_check_row("steps", xml_escaped(alignment_sentence(r.alignment)), false);
+    if (const std::string recording = recording_inflation_sentence(r.performance); !recording.empty())
+        out += html_check_row("recording", xml_escaped(recording), true);
+    if (!r.numerics_compared())
+        return out + "</table>\n";
     out += html_check_row(amax_ratio_event_title(),
         compare_events_text(r.amax_ratio_events, r.first_amax_ratio_events, xml_escaped), false);
     out += html_check_row("stale scale against the reference",
@@ -124,15 +129,42 @@ std::string loss_section(const LossComparison& loss)
     return out + "</ul>\n";
 }
 
+std::string kernel_lists_html(const PerformanceComparison& p)
+{
+    std::string out;
+    for (const KernelList& list : kernel_lists(p)) {
+        out += "<h3>" + xml_escaped(list.title) + "</h3>\n";
+        if (list.rows.empty())
+            continue;
+        out += "<table>\n<tr><th>run</th><th>reference</th><th>change</th><th>per step, run</th>"
+               "<th>per step, reference</th><th>class</th><th>kernel</th></tr>\n";
+        for (const KernelListRow& k : list.rows)
+            out += "<tr>" + html_num(k.run) + html_num(k.ref) + html_num(k.change) + html_num(k.run_count)
+                + html_num(k.ref_count) + html_cell(k.cls)
+                + fmt::format("<td title=\"{}\"><code>{}</code></td></tr>\n", xml_escaped(k.name),
+                    xml_escaped(display_kernel_name(k.name)));
+        out += "</table>\n";
+    }
+    return out;
+}
+
 std::string performance_table(const PerformanceComparison& p)
 {
-    std::string out = "<h2>Performance</h2>\n<p class=\"note\">Per step, means over the common steps; GEMM "
-                      "time is FP8 and other GEMM kernels, bookkeeping the cast/quantize and amax/scale "
-                      "kernels.</p>\n<table>\n<tr><th></th><th>run</th><th>reference</th><th>difference</th></tr>\n";
+    const std::string steps = xml_escaped(performance_steps_text(p));
+    std::string out = "<h2>Performance</h2>\n<p class=\"note\">Per step, means over " + steps
+        + "; GEMM time is FP8 and other GEMM kernels, bookkeeping the cast/quantize and amax/scale kernels.</p>\n"
+          "<table>\n<tr><th></th><th>run</th><th>reference</th><th>difference</th></tr>\n";
     for (const PerformanceRow& row : performance_rows(p))
         out += fmt::format("<tr><th>{}</th>{}{}{}</tr>\n", xml_escaped(row.what), html_num(row.run), html_num(row.ref),
             html_cell(row.change));
-    out += "</table>\n<h3>FP8's price</h3>\n<p class=\"note\">Per step: the traced step change in four parts.</p>\n"
+    out += "</table>\n<h3>Per step</h3>\n<p class=\"note\">Over " + steps
+        + ": medians, then idle by cause and kernel time by class (means per step).</p>\n<table>\n<tr><th></th>"
+          "<th>run</th><th>reference</th><th>change</th></tr>\n";
+    for (const PerformanceRow& row : per_step_rows(p))
+        out += fmt::format("<tr><th>{}</th>{}{}{}</tr>\n", xml_escaped(row.what), html_num(row.run), html_num(row.ref),
+            html_num(row.change));
+    out += "</table>\n" + kernel_lists_html(p);
+    out += "<h3>FP8's price</h3>\n<p class=\"note\">Per step: the traced step change in four parts.</p>\n"
            "<table>\n<tr><th>part</th><th>per step</th><th>share of the change</th><th></th></tr>\n";
     for (const PriceRow& row : fp8_price_rows(p))
         out += fmt::format("<tr><th>{}</th>{}{}{}</tr>\n", xml_escaped(row.what), html_num(row.per_step),
@@ -156,6 +188,19 @@ std::string unmatched_list(std::string_view side, const std::vector<UnmatchedSit
     return out + "</ul>\n";
 }
 
+std::string sites_section(const CompareResult& r)
+{
+    std::string out = "<h2>Sites</h2>\n<p>" + xml_escaped(matching_sentence(r)) + "; "
+        + xml_escaped(role_normalisation_sentence(r))
+        + ".</p>\n<p>Scaling recipe of the run's FP8 sites: " + xml_escaped(recipe_sentence(r)) + ".</p>\n";
+    std::vector<size_t> all(r.sites.size());
+    for (size_t i = 0; i < all.size(); ++i)
+        all[i] = i;
+    out += fmt::format("<details>\n<summary>Matched sites ({}{})</summary>\n", all.size(), rows_note(all.size()))
+        + sites_table(r, all, false) + "</details>\n";
+    return out + unmatched_list("the run", r.run_unmatched) + unmatched_list("the reference", r.ref_unmatched);
+}
+
 } // namespace
 
 std::string render_compare_html(const CompareInput& input, const CompareResult& r)
@@ -172,17 +217,11 @@ std::string render_compare_html(const CompareInput& input, const CompareResult& 
             r.flagged.size(), rows_note(r.flagged.size()));
         out += divergence_chart(r) + sites_table(r, r.flagged, true);
     }
-    out += loss_section(r.loss) + performance_table(r.performance);
-    out += "<h2>Sites</h2>\n<p>" + xml_escaped(matching_sentence(r)) + "; "
-        + xml_escaped(role_normalisation_sentence(r))
-        + ".</p>\n<p>Scaling recipe of the run's FP8 sites: " + xml_escaped(recipe_sentence(r)) + ".</p>\n";
-    std::vector<size_t> all(r.sites.size());
-    for (size_t i = 0; i < all.size(); ++i)
-        all[i] = i;
-    out += fmt::format("<details>\n<summary>Matched sites ({}{})</summary>\n", all.size(), rows_note(all.size()))
-        + sites_table(r, all, false) + "</details>\n";
-    out += unmatched_list("the run", r.run_unmatched) + unmatched_list("the reference", r.ref_unmatched);
-    out += "<h2>Thresholds</h2>\n<p>" + xml_escaped(compare_thresholds_sentence()) + ".</p>\n";
+    if (r.numerics_compared())
+        out += loss_section(r.loss);
+    out += performance_table(r.performance);
+    if (r.numerics_compared())
+        out += sites_section(r) + "<h2>Thresholds</h2>\n<p>" + xml_escaped(compare_thresholds_sentence()) + ".</p>\n";
     return out + "<p class=\"note\">Written by fp8scope compare --format html.</p>\n" + std::string(kHtmlPageEnd);
 }
 

@@ -140,6 +140,48 @@ json loss_json(const LossComparison& l)
         { "sources", kLossThresholdSources } };
 }
 
+json side_json(const SideBySide& v)
+{
+    return { { "run", v.run }, { "ref", v.ref }, { "change", v.change() } };
+}
+
+json kernel_changes_json(const std::vector<KernelChange>& changes)
+{
+    json out = json::array();
+    for (const KernelChange& k : changes)
+        out.push_back({ { "name", k.name }, { "class", kernel_class_id(k.cls) }, { "time_ns", side_json(k.time_ns) },
+            { "count", side_json(k.count) } });
+    return out;
+}
+
+// The performance per step (compare_performance.hpp): medians, idle by cause, kernel classes, the kernel diff and
+// what recording added.
+void add_per_step_json(json& out, const PerformanceComparison& p)
+{
+    out["steps_basis"] = p.steps_basis == PerformanceSteps::Common ? "common" : "each_own";
+    out["per_step"] = { { "step_ns", side_json(p.step_median_ns) }, { "busy_ns", side_json(p.busy_median_ns) },
+        { "bubble_ratio", side_json(p.bubble_ratio_median) } };
+    json causes = json::object();
+    for (size_t c = 0; c < kBubbleCauseCount; ++c)
+        causes[bubble_cause_name(static_cast<BubbleCause>(c))] = side_json(p.idle_by_cause_ns[c]);
+    out["idle_by_cause_ns"] = std::move(causes);
+    json classes = json::object();
+    for (size_t c = 0; c < kKernelClassCount; ++c)
+        classes[std::string(kernel_class_id(static_cast<KernelClass>(c)))]
+            = { { "time_ns", side_json(p.class_time_ns[c]) }, { "count", side_json(p.class_count[c]) } };
+    out["kernel_classes"] = std::move(classes);
+    const KernelDiff& d = p.kernels;
+    out["kernels"] = { { "listed", kKernelChangesListed }, { "appeared_names", d.appeared_names },
+        { "vanished_names", d.vanished_names }, { "common_names", d.common_names }, { "appeared_ns", d.appeared_ns },
+        { "vanished_ns", d.vanished_ns }, { "appeared", kernel_changes_json(d.appeared) },
+        { "vanished", kernel_changes_json(d.vanished) }, { "changed", kernel_changes_json(d.changed) } };
+    const RecordingInflation& r = p.recording;
+    const std::string sentence = recording_inflation_sentence(p);
+    out["recording"] = { { "collector_ns", side_json(r.collector_ns) }, { "share", side_json(r.share) },
+        { "notable_share", kRecordingNotableShare }, { "notable", r.notable }, { "inflation_ns", r.inflation_ns },
+        { "sentence", sentence.empty() ? json(nullptr) : json(sentence) } };
+}
+
 json performance_json(const PerformanceComparison& p)
 {
     const auto run_json = [](const RunPerformance& r) -> json {
@@ -149,7 +191,7 @@ json performance_json(const PerformanceComparison& p)
             { "launch_idle_ns", r.launch_idle_ns }, { "graph_removable_ns", r.graph_removable_ns },
             { "busy_ns", r.busy_ns }, { "idle_ns", r.idle_ns }, { "recording_idle_ns", r.recording_idle_ns } };
     };
-    return { { "run", run_json(p.run) }, { "ref", run_json(p.ref) }, { "gemm_saved_ns", p.gemm_saved_ns },
+    json out = { { "run", run_json(p.run) }, { "ref", run_json(p.ref) }, { "gemm_saved_ns", p.gemm_saved_ns },
         { "bookkeeping_added_ns", p.bookkeeping_added_ns }, { "net_gain_ns", p.net_gain_ns },
         { "step_change_ns", p.step_change_ns }, { "launch_idle_added_ns", p.launch_idle_added_ns },
         { "rest_ns", p.rest_ns }, { "other_kernels_added_ns", p.other_kernels_added_ns },
@@ -159,6 +201,8 @@ json performance_json(const PerformanceComparison& p)
         { "recovery",
             { { "cuda_graphs_ns", p.graphs_recover_ns }, { "fused_casts_ns", p.fused_casts_recover_ns },
                 { "torch_compile_up_to_ns", p.compile_recovers_up_to_ns } } } };
+    add_per_step_json(out, p);
+    return out;
 }
 
 } // namespace
@@ -171,6 +215,9 @@ json render_compare_json(const CompareInput& input, const CompareResult& r)
     return {
         { "schema", kCompareJsonSchema },
         { "verdict", { { "healthy", default_compare_verdict(r).healthy() }, { "text", verdict_sentence(r, as_is) } } },
+        { "numerics",
+            { { "compared", r.numerics_compared() },
+                { "not_compared", r.numerics_compared() ? json(nullptr) : json(r.numerics_not_compared) } } },
         { "run", trace_json(input.run_model, input.run_report) },
         { "ref", trace_json(input.ref_model, input.ref_report) },
         { "thresholds", thresholds_json() },

@@ -51,6 +51,18 @@ std::string properties(const CompareInput& input, const CompareResult& r)
     property(out, "launch_idle_added_ns", fmt::format("{:.0f}", r.performance.launch_idle_added_ns));
     property(out, "fp8_price_explained_share",
         r.performance.explained_share ? fmt::format("{:.4f}", *r.performance.explained_share) : "");
+    // The performance per step (compare_performance.hpp), which needs no tensor statistics.
+    const PerformanceComparison& p = r.performance;
+    property(out, "numerics_compared", r.numerics_compared() ? "true" : "false");
+    if (!r.numerics_compared())
+        property(out, "numerics_not_compared", r.numerics_not_compared);
+    property(out, "run_step_median_ns", fmt::format("{:.0f}", p.step_median_ns.run));
+    property(out, "ref_step_median_ns", fmt::format("{:.0f}", p.step_median_ns.ref));
+    property(out, "run_bubble_ratio_median", fmt::format("{:.4f}", p.bubble_ratio_median.run));
+    property(out, "ref_bubble_ratio_median", fmt::format("{:.4f}", p.bubble_ratio_median.ref));
+    property(out, "kernels_appeared", fmt::to_string(p.kernels.appeared_names));
+    property(out, "kernels_vanished", fmt::to_string(p.kernels.vanished_names));
+    property(out, "recording_inflation_ns", p.recording.notable ? fmt::format("{:.0f}", p.recording.inflation_ns) : "");
     property(out, "thresholds", compare_thresholds_sentence());
     return out + "    </properties>\n";
 }
@@ -78,6 +90,8 @@ std::string testcase(std::string_view area, std::string_view name, bool passed, 
 
 std::vector<std::string> drift_details(const CompareResult& r)
 {
+    if (!r.numerics_compared())
+        return { numerics_not_compared_sentence(r), alignment_sentence(r.alignment) };
     std::vector<std::string> lines { matching_sentence(r), alignment_sentence(r.alignment) };
     for (size_t k = 0; k < r.flagged.size() && k < kListedCompareSites; ++k) {
         const CompareSite& s = r.sites.at(r.flagged[k]);

@@ -5,9 +5,12 @@
 #include "compare_figures.hpp"
 #include "human_units.hpp"
 #include "report_figures.hpp"
+#include "report_tables.hpp"
 #include "xml_escape.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace fp8scope::cli {
 
@@ -63,6 +66,45 @@ std::string unmatched_list(std::string_view side, const std::vector<UnmatchedSit
     return out;
 }
 
+std::string performance_markdown(const PerformanceComparison& p)
+{
+    const std::string steps = performance_steps_text(p);
+    std::string out = fmt::format("\n### Performance (per step, means over {})\n\n| | run | reference | difference "
+                                  "|\n|---|---|---|---|\n",
+        steps);
+    for (const PerformanceRow& row : performance_rows(p))
+        out += fmt::format("| {} | {} | {} | {} |\n", row.what, row.run, row.ref, row.change);
+    out += fmt::format("\n### Per step over {}: medians, then idle by cause and kernel time by class\n\n| | run | "
+                       "reference | change |\n|---|---|---|---|\n",
+        steps);
+    for (const PerformanceRow& row : per_step_rows(p))
+        out += fmt::format("| {} | {} | {} | {} |\n", row.what, row.run, row.ref, row.change);
+    for (const KernelList& list : kernel_lists(p)) {
+        out += fmt::format("\n#### {}\n", list.title);
+        if (list.rows.empty())
+            continue;
+        out += "\n| run | reference | change | per step, run | per step, reference | class | kernel |\n"
+               "|---|---|---|---|---|---|---|\n";
+        for (size_t i = 0; i < list.rows.size() && i < kListedKernelChangesText; ++i) {
+            const KernelListRow& k = list.rows[i];
+            out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", k.run, k.ref, k.change, k.run_count,
+                k.ref_count, k.cls, cell_code(display_kernel_name(k.name)));
+        }
+        if (list.names > kListedKernelChangesText)
+            out += fmt::format("\n{} more; the JSON output lists {}.\n", list.names - kListedKernelChangesText,
+                std::min(list.names, kKernelChangesListed));
+    }
+    out += "\n### FP8's price (per step: the traced step change in four parts)\n\n| part | per step | share of the "
+           "change | |\n|---|---|---|---|\n";
+    for (const PriceRow& row : fp8_price_rows(p))
+        out += fmt::format("| {} | {} | {} | {} |\n", row.what, row.per_step, row.share, markdown_escaped(row.note));
+    out += fmt::format("\n{}; {}.\n\nWhat would win it back, per step:\n\n", markdown_escaped(fp8_price_sentence(p)),
+        markdown_escaped(recording_cost_sentence(p)));
+    for (const RecoveryRow& row : fp8_recovery_rows(p))
+        out += fmt::format("- {}: {} ({})\n", row.fix, row.recovers, markdown_escaped(row.how));
+    return out;
+}
+
 } // namespace
 
 std::string render_compare_markdown(const CompareInput& input, const CompareResult& r)
@@ -71,30 +113,27 @@ std::string render_compare_markdown(const CompareInput& input, const CompareResu
         markdown_code(input.run_model.path, MarkdownPlace::Text),
         markdown_code(input.ref_model.path, MarkdownPlace::Text));
     out += fmt::format("**{}**\n\n", verdict_sentence(r, markdown_escaped));
-    out += fmt::format("Loss: {}.\n\n", loss_sentence(r.loss, markdown_escaped));
+    if (r.numerics_compared())
+        out += fmt::format("Loss: {}.\n\n", loss_sentence(r.loss, markdown_escaped));
     out += traces_table(input);
     out += fmt::format("\nSteps: {}.\n", alignment_sentence(r.alignment));
     for (const auto* report : { &input.run_report, &input.ref_report })
         for (const std::string& warning : recording_warnings(report->recording))
             out += fmt::format("\n**Warning** ({}): {}.\n", report == &input.run_report ? "run" : "reference",
                 markdown_escaped(warning));
-    out += flagged_table(r);
-    out += fmt::format("\n### Scaling events against the reference\n\n- {}: {}\n- stale scale (the reference's amax "
-                       "beyond the run's scale): {}\n",
-        amax_ratio_event_title(), compare_events_text(r.amax_ratio_events, r.first_amax_ratio_events, markdown_escaped),
-        compare_events_text(r.stale_scale_events, r.first_stale_scale_events, markdown_escaped));
-    out += "\n### Performance (per step, means over the common steps)\n\n| | run | reference | difference |\n"
-           "|---|---|---|---|\n";
-    for (const PerformanceRow& row : performance_rows(r.performance))
-        out += fmt::format("| {} | {} | {} | {} |\n", row.what, row.run, row.ref, row.change);
-    out += "\n### FP8's price (per step: the traced step change in four parts)\n\n| part | per step | share of the "
-           "change | |\n|---|---|---|---|\n";
-    for (const PriceRow& row : fp8_price_rows(r.performance))
-        out += fmt::format("| {} | {} | {} | {} |\n", row.what, row.per_step, row.share, markdown_escaped(row.note));
-    out += fmt::format("\n{}; {}.\n\nWhat would win it back, per step:\n\n",
-        markdown_escaped(fp8_price_sentence(r.performance)), markdown_escaped(recording_cost_sentence(r.performance)));
-    for (const RecoveryRow& row : fp8_recovery_rows(r.performance))
-        out += fmt::format("- {}: {} ({})\n", row.fix, row.recovers, markdown_escaped(row.how));
+    if (const std::string recording = recording_inflation_sentence(r.performance); !recording.empty())
+        out += fmt::format("\n**{}.**\n", markdown_escaped(recording));
+    if (r.numerics_compared()) {
+        out += flagged_table(r);
+        out += fmt::format("\n### Scaling events against the reference\n\n- {}: {}\n- stale scale (the reference's "
+                           "amax beyond the run's scale): {}\n",
+            amax_ratio_event_title(),
+            compare_events_text(r.amax_ratio_events, r.first_amax_ratio_events, markdown_escaped),
+            compare_events_text(r.stale_scale_events, r.first_stale_scale_events, markdown_escaped));
+    }
+    out += performance_markdown(r.performance);
+    if (!r.numerics_compared())
+        return out;
     out += fmt::format("\nScaling recipe of the run's FP8 sites: {}.\n", recipe_sentence(r));
     out += fmt::format("\n### Sites\n\n{}; {}.\n", matching_sentence(r), role_normalisation_sentence(r));
     out += unmatched_list("the run", r.run_unmatched);

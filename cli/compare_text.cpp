@@ -1,14 +1,18 @@
 // `fp8scope compare` as text for a terminal or a log: the verdict first, then the traces and their common steps,
-// the drifting sites with their evidence, the scaling events, the performance side by side, the scaling
-// recipes, the site matching and the thresholds. Strings from the traces are shown with printable().
+// what recording added when notable, the drifting sites with their evidence, the scaling events, the performance
+// side by side (per step, the kernel diff, FP8's price), the scaling recipes, the site matching and the thresholds.
+// Without a tensor comparison, the verdict says why and the performance follows alone. Strings from the traces are shown with printable().
 #include "compare_render.hpp"
 
 #include "compare_figures.hpp"
 #include "human_units.hpp"
 #include "report_figures.hpp"
+#include "report_tables.hpp"
 #include "text_paint.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace fp8scope::cli {
 
@@ -45,10 +49,30 @@ void flagged_text(std::string& out, const CompareResult& r, const Paint& paint)
 
 void performance_text(std::string& out, const PerformanceComparison& p, const Paint& paint)
 {
-    heading_line(out, paint, "Performance (per step, means over the common steps)");
+    const std::string steps = performance_steps_text(p);
+    heading_line(out, paint, fmt::format("Performance (per step, means over {})", steps));
     out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", "", "run", "reference", "difference");
     for (const PerformanceRow& row : performance_rows(p))
         out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", row.what, row.run, row.ref, row.change);
+    heading_line(out, paint, fmt::format("Per step over {}: medians, then idle by cause and kernel time by class", steps));
+    out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", "", "run", "reference", "change");
+    for (const PerformanceRow& row : per_step_rows(p))
+        out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", row.what, row.run, row.ref, row.change);
+    for (const KernelList& list : kernel_lists(p)) {
+        heading_line(out, paint, list.title);
+        if (list.rows.empty())
+            continue;
+        out += fmt::format("  {:>11} {:>11} {:>18} {:>9} {:>9}  {:<13} {}\n", "run", "reference", "change",
+            "count run", "count ref", "class", "name");
+        for (size_t i = 0; i < list.rows.size() && i < kListedKernelChangesText; ++i) {
+            const KernelListRow& k = list.rows[i];
+            out += fmt::format("  {:>11} {:>11} {:>18} {:>9} {:>9}  {:<13} {}\n", k.run, k.ref, k.change, k.run_count,
+                k.ref_count, k.cls, display_kernel_name(k.name));
+        }
+        if (list.names > kListedKernelChangesText)
+            out += fmt::format("  … and {} more (--format json lists {})\n", list.names - kListedKernelChangesText,
+                std::min(list.names, kKernelChangesListed));
+    }
     heading_line(out, paint, "FP8's price (per step: the traced step change in four parts)");
     for (const PriceRow& row : fp8_price_rows(p))
         out += fmt::format("  {:<30} {:>12} {:>5}  {}\n", row.what, row.per_step, row.share, row.note);
@@ -79,20 +103,27 @@ std::string render_compare_text(const CompareInput& input, const CompareResult& 
         + "\n";
     const std::string verdict = verdict_sentence(r, printable);
     out += (default_compare_verdict(r).healthy() ? paint.good(verdict) : paint.warning(verdict)) + "\n";
-    out += fmt::format("Loss: {}\n", loss_sentence(r.loss, printable));
+    if (r.numerics_compared())
+        out += fmt::format("Loss: {}\n", loss_sentence(r.loss, printable));
     trace_lines(out, "Run:", input.run_model, input.run_report, paint);
     trace_lines(out, "Reference:", input.ref_model, input.ref_report, paint);
     out += fmt::format("Steps: {}\n", alignment_sentence(r.alignment));
+    if (const std::string recording = recording_inflation_sentence(r.performance); !recording.empty())
+        out += paint.warning(recording) + "\n";
 
-    flagged_text(out, r, paint);
-    heading_line(out, paint, "Scaling events against the reference (all matched sites, common steps)");
-    out += fmt::format("  {:<24} {}\n", amax_ratio_event_title(),
-        compare_events_text(r.amax_ratio_events, r.first_amax_ratio_events, printable));
-    out += fmt::format("  stale scale              {}\n",
-        compare_events_text(r.stale_scale_events, r.first_stale_scale_events, printable));
-    out += "  (stale: the reference's amax is beyond the run's scale; values in bits)\n";
+    if (r.numerics_compared()) {
+        flagged_text(out, r, paint);
+        heading_line(out, paint, "Scaling events against the reference (all matched sites, common steps)");
+        out += fmt::format("  {:<24} {}\n", amax_ratio_event_title(),
+            compare_events_text(r.amax_ratio_events, r.first_amax_ratio_events, printable));
+        out += fmt::format("  stale scale              {}\n",
+            compare_events_text(r.stale_scale_events, r.first_stale_scale_events, printable));
+        out += "  (stale: the reference's amax is beyond the run's scale; values in bits)\n";
+    }
 
     performance_text(out, r.performance, paint);
+    if (!r.numerics_compared())
+        return out;
     heading_line(out, paint, "Scaling recipe of the run's FP8 sites");
     out += fmt::format("  {}\n", recipe_sentence(r));
 

@@ -1,5 +1,6 @@
 // Compare a run with its reference (compare.hpp; docs/analysis.md "Compare"): refusals, step alignment, the matched
-// sites with their drift, the loss delta and the performance side by side.
+// sites with their drift and the loss delta, or why they cannot be compared, and the performance side by side
+// (compare_performance.cpp).
 #include "fp8scope/analyzer/compare.hpp"
 
 #include "compare_detail.hpp"
@@ -158,103 +159,6 @@ LossComparison compare_loss(const CompareInput& in, const std::string& name, con
     return loss;
 }
 
-// Idle of the common steps' bubbles in which the collector's own work started on the bubble's device.
-int64_t recording_idle(const TraceModel& model, const Report& report, const std::set<int64_t>& common)
-{
-    std::map<uint32_t, std::vector<int64_t>> starts; // the collector's activity starts per device, ascending
-    const CollectorWorkTable& work = model.collector_work;
-    for (size_t i = 0; i < work.size(); ++i)
-        starts[work.device_id[i]].push_back(work.start_ns[i]);
-    for (auto& [device, times] : starts)
-        std::ranges::sort(times);
-    int64_t idle = 0;
-    for (const Bubble& b : report.bubbles.bubbles) {
-        const auto found = starts.find(b.device_id);
-        if (found == starts.end() || !common.contains(b.step_index) || (report.device && b.device_id != *report.device))
-            continue;
-        const auto first = std::ranges::lower_bound(found->second, b.start_ns);
-        if (first != found->second.end() && *first < b.end_ns)
-            idle += b.end_ns - b.start_ns;
-    }
-    return idle;
-}
-
-RunPerformance performance_of(const TraceModel& model, const Report& report, const std::set<int64_t>& common)
-{
-    RunPerformance p;
-    int64_t step_ns = 0, idle_ns = 0, bubble_step_ns = 0, kernels = 0, gemm = 0, fp8_gemm = 0, bookkeeping = 0;
-    int64_t other_kernels = 0, busy = 0, launch_idle = 0, graph_removable = 0;
-    for (const StepInterval& s : report.steps.steps)
-        if (common.contains(s.index)) {
-            ++p.steps;
-            step_ns += s.end_ns - s.start_ns;
-        }
-    // The devices of the report's totals, as bubbles_per_step() counts them; read here per device, since the launch
-    // idle needs each row's host idle inside the step's launches.
-    for (const DeviceStepBubbles& d : report.bubbles.per_device_step)
-        if (common.contains(d.step_index) && (!report.device || d.device_id == *report.device)) {
-            const BubbleTotals& t = d.totals;
-            idle_ns += t.idle_ns;
-            bubble_step_ns += t.step_ns;
-            busy += t.busy_ns;
-            launch_idle += t.cause_ns[static_cast<size_t>(BubbleCause::Launch)] + t.host_in_launches_ns;
-            graph_removable += t.graph_removable_ns + t.host_in_launches_ns;
-        }
-    const auto time
-        = [](const StepKernelClasses& s, KernelClass c) { return s.by_class[static_cast<size_t>(c)].time_ns; };
-    for (const StepKernelClasses& s : report.kernel_classes.steps)
-        if (common.contains(s.step_index)) {
-            kernels += s.total.count;
-            fp8_gemm += time(s, KernelClass::Fp8Gemm);
-            gemm += time(s, KernelClass::Fp8Gemm) + time(s, KernelClass::OtherGemm);
-            bookkeeping += time(s, KernelClass::Cast) + time(s, KernelClass::AmaxScale);
-            other_kernels += time(s, KernelClass::Communication) + time(s, KernelClass::Other);
-        }
-    if (p.steps == 0)
-        return p;
-    const auto per_step = [&](int64_t v) { return static_cast<double>(v) / static_cast<double>(p.steps); };
-    p.step_ns = per_step(step_ns);
-    p.bubble_ratio = bubble_step_ns > 0 ? static_cast<double>(idle_ns) / static_cast<double>(bubble_step_ns) : 0;
-    p.kernels_per_step = per_step(kernels);
-    p.gemm_ns = per_step(gemm);
-    p.fp8_gemm_ns = per_step(fp8_gemm);
-    p.bookkeeping_ns = per_step(bookkeeping);
-    p.other_kernel_ns = per_step(other_kernels);
-    p.launch_idle_ns = per_step(launch_idle);
-    p.graph_removable_ns = per_step(graph_removable);
-    p.busy_ns = per_step(busy);
-    p.idle_ns = per_step(idle_ns);
-    p.recording_idle_ns = per_step(recording_idle(model, report, common));
-    return p;
-}
-
-// FP8's price (issue 25 item 4): the traced step change split into GEMM time, bookkeeping kernel time, the idle the
-// extra launches add and the rest, and what would win each back. The launch part is the change in the idle the trace
-// charges to launches (`launch`, and `host` inside the step's launches: the framework's dispatch between them),
-// measured gap by gap, rather than kernels added x a cost per launch: a launch costs the host's dispatch of its op,
-// not the launch call's few microseconds, and hides entirely behind a long kernel.
-void price_fp8(PerformanceComparison& perf)
-{
-    const RunPerformance &run = perf.run, &ref = perf.ref;
-    perf.gemm_saved_ns = ref.gemm_ns - run.gemm_ns;
-    perf.bookkeeping_added_ns = run.bookkeeping_ns - ref.bookkeeping_ns;
-    perf.net_gain_ns = perf.gemm_saved_ns - perf.bookkeeping_added_ns;
-    perf.step_change_ns = run.step_ns - ref.step_ns;
-    perf.launch_idle_added_ns = run.launch_idle_ns - ref.launch_idle_ns;
-    perf.other_kernels_added_ns = run.other_kernel_ns - ref.other_kernel_ns;
-    perf.kernels_added_per_step = run.kernels_per_step - ref.kernels_per_step;
-    perf.recording_idle_added_ns = run.recording_idle_ns - ref.recording_idle_ns;
-    perf.untraced_change_estimate_ns = perf.step_change_ns - perf.recording_idle_added_ns;
-    const double explained = -perf.gemm_saved_ns + perf.bookkeeping_added_ns + perf.launch_idle_added_ns;
-    perf.rest_ns = perf.step_change_ns - explained;
-    if (perf.step_change_ns != 0)
-        perf.explained_share = explained / perf.step_change_ns;
-    perf.graphs_recover_ns = std::max(0.0, run.graph_removable_ns - ref.graph_removable_ns);
-    perf.fused_casts_recover_ns = std::max(0.0, perf.bookkeeping_added_ns);
-    perf.compile_recovers_up_to_ns = std::max(0.0, perf.launch_idle_added_ns) + perf.fused_casts_recover_ns
-        + std::max(0.0, perf.other_kernels_added_ns);
-}
-
 std::string with_logical_role(std::string label, const std::optional<std::string>& role)
 {
     if (role)
@@ -262,29 +166,33 @@ std::string with_logical_role(std::string label, const std::optional<std::string
     return label;
 }
 
-} // namespace
-
-std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in, const CompareOptions& options)
+// Why drift and loss cannot be compared before the sites are read, or "".
+std::string numerics_precondition(const CompareInput& in, const StepAlignment& alignment)
 {
-    for (const auto& [model, which] : { std::pair { &in.run_model, "run" }, std::pair { &in.ref_model, "reference" } })
-        if (model->tensor_stats.empty())
-            return CompareRefusal { fmt::format(
-                "the {} '{}' has no tensor statistics: record it with `fp8scope record` "
-                "(GEMM statistics are on by default) so that sites can be compared",
-                which, model->path) };
+    const bool run_stats = !in.run_model.tensor_stats.empty(), ref_stats = !in.ref_model.tensor_stats.empty();
+    if (!run_stats && !ref_stats)
+        return fmt::format("neither the run '{}' nor the reference '{}' has tensor statistics: record them with "
+                           "`fp8scope record` (GEMM statistics are on by default) so that sites can be compared",
+            in.run_model.path, in.ref_model.path);
+    if (!run_stats || !ref_stats)
+        return fmt::format("the {} '{}' has no tensor statistics: record it with `fp8scope record` "
+                           "(GEMM statistics are on by default) so that sites can be compared",
+            run_stats ? "reference" : "run", run_stats ? in.ref_model.path : in.run_model.path);
     const std::string run_program = program_of(in.run_model.meta.command_line);
     const std::string ref_program = program_of(in.ref_model.meta.command_line);
     if (!run_program.empty() && !ref_program.empty() && run_program != ref_program)
-        return CompareRefusal { fmt::format(
-            "the traces are of different jobs: the run ran '{}', the reference '{}'", run_program, ref_program) };
+        return fmt::format(
+            "the traces are of different jobs: the run ran '{}', the reference '{}'", run_program, ref_program);
+    if (alignment.common.empty())
+        return fmt::format(
+            "no common step: the run has {}, the reference {}", step_range(in.run_report), step_range(in.ref_report));
+    return {};
+}
 
-    CompareResult result;
-    result.alignment = align(in.run_report, in.ref_report);
-    if (result.alignment.common.empty())
-        return CompareRefusal { fmt::format(
-            "no common step: the run has {}, the reference {}", step_range(in.run_report), step_range(in.ref_report)) };
-    const std::set<int64_t> common(result.alignment.common.begin(), result.alignment.common.end());
-
+// Matches the sites, tests them for drift and compares the loss, into `result`; returns why it could not, or "".
+std::string compare_numerics(
+    const CompareInput& in, const CompareOptions& options, const std::set<int64_t>& common, CompareResult& result)
+{
     auto keep_common = [&](detail::SiteSamples samples) {
         for (auto& [site, steps] : samples)
             std::erase_if(steps, [&](const auto& entry) { return !common.contains(entry.first); });
@@ -296,14 +204,13 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
     const detail::SiteSamples ref_samples
         = keep_common(detail::collect_site_samples(in.ref_model, in.ref_report.steps));
     if (run_samples.empty() || ref_samples.empty())
-        return CompareRefusal { fmt::format("the {} has no tensor statistics in the common steps {}..{}",
-            run_samples.empty() ? "run" : "reference", result.alignment.common.front(),
-            result.alignment.common.back()) };
+        return fmt::format("the {} has no tensor statistics in the common steps {}..{}",
+            run_samples.empty() ? "run" : "reference", result.alignment.common.front(), result.alignment.common.back());
     detail::SiteMatching matching = detail::match_sites(in.run_model, run_samples, in.ref_model, ref_samples);
     if (matching.pairs.empty())
-        return CompareRefusal { fmt::format("no tensor site in common: the run has {} site(s) with samples, the "
-                                            "reference {}, and none has the same NVTX path, shape and operand",
-            run_samples.size(), ref_samples.size()) };
+        return fmt::format("no tensor site in common: the run has {} site(s) with samples, the reference {}, and none "
+                           "has the same NVTX path, shape and operand",
+            run_samples.size(), ref_samples.size());
     result.run_unmatched = std::move(matching.run_unmatched);
     result.ref_unmatched = std::move(matching.ref_unmatched);
 
@@ -397,10 +304,51 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
     first_events(stale_events, result.first_stale_scale_events);
 
     result.loss = compare_loss(in, options.loss_scalar, common);
-    PerformanceComparison& perf = result.performance;
-    perf.run = performance_of(in.run_model, in.run_report, common);
-    perf.ref = performance_of(in.ref_model, in.ref_report, common);
-    price_fp8(perf);
+    return {};
+}
+
+std::set<int64_t> all_steps(const Report& report)
+{
+    std::set<int64_t> out;
+    for (const StepInterval& s : report.steps.steps)
+        out.insert(s.index);
+    return out;
+}
+
+} // namespace
+
+std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in, const CompareOptions& options)
+{
+    // Without a step there is no per-step figure of either kind.
+    for (const auto& [model, report, which] : { std::tuple { &in.run_model, &in.run_report, "run" },
+             std::tuple { &in.ref_model, &in.ref_report, "reference" } })
+        if (report->steps.steps.empty())
+            return CompareRefusal { fmt::format("the {} '{}' has no analysed step: {}", which, model->path,
+                report->selection.empty.empty() ? std::string("no GPU activity to compare") : report->selection.empty) };
+
+    CompareResult result;
+    result.alignment = align(in.run_report, in.ref_report);
+    const std::set<int64_t> common(result.alignment.common.begin(), result.alignment.common.end());
+    if (!common.empty())
+        result.performance = detail::compare_performance(in, common, common);
+    else {
+        result.performance = detail::compare_performance(in, all_steps(in.run_report), all_steps(in.ref_report));
+        result.performance.steps_basis = PerformanceSteps::EachOwn;
+    }
+
+    result.numerics_not_compared = numerics_precondition(in, result.alignment);
+    if (result.numerics_compared())
+        result.numerics_not_compared = compare_numerics(in, options, common, result);
+    if (!result.numerics_compared()) {
+        // Whatever the site matching had found is dropped: drift and loss are not compared, the reason says why.
+        CompareResult numerics_free;
+        numerics_free.alignment = std::move(result.alignment);
+        numerics_free.performance = std::move(result.performance);
+        numerics_free.numerics_not_compared = std::move(result.numerics_not_compared);
+        numerics_free.loss.scalar = options.loss_scalar;
+        numerics_free.loss.unavailable = numerics_free.numerics_not_compared;
+        return numerics_free;
+    }
     return result;
 }
 
@@ -440,7 +388,10 @@ std::vector<BudgetResult> evaluate_compare_budgets(const CompareResult& result, 
         r.value = static_cast<double>(result.flagged.size());
         r.worst_value = r.value;
         r.passed = r.value <= r.limit;
-        if (result.first_divergent) {
+        if (!result.numerics_compared()) {
+            r.passed = false; // no site was seen, so none can be vouched for
+            r.unavailable = result.numerics_not_compared;
+        } else if (result.first_divergent) {
             const CompareSite& first = result.sites[*result.first_divergent];
             r.worst_step = first.onset_step;
             r.where = fmt::format("first divergent: {} from step {}", first.label, first.onset_step.value_or(0));

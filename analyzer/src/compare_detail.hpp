@@ -1,5 +1,6 @@
-// The parts of compare (compare.hpp) that its three files share: site matching and per-step figures
-// (compare_sites.cpp), the change-point test (compare_drift.cpp), and the assembly (compare.cpp).
+// The parts of compare (compare.hpp) that its files share: site matching and per-step figures (compare_sites.cpp),
+// the change-point test (compare_drift.cpp), the performance (compare_performance.cpp), and the assembly
+// (compare.cpp).
 #pragma once
 
 #include "fp8scope/analyzer/compare.hpp"
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,5 +88,9 @@ std::optional<DriftEvidence> climb_onset(const std::string& series, const std::v
 
 // Runs change_point over a site's series and fills site.drift and site.onset_step.
 void detect_drift(CompareSite& site);
+
+// Both runs' performance (compare_performance.hpp), each over the given step indices of its report.
+PerformanceComparison compare_performance(
+    const CompareInput& input, const std::set<int64_t>& run_steps, const std::set<int64_t>& ref_steps);
 
 } // namespace fp8scope::analyzer::detail

@@ -87,7 +87,13 @@ QString compare_into(Session& session)
     if (auto* refusal = std::get_if<analyzer::CompareRefusal>(&outcome))
         return u"%1 cannot be compared with %2: %3"_s.arg(to_qstring(session.ref->model.path),
             to_qstring(session.run->model.path), to_qstring(refusal->message));
-    session.compare = std::move(std::get<analyzer::CompareResult>(outcome));
+    auto& result = std::get<analyzer::CompareResult>(outcome);
+    // The compare dashboard shows drift and loss: without them (no tensor statistics, no site in common) the viewer
+    // refuses as before; `fp8scope compare` shows the performance alone.
+    if (!result.numerics_compared())
+        return u"%1 cannot be compared with %2: %3"_s.arg(to_qstring(session.ref->model.path),
+            to_qstring(session.run->model.path), to_qstring(result.numerics_not_compared));
+    session.compare = std::move(result);
     return {};
 }
 

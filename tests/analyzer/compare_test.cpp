@@ -1,8 +1,9 @@
 // Compare (docs/analysis.md "Compare"): scenario pairs written through the real writer and loaded back, one rule per
 // test, with exact expected numbers: matching across dtypes, A/B normalisation, unmatched sites, the drift test on a
 // healthy and a planted series, first-divergent ordering, the reference's distribution under the run's scale, the
-// loss delta, FP8's net gain, the scaling recipe, refusals and the check budgets.
-#include "analysis_test_support.hpp"
+// loss delta, FP8's net gain, the scaling recipe, why drift and loss were not compared, and the check budgets. The
+// performance per step is tested in compare_performance_test.cpp.
+#include "compare_test_support.hpp"
 #include "fp8scope/analyzer/compare.hpp"
 #include "fp8scope/analyzer/report.hpp"
 
@@ -17,102 +18,10 @@ using namespace fp8scope;
 using namespace fp8scope::analyzer;
 using namespace fp8scope::testing;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using Catch::Matchers::WithinAbs;
 
 namespace {
-
-constexpr int64_t kStepNs = 1'000'000;
-constexpr std::string_view kFp8Gemm
-    = "sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n_tilesize128x128x128_cgasize1x2x1_warpgroupsize";
-constexpr std::string_view kBf16Gemm = "nvjet_hsh_128x256_64x4_1x2_h_bz_coopA_NNN";
-constexpr std::string_view kCast
-    = "void transformer_engine::cast_transpose_kernel<8, 4, __nv_bfloat16, __nv_fp8_e4m3>(__nv_bfloat16 const*, "
-      "__nv_fp8_e4m3*)";
-
-// One side of a pair: `steps` steps of 1 ms marked by fp8scope.step(), each with the given kernels back to back
-// from 100 us into the step.
-struct Job {
-    Scenario s;
-    HostThread host;
-
-    explicit Job(const std::string& command = "python3 train.py")
-    {
-        s.session().command_line = command;
-        host = s.thread(4242, 4242);
-    }
-
-    void steps(int count,
-        const std::vector<std::pair<std::string_view, int64_t>>& kernels = { { "elementwise", 50'000 } }, int first = 0)
-    {
-        for (int i = first; i < first + count; ++i) {
-            const int64_t t0 = i * kStepNs;
-            s.step_marker(host, t0, i);
-            int64_t at = t0 + 100'000;
-            for (const auto& [name, length] : kernels) {
-                s.launch(host, { .api_start_ns = at - 10'000, .api_end_ns = at - 5'000 },
-                    { .start_ns = at, .end_ns = at + length, .name = std::string(name) });
-                at += length;
-            }
-        }
-        // The last step ends where the trace does: a host range closing at the step's end keeps it 1 ms long.
-        s.nvtx_range(host, (first + count) * kStepNs - 1'000, (first + count) * kStepNs, "end of the loop");
-    }
-
-    int64_t gemm(const std::string& path, const std::string& shape, schema::TensorRole role, schema::Dtype dtype)
-    {
-        return s.tensor_site("gemm " + shape, role, dtype, 16, 16, schema::StatsSource::GemmInterception, path);
-    }
-
-    // A sample of `site` in step `step` at `position` (0..1) of the step.
-    TensorStatsRow& sample(int64_t site, int step, double position, schema::Dtype dtype, double amax,
-        std::optional<double> scale_inv = std::nullopt, int64_t numel = 1'000'000)
-    {
-        TensorStatsRow row;
-        row.site_id = site;
-        row.step = step;
-        row.timestamp_ns = step * kStepNs + static_cast<int64_t>(position * static_cast<double>(kStepNs));
-        row.dtype = dtype;
-        row.numel = numel;
-        row.amax = amax;
-        row.scale_inv = scale_inv;
-        pending.push_back(row);
-        return pending.back();
-    }
-
-    TraceModel load(const std::string& name)
-    {
-        for (const TensorStatsRow& row : pending)
-            s.tensor_stats(row);
-        pending.clear();
-        return write_and_load(s, "compare-" + name);
-    }
-
-    std::vector<TensorStatsRow> pending;
-};
-
-struct Compared {
-    TraceModel run_model, ref_model;
-    Report run_report, ref_report;
-    std::variant<CompareResult, CompareRefusal> outcome;
-
-    const CompareResult& result() const
-    {
-        if (const auto* refusal = std::get_if<CompareRefusal>(&outcome))
-            FAIL("refused: " << refusal->message);
-        return std::get<CompareResult>(outcome);
-    }
-};
-
-Compared compare_jobs(Job& run, Job& ref, const std::string& name, int warmup = 0)
-{
-    Compared c { run.load(name + "-run"), ref.load(name + "-ref"), {}, {}, CompareRefusal {} };
-    CompareOptions options;
-    options.report.steps.warmup = warmup;
-    c.run_report = analyze(c.run_model, options.report);
-    c.ref_report = analyze(c.ref_model, options.report);
-    c.outcome = compare_runs({ c.run_model, c.run_report, c.ref_model, c.ref_report }, options);
-    return c;
-}
 
 const CompareSite& site_with(const CompareResult& r, int64_t run_site)
 {
@@ -843,13 +752,25 @@ TEST_CASE("scaling recipe: a constant amax at fp8_max / scale cannot tell curren
     CHECK(r.flagged.empty());
 }
 
-TEST_CASE("compare refuses traces that cannot be compared, with one line", "[compare]")
+TEST_CASE("compare says in one line why drift and loss were not compared, and compares the performance", "[compare]")
 {
-    const auto refusal = [](Compared& c) {
-        const auto* r = std::get_if<CompareRefusal>(&c.outcome);
-        REQUIRE(r != nullptr);
-        CHECK(r->message.find('\n') == std::string::npos);
-        return r->message;
+    // What is left of each: the reason, no site, failing default budgets, and the performance of both runs.
+    const auto not_compared = [](const Compared& c) {
+        const CompareResult& r = c.result();
+        CHECK_FALSE(r.numerics_compared());
+        CHECK(r.numerics_not_compared.find('\n') == std::string::npos);
+        CHECK(r.sites.empty());
+        CHECK(r.flagged.empty());
+        CHECK(r.loss.unavailable == r.numerics_not_compared);
+        const CompareVerdict verdict = default_compare_verdict(r);
+        CHECK_FALSE(verdict.healthy());
+        CHECK_FALSE(verdict.drift.passed); // no drifting site among none seen is not a pass
+        CHECK(verdict.drift.unavailable == r.numerics_not_compared);
+        CHECK_FALSE(verdict.loss.passed);
+        CHECK(r.performance.run.steps == 4);
+        CHECK(r.performance.run.busy_ns == 50'000);
+        CHECK(r.performance.step_median_ns.run == static_cast<double>(kStepNs));
+        return r.numerics_not_compared;
     };
     const auto with_site = [](Job& job, int steps, int first, schema::Dtype dtype) {
         const int64_t site = job.gemm("p", "64x128x32", schema::TensorRole::B, dtype);
@@ -864,7 +785,15 @@ TEST_CASE("compare refuses traces that cannot be compared, with one line", "[com
         ref.steps(4);
         with_site(run, 4, 0, schema::Dtype::E4M3);
         Compared c = compare_jobs(run, ref, "refuse-stats");
-        CHECK_THAT(refusal(c), Contains("has no tensor statistics"));
+        CHECK_THAT(not_compared(c), Contains("the reference '") && Contains("' has no tensor statistics: record it"));
+    }
+    SECTION("no tensor statistics in either")
+    {
+        Job run, ref;
+        run.steps(4);
+        ref.steps(4);
+        Compared c = compare_jobs(run, ref, "refuse-neither");
+        CHECK_THAT(not_compared(c), StartsWith("neither the run '") && Contains("has tensor statistics: record them"));
     }
     SECTION("different jobs")
     {
@@ -874,9 +803,9 @@ TEST_CASE("compare refuses traces that cannot be compared, with one line", "[com
         with_site(run, 4, 0, schema::Dtype::E4M3);
         with_site(ref, 4, 0, schema::Dtype::BFloat16);
         Compared c = compare_jobs(run, ref, "refuse-jobs");
-        CHECK(refusal(c) == "the traces are of different jobs: the run ran 'train.py', the reference 'other.py'");
+        CHECK(not_compared(c) == "the traces are of different jobs: the run ran 'train.py', the reference 'other.py'");
     }
-    SECTION("no common step")
+    SECTION("no common step: each trace's own steps")
     {
         Job run, ref;
         run.steps(4);
@@ -884,7 +813,10 @@ TEST_CASE("compare refuses traces that cannot be compared, with one line", "[com
         with_site(run, 4, 0, schema::Dtype::E4M3);
         with_site(ref, 4, 10, schema::Dtype::BFloat16);
         Compared c = compare_jobs(run, ref, "refuse-steps");
-        CHECK(refusal(c) == "no common step: the run has steps 0..3 (markers), the reference steps 10..13 (markers)");
+        CHECK(not_compared(c)
+            == "no common step: the run has steps 0..3 (markers), the reference steps 10..13 (markers)");
+        CHECK(c.result().performance.steps_basis == PerformanceSteps::EachOwn);
+        CHECK(c.result().performance.ref.steps == 4);
     }
     SECTION("no site in common")
     {
@@ -896,7 +828,7 @@ TEST_CASE("compare refuses traces that cannot be compared, with one line", "[com
         for (int i = 0; i < 4; ++i)
             ref.sample(other, i, 0.1, schema::Dtype::BFloat16, 1.0);
         Compared c = compare_jobs(run, ref, "refuse-sites");
-        CHECK_THAT(refusal(c), Contains("no tensor site in common"));
+        CHECK_THAT(not_compared(c), StartsWith("no tensor site in common: the run has 1 site(s) with samples"));
     }
 }
 

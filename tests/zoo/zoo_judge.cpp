@@ -325,6 +325,8 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
     if (const auto* refusal = std::get_if<CompareRefusal>(&compared))
         return { cell(false, "refused: " + refusal->message), cell(false, "refused") };
     const CompareResult& c = std::get<CompareResult>(compared);
+    if (!c.numerics_compared()) // a performance-only comparison has no drift or loss to judge
+        return { cell(false, "refused: " + c.numerics_not_compared), cell(false, "refused") };
 
     Cell drift;
     const json& planted = run.truth.value("drift", json());
@@ -383,6 +385,8 @@ Cell judge_price(const Trace& run)
     const auto compared = compare_runs({ run.model, run_report, ref.model, ref_report });
     if (const auto* refusal = std::get_if<CompareRefusal>(&compared))
         return cell(false, "refused: " + refusal->message);
+    if (const CompareResult& c = std::get<CompareResult>(compared); !c.numerics_compared())
+        return cell(false, "refused: " + c.numerics_not_compared); // the pair's numerics, as the scoreboard has it
     const PerformanceComparison& p = std::get<CompareResult>(compared).performance;
     std::string text = fmt::format("traced {:+.1f} ms = GEMM {:+.2f} + cast/amax {:+.2f} + launch idle {:+.1f} + rest "
                                    "{:+.1f}",

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "fp8scope/analyzer/budgets.hpp"
+#include "fp8scope/analyzer/compare_performance.hpp"
 #include "fp8scope/analyzer/report.hpp"
 #include "fp8scope/analyzer/trace_model.hpp"
 
@@ -47,7 +48,8 @@ inline constexpr double kDriftFloorRangeBits = 3.0;
 // Early-step baseline: the median over the first steps of a site's series, this many (fewer in short runs).
 inline constexpr int kBaselineSteps = 5;
 
-// Why two traces cannot be compared at all (the CLI exits 3 with the message).
+// Why two traces cannot be compared at all, not even their performance (the CLI exits 3 with the message): a trace
+// without analysed steps.
 struct CompareRefusal {
     std::string message;
 };
@@ -150,46 +152,6 @@ struct LossComparison {
     std::optional<int64_t> first_run_nonfinite_step;
 };
 
-struct RunPerformance {
-    int64_t steps = 0;
-    double step_ns = 0; // mean over the common steps
-    double bubble_ratio = 0;
-    double kernels_per_step = 0;
-    double gemm_ns = 0; // FP8 GEMM + other GEMM kernel time per step
-    double fp8_gemm_ns = 0;
-    double bookkeeping_ns = 0; // cast/quantize + amax/scale kernel time per step
-    // FP8's price (issue 25 item 4; docs/analysis.md "Compare"), per step, summed over the devices counted:
-    double other_kernel_ns = 0; // kernel time of the other classes (communication, other)
-    double launch_idle_ns = 0; // idle caused by `launch`, plus `host` idle inside the step's launches
-    double graph_removable_ns = 0; // the part of launch_idle_ns a CUDA graph replay removes
-    double busy_ns = 0, idle_ns = 0;
-    // Idle in the bubbles during which the collector's own work (its tensor statistics) started on the device: what
-    // recording cost the step, which an untraced run does not pay.
-    double recording_idle_ns = 0;
-};
-
-struct PerformanceComparison {
-    RunPerformance run, ref;
-    double gemm_saved_ns = 0; // ref.gemm - run.gemm
-    double bookkeeping_added_ns = 0; // run.bookkeeping - ref.bookkeeping
-    double net_gain_ns = 0; // gemm_saved - bookkeeping_added
-    double step_change_ns = 0; // run.step - ref.step (negative: the run is faster)
-    // FP8's price: the traced step change as GEMM time (-gemm_saved_ns) + bookkeeping_added_ns + launch_idle_added_ns
-    // + rest_ns, which sum to step_change_ns exactly.
-    double launch_idle_added_ns = 0; // run.launch_idle - ref.launch_idle: what the extra launches cost
-    // The rest: other kernels, other idle (sync, dependency, host outside the step's launches), kernel overlap.
-    double rest_ns = 0;
-    double other_kernels_added_ns = 0; // run.other_kernel - ref.other_kernel, the part of rest_ns named
-    double kernels_added_per_step = 0; // run.kernels_per_step - ref.kernels_per_step
-    double recording_idle_added_ns = 0; // run.recording_idle - ref.recording_idle (inside the parts above)
-    double untraced_change_estimate_ns = 0; // step_change - recording_idle_added
-    std::optional<double> explained_share; // (step_change - rest) / step_change; none when the change is 0
-    // What would win the price back, each at most (0 when FP8 added none of it):
-    double graphs_recover_ns = 0; // CUDA graphs: run.graph_removable - ref.graph_removable
-    double fused_casts_recover_ns = 0; // fused cast/amax kernels: the bookkeeping kernel time added
-    double compile_recovers_up_to_ns = 0; // torch.compile: the launch idle, bookkeeping and other kernel time added
-};
-
 struct StepAlignment {
     StepSource run_source = StepSource::WholeTrace, ref_source = StepSource::WholeTrace;
     std::vector<int64_t> common; // step indices analysed in both, ascending
@@ -198,6 +160,12 @@ struct StepAlignment {
 
 struct CompareResult {
     StepAlignment alignment;
+    // Why drift and loss were not compared, one sentence; empty when they were. Their figures below are then empty,
+    // the loss says the same reason, and both default budgets fail: a gate never passes on data it has not seen.
+    // Reasons: no tensor statistics in a trace, traces of different jobs, no common step, no tensor statistics in the
+    // common steps, no site in common. The performance is compared either way.
+    std::string numerics_not_compared;
+    bool numerics_compared() const { return numerics_not_compared.empty(); }
     std::vector<CompareSite> sites; // matched, by the run's site id
     std::vector<UnmatchedSite> run_unmatched, ref_unmatched;
     std::vector<size_t> flagged; // indices into sites: earliest onset, then position in step, then run site id
@@ -217,8 +185,8 @@ struct CompareOptions {
 };
 
 // The two analyses are made by the caller (analyze() on each model with the same options), so that a GUI can reuse
-// them. Returns a refusal for traces that cannot be compared: different jobs, no tensor statistics in one, no
-// common step, no site in common.
+// them. Returns a refusal only for traces whose performance cannot be compared (one without analysed steps); traces
+// whose tensors cannot be compared give the performance with CompareResult::numerics_not_compared saying why.
 struct CompareInput {
     const TraceModel& run_model;
     const Report& run_report;
