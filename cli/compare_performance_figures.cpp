@@ -50,8 +50,8 @@ std::string performance_steps_text(const PerformanceComparison& p)
 {
     if (p.steps_basis == PerformanceSteps::Common)
         return fmt::format("the {}", count_of(p.run.steps, "common step", "common steps"));
-    return fmt::format("each trace's own analysed steps ({} and {}): no step number in common", p.run.steps,
-        p.ref.steps);
+    return fmt::format(
+        "each trace's own analysed steps ({} and {}): no step number in common", p.run.steps, p.ref.steps);
 }
 
 std::vector<PerformanceRow> per_step_rows(const PerformanceComparison& p)
@@ -67,8 +67,10 @@ std::vector<PerformanceRow> per_step_rows(const PerformanceComparison& p)
     for (size_t c = 0; c < kBubbleCauseCount; ++c) {
         const SideBySide& idle = p.idle_by_cause_ns[c];
         if (std::llround(idle.run) != 0 || std::llround(idle.ref) != 0)
-            rows.push_back({ fmt::format("{} idle", bubble_cause_name(static_cast<BubbleCause>(c))), ns_text(idle.run),
-                ns_text(idle.ref), change_text(idle) });
+            // "idle, cause launch": the cause alone, unlike the performance table's launch idle, which adds the host
+            // idle inside the step's launches.
+            rows.push_back({ fmt::format("idle, cause {}", bubble_cause_name(static_cast<BubbleCause>(c))),
+                ns_text(idle.run), ns_text(idle.ref), change_text(idle) });
     }
     for (size_t c = 0; c < kKernelClassCount; ++c) {
         const SideBySide& time = p.class_time_ns[c];

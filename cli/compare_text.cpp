@@ -1,7 +1,8 @@
 // `fp8scope compare` as text for a terminal or a log: the verdict first, then the traces and their common steps,
 // what recording added when notable, the drifting sites with their evidence, the scaling events, the performance
 // side by side (per step, the kernel diff, FP8's price), the scaling recipes, the site matching and the thresholds.
-// Without a tensor comparison, the verdict says why and the performance follows alone. Strings from the traces are shown with printable().
+// Without a tensor comparison, the verdict says why and the performance follows alone. Strings from the traces are
+// shown with printable().
 #include "compare_render.hpp"
 
 #include "compare_figures.hpp"
@@ -54,7 +55,8 @@ void performance_text(std::string& out, const PerformanceComparison& p, const Pa
     out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", "", "run", "reference", "difference");
     for (const PerformanceRow& row : performance_rows(p))
         out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", row.what, row.run, row.ref, row.change);
-    heading_line(out, paint, fmt::format("Per step over {}: medians, then idle by cause and kernel time by class", steps));
+    heading_line(
+        out, paint, fmt::format("Per step over {}: medians, then idle by cause and kernel time by class", steps));
     out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", "", "run", "reference", "change");
     for (const PerformanceRow& row : per_step_rows(p))
         out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", row.what, row.run, row.ref, row.change);
@@ -62,11 +64,11 @@ void performance_text(std::string& out, const PerformanceComparison& p, const Pa
         heading_line(out, paint, list.title);
         if (list.rows.empty())
             continue;
-        out += fmt::format("  {:>11} {:>11} {:>18} {:>9} {:>9}  {:<13} {}\n", "run", "reference", "change",
+        out += fmt::format("  {:>11} {:>11} {:>18}  {:>9} {:>9}  {:<13} {}\n", "run", "reference", "change",
             "count run", "count ref", "class", "name");
         for (size_t i = 0; i < list.rows.size() && i < kListedKernelChangesText; ++i) {
             const KernelListRow& k = list.rows[i];
-            out += fmt::format("  {:>11} {:>11} {:>18} {:>9} {:>9}  {:<13} {}\n", k.run, k.ref, k.change, k.run_count,
+            out += fmt::format("  {:>11} {:>11} {:>18}  {:>9} {:>9}  {:<13} {}\n", k.run, k.ref, k.change, k.run_count,
                 k.ref_count, k.cls, display_kernel_name(k.name));
         }
         if (list.names > kListedKernelChangesText)

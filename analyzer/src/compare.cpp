@@ -324,7 +324,8 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
              std::tuple { &in.ref_model, &in.ref_report, "reference" } })
         if (report->steps.steps.empty())
             return CompareRefusal { fmt::format("the {} '{}' has no analysed step: {}", which, model->path,
-                report->selection.empty.empty() ? std::string("no GPU activity to compare") : report->selection.empty) };
+                report->selection.empty.empty() ? std::string("no GPU activity to compare")
+                                                : report->selection.empty) };
 
     CompareResult result;
     result.alignment = align(in.run_report, in.ref_report);

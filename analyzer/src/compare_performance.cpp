@@ -240,8 +240,8 @@ PerformanceComparison compare_performance(
     perf.ref = ref.means;
     price_fp8(perf);
 
-    perf.step_median_ns = { static_cast<double>(median_of(run.step_lengths)),
-        static_cast<double>(median_of(ref.step_lengths)) };
+    perf.step_median_ns
+        = { static_cast<double>(median_of(run.step_lengths)), static_cast<double>(median_of(ref.step_lengths)) };
     perf.busy_median_ns = { static_cast<double>(median_of(run.busy)), static_cast<double>(median_of(ref.busy)) };
     perf.bubble_ratio_median = { median_ratio(run.bubble_ratios), median_ratio(ref.bubble_ratios) };
     const auto per_step = [](int64_t value, int64_t steps) {

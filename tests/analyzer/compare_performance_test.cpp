@@ -155,7 +155,8 @@ TEST_CASE("performance per step: the same figures when both traces have tensor s
 TEST_CASE("performance per step: each kernel list keeps the 10 names with the most time, ties by name",
     "[compare][performance]")
 {
-    const auto name_of = [](size_t n) { return std::string(n < 10 ? "new_kernel_0" : "new_kernel_") + std::to_string(n); };
+    const auto name_of
+        = [](size_t n) { return std::string(n < 10 ? "new_kernel_0" : "new_kernel_") + std::to_string(n); };
     Kernels many;
     std::vector<std::string> names;
     for (size_t k = 0; k < 12; ++k)
@@ -195,7 +196,8 @@ void recorded_steps(Job& job, int steps, int64_t collector_ns)
             { .start_ns = t0 + 100'000, .end_ns = t0 + 200'000, .name = "kernel_a" });
         if (collector_ns > 0)
             job.s.collector_work(job.s.launch(job.host, { .api_start_ns = t0 + 200'000, .api_end_ns = t0 + 205'000 },
-                { .start_ns = t0 + 210'000, .end_ns = t0 + 210'000 + collector_ns,
+                { .start_ns = t0 + 210'000,
+                    .end_ns = t0 + 210'000 + collector_ns,
                     .name = "fp8scope::probes::stats_kernel" }));
         job.s.launch(job.host, { .api_start_ns = t0 + 250'000, .api_end_ns = t0 + 255'000 },
             { .start_ns = t0 + 260'000, .end_ns = t0 + 300'000, .name = "kernel_b" });

@@ -110,7 +110,8 @@ TEST_CASE("compare without tensor statistics compares performance per step, as r
         CHECK(gone.at("count").at("ref") == 4.0);
         CHECK(gone.at("time_ns").at("run") == 0.0);
     }
-    const auto fp8_gemm = std::ranges::find_if(k.at("appeared"), [](const auto& a) { return a.at("class") == "fp8_gemm"; });
+    const auto fp8_gemm
+        = std::ranges::find_if(k.at("appeared"), [](const auto& a) { return a.at("class") == "fp8_gemm"; });
     REQUIRE(fp8_gemm != k.at("appeared").end());
     CHECK(std::string((*fp8_gemm).at("name")).starts_with("nvjet_sm90_q"));
     double previous = 1e300; // most time first
@@ -180,13 +181,14 @@ TEST_CASE("compare without tensor statistics: every format says why in one line 
 
 TEST_CASE("check --ref without tensor statistics refuses, whatever other budget is given", "[cli][compare][check]")
 {
-    for (const auto& extra : std::vector<std::vector<std::string>> { {}, { "--max-loss-delta", "0.5" },
-             { "--max-drift-sites", "100" }, { "--max-bubble-ratio", "0.99" } }) {
+    for (const auto& extra : std::vector<std::vector<std::string>> {
+             {}, { "--max-loss-delta", "0.5" }, { "--max-drift-sites", "100" }, { "--max-bubble-ratio", "0.99" } }) {
         std::vector<std::string> args { "check", kFp8, "--ref", kBf16 };
         args.insert(args.end(), extra.begin(), extra.end());
         const auto result = run_fp8scope(args);
         check_bad_trace(result);
-        CHECK(result.err == "fp8scope: error: " + kNotCompared.substr(std::string("Drift and loss not compared: ").size())
+        CHECK(result.err
+            == "fp8scope: error: " + kNotCompared.substr(std::string("Drift and loss not compared: ").size())
                 + ": record them with `fp8scope record` (GEMM statistics are on by default) so that sites can be "
                   "compared\n");
     }
@@ -197,8 +199,8 @@ TEST_CASE("compare says when recording inflated the difference", "[cli][compare]
     // The clean pair records tensor statistics at every step: the collector's GPU work is a notable share of the
     // reference's step.
     const std::string pairs = kTraces + "compare/";
-    const auto result
-        = run_fp8scope({ "compare", pairs + "h100-clean-fp8.sqlite", pairs + "h100-clean-bf16.sqlite", "--format", "json" });
+    const auto result = run_fp8scope(
+        { "compare", pairs + "h100-clean-fp8.sqlite", pairs + "h100-clean-bf16.sqlite", "--format", "json" });
     REQUIRE(result.exit_code == 0);
     const nlohmann::json doc = nlohmann::json::parse(result.out);
     CHECK(doc.at("numerics").at("compared") == true);
@@ -206,8 +208,8 @@ TEST_CASE("compare says when recording inflated the difference", "[cli][compare]
     const auto& recording = p.at("recording");
     CHECK(recording.at("notable") == true);
     CHECK(recording.at("notable_share") == 0.02);
-    const double share = std::max(recording.at("share").at("run").get<double>(),
-        recording.at("share").at("ref").get<double>());
+    const double share
+        = std::max(recording.at("share").at("run").get<double>(), recording.at("share").at("ref").get<double>());
     CHECK(share >= 0.02);
     CHECK(recording.at("collector_ns").at("run").get<double>() > 0);
     CHECK(recording.at("inflation_ns") == p.at("recording_idle_added_ns"));
