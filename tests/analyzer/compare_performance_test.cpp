@@ -136,12 +136,7 @@ TEST_CASE("performance per step: the same figures when both traces have tensor s
     Job run, ref;
     run.steps(4, kRunKernels);
     ref.steps(4, kRefKernels);
-    const int64_t rs = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
-    const int64_t fs = ref.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
-    for (int i = 0; i < 4; ++i) {
-        run.sample(rs, i, 0.5, schema::Dtype::E4M3, 1.0, 1.0 / 448);
-        ref.sample(fs, i, 0.5, schema::Dtype::BFloat16, 1.0);
-    }
+    one_steady_site(run, ref, 4);
     const Compared c = compare_jobs(run, ref, "perf-stats");
     const CompareResult& r = c.result();
     CHECK(r.numerics_compared());

@@ -411,12 +411,7 @@ TEST_CASE("FP8's net gain: GEMM time saved minus bookkeeping added, and the meas
     Job run, ref;
     run.steps(5, { { kFp8Gemm, 100'000 }, { kCast, 20'000 } });
     ref.steps(5, { { kBf16Gemm, 200'000 } });
-    const int64_t rs = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
-    const int64_t fs = ref.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
-    for (int i = 0; i < 5; ++i) {
-        run.sample(rs, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
-        ref.sample(fs, i, 0.1, schema::Dtype::BFloat16, 1.0);
-    }
+    one_steady_site(run, ref, 5);
     const Compared c = compare_jobs(run, ref, "gain");
     const PerformanceComparison& p = c.result().performance;
     CHECK(p.run.steps == 5);
@@ -947,12 +942,7 @@ TEST_CASE("FP8's price with no step change has nothing to explain", "[compare]")
     Job run, ref;
     run.steps(4, { { kFp8Gemm, 100'000 } });
     ref.steps(4, { { kBf16Gemm, 100'000 } });
-    const int64_t rs = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
-    const int64_t fs = ref.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
-    for (int i = 0; i < 4; ++i) {
-        run.sample(rs, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
-        ref.sample(fs, i, 0.1, schema::Dtype::BFloat16, 1.0);
-    }
+    one_steady_site(run, ref, 4);
     const Compared c = compare_jobs(run, ref, "price-none");
     const PerformanceComparison& p = c.result().performance;
     CHECK(p.step_change_ns == 0);

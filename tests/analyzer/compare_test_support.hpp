@@ -87,6 +87,18 @@ struct Job {
     std::vector<TensorStatsRow> pending;
 };
 
+// One GEMM operand site in both jobs, FP8 in the run and BF16 in the reference, with the same steady sample in each
+// of the first `steps` steps: a pair whose tensors compare, and nothing drifts.
+inline void one_steady_site(Job& run, Job& ref, int steps)
+{
+    const int64_t run_site = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    const int64_t ref_site = ref.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    for (int i = 0; i < steps; ++i) {
+        run.sample(run_site, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
+        ref.sample(ref_site, i, 0.1, schema::Dtype::BFloat16, 1.0);
+    }
+}
+
 struct Compared {
     analyzer::TraceModel run_model, ref_model;
     analyzer::Report run_report, ref_report;
