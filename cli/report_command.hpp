@@ -1,5 +1,6 @@
 // `fp8scope report TRACE [--format text|json|md|html|junit|csv] [--table steps|kernels|api] [--color
-// auto|always|never] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]`: the diagnosis of one trace (docs/analysis.md), rendered.
+// auto|always|never] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]`: the diagnosis of one trace
+// (docs/analysis.md), rendered.
 #pragma once
 
 #include <optional>

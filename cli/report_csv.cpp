@@ -24,7 +24,10 @@ template <typename... Fields> void record(std::string& out, const Fields&... fie
 }
 
 // Shortest text that reads back as the same double (fmt's default), as the JSON report writes it.
-std::string number(double value) { return fmt::format("{}", value); }
+std::string number(double value)
+{
+    return fmt::format("{}", value);
+}
 
 double share(int64_t part, int64_t whole)
 {
@@ -63,8 +66,7 @@ constexpr std::string_view kFigureColumns = "count,total_ns,mean_ns,min_ns,max_n
 
 // One of the two top tables: `leading_columns` and the fields `leading` gives a row, then the figures every row has.
 template <typename Result, typename Leading>
-void top_table_csv(
-    std::string& out, std::string_view leading_columns, const Result& t, size_t top, Leading&& leading)
+void top_table_csv(std::string& out, std::string_view leading_columns, const Result& t, size_t top, Leading&& leading)
 {
     record(out, leading_columns, kFigureColumns);
     for (size_t i = 0; i < std::min(top, t.rows.size()); ++i)
@@ -92,8 +94,8 @@ std::string render_report_csv(const TraceModel& model, const Report& report, std
     if (table == "kernels")
         top_table_csv(out, "name,short_name,class", report.top_kernels, top, [&](const KernelTableRow& row) {
             const std::string_view name = model.strings[row.name];
-            return fmt::format("{},{},{}", csv_field(name), csv_field(display_kernel_name(name)),
-                csv_field(kernel_class_id(row.cls)));
+            return fmt::format(
+                "{},{},{}", csv_field(name), csv_field(display_kernel_name(name)), csv_field(kernel_class_id(row.cls)));
         });
     else if (table == "api")
         top_table_csv(out, "name,short_name,layer", report.api_summary, top, [&](const ApiTableRow& row) {

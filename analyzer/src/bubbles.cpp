@@ -450,11 +450,20 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
     std::vector<bool> onto_idle;
     onto_idle.reserve(activities);
     // Per device, the latest end of the activities started so far. Activities come in start order, so an activity
-    // whose call ended at or after it found the device idle: nothing ahead of it to wait for, on any stream. The
+    // whose launch call ended at or after that time found the device idle: nothing ahead of it, on any stream. The
     // device, not the stream: a kernel of another stream that holds the SMs delays the start as well, and the gaps
     // rule 2 judges are gaps of the whole device, so ε is measured in the same state. Devices are few.
     std::vector<std::pair<uint32_t, int64_t>> device_busy_until_ns;
-    size_t device_slot = 0;
+    size_t device_slot = 0; // the last device's: activities come in runs of one device
+    const auto busy_until_of = [&](uint32_t device) -> int64_t& {
+        if (device_slot < device_busy_until_ns.size() && device_busy_until_ns[device_slot].first == device)
+            return device_busy_until_ns[device_slot].second;
+        for (device_slot = 0; device_slot < device_busy_until_ns.size(); ++device_slot)
+            if (device_busy_until_ns[device_slot].first == device)
+                return device_busy_until_ns[device_slot].second;
+        device_busy_until_ns.emplace_back(device, INT64_MIN);
+        return device_busy_until_ns.back().second;
+    };
     // The main launching thread (most launched activities), for the threshold the report prints, counted in the same
     // walk. Launches come in runs from one thread, so the thread's counter is looked up only when the thread changes
     // (map elements never move).
@@ -464,14 +473,7 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
     int64_t* count = nullptr;
     detail::Activity activity;
     for (detail::ActivityCursor cursor(model); cursor.next(activity);) {
-        if (device_slot >= device_busy_until_ns.size() || device_busy_until_ns[device_slot].first != activity.device_id) {
-            device_slot = size_t(std::find_if(device_busy_until_ns.begin(), device_busy_until_ns.end(),
-                                     [&](const auto& d) { return d.first == activity.device_id; })
-                - device_busy_until_ns.begin());
-            if (device_slot == device_busy_until_ns.size())
-                device_busy_until_ns.emplace_back(activity.device_id, INT64_MIN);
-        }
-        int64_t& busy_until = device_busy_until_ns[device_slot].second;
+        int64_t& busy_until = busy_until_of(activity.device_id);
         if (const auto call = launch_calls.find(activity.correlation_id)) {
             const int64_t call_end_ns = model.api_calls.end_ns[*call];
             latencies_ns.push_back(activity.start_ns - call_end_ns);

@@ -119,7 +119,8 @@ TEST_CASE("the recorded host-stall samples: ε is an H100/H200 launch latency, a
         const TraceModel model = load_recorded(file);
         StepOptions options;
         options.warmup = 0;
-        const BubbleAnalysis analysis = analyze_bubbles(model, find_steps(model, options), find_host_blocking_calls(model));
+        const BubbleAnalysis analysis
+            = analyze_bubbles(model, find_steps(model, options), find_host_blocking_calls(model));
         CHECK(analysis.epsilon_from_idle_launches);
         CHECK(analysis.epsilon_samples >= kMinIdleLaunchSamples);
         CHECK(analysis.epsilon_ns > 500);

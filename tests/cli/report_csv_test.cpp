@@ -142,8 +142,8 @@ void check_against_json(
 
 } // namespace
 
-TEST_CASE("csv kernels and api tables equal the JSON top tables on the real Nsight Systems export",
-    "[cli][report][csv]")
+TEST_CASE(
+    "csv kernels and api tables equal the JSON top tables on the real Nsight Systems export", "[cli][report][csv]")
 {
     const auto json = json_report(kNsys, { "--top", "1000" });
     const auto kernels = csv_rows(kNsys, { "--table", "kernels", "--top", "1000" });
@@ -214,8 +214,8 @@ TEST_CASE("csv quotes a name with a quote, a comma and a line break, and reads b
     auto s = small_scenario();
     const std::string odd = "kernel<\"a, b\">\r\nline two";
     const auto host = s.thread(s.session().pid, s.session().pid + 1, "worker");
-    s.launch(host, { .api_start_ns = 80'000, .api_end_ns = 81'000 },
-        { .start_ns = 82'000, .end_ns = 90'000, .name = odd });
+    s.launch(
+        host, { .api_start_ns = 80'000, .api_end_ns = 81'000 }, { .start_ns = 82'000, .end_ns = 90'000, .name = odd });
     const auto written = s.write_fp8scope(trace);
     REQUIRE(written);
     const std::string out = run_fp8scope_ok({ "report", trace, "--format", "csv", "--table", "kernels" });
