@@ -100,6 +100,35 @@ bool detaching(Attachment a)
 std::mutex g_cupti_mutex;
 std::atomic<int64_t> g_detach_due_ns { -1 }; // session time after which the flusher arms the detach; -1: none
 std::atomic<bool> g_detach_failed { false }; // cuptiFinalize failed once: CUPTI stays attached
+// The job instantiated, uploaded or launched a CUDA graph while CUPTI was attached: CUPTI then stays attached. On the
+// H100 (2026-11-27) a cuptiFinalize after a window whose steps replayed CUDA graphs made the job's next launches
+// fail (CUDA_ERROR_LAUNCH_FAILED) in a PyTorch CUDA-graph step and in JAX, whatever records were on; eager jobs were
+// unharmed. So a graph call seen once rules out detaching for the rest of the session.
+std::atomic<bool> g_graphs_seen { false };
+
+bool is_graph_call(CUpti_CallbackId cbid)
+{
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphUpload:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphUpload_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+        return true;
+    default:
+        return false;
+    }
+}
+
+constexpr CUpti_CallbackId kGraphCalls[] = { CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphUpload, CUPTI_DRIVER_TRACE_CBID_cuGraphUpload_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz };
 std::atomic<uint64_t> g_attach_generation { 1 }; // counts attachments; a CUPTI attached again starts afresh
 // How long after a window's end CUPTI stays attached, for the records of kernels still running then.
 constexpr int64_t kDetachGraceNs = 300'000'000;
@@ -427,6 +456,9 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
         if (const SyncCallback* call = find_sync_callback(domain, cbid))
             on_sync_call(*call, *info);
         on_api_call(domain, cbid, *info);
+        if (driver && is_graph_call(cbid) && !g_graphs_seen.exchange(true))
+            inform("capture: the job uses CUDA graphs: CUPTI stays attached between windows from now on "
+                   "(detaching it breaks their launches)");
     }
     if (g_attachment.load(std::memory_order_acquire) == Attachment::Armed) {
         if ((runtime || driver) && info->callbackSite == CUPTI_API_EXIT)
@@ -542,6 +574,10 @@ void enable_session_callbacks(Session& s)
     if (s.sync_from_callbacks)
         for (const SyncCallback& call : sync_callbacks())
             s.cupti->enableCallback(1, s.subscriber, call.domain, call.cbid);
+    // A CUDA graph rules out detaching (g_graphs_seen): watched whenever CUPTI may be detached.
+    if (s.detach_between_windows)
+        for (CUpti_CallbackId cbid : kGraphCalls)
+            s.cupti->enableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     enable_api_callbacks(s);
 }
 
@@ -805,6 +841,10 @@ void arm_detach_when_due(Session& s)
     const int64_t due = g_detach_due_ns.load();
     if (due < 0 || static_cast<int64_t>(timestamp_now(s) - s.start_cupti_ns) < due || capture_recording())
         return;
+    if (g_graphs_seen.load()) {
+        g_detach_due_ns.store(-1);
+        return;
+    }
     {
         std::lock_guard lock(g_cupti_mutex);
         if (g_detach_due_ns.load() != due || g_attachment.load() != Attachment::Attached)
@@ -821,7 +861,7 @@ void arm_detach_when_due(Session& s)
     std::lock_guard lock(g_cupti_mutex);
     if (g_attachment.load() != Attachment::Draining)
         return; // a window opened meanwhile
-    if (!waited) {
+    if (!waited || g_graphs_seen.load()) {
         g_attachment.store(Attachment::Attached, std::memory_order_release); // the writer is behind: next tick
         return;
     }
@@ -840,6 +880,10 @@ void detach_at_api_exit()
     std::lock_guard lock(g_cupti_mutex);
     if (g_attachment.load() != Attachment::Armed)
         return;
+    if (g_graphs_seen.load()) { // a graph call came while the detach was armed
+        stay_attached(*s);
+        return;
+    }
     const auto started = std::chrono::steady_clock::now();
     set_nvtx_forwarding(false); // CUPTI's NVTX implementation would attach it again
     const CUptiResult result = s->cupti->finalize();
@@ -991,7 +1035,7 @@ void set_window_activities(bool on)
         flush_api_records(*s);
         // CUPTI is detached once the window's records are in (arm_detach_when_due): kernels still running now
         // were launched inside it, and their records come with the next flushes.
-        if (s->detach_between_windows && !g_detach_failed.load()) {
+        if (s->detach_between_windows && !g_detach_failed.load() && !g_graphs_seen.load()) {
             uint64_t now = timestamp_now(*s);
             g_detach_due_ns.store(static_cast<int64_t>(now - s->start_cupti_ns) + kDetachGraceNs);
         }
