@@ -50,12 +50,16 @@ void apply(CaptureChange change)
             && (trigger == schema::CaptureTrigger::Steps || trigger == schema::CaptureTrigger::Periodic)
         ? 0
         : -1;
+    // g_recording is what an API call's callback asks to keep its row (api_calls.hpp): true before the kinds go on
+    // and false after they go off, so that a launch racing the switch (a time window is switched by the flusher
+    // thread) leaves at most a call without its kernel, never a kernel without its call (H100, 2026-11-27: 1 of
+    // 19,517 kernels of a time window had no launch call when the flag followed the kinds).
     if (change.opened()) {
+        g_recording.store(true);
         set_window_activities(true);
-        g_recording.store(true, std::memory_order_relaxed);
     } else {
-        g_recording.store(false, std::memory_order_relaxed);
         set_window_activities(false);
+        g_recording.store(false);
         // The window's records that are complete go to the writer now (flag 0: no wait for the device); kernels
         // still running when it closed were launched with tracing on and arrive with the next periodic flush.
         flush_completed_records();
@@ -189,7 +193,7 @@ std::optional<std::string> capture_never_opened()
 
 bool capture_recording()
 {
-    return g_recording.load(std::memory_order_relaxed);
+    return g_recording.load(std::memory_order_acquire);
 }
 
 bool capture_allows_stats()
