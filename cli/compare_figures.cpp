@@ -149,6 +149,32 @@ std::string matching_sentence(const CompareResult& result)
         result.ref_unmatched.size());
 }
 
+std::vector<UnmatchedGroup> unmatched_groups(const std::vector<UnmatchedSite>& sites)
+{
+    std::vector<UnmatchedGroup> groups;
+    for (const UnmatchedSite& site : sites) {
+        auto group = std::ranges::find(groups, site.reason, &UnmatchedGroup::reason);
+        if (group == groups.end())
+            group = groups.insert(groups.end(), UnmatchedGroup { site.reason, {} });
+        group->labels.push_back(site.label);
+    }
+    return groups;
+}
+
+std::string unmatched_group_text(const UnmatchedGroup& group,
+    const std::function<std::string(std::string_view)>& label, const std::function<std::string(std::string_view)>& text)
+{
+    if (group.labels.size() == 1)
+        return fmt::format("{}: {}", label(group.labels.front()), text(group.reason));
+    std::string named;
+    const size_t shown = std::min(group.labels.size(), kLabelsPerUnmatchedGroup);
+    for (size_t i = 0; i < shown; ++i)
+        named += (i == 0 ? "" : ", ") + label(group.labels[i]);
+    if (group.labels.size() > shown)
+        named += fmt::format(" and {} more", group.labels.size() - shown);
+    return fmt::format("{} sites ({}): {}", group.labels.size(), text(group.reason), named);
+}
+
 std::string role_normalisation_sentence(const CompareResult& result)
 {
     const auto swapped = std::ranges::count_if(result.sites, [](const CompareSite& s) { return s.role_swapped; });

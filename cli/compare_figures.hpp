@@ -10,6 +10,7 @@
 #include "fp8scope/analyzer/compare.hpp"
 
 #include <array>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,19 @@ std::string onset_text(const std::optional<int64_t>& onset_step);
 std::string alignment_sentence(const analyzer::StepAlignment& alignment);
 // "24 sites matched; 2 of the run and 0 of the reference unmatched".
 std::string matching_sentence(const analyzer::CompareResult& result);
+
+// Unmatched sites grouped by their reason, in the order each reason first appears (issue 28 item 7): a reason shared
+// by many sites (every probe the reference lacks) is one line. `labels` in site order.
+struct UnmatchedGroup {
+    std::string reason;
+    std::vector<std::string> labels;
+};
+std::vector<UnmatchedGroup> unmatched_groups(const std::vector<analyzer::UnmatchedSite>& sites);
+inline constexpr size_t kLabelsPerUnmatchedGroup = 3; // labels named in a group's line; the JSON lists every site
+// "N sites (REASON): a, b, c and K more"; one site: "LABEL: REASON". `label` and `text` render a site's label and
+// the reason (both strings from the traces) for the output format.
+std::string unmatched_group_text(const UnmatchedGroup& group,
+    const std::function<std::string(std::string_view)>& label, const std::function<std::string(std::string_view)>& text);
 // How sites were matched: dtype ignored, roles normalised, with the counts of swapped and ambiguous orientations.
 std::string role_normalisation_sentence(const analyzer::CompareResult& result);
 // A site's scaling recipe with the analyzer's evidence: "delayed (the scale changes every step)".

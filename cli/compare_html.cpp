@@ -183,8 +183,13 @@ std::string unmatched_list(std::string_view side, const std::vector<UnmatchedSit
         return "";
     std::string out
         = fmt::format("<h3>Unmatched in {} ({}{})</h3>\n<ul>\n", side, sites.size(), rows_note(sites.size()));
-    for (size_t i = 0; i < sites.size() && i < kMaxHtmlRows; ++i)
-        out += "<li><code>" + xml_escaped(sites[i].label) + "</code>: " + xml_escaped(sites[i].reason) + "</li>\n";
+    const std::vector<UnmatchedGroup> groups = unmatched_groups(sites);
+    for (size_t i = 0; i < groups.size() && i < kMaxHtmlRows; ++i)
+        out += "<li>"
+            + unmatched_group_text(
+                groups[i], [](std::string_view label) { return "<code>" + xml_escaped(label) + "</code>"; },
+                [](std::string_view text) { return xml_escaped(text); })
+            + "</li>\n";
     return out + "</ul>\n";
 }
 

@@ -58,11 +58,16 @@ std::string unmatched_list(std::string_view side, const std::vector<UnmatchedSit
     if (sites.empty())
         return "";
     std::string out = fmt::format("\nUnmatched in {} ({}):\n\n", side, sites.size());
-    for (size_t i = 0; i < sites.size() && i < kListedCompareSites; ++i)
-        out += fmt::format(
-            "- {}: {}\n", markdown_code(sites[i].label, MarkdownPlace::Text), markdown_escaped(sites[i].reason));
-    if (sites.size() > kListedCompareSites)
-        out += fmt::format("- … and {} more\n", sites.size() - kListedCompareSites);
+    const std::vector<UnmatchedGroup> groups = unmatched_groups(sites);
+    for (size_t i = 0; i < groups.size() && i < kListedCompareSites; ++i)
+        out += "- "
+            + unmatched_group_text(
+                groups[i], [](std::string_view label) { return markdown_code(label, MarkdownPlace::Text); },
+                [](std::string_view text) { return markdown_escaped(text); })
+            + "\n";
+    if (groups.size() > kListedCompareSites)
+        out += fmt::format("- … and {} more reasons (the JSON output lists every site)\n",
+            groups.size() - kListedCompareSites);
     return out;
 }
 

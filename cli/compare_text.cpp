@@ -89,10 +89,12 @@ void unmatched_text(std::string& out, std::string_view side, const std::vector<U
     if (sites.empty())
         return;
     out += fmt::format("  unmatched in {} ({}):\n", side, sites.size());
-    for (size_t i = 0; i < sites.size() && i < kListedCompareSites; ++i)
-        out += fmt::format("    {}: {}\n", printable(sites[i].label), printable(sites[i].reason));
-    if (sites.size() > kListedCompareSites)
-        out += fmt::format("    … and {} more\n", sites.size() - kListedCompareSites);
+    const std::vector<UnmatchedGroup> groups = unmatched_groups(sites);
+    for (size_t i = 0; i < groups.size() && i < kListedCompareSites; ++i)
+        out += fmt::format("    {}\n", unmatched_group_text(groups[i], printable, printable));
+    if (groups.size() > kListedCompareSites)
+        out += fmt::format("    … and {} more reasons (--format json lists every site)\n",
+            groups.size() - kListedCompareSites);
 }
 
 } // namespace

@@ -40,7 +40,7 @@ std::string html_num(std::string_view text)
     return "<td class=\"n\">" + xml_escaped(text) + "</td>";
 }
 
-std::string html_site_cell(std::string_view label)
+std::string html_site_cell(std::string_view label, std::string_view note)
 {
     std::string shown(label);
     if (label.size() > kMaxSiteCellBytes) {
@@ -59,7 +59,10 @@ std::string html_site_cell(std::string_view label)
         if (c == '/')
             cell += "<wbr/>";
     }
-    return fmt::format("<td class=\"site\" title=\"{}\"><code>{}</code></td>", xml_escaped(label), cell);
+    if (note.empty())
+        return fmt::format("<td class=\"site\" title=\"{}\"><code>{}</code></td>", xml_escaped(label), cell);
+    return fmt::format("<td class=\"site\" title=\"{} ({})\"><code>{}</code> ({})</td>", xml_escaped(label),
+        xml_escaped(note), cell, xml_escaped(note));
 }
 
 std::string html_check_row(std::string_view name, const std::string& escaped_text, bool finding)

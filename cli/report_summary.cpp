@@ -39,7 +39,7 @@ SummaryLine worst_tensor_finding(const TensorHealth& h, Escape escape)
             return site.worst_saturation_ratio > 0;
         });
         line.text = fmt::format("most saturation {} of the values at {} in {} ({} site{} saturated)",
-            fraction_text(s->worst_saturation_ratio), step_text(s->worst_saturation_step), escape(s->label),
+            fraction_text(s->worst_saturation_ratio), step_text(s->worst_saturation_step), escape(located_site_label(*s)),
             saturated, saturated == 1 ? "" : "s");
         line.warning = true;
         return line;
@@ -50,7 +50,7 @@ SummaryLine worst_tensor_finding(const TensorHealth& h, Escape escape)
     }
     if (const TensorSiteHealth* s = top_site(h.top_underflow); s && s->worst_underflow_ratio > 0) {
         line.text = fmt::format("most underflow {} of the values at {} in {}", fraction_text(s->worst_underflow_ratio),
-            step_text(s->worst_underflow_step), escape(s->label));
+            step_text(s->worst_underflow_step), escape(located_site_label(*s)));
         return line;
     }
     if (h.zero_amax.total > 0) {

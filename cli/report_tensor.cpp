@@ -1,6 +1,7 @@
 #include "report_tensor.hpp"
 
 #include "human_units.hpp"
+#include "report_render.hpp"
 #include "xml_escape.hpp"
 
 #include <fmt/format.h>
@@ -49,6 +50,17 @@ std::string tensor_totals_sentence(const TensorHealth& health)
     return fmt::format("{} of {}; {} of {} in the analysed steps ({:.1f} per step with samples; {} of {} with samples)",
         count(t.samples, "sample"), count(t.sites, "site"), count(t.samples_in_steps, "sample"),
         count(t.sites_in_steps, "site"), t.samples_per_sampled_step, t.steps_with_samples, count(t.steps, "step"));
+}
+
+std::string unnamed_sites_sentence(const TensorHealth& health)
+{
+    const int64_t n = health.totals.unnamed_gemm_sites;
+    if (n == 0)
+        return "";
+    return fmt::format("{} zero-code GEMM site{} named by shape alone: each says where it sits in the step (the n-th "
+                       "GEMM of the forward or backward pass, in launch order); fp8scope.torch.annotate(model) names "
+                       "them by module instead (docs/python.md)",
+        n, n == 1 ? " is" : "s are");
 }
 
 std::string fraction_text(double ratio)
@@ -167,7 +179,7 @@ void ranking_text(std::string& out, std::string_view title, const TensorHealth& 
         if (rows.size() == kListedRankEntries)
             break;
         if (auto text = figure(health.sites[i]))
-            rows.push_back(fmt::format("{:<36} {}", *text, printable(health.sites[i].label)));
+            rows.push_back(fmt::format("{:<36} {}", *text, printable(located_site_label(health.sites[i]))));
     }
     if (rows.empty())
         rows.emplace_back(ranking.empty() ? no_figure : none);
@@ -186,6 +198,8 @@ void tensor_health_text(
     }
     out += "\n" + heading("Tensor health (FP8 statistics per tensor site)") + "\n";
     out += fmt::format("  samples          {}\n", tensor_totals_sentence(h));
+    if (const std::string unnamed = unnamed_sites_sentence(h); !unnamed.empty())
+        out += fmt::format("  site names       {}\n", wrapped(unnamed, 100, "                   "));
     out += fmt::format("  thresholds       {} (docs/analysis.md)\n", tensor_thresholds_sentence());
     out += fmt::format("  first NaN/Inf    {}\n", first_nonfinite_text(h, printable));
     for (const TensorEventKind kind : kTensorEventKinds)
@@ -233,7 +247,7 @@ void tensor_health_text(
     for (size_t i = 0; i < shown; ++i) {
         const TensorSiteHealth& s = h.sites[order[i]];
         out += fmt::format("  {:>7}  {:<19}  {:<22}  {:<22}  {:<22}  {}\n", s.samples, amax_range_text(s),
-            worst_saturation_text(s), worst_underflow_text(s), min_headroom_text(s), printable(s.label));
+            worst_saturation_text(s), worst_underflow_text(s), min_headroom_text(s), printable(located_site_label(s)));
     }
 }
 
@@ -244,6 +258,8 @@ std::string tensor_health_markdown(const TensorHealth& h)
         return out + "The trace has no tensor statistics.\n";
     out += fmt::format("{}. Thresholds: {} (docs/analysis.md).\n\n", tensor_totals_sentence(h),
         markdown_escaped(tensor_thresholds_sentence()));
+    if (const std::string unnamed = unnamed_sites_sentence(h); !unnamed.empty())
+        out += markdown_escaped(unnamed) + ".\n\n";
     out += "| check | result |\n|---|---|\n";
     out += fmt::format("| first NaN/Inf | {} |\n", first_nonfinite_text(h, markdown_escaped));
     for (const TensorEventKind kind : kTensorEventKinds)
@@ -255,7 +271,7 @@ std::string tensor_health_markdown(const TensorHealth& h)
            "|---|---|---|---|---|---|\n";
     for (size_t i = 0; i < shown; ++i) {
         const TensorSiteHealth& s = h.sites[order[i]];
-        out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_code(s.label, MarkdownPlace::TableCell),
+        out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_code(located_site_label(s), MarkdownPlace::TableCell),
             s.samples, amax_range_text(s), worst_saturation_text(s), worst_underflow_text(s), min_headroom_text(s));
     }
     out += fmt::format("\n{} of {} sites with samples in the analysed steps, most saturation, then underflow, then "

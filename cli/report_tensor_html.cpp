@@ -28,7 +28,7 @@ std::string headroom_chart(const TensorHealth& h)
         const TensorSiteHealth& s = h.sites[i];
         if (!s.min_headroom_bits)
             continue;
-        std::string label = shortened(s.label, kMaxChartLabelBytes);
+        std::string label = shortened(located_site_label(s), kMaxChartLabelBytes);
         const bool clips = *s.min_headroom_bits < kStaleScaleHeadroomBits;
         bars.push_back({ std::move(label), *s.min_headroom_bits,
             fmt::format("{}{}", min_headroom_text(s), clips ? ", clips" : ""), clips ? "#d62728" : "" });
@@ -60,7 +60,7 @@ std::string sites_table(const TensorHealth& h)
     for (size_t i = 0; i < shown; ++i) {
         const TensorSiteHealth& s = h.sites[order[i]];
         const bool clips = s.min_headroom_bits && *s.min_headroom_bits < kStaleScaleHeadroomBits;
-        out += "<tr>" + html_site_cell(s.label) + html_num(fmt::to_string(s.samples))
+        out += "<tr>" + html_site_cell(s.label, s.place ? gemm_place_text(*s.place) : std::string()) + html_num(fmt::to_string(s.samples))
             + html_num(s.first_step && s.last_step ? fmt::format("{}-{}", *s.first_step, *s.last_step) : "-")
             + html_num(amax_range_text(s)) + html_num(worst_saturation_text(s))
             + html_num(s.saturation_samples ? fraction_text(s.mean_saturation_ratio) : "-")
@@ -82,7 +82,10 @@ std::string tensor_health_html(const TensorHealth& h)
     std::string out = "<h2>Tensor health</h2>\n";
     if (h.totals.samples == 0)
         return out + "<p>The trace has no tensor statistics.</p>\n";
-    out += "<p>" + xml_escaped(tensor_totals_sentence(h)) + ".</p>\n<table>\n";
+    out += "<p>" + xml_escaped(tensor_totals_sentence(h)) + ".</p>\n";
+    if (const std::string unnamed = unnamed_sites_sentence(h); !unnamed.empty())
+        out += "<p>" + xml_escaped(unnamed) + ".</p>\n";
+    out += "<table>\n";
     out += html_check_row("thresholds", xml_escaped(tensor_thresholds_sentence() + " (docs/analysis.md)"), false);
     out += html_check_row("first NaN/Inf", first_nonfinite_text(h, xml_escaped), h.first_nonfinite.has_value());
     for (const TensorEventKind kind : kTensorEventKinds)

@@ -42,6 +42,18 @@ json ranking_json(const TensorHealth& health, const std::vector<size_t>& ranking
     return ids;
 }
 
+// Where a zero-code GEMM site sits in the step; null for other sites and for GEMMs not sampled in the placing step.
+json place_json(const std::optional<GemmSitePlace>& place)
+{
+    if (!place)
+        return nullptr;
+    const std::string_view phase = place->phase == GemmPhase::Forward ? "forward"
+        : place->phase == GemmPhase::Backward                           ? "backward"
+                                                                        : "unknown";
+    return { { "step", place->step }, { "phase", phase }, { "position", place->position }, { "of", place->of },
+        { "text", gemm_place_text(*place) } };
+}
+
 json site_json(const TensorSiteHealth& s)
 {
     return { { "site_id", s.site_id }, { "site", s.label }, { "samples", s.samples },
@@ -53,7 +65,8 @@ json site_json(const TensorSiteHealth& s)
         { "worst_underflow_step", optional_json(s.worst_underflow_step) },
         { "mean_underflow_ratio", s.mean_underflow_ratio }, { "min_headroom_bits", optional_json(s.min_headroom_bits) },
         { "min_headroom_step", optional_json(s.min_headroom_step) }, { "amax_min", optional_json(s.amax_min) },
-        { "amax_max", optional_json(s.amax_max) }, { "nonfinite_samples", s.nonfinite_samples } };
+        { "amax_max", optional_json(s.amax_max) }, { "nonfinite_samples", s.nonfinite_samples },
+        { "place", place_json(s.place) } };
 }
 
 } // namespace
@@ -78,6 +91,7 @@ nlohmann::ordered_json tensor_health_json(const TensorHealth& h)
         { "nonfinite_samples", t.nonfinite_samples },
         { "samples_in_steps", t.samples_in_steps },
         { "sites_in_steps", t.sites_in_steps },
+        { "unnamed_gemm_sites", t.unnamed_gemm_sites },
         { "steps_with_samples", t.steps_with_samples },
         { "samples_per_step", t.samples_per_step },
         { "samples_per_sampled_step", t.samples_per_sampled_step },

@@ -227,6 +227,11 @@ std::string compare_numerics(
         if (!site.logical_role)
             site.logical_role = ref_roles.of(ref_site);
         site.label = with_logical_role(tensor_site_label(in.run_model, run_site), site.logical_role);
+        // A zero-code GEMM site also says where it sits in the run's step (issue 28 item 7).
+        const std::vector<TensorSiteHealth>& health = in.run_report.tensor_health.sites;
+        if (const auto placed = std::ranges::find(health, pair.run_site, &TensorSiteHealth::site_id);
+            placed != health.end() && placed->place)
+            site.label += fmt::format(" ({})", gemm_place_text(*placed->place));
         site.run_site_id = pair.run_site;
         site.ref_site_id = pair.ref_site;
         site.run_dtype = run_site.dtype;

@@ -3,7 +3,12 @@
 // by site), so the whole analysis is O(samples log samples).
 #include "fp8scope/analyzer/tensor_health.hpp"
 
+#include "gemm_places.hpp"
 #include "step_locator.hpp"
+
+#include "fp8scope/format/schema.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -196,6 +201,10 @@ TensorHealth analyze_tensor_health(
     // Per site: a stable sort of the time order by site keeps each site's samples earliest first, so that a
     // site's worst figure is its earliest sample with it.
     std::ranges::stable_sort(order, {}, [&](size_t i) { return stats[i].site_id; });
+    std::unordered_map<int64_t, GemmSitePlace> places = detail::gemm_site_places(model, analysed);
+    std::unordered_map<int64_t, const TensorSite*> site_of;
+    for (const TensorSite& site : model.tensor_sites)
+        site_of.emplace(site.id, &site);
     for (size_t at = 0; at < order.size();) {
         const int64_t site_id = stats[order[at]].site_id;
         TensorSiteHealth site;
@@ -208,6 +217,14 @@ TensorHealth analyze_tensor_health(
             continue;
         finish(site, sums);
         site.label = labels(site_id);
+        if (const auto place = places.find(site_id); place != places.end())
+            site.place = place->second;
+        if (const auto it = site_of.find(site_id); it != site_of.end()
+            && static_cast<schema::StatsSource>(it->second->source) == schema::StatsSource::GemmInterception) {
+            const std::optional<StringRef>& path = it->second->nvtx_path;
+            if (!path || path->index >= model.strings.size() || model.strings[*path].empty())
+                ++health.totals.unnamed_gemm_sites;
+        }
         health.sites.push_back(std::move(site));
     }
     health.totals.sites_in_steps = static_cast<int64_t>(health.sites.size());
@@ -230,6 +247,24 @@ TensorHealth analyze_tensor_health(
             return std::tie(*l.min_headroom_bits, l.site_id) < std::tie(*r.min_headroom_bits, r.site_id);
         });
     return health;
+}
+
+std::string gemm_place_text(const GemmSitePlace& place)
+{
+    switch (place.phase) {
+    case GemmPhase::Forward:
+        return fmt::format("forward GEMM {} of {} sampled", place.position, place.of);
+    case GemmPhase::Backward:
+        return fmt::format("backward GEMM {} of {} sampled", place.position, place.of);
+    case GemmPhase::Unknown:
+        break;
+    }
+    return fmt::format("GEMM {} of {} sampled in the step", place.position, place.of);
+}
+
+std::string located_site_label(const TensorSiteHealth& site)
+{
+    return site.place ? fmt::format("{} ({})", site.label, gemm_place_text(*site.place)) : site.label;
 }
 
 } // namespace fp8scope::analyzer

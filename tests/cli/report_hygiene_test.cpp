@@ -160,12 +160,14 @@ TEST_CASE("the HTML tensor-site column shows the end of a long label and keeps i
     REQUIRE(s.write_fp8scope(trace));
     const std::string html = run_fp8scope_ok({ "report", trace, "--warmup", "0", "--format", "html" });
     CHECK(parse_xml(html).ok);
-    const std::string label = path_text + " · gemm 4096x1024x4096 #0 · A";
+    // The site's label and where the zero-code GEMM sits in the step (issue 28 item 7).
+    const std::string label = path_text + " · gemm 4096x1024x4096 #0 · A (GEMM 1 of 1 sampled in the step)";
     REQUIRE(label.size() > 72);
     // The cell: the whole label as its title; shown, the last path components from a "/" on, which may wrap there.
+    // The place follows the code, whole, so that the label's shortening keeps the path's end.
     CHECK(html.find("<td class=\"site\" title=\"" + label
               + "\"><code>…/<wbr/>layers.11/<wbr/>self_attention/<wbr/>"
-                "linear_qkv · gemm 4096x1024x4096 #0 · A</code></td>")
+                "linear_qkv · gemm 4096x1024x4096 #0 · A</code> (GEMM 1 of 1 sampled in the step)</td>")
         != std::string::npos);
 }
 

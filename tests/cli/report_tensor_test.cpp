@@ -22,6 +22,8 @@ const std::string kTraces = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/
 const std::string kHostilePath = "train_step/<script>alert(1)</script>|layers.3";
 const std::string kHostileName = "gemm|64 `x` <b>**bold**</b>";
 const std::string kLabel = kHostilePath + " · " + kHostileName + " #0 · A";
+// The site tables add where a zero-code GEMM site sits in the step (issue 28 item 7): the scenario's one GEMM.
+const std::string kPlace = "GEMM 1 of 1 sampled in the step";
 
 std::string run_ok(const std::vector<std::string>& args)
 {
@@ -104,7 +106,7 @@ TEST_CASE("report text and JSON give the scenario's tensor health exactly", "[cl
     CHECK(text.find(
               "        4  1.75..14             0.00977 (step 4)        0.03 (step 4)           -1.00 bits (step 5)   "
               "  "
-              + kLabel + "\n")
+              + kLabel + " (" + kPlace + ")\n")
         != std::string::npos);
 
     const auto json = nlohmann::json::parse(run_ok({ "report", trace, "--format", "json" }));
@@ -125,6 +127,10 @@ TEST_CASE("report text and JSON give the scenario's tensor health exactly", "[cl
     REQUIRE(h["sites"].size() == 1);
     const auto& site = h["sites"][0];
     CHECK(site["site"] == kLabel);
+    CHECK(site["place"]["text"] == kPlace);
+    CHECK(site["place"]["phase"] == "unknown"); // one launching thread: no forward/backward split
+    CHECK(site["place"]["position"] == 1);
+    CHECK(h["unnamed_gemm_sites"] == 0); // it has an NVTX path
     CHECK(site["worst_saturation_ratio"].get<double>() == Approx(40.0 / 4096));
     CHECK(site["worst_saturation_step"] == 4);
     CHECK(site["min_headroom_bits"].get<double>() == Approx(-1.0));
@@ -147,7 +153,7 @@ TEST_CASE("report md, html and junit show tensor health with the site label esca
                   "NaN/Inf) |")
         != std::string::npos);
     // In the site table it is a code span fenced by two backticks (it holds one), its `|` escaped for the table.
-    CHECK(md.find("| ``train_step/<script>alert(1)</script>\\|layers.3 · gemm\\|64 `x` <b>**bold**</b> #0 · A`` | 4 |")
+    CHECK(md.find("| ``train_step/<script>alert(1)</script>\\|layers.3 · gemm\\|64 `x` <b>**bold**</b> #0 · A (GEMM 1 of 1 sampled in the step)`` | 4 |")
         != std::string::npos);
     for (const std::string& line : lines_of(md)) {
         if (line.starts_with("| ``"))

@@ -90,6 +90,20 @@ struct TensorEventList {
     int64_t total = 0;
 };
 
+// Where a zero-code GEMM site sits in the step (issue 28 item 7; docs/analysis.md "Where a GEMM site sits"): in
+// launch order among the GEMMs sampled in one step, within its pass when the step's GEMMs came from two or more
+// threads (PyTorch's backward runs on autograd's thread), else within the step.
+enum class GemmPhase : uint8_t { Unknown, Forward, Backward };
+struct GemmSitePlace {
+    int64_t step = 0; // the analysed step it was placed in: the one with the most GEMMs sampled
+    GemmPhase phase = GemmPhase::Unknown;
+    int64_t position = 0; // 1-based
+    int64_t of = 0; // GEMMs sampled in that step and pass (in the step when the pass is unknown)
+};
+
+// "forward GEMM 3 of 24 sampled", "backward GEMM 1 of 48 sampled", "GEMM 5 of 12 sampled in the step"
+std::string gemm_place_text(const GemmSitePlace& place);
+
 // One site over its samples in the analysed steps. Ratios are element-weighted over the samples that can show
 // them (Σ count / Σ numel, as TransformerEngine's debug tools reduce over micro-batches); worst_* is one sample.
 struct TensorSiteHealth {
@@ -107,7 +121,12 @@ struct TensorSiteHealth {
     std::optional<int64_t> min_headroom_step;
     std::optional<double> amax_min, amax_max; // over samples with a finite amax
     int64_t nonfinite_samples = 0;
+    std::optional<GemmSitePlace> place; // zero-code GEMM sites sampled in the placing step
 };
+
+// The site's label, then its place for a zero-code GEMM site: "gemm 512x2048x512 #8 · B (forward GEMM 9 of 24
+// sampled)".
+std::string located_site_label(const TensorSiteHealth& site);
 
 struct TensorHealthTotals {
     int64_t samples = 0; // every sample in the trace
@@ -121,6 +140,9 @@ struct TensorHealthTotals {
     // samples_in_steps / steps_with_samples (0 without): what a sampled step holds, when statistics are taken every
     // N-th step (FP8SCOPE_STATS_EVERY) and most steps hold none (issue 28 item 2)
     double samples_per_sampled_step = 0;
+    // Zero-code GEMM sites in the steps without an NVTX path: named by shape alone, which fp8scope.torch.annotate
+    // (module names) would improve.
+    int64_t unnamed_gemm_sites = 0;
 };
 
 struct TensorHealth {
