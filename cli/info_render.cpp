@@ -36,6 +36,15 @@ std::string cuda_version(int32_t version)
     return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
 }
 
+// CUPTI's API version (cupti_version.h): from CUDA 13 on xxyyzz, the toolkit's major and minor and CUPTI's own
+// update ("13.0.1" for 130001); before, a plain counter (18 for CUDA 11.8, 28 for 12.9 Update 1), kept as it is.
+std::string cupti_version_text(int32_t version)
+{
+    if (version >= 10'000)
+        return fmt::format("{}.{}.{} ({})", version / 10'000, (version / 100) % 100, version % 100, version);
+    return fmt::format("{} (API version before CUDA 13)", version);
+}
+
 std::string rank_text(const analyzer::TraceMeta& meta)
 {
     // fp8scope writes -1 for a job without a rank; an Nsight export does not record ranks at all.
@@ -158,7 +167,7 @@ std::string render_info_text(const TraceModel& model, TextStyle style)
     if (meta.cuda_driver_version > 0)
         text.field("CUDA driver", cuda_version(meta.cuda_driver_version));
     if (meta.cupti_version > 0)
-        text.field("CUPTI API", fmt::format("{}", meta.cupti_version));
+        text.field("CUPTI API", cupti_version_text(meta.cupti_version));
 
     write_gpus(text, model);
 

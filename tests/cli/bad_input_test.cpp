@@ -44,6 +44,20 @@ TEST_CASE("bad input: a missing path", "[cli][bad-input]")
     check_bad_in_both_formats(path, path);
 }
 
+TEST_CASE("bad input: the error lines are the ones docs/cli.md quotes", "[cli][bad-input]")
+{
+    const auto dir = scratch_dir("bad_documented");
+    const auto missing = run_fp8scope({ "report", dir + "/run.sqlite" });
+    check_bad_trace(missing);
+    CHECK(missing.err == "fp8scope: error: cannot open trace '" + dir + "/run.sqlite': No such file or directory\n");
+    write_file(dir + "/notes.txt", "This is a text file, not a trace.\n");
+    const auto text = run_fp8scope({ "report", dir + "/notes.txt" });
+    check_bad_trace(text);
+    CHECK(text.err
+        == "fp8scope: error: '" + dir
+            + "/notes.txt' is not an fp8scope trace or Nsight Systems export: not an SQLite database\n");
+}
+
 TEST_CASE("bad input: a directory", "[cli][bad-input]")
 {
     const auto dir = scratch_dir("bad_directory");

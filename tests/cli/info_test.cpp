@@ -73,6 +73,15 @@ TEST_CASE("info prints a finished trace's origin, process, GPU, time span and ro
     CHECK(field(result.out, "tensor samples skipped by cap") == "0");
 }
 
+TEST_CASE("info writes the CUDA and CUPTI versions of a real trace as versions", "[cli][info]")
+{
+    // Recorded on the H100 with CUDA 13.0 Update 1's CUPTI (CUPTI_API_VERSION 130001, xxyyzz since CUDA 13).
+    const std::string out
+        = run_fp8scope_ok({ "info", std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/h100-train-fp8.sqlite" });
+    CHECK(field(out, "CUPTI API") == "13.0.1 (130001)");
+    CHECK(field(out, "CUDA runtime") == "13.0");
+}
+
 TEST_CASE("info --format json prints the documented, versioned object", "[cli][info]")
 {
     const auto path = scratch_dir("info_json") + "/good.sqlite";
