@@ -23,14 +23,6 @@ std::string read(const std::string& path)
     return text.str();
 }
 
-size_t occurrences(const std::string& text, const std::string& what)
-{
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
-
 } // namespace
 
 TEST_CASE("check exits 0 when every budget holds and writes one passing testcase per budget", "[cli][check]")

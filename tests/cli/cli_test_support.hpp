@@ -22,6 +22,8 @@ std::string run_fp8scope_ok(const std::vector<std::string>& args);
 std::string read_text_file(const std::string& path);
 // The lines of `text`, without their '\n'.
 std::vector<std::string> lines_of(const std::string& text);
+// How many times `what` occurs in `text` (overlapping occurrences counted).
+size_t occurrences(const std::string& text, const std::string& what);
 
 // Runs `sql` on the file with a plain read-write connection; REQUIREs success.
 void exec_sql(const std::string& path, const std::string& sql);

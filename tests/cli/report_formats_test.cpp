@@ -22,14 +22,6 @@ const std::vector<std::string> kRealTraces { kTraces + "h100-train-fp8.sqlite", 
 const std::vector<std::string> kChartTitles { "Bubble ratio per step", "Idle time by cause per step",
     "Top syncs by GPU idle time caused", "Kernel time per step by class" };
 
-size_t occurrences(const std::string& text, const std::string& what)
-{
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
-
 std::string report(const std::vector<std::string>& args)
 {
     std::vector<std::string> full { "report" };

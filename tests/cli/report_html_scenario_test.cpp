@@ -17,14 +17,6 @@ namespace {
 constexpr const char* kScriptKernel = "<script>alert(1)</script>";
 constexpr const char* kHostileRange = "<img src=x onerror=\"alert('x')\">&amp;";
 
-size_t occurrences(const std::string& text, const std::string& what)
-{
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
-
 // Three train_step ranges of 100 µs. In each: the planted kernel, then a stream sync inside the hostile NVTX range
 // that leaves the GPU idle until the next kernel.
 testing::Scenario hostile_scenario()

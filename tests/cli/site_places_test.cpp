@@ -14,14 +14,6 @@ namespace {
 
 const std::string kTraces = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/";
 
-size_t count_of(const std::string& text, const std::string& what)
-{
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
-
 } // namespace
 
 TEST_CASE("report places zero-code GEMM sites in the forward or backward pass and says how to name them",
@@ -65,9 +57,9 @@ TEST_CASE("compare lists unmatched sites that share a reason on one line", "[cli
                     "this path): train_step/Transformer/blocks.0/blocks.0.qkv · input, ")
         != std::string::npos);
     CHECK(text.find(" and 21 more\n\n") != std::string::npos);
-    CHECK(count_of(text, "no probe of this name and role") == 1);
+    CHECK(occurrences(text, "no probe of this name and role") == 1);
     const std::string md = run_fp8scope_ok({ "compare", run, ref, "--format", "md" });
-    CHECK(count_of(md, "no probe of this name and role") == 1);
+    CHECK(occurrences(md, "no probe of this name and role") == 1);
     // JSON keeps every site with its reason.
     const auto json = nlohmann::json::parse(run_fp8scope_ok({ "compare", run, ref, "--format", "json" }));
     CHECK(json["sites"]["run_unmatched"].size() == 24);
