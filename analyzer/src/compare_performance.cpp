@@ -144,15 +144,6 @@ void price_fp8(PerformanceComparison& perf)
         + std::max(0.0, perf.other_kernels_added_ns);
 }
 
-double median_ratio(std::vector<double> values)
-{
-    if (values.empty())
-        return 0;
-    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2); // the upper median
-    std::ranges::nth_element(values, middle);
-    return *middle;
-}
-
 // Per kernel name, its time and count summed over the compared steps (the kernel table's per-step figures).
 std::map<std::string_view, std::pair<KernelClass, ClassTotals>> kernels_by_name(
     const TraceModel& model, const Report& report, const std::set<int64_t>& steps)
@@ -243,7 +234,7 @@ PerformanceComparison compare_performance(
     perf.step_median_ns
         = { static_cast<double>(median_of(run.step_lengths)), static_cast<double>(median_of(ref.step_lengths)) };
     perf.busy_median_ns = { static_cast<double>(median_of(run.busy)), static_cast<double>(median_of(ref.busy)) };
-    perf.bubble_ratio_median = { median_ratio(run.bubble_ratios), median_ratio(ref.bubble_ratios) };
+    perf.bubble_ratio_median = { upper_median_value(run.bubble_ratios), upper_median_value(ref.bubble_ratios) };
     const auto per_step = [](int64_t value, int64_t steps) {
         return steps > 0 ? static_cast<double>(value) / static_cast<double>(steps) : 0.0;
     };

@@ -9,13 +9,19 @@
 
 namespace fp8scope::analyzer::detail {
 
-template <typename Value> int64_t upper_median(std::vector<Value>& values)
+// The upper median of any values (a double's too), reordering them in place; Value{} for no values.
+template <typename Value> Value upper_median_value(std::vector<Value>& values)
 {
     if (values.empty())
-        return 0;
+        return Value {};
     auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
     std::nth_element(values.begin(), middle, values.end());
-    return int64_t { *middle };
+    return *middle;
+}
+
+template <typename Value> int64_t upper_median(std::vector<Value>& values)
+{
+    return int64_t { upper_median_value(values) };
 }
 
 inline int64_t median_of(std::vector<int64_t> values) { return upper_median(values); }

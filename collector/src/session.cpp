@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -106,29 +107,23 @@ std::atomic<bool> g_detach_failed { false }; // cuptiFinalize failed once: CUPTI
 // unharmed. So a graph call seen once rules out detaching for the rest of the session.
 std::atomic<bool> g_graphs_seen { false };
 
-bool is_graph_call(CUpti_CallbackId cbid)
-{
-    switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphUpload:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphUpload_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
-        return true;
-    default:
-        return false;
-    }
-}
-
 constexpr CUpti_CallbackId kGraphCalls[] = { CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,
     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuGraphUpload, CUPTI_DRIVER_TRACE_CBID_cuGraphUpload_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz };
+
+bool is_graph_call(CUpti_CallbackId cbid)
+{
+    return std::ranges::find(kGraphCalls, cbid) != std::end(kGraphCalls);
+}
+
+// CUPTI stays attached for good: cuptiFinalize failed once, or the job uses CUDA graphs.
+bool detach_ruled_out()
+{
+    return g_detach_failed.load() || g_graphs_seen.load();
+}
+
 std::atomic<uint64_t> g_attach_generation { 1 }; // counts attachments; a CUPTI attached again starts afresh
 // How long after a window's end CUPTI stays attached, for the records of kernels still running then.
 constexpr int64_t kDetachGraceNs = 300'000'000;
@@ -1035,7 +1030,7 @@ void set_window_activities(bool on)
         flush_api_records(*s);
         // CUPTI is detached once the window's records are in (arm_detach_when_due): kernels still running now
         // were launched inside it, and their records come with the next flushes.
-        if (s->detach_between_windows && !g_detach_failed.load() && !g_graphs_seen.load()) {
+        if (s->detach_between_windows && !detach_ruled_out()) {
             uint64_t now = timestamp_now(*s);
             g_detach_due_ns.store(static_cast<int64_t>(now - s->start_cupti_ns) + kDetachGraceNs);
         }
