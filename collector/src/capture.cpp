@@ -50,16 +50,14 @@ void apply(CaptureChange change)
             && (trigger == schema::CaptureTrigger::Steps || trigger == schema::CaptureTrigger::Periodic)
         ? 0
         : -1;
-    // g_recording is what an API call's callback asks to keep its row (api_calls.hpp): true before the kinds go on
-    // and false after they go off, so that a launch racing the switch (a time window is switched by the flusher
-    // thread) leaves at most a call without its kernel, never a kernel without its call (H100, 2026-11-27: 1 of
-    // 19,517 kernels of a time window had no launch call when the flag followed the kinds).
+    // g_recording is what an API call's callback asks to keep its row (api_calls.hpp): set_window_activities turns it
+    // on before the kinds and off right after the kernels' kind, so that a launch racing the switch (a time window
+    // is switched by the flusher thread) leaves at most a call without its kernel, never a kernel without its call
+    // (H100, 2026-11-27: 1 of 19,517 kernels of a time window had no launch call when the flag followed the kinds).
     if (change.opened()) {
-        g_recording.store(true);
-        set_window_activities(true);
+        set_window_activities(true, g_recording);
     } else {
-        set_window_activities(false);
-        g_recording.store(false);
+        set_window_activities(false, g_recording);
         // The window's records that are complete go to the writer now (flag 0: no wait for the device); kernels
         // still running when it closed were launched with tracing on and arrive with the next periodic flush.
         flush_completed_records();
@@ -139,8 +137,7 @@ void capture_begin(const CapturePlan& plan, int64_t now_ns)
     const CaptureChange change = g_windows->start(now_ns);
     if (change.kind == CaptureChange::Kind::None) {
         // No window yet: the activities enabled at start go off until one opens.
-        g_recording.store(false, std::memory_order_relaxed);
-        set_window_activities(false);
+        set_window_activities(false, g_recording);
     }
     apply(change);
     // Every mode listens: time and profiler windows note their first and last steps too.

@@ -947,15 +947,21 @@ void flush_session_periodic()
 namespace {
 
 // The activity kinds a window switches (Session::window_kinds).
+// The kernels' kind is first in the list: it goes on first and off last, so that the API calls' flag (switched
+// around this call) is never on without it for longer than one enable or disable.
 void switch_window_kinds(Session* s, bool on)
 {
-    for (CUpti_ActivityKind kind : s->window_kinds) {
+    const auto switch_kind = [&](CUpti_ActivityKind kind) {
         const CUptiResult result = on ? s->cupti->activityEnable(kind) : s->cupti->activityDisable(kind);
         if (result != CUPTI_SUCCESS)
             warn_once(on ? "capture-enable" : "capture-disable",
                 std::string("cannot switch CUPTI activity kind ") + std::to_string(static_cast<int>(kind))
                     + (on ? " on" : " off") + " for a capture window: " + s->cupti->result_name(result));
-    }
+    };
+    if (on)
+        std::for_each(s->window_kinds.begin(), s->window_kinds.end(), switch_kind);
+    else
+        std::for_each(s->window_kinds.rbegin(), s->window_kinds.rend(), switch_kind);
 }
 
 // The traced API calls a window switches.
@@ -999,16 +1005,21 @@ void switch_window_api(Session* s, bool on)
 
 } // namespace
 
-void set_window_activities(bool on)
+void set_window_activities(bool on, std::atomic<bool>& recording)
 {
     Session* s = g_session;
-    if (!s || getpid() != s->owner_pid)
+    if (!s || getpid() != s->owner_pid) {
+        recording.store(on);
         return;
-    // API calls on before the kernels and off after them: a launch racing the switch (a time window is switched
-    // by the flusher thread) then leaves at most a call without its kernel, never a kernel without its launch
-    // (H100, 2026-11-24: 1 of 37,388 kernels in a time window had no launch call when the kinds came first).
+    }
+    // API calls on before the kernels and off right after them: a launch racing the switch (a time window is
+    // switched by the flusher thread) then leaves at most a call without its kernel, never a kernel without its
+    // launch (H100, 2026-11-24: 1 of 37,388 kernels in a time window had no launch call when the kinds came first;
+    // 2026-11-27: 5 launch calls without their kernel at one edge while the flag waited for every other kind and
+    // the API flush to be switched too).
     std::lock_guard lock(g_cupti_mutex);
     if (on) {
+        recording.store(true);
         g_detach_due_ns.store(-1);
         if (detaching(g_attachment.load())) {
             stay_attached(*s);
@@ -1026,6 +1037,7 @@ void set_window_activities(bool on)
         switch_window_kinds(s, true);
     } else {
         switch_window_kinds(s, false);
+        recording.store(false);
         switch_window_api(s, false);
         flush_api_records(*s);
         // CUPTI is detached once the window's records are in (arm_detach_when_due): kernels still running now

@@ -6,6 +6,7 @@
 // happens (lifecycle.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -58,8 +59,9 @@ std::optional<int64_t> detach_due_ns();
 void detach_soon();
 // Capture windows (capture.cpp): switches the window's activity kinds and traced API calls on or off; pushes the
 // completed records to the writer (cuptiActivityFlushAll(0), no wait for the device); writes a window's row (also
-// while the session stops). Nothing happens outside the recording process.
-void set_window_activities(bool on);
+// while the session stops). Nothing happens outside the recording process. `recording` (the API calls' flag,
+// capture.cpp) goes true before the kinds go on and false right after the kernels' kind goes off.
+void set_window_activities(bool on, std::atomic<bool>& recording);
 void flush_completed_records();
 bool post_capture_window(const CaptureWindowRow& row);
 

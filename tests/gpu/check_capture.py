@@ -401,8 +401,15 @@ def check_overhead_every_20(ctx, report):
                + f"; {detaches} detaches in {2 * (FAST_STEPS // FAST_EVERY)} windows")
     report.judge("capture every 20: CUPTI detached after (nearly) every window", detaches >= FAST_STEPS // FAST_EVERY,
                  f"{detaches} detaches")
+    figure = f"{100 * (figures['detached'] / u - 1):+.1f}% (A/A {aa:+.1f}%)"
+    if abs(aa) > 1.0:
+        # Two untraced processes differ by more than the goal: this setting cannot judge 1% (not passed either).
+        # bench/component_cost.py measures it inside one process (docs/benchmarks.md, issue 26).
+        report.add("capture every 20 goal: detached steps within 1% of untraced", "SKIP", figure,
+                   "the A/A control is wider than the goal; see bench/component_cost.py's in-process figure")
+        return
     report.judge("capture every 20 goal: detached steps within 1% of untraced", figures["detached"] <= 1.01 * u,
-                 f"{100 * (figures['detached'] / u - 1):+.1f}% (A/A {aa:+.1f}%)")
+                 figure)
 
 
 def run_all(ctx, report, state):
