@@ -1,7 +1,7 @@
 // Capture windows in the running collector (docs/collector.md "Capture windows"): the thin layer between the
 // events that can open or close a window (fp8scope_step, NVTX step ranges, cuProfilerStart/Stop, the clock) and
 // CUPTI. The decisions are CaptureWindows' (capture_windows.hpp); this file switches the window's activity kinds
-// on and off (session.cpp), flushes at a window's end and writes the FP8SCOPE_CAPTURE_WINDOW rows.
+// on and off (cupti_attachment.cpp), flushes at a window's end and writes the FP8SCOPE_CAPTURE_WINDOW rows.
 #pragma once
 
 #include "fp8scope/format/capture_plan.hpp"

@@ -43,7 +43,7 @@ struct CuptiApi {
     // External correlation ids mark the collector's own CUDA calls in the trace (own_work.hpp); optional.
     CUptiResult (*pushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t) = nullptr;
     CUptiResult (*popExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t*) = nullptr;
-    // Detaching between capture windows (session.cpp); optional: without them CUPTI stays attached.
+    // Detaching between capture windows (cupti_attachment.hpp); optional: without them CUPTI stays attached.
     CUptiResult (*enableDomain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain) = nullptr;
     CUptiResult (*finalize)() = nullptr;
 

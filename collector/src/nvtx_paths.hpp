@@ -28,8 +28,8 @@ using StepRangeListener = void (*)(int64_t step);
 void set_step_range_listener(StepRangeListener listener);
 
 // Whether the wrapped push/pop calls go on to CUPTI's NVTX implementation (the default). Off while CUPTI is detached
-// between capture windows (session.cpp): a call into CUPTI then would attach it again. The path is kept either way;
-// a wrapper not forwarding returns the range depth, as NVTX does.
+// between capture windows (cupti_attachment.hpp): a call into CUPTI then would attach it again. The path is kept
+// either way; a wrapper not forwarding returns the range depth, as NVTX does.
 void set_nvtx_forwarding(bool on);
 
 // Exposed for unit tests: the same bookkeeping the wrappers do, without NVTX.
