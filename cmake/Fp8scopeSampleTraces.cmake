@@ -1,9 +1,10 @@
-# The sample traces over 1 MiB are stored in git as <name>.sqlite.xz (samples/traces/README.md, "How the traces are
-# stored"): the tracked tree has to travel to the GPU machine, which takes at most 64 MiB of working tree. Each
-# configure unpacks every samples/traces/**/*.sqlite.xz to the <name>.sqlite beside it when that file is missing or
-# older than the archive, so the tests, the docs' commands and the scripts keep reading samples/traces/**/*.sqlite.
-# The unpacked files are gitignored. Runs in every configuration (not only with the tests): the README's commands
-# after scripts/demo.sh read these traces too.
+# Every sample trace is stored in git as <name>.sqlite.xz, none plain (samples/traces/README.md, "How the traces are
+# stored"; CTest's tree_sample_traces_compressed holds it so): the tracked tree travels to the GPU machine, and plain
+# traces made up most of it. Each configure unpacks every samples/traces/**/*.sqlite.xz to the <name>.sqlite beside
+# it when that file is missing or older than the archive, so the tests, the docs' commands and the scripts keep
+# reading samples/traces/**/*.sqlite. The unpacked files are gitignored (/samples/traces/**/*.sqlite). Runs in every
+# configuration, not only with the tests: scripts/demo.sh's configure unpacks its trace here, and the README's
+# commands after it read the others.
 #
 # xz (Debian: xz-utils, which scripts/install-deps.sh installs) decompresses; where it is missing, Python's lzma
 # module does (the GPU machine guarantees Python, not xz). The glob is re-checked at build time
@@ -57,5 +58,5 @@ foreach(archive IN LISTS fp8scope_trace_archives)
     math(EXPR _fp8scope_unpacked "${_fp8scope_unpacked} + 1")
 endforeach()
 list(LENGTH fp8scope_trace_archives _fp8scope_archive_count)
-message(STATUS "Sample traces: ${_fp8scope_archive_count} in samples/traces are xz archives, "
+message(STATUS "Sample traces: ${_fp8scope_archive_count} xz archives in samples/traces, "
                "${_fp8scope_unpacked} unpacked now")

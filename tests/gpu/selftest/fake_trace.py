@@ -8,10 +8,13 @@ them; `spoil` changes some counts so that the checks can be seen failing.
 import os
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
-TEMPLATE = REPO / "samples" / "traces" / "scenario-demo.sqlite"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from sample_traces import sample_trace  # noqa: E402  (tests/gpu/: unpacks the committed .sqlite.xz if needed)
+
+TEMPLATE = sample_trace("scenario-demo.sqlite")
 ENUM_PREFIX = "ENUM_"
 
 
