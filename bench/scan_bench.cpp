@@ -21,7 +21,7 @@
 
 namespace {
 
-// The tables the loader reads (analyzer/src/fp8scope_reader.cpp, activity_readers.cpp); a table the trace lacks is
+// The tables the loader reads (analyzer/src/load/fp8scope_reader.cpp, activity_readers.cpp); a table the trace lacks is
 // skipped.
 std::vector<std::string> loader_tables()
 {
@@ -108,7 +108,7 @@ Scan scan(const std::string& path, bool aggregate, const std::vector<TableRead>&
     Scan result;
     sqlite3* db = nullptr;
     const std::string uri = "file:" + path + "?immutable=1";
-    // As the loader opens it (analyzer/src/sqlite_reader.cpp): NOMUTEX, one thread per connection.
+    // As the loader opens it (analyzer/src/load/sqlite_reader.cpp): NOMUTEX, one thread per connection.
     if (sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr)
         != SQLITE_OK) {
         result.error = sqlite3_errmsg(db);

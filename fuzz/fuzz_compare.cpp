@@ -2,9 +2,9 @@
 // compare format. A refusal must say why in one line.
 #include "fuzz_support.hpp"
 
-#include "compare_render.hpp"
-#include "fp8scope/analyzer/compare.hpp"
-#include "fp8scope/analyzer/trace_loader.hpp"
+#include "compare/compare_render.hpp"
+#include "fp8scope/analyzer/compare/compare.hpp"
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 
 #include <cmath>
 #include <variant>

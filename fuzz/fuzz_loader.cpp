@@ -2,7 +2,7 @@
 // that keeps every promise of trace_model.hpp.
 #include "fuzz_support.hpp"
 
-#include "fp8scope/analyzer/trace_loader.hpp"
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {

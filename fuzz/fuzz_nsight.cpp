@@ -3,7 +3,7 @@
 // format are rejected (-1: libFuzzer keeps them out of the corpus), so the corpus stays on the nsys path.
 #include "fuzz_support.hpp"
 
-#include "fp8scope/analyzer/trace_loader.hpp"
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {

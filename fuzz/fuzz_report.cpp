@@ -1,7 +1,7 @@
 // fuzz_report: load a trace, analyze() it and render the report in every format, checking the model and the report.
 #include "fuzz_support.hpp"
 
-#include "fp8scope/analyzer/trace_loader.hpp"
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {

@@ -5,7 +5,7 @@
 #include "fuzz_support.hpp"
 #include "scenario_from_bytes.hpp"
 
-#include "fp8scope/analyzer/trace_loader.hpp"
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {

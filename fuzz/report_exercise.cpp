@@ -1,7 +1,7 @@
 // check_report() and exercise_report(): the whole `fp8scope report` path on a loaded model, every format.
 #include "fuzz_support.hpp"
 
-#include "report_render.hpp"
+#include "report/report_render.hpp"
 
 #include <fmt/format.h>
 

@@ -19,9 +19,11 @@ shift 2
 for exe in "$before" "$after"; do
     [[ -x $exe ]] || { echo "compare_builds: $exe is not an executable" >&2; exit 2; }
 done
+# Absolute executables: run() changes into each side's folder.
+before=$(realpath "$before") after=$(realpath "$after")
 cd "$(dirname "$0")/.."
 work=$(mktemp -d "${TMPDIR:-/tmp}/fp8scope-compare-builds.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+[[ -n ${FP8SCOPE_KEEP_WORK:-} ]] || trap 'rm -rf "$work"' EXIT
 
 mapfile -t traces < <(find samples/traces -name '*.sqlite' -type f | sort)
 traces+=("$@")
@@ -41,9 +43,14 @@ run() {
         [[ $side == after ]] && exe=$after
         mkdir -p "$work/$side/out"
         local args=("${@//@OUT@/$work/$side/out}")
-        (cd "$work/$side" && FP8SCOPE_NO_PROGRESS=1 NO_COLOR=1 "$OLDPWD/$exe" "${args[@]}" \
+        (cd "$work/$side" && FP8SCOPE_NO_PROGRESS=1 NO_COLOR=1 "$exe" "${args[@]}" \
             >"$work/$side/stdout" 2>"$work/$side/stderr" </dev/null)
-        echo $? >"$work/$side/rc"
+        local rc=$?
+        echo $rc >"$work/$side/rc"
+        if [[ $rc -ge 126 ]]; then
+            echo "compare_builds: '$name' could not run with $exe (exit $rc): $(head -c 300 "$work/$side/stderr")" >&2
+            exit 2
+        fi
         # Paths of the side's own folder are the only expected difference.
         sed -i "s#$work/$side#WORK#g" "$work/$side/stdout" "$work/$side/stderr"
     done
@@ -61,9 +68,6 @@ run() {
     fi
     rm -rf "$work/before/out" "$work/after/out"
 }
-# Absolute executables: run() changes into the side's folder.
-before=$(realpath "$before") after=$(realpath "$after")
-OLDPWD=/
 
 for trace in "${traces[@]}"; do
     t=$(realpath "$trace")

@@ -15,6 +15,8 @@ packages=(
     nlohmann-json3-dev
     libfmt-dev
     zlib1g-dev
+    # scripts/check_format.sh, which scripts/test.sh runs first: the sources are formatted with clang-format 14.
+    clang-format-14
     # xz: the configure step unpacks the sample traces stored as samples/traces/**/*.sqlite.xz.
     xz-utils
     # The viewer (gui/): Qt 6 Widgets, Charts and Concurrent. Qt Charts' CMake package needs Qt OpenGL's, which

@@ -4,7 +4,7 @@
 // on and off (cupti_attachment.cpp), flushes at a window's end and writes the FP8SCOPE_CAPTURE_WINDOW rows.
 #pragma once
 
-#include "fp8scope/format/capture_plan.hpp"
+#include "fp8scope/common/capture_plan.hpp"
 
 #include <cstdint>
 #include <optional>

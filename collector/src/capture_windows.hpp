@@ -4,7 +4,7 @@
 // Not thread-safe: capture.cpp calls it under one mutex.
 #pragma once
 
-#include "fp8scope/format/capture_plan.hpp"
+#include "fp8scope/common/capture_plan.hpp"
 #include "fp8scope/format/rows.hpp"
 
 #include <cstdint>

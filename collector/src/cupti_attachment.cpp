@@ -63,12 +63,13 @@ void CuptiAttachment::open_window(std::atomic<bool>& recording)
     // 2026-11-27: 5 launch calls without their kernel at one edge while the flag waited for every other kind and
     // the API flush to be switched too).
     std::lock_guard lock(mutex_);
-    recording.store(true);
     detach_due_ns_.store(-1);
     if (detaching()) {
         stay_attached();
     } else if (state() == State::Detached) {
         const auto started = std::chrono::steady_clock::now();
+        // CUPTI could not be attached again (attach_again warned): the window records nothing, and no API call is
+        // kept without its kernel.
         if (!attach_again())
             return;
         state_.store(State::Attached, std::memory_order_release);
@@ -77,6 +78,7 @@ void CuptiAttachment::open_window(std::atomic<bool>& recording)
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count())
             + " ms");
     }
+    recording.store(true);
     switch_window_api(true);
     switch_window_kinds(true);
 }
@@ -84,6 +86,13 @@ void CuptiAttachment::open_window(std::atomic<bool>& recording)
 void CuptiAttachment::close_window(std::atomic<bool>& recording)
 {
     std::lock_guard lock(mutex_);
+    if (state() == State::Detached) {
+        // The window opened without CUPTI (attaching again failed): no CUPTI call while detached, which would
+        // start CUPTI again behind the session's back.
+        recording.store(false);
+        host_.flush_api_records();
+        return;
+    }
     switch_window_kinds(false);
     recording.store(false);
     switch_window_api(false);

@@ -11,7 +11,7 @@
 #include "session.hpp"
 
 #include "fp8scope/format/background_writer.hpp"
-#include "fp8scope/format/capture_plan.hpp"
+#include "fp8scope/common/capture_plan.hpp"
 
 #include <sys/types.h>
 

@@ -1,8 +1,7 @@
 #include "models/display_text.hpp"
 
-#include "human_units.hpp"
-#include "report_html_charts.hpp"
-#include "report_palette.hpp"
+#include "fp8scope/present/units.hpp"
+#include "fp8scope/present/palette.hpp"
 
 #include <algorithm>
 
@@ -17,7 +16,7 @@ QString to_qstring(std::string_view text)
 
 QString duration_text(double ns)
 {
-    return to_qstring(cli::compact_duration(ns));
+    return to_qstring(present::compact_duration(ns));
 }
 
 QString percent_text(double ratio)
@@ -35,12 +34,12 @@ QString cause_name(analyzer::BubbleCause cause)
 
 QColor cause_color(analyzer::BubbleCause cause)
 {
-    return QColor(QString::fromLatin1(cli::kCauseColors[static_cast<size_t>(cause)]));
+    return QColor(QString::fromLatin1(present::kCauseColors[static_cast<size_t>(cause)]));
 }
 
 QColor class_color(analyzer::KernelClass cls)
 {
-    return QColor(QString::fromLatin1(cli::kClassColors[static_cast<size_t>(cls)]));
+    return QColor(QString::fromLatin1(present::kClassColors[static_cast<size_t>(cls)]));
 }
 
 QString detail_value(const analyzer::DetailField& field)
@@ -54,7 +53,7 @@ QString detail_value(const analyzer::DetailField& field)
     case Unit::Duration:
         return duration_text(static_cast<double>(field.value));
     case Unit::Bytes:
-        return to_qstring(cli::format_bytes(field.value));
+        return to_qstring(present::format_bytes(field.value));
     case Unit::Count:
         break;
     }

@@ -3,9 +3,9 @@
 // converts. Trace text (kernel names, NVTX paths) is shown as plain text by every view, never as rich text.
 #pragma once
 
-#include "fp8scope/analyzer/bubbles.hpp"
-#include "fp8scope/analyzer/kernel_classes.hpp"
-#include "fp8scope/analyzer/timeline.hpp"
+#include "fp8scope/analyzer/trace/bubbles.hpp"
+#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/views/timeline.hpp"
 
 #include <QColor>
 #include <QString>
@@ -24,7 +24,7 @@ QString cause_name(analyzer::BubbleCause cause);
 // A DetailField's value as the viewer writes it: times and durations as duration_text(), sizes in binary units.
 QString detail_value(const analyzer::DetailField& field);
 
-// The colours of the HTML report (cli/report_palette.hpp).
+// The colours of the HTML report (present/include/fp8scope/present/palette.hpp).
 QColor cause_color(analyzer::BubbleCause cause);
 QColor class_color(analyzer::KernelClass cls);
 // The fill of a timeline item: by kernel class on GPU streams (memcpy brown, memset olive), by cause for bubbles,

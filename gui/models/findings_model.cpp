@@ -2,8 +2,8 @@
 
 #include "models/display_text.hpp"
 
-#include "compare_figures.hpp"
-#include "report_figures.hpp"
+#include "fp8scope/present/compare_wording.hpp"
+#include "fp8scope/present/figures.hpp"
 
 #include <QBrush>
 
@@ -30,8 +30,8 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
                 .kind = first ? u"first divergent site"_s : u"scaling drift"_s,
                 .finding = to_qstring(site.label),
                 .saving = {},
-                .where = to_qstring(cli::onset_text(site.onset_step)),
-                .why = to_qstring(cli::site_evidence_text(site)),
+                .where = to_qstring(present::onset_text(site.onset_step)),
+                .why = to_qstring(present::site_evidence_text(site)),
                 .saving_ns = std::nullopt,
                 .target = FindingTarget { site.onset_step, std::nullopt, site.run_site_id },
                 .numerics = true,
@@ -43,7 +43,7 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
                 .finding = u"Loss differs from the reference"_s,
                 .saving = {},
                 .where = compare.loss.max_step ? u"largest at step %1"_s.arg(*compare.loss.max_step) : QString(),
-                .why = to_qstring(cli::loss_sentence(compare.loss, cli::as_is)),
+                .why = to_qstring(present::loss_sentence(compare.loss, present::as_is)),
                 .saving_ns = std::nullopt,
                 .target = FindingTarget { compare.loss.max_step, std::nullopt, std::nullopt },
                 .numerics = true,
@@ -56,7 +56,7 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
                 .finding = to_qstring(r.title),
                 .saving = u"%1 (%2)"_s.arg(duration_text(static_cast<double>(r.saving_per_step_ns)),
                     percent_text(r.saving_share)),
-                .where = to_qstring(cli::worst_step_text(r.worst_step, r.kind)),
+                .where = to_qstring(present::worst_step_text(r.worst_step, r.kind)),
                 .why = to_qstring(r.reason),
                 .saving_ns = r.saving_per_step_ns,
                 .target = FindingTarget { r.worst_step ? std::optional(r.worst_step->step_index) : std::nullopt,

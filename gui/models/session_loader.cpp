@@ -1,6 +1,6 @@
 #include "models/session_loader.hpp"
 
-#include "fp8scope/analyzer/trace_loader.hpp"
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 
 #include <QtConcurrent/QtConcurrentRun>
 

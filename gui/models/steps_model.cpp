@@ -2,7 +2,7 @@
 
 #include "models/display_text.hpp"
 
-#include "report_figures.hpp"
+#include "fp8scope/present/figures.hpp"
 
 #include <QBrush>
 
@@ -28,7 +28,7 @@ void StepsModel::set_session(std::shared_ptr<const Session> session)
             row.step = report.steps.steps[i];
             if (i < bubbles.size())
                 row.bubbles = bubbles[i].totals;
-            row.top_cause = cli::top_cause(row.bubbles);
+            row.top_cause = present::top_cause(row.bubbles);
             if (i < report.launch.steps.size())
                 row.kernels = report.launch.steps[i].kernels;
             if (i < report.syncs.per_step.size())

@@ -5,7 +5,7 @@
 
 #include "models/trace_session.hpp"
 
-#include "fp8scope/analyzer/budgets.hpp"
+#include "fp8scope/analyzer/trace/budgets.hpp"
 
 #include <QAbstractTableModel>
 

@@ -2,8 +2,8 @@
 
 #include "models/display_text.hpp"
 
-#include "compare_figures.hpp"
-#include "report_tensor.hpp"
+#include "fp8scope/present/compare_wording.hpp"
+#include "fp8scope/present/tensor_wording.hpp"
 
 #include <QBrush>
 #include <QFont>
@@ -78,13 +78,13 @@ QVariant TensorSitesModel::data(const QModelIndex& index, int role) const
         case Samples:
             return QString::number(site.samples);
         case Amax:
-            return to_qstring(cli::amax_range_text(site));
+            return to_qstring(present::amax_range_text(site));
         case Saturation:
-            return to_qstring(cli::worst_saturation_text(site));
+            return to_qstring(present::worst_saturation_text(site));
         case Underflow:
-            return to_qstring(cli::worst_underflow_text(site));
+            return to_qstring(present::worst_underflow_text(site));
         case Headroom:
-            return to_qstring(cli::min_headroom_text(site));
+            return to_qstring(present::min_headroom_text(site));
         case Nonfinite:
             return QString::number(site.nonfinite_samples);
         case Drift:
@@ -92,7 +92,7 @@ QVariant TensorSitesModel::data(const QModelIndex& index, int role) const
                 return QString();
             if (!compare)
                 return u"not matched"_s;
-            return drifts ? (first ? u"first divergent, "_s : QString()) + to_qstring(cli::onset_text(compare->onset_step))
+            return drifts ? (first ? u"first divergent, "_s : QString()) + to_qstring(present::onset_text(compare->onset_step))
                           : u"no"_s;
         default:
             return {};
@@ -121,7 +121,7 @@ QVariant TensorSitesModel::data(const QModelIndex& index, int role) const
         }
     case Qt::ToolTipRole:
         if (compare && drifts)
-            return to_qstring(site.label) + u"\n"_s + to_qstring(cli::site_evidence_text(*compare));
+            return to_qstring(site.label) + u"\n"_s + to_qstring(present::site_evidence_text(*compare));
         return to_qstring(site.label);
     case Qt::ForegroundRole:
         if (drifts)

@@ -1,7 +1,7 @@
 // The Tensors view's site table: one row per tensor site with samples in the analysed steps (the analyzer's
 // TensorHealth::sites), its amax range, worst saturation and underflow, least headroom and NaN/Inf samples, and,
 // with a reference open, its drift: sites the comparison flags are shown in the warning colour, the first
-// divergent one in bold, each with its onset step. Wording is the CLI's (cli/report_tensor.hpp).
+// divergent one in bold, each with its onset step. Wording is the CLI's (cli/report/report_tensor.hpp).
 #pragma once
 
 #include "models/trace_session.hpp"

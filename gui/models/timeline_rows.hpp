@@ -3,7 +3,7 @@
 // testing and the render tests agree on where a lane is drawn.
 #pragma once
 
-#include "fp8scope/analyzer/timeline.hpp"
+#include "fp8scope/analyzer/views/timeline.hpp"
 
 #include <QString>
 

@@ -3,7 +3,7 @@
 // redraw on its signals, so that the findings list, the step navigator and the timeline always agree.
 #pragma once
 
-#include "fp8scope/analyzer/analysis_types.hpp"
+#include "fp8scope/analyzer/model/analysis_types.hpp"
 
 #include <QObject>
 

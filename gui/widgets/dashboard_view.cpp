@@ -5,11 +5,11 @@
 
 #include "models/display_text.hpp"
 
-#include "compare_figures.hpp"
-#include "report_figures.hpp"
-#include "report_tensor.hpp"
+#include "fp8scope/present/compare_wording.hpp"
+#include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/tensor_wording.hpp"
 
-#include "fp8scope/analyzer/budgets.hpp"
+#include "fp8scope/analyzer/trace/budgets.hpp"
 
 #include <QHBoxLayout>
 #include <QGroupBox>
@@ -63,35 +63,35 @@ QString headline_html(const AnalysedTrace& run)
     const analyzer::BubbleTotals& t = r.totals;
     const size_t steps = r.steps.steps.size();
     QString causes;
-    for (const BubbleCause c : cli::causes_to_show(r)) {
+    for (const BubbleCause c : present::causes_to_show(r)) {
         if (!causes.isEmpty())
             causes += u", "_s;
         causes += u"<span style='color:%1'>■</span> %2 %3"_s.arg(cause_color(c).name(), cause_name(c),
             percent_text(t.step_ns > 0 ? static_cast<double>(t.cause_ns[static_cast<size_t>(c)]) / t.step_ns : 0.0));
     }
     const QString ratio_colour = [&] {
-        switch (cli::bubble_ratio_severity(t.bubble_ratio)) {
-        case cli::Severity::Bad:
+        switch (present::bubble_ratio_severity(t.bubble_ratio)) {
+        case present::Severity::Bad:
             return attention_color().name();
-        case cli::Severity::Warn:
+        case present::Severity::Warn:
             return cause_color(BubbleCause::Launch).name();
-        case cli::Severity::Ok:
+        case present::Severity::Ok:
             break;
         }
         return u"#2ca02c"_s;
     }();
     QString html = u"<p style='font-size:large'><b>%1</b></p><p>%2<br>%3. Recording: %4.</p>"_s.arg(
-        escaped(run.model.path), escaped(run.model.meta.producer), escaped(cli::steps_sentence(r.steps)),
-        escaped(cli::recording_sentence(r.recording)));
+        escaped(run.model.path), escaped(run.model.meta.producer), escaped(present::steps_sentence(r.steps)),
+        escaped(present::recording_sentence(r.recording)));
     // A scalar that went NaN (a diverging loss) is news wherever it is: the report's warning line.
     if (!r.nan_scalars.empty())
         html += u"<p style='color:%1'>NaN scalars: %2.</p>"_s.arg(
-            attention_color().name(), escaped(cli::nan_scalars_sentence(r.nan_scalars)));
+            attention_color().name(), escaped(present::nan_scalars_sentence(r.nan_scalars)));
     html += u"<p style='font-size:large'>Step time <b>%1</b> · busy <b>%2</b> · bubble ratio "
             "<b style='color:%3'>%4</b> · %5 kernels per step</p>"_s.arg(
-        duration_text(static_cast<double>(cli::per_step(t.step_ns, steps))),
+        duration_text(static_cast<double>(present::per_step(t.step_ns, steps))),
         percent_text(t.step_ns > 0 ? static_cast<double>(t.busy_ns) / t.step_ns : 0.0), ratio_colour,
-        percent_text(t.bubble_ratio), to_qstring(cli::per_step_rate(r.launch.kernels, steps, 0)));
+        percent_text(t.bubble_ratio), to_qstring(present::per_step_rate(r.launch.kernels, steps, 0)));
     html += u"<p>Idle time by cause (share of step time): %1</p>"_s.arg(causes);
     return html;
 }
@@ -145,7 +145,7 @@ QChartView* idle_by_cause_chart(const analyzer::Report& r, QWidget* parent)
     QValueAxis* x = step_axis(first, last);
     QValueAxis* y = value_axis(0, max_idle_ns / unit.ns, u"idle per step (%1)"_s.arg(unit.name));
     std::vector<double> below(steps.size(), 0.0);
-    for (const BubbleCause cause : cli::causes_to_show(r)) {
+    for (const BubbleCause cause : present::causes_to_show(r)) {
         auto* lower = new QLineSeries();
         auto* upper = new QLineSeries();
         for (size_t i = 0; i < steps.size(); ++i) {
@@ -183,7 +183,7 @@ QChartView* kernel_class_chart(const analyzer::Report& r, QWidget* parent)
         if (k.of(cls).count == 0)
             continue;
         const QString label = u"%1  %2/step (%3)"_s.arg(to_qstring(analyzer::kernel_class_label(cls)),
-            duration_text(static_cast<double>(cli::per_step(k.of(cls).time_ns, steps))),
+            duration_text(static_cast<double>(present::per_step(k.of(cls).time_ns, steps))),
             percent_text(k.share_of_kernel_time(cls)));
         QPieSlice* slice = ring->append(label, static_cast<double>(k.of(cls).time_ns));
         slice->setColor(class_color(cls));
@@ -204,8 +204,8 @@ QWidget* kernel_class_panel(const analyzer::Report& r, QWidget* parent)
     const analyzer::KernelClassReport& k = r.kernel_classes;
     const size_t steps = r.steps.steps.size();
     const auto per_step = [&](KernelClass cls) {
-        return u"%1 kernels, %2"_s.arg(to_qstring(cli::per_step_rate(k.of(cls).count, steps, 0)),
-            duration_text(static_cast<double>(cli::per_step(k.of(cls).time_ns, steps))));
+        return u"%1 kernels, %2"_s.arg(to_qstring(present::per_step_rate(k.of(cls).count, steps, 0)),
+            duration_text(static_cast<double>(present::per_step(k.of(cls).time_ns, steps))));
     };
     QLabel* caption = text_label(panel);
     caption->setText(u"Per step: FP8 GEMM %1; cast/quantize %2; amax/scale %3."_s.arg(
@@ -220,23 +220,23 @@ QString tensor_health_html(const analyzer::TensorHealth& health)
     if (health.totals.samples == 0)
         return u"This trace has no tensor statistics: record with the collector's GEMM interception or the fp8scope "
                 "Python package to see amax, saturation, underflow and headroom per tensor (docs/tensor-stats.md)."_s;
-    QString html = u"<p>%1</p><table cellspacing='4'>"_s.arg(escaped(cli::tensor_totals_sentence(health)));
+    QString html = u"<p>%1</p><table cellspacing='4'>"_s.arg(escaped(present::tensor_totals_sentence(health)));
     const auto row = [&](const QString& what, const QString& value) {
         html += u"<tr><td><b>%1</b></td><td>%2</td></tr>"_s.arg(what, value);
     };
-    row(u"first NaN/Inf"_s, escaped(cli::first_nonfinite_text(health, cli::as_is)));
-    for (const cli::TensorEventKind kind : cli::kTensorEventKinds)
-        row(QString::fromLatin1(cli::tensor_event_title(kind)),
-            escaped(cli::tensor_event_text(health, kind, cli::as_is)));
+    row(u"first NaN/Inf"_s, escaped(present::first_nonfinite_text(health, present::as_is)));
+    for (const present::TensorEventKind kind : present::kTensorEventKinds)
+        row(QString::fromLatin1(present::tensor_event_title(kind)),
+            escaped(present::tensor_event_text(health, kind, present::as_is)));
     const auto top = [&](const QString& what, const std::vector<size_t>& ranking, auto figure) {
         if (ranking.empty())
             return;
         const analyzer::TensorSiteHealth& site = health.sites[ranking.front()];
         row(what, escaped(figure(site)) + u" — "_s + escaped(site.label));
     };
-    top(u"most saturation"_s, health.top_saturation, cli::worst_saturation_text);
-    top(u"most underflow"_s, health.top_underflow, cli::worst_underflow_text);
-    top(u"least headroom"_s, health.top_least_headroom, cli::min_headroom_text);
+    top(u"most saturation"_s, health.top_saturation, present::worst_saturation_text);
+    top(u"most underflow"_s, health.top_underflow, present::worst_underflow_text);
+    top(u"least headroom"_s, health.top_least_headroom, present::min_headroom_text);
     return html + u"</table>"_s;
 }
 
@@ -349,23 +349,23 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
                    "<p><b>First divergent:</b> %4, %5<br><small>%6</small></p>"_s.arg(attention_color().name())
                        .arg(c.flagged.size())
                        .arg(c.sites.size())
-                       .arg(escaped(first.label), escaped(cli::onset_text(first.onset_step)),
-                           escaped(cli::site_evidence_text(first)));
+                       .arg(escaped(first.label), escaped(present::onset_text(first.onset_step)),
+                           escaped(present::site_evidence_text(first)));
         } else {
             text = u"<p style='font-size:large; color:#2ca02c'><b>No site drifts</b> (%1 matched sites)</p>"_s.arg(
                 c.sites.size());
         }
         text += u"<p style='color:%1'><b>%2</b></p>"_s.arg(
-            verdict.loss.passed ? u"#2ca02c"_s : attention_color().name(), escaped(cli::loss_sentence(c.loss, cli::as_is)));
+            verdict.loss.passed ? u"#2ca02c"_s : attention_color().name(), escaped(present::loss_sentence(c.loss, present::as_is)));
         verdict_->setText(text);
         compare_details_->setText(
             u"<p><small>Reference: %1<br>%2<br>%3</small></p>"
             "<p><b>FP8's price:</b> %4; %5.<br><b>What would win it back</b> (per step): %6.</p>"_s.arg(
-                escaped(cli::trace_sentence(session_->ref->model, session_->ref->report, cli::as_is)),
-                escaped(cli::alignment_sentence(c.alignment)), escaped(cli::matching_sentence(c)),
-                escaped(cli::fp8_price_sentence(c.performance)), escaped(cli::recording_cost_sentence(c.performance)),
-                escaped(cli::fp8_recovery_sentence(c.performance))));
-        const std::vector<cli::PerformanceRow> rows = cli::performance_rows(c.performance);
+                escaped(present::trace_sentence(session_->ref->model, session_->ref->report, present::as_is)),
+                escaped(present::alignment_sentence(c.alignment)), escaped(present::matching_sentence(c)),
+                escaped(present::fp8_price_sentence(c.performance)), escaped(present::recording_cost_sentence(c.performance)),
+                escaped(present::fp8_recovery_sentence(c.performance))));
+        const std::vector<present::PerformanceRow> rows = present::performance_rows(c.performance);
         performance_->setRowCount(static_cast<int>(rows.size()));
         for (size_t i = 0; i < rows.size(); ++i) {
             const QString cells[] = { to_qstring(rows[i].what), to_qstring(rows[i].run), to_qstring(rows[i].ref),

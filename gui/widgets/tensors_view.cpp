@@ -5,7 +5,7 @@
 
 #include "models/display_text.hpp"
 
-#include "compare_figures.hpp"
+#include "fp8scope/present/compare_wording.hpp"
 
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -221,8 +221,8 @@ void TensorsView::show_site(std::optional<int64_t> site_id)
     evidence_->setText(!compare ? QString()
             : compare->drift.empty()
             ? u"No drift against the reference (%1 common steps)."_s.arg(compare->steps.size())
-            : u"Drifts against the reference %1: %2"_s.arg(to_qstring(cli::onset_text(compare->onset_step)),
-                to_qstring(cli::site_evidence_text(*compare))));
+            : u"Drifts against the reference %1: %2"_s.arg(to_qstring(present::onset_text(compare->onset_step)),
+                to_qstring(present::site_evidence_text(*compare))));
     const auto& points = series->points;
     const int64_t first = points.empty() ? 0 : points.front().step;
     const int64_t last = points.empty() ? 0 : points.back().step;

@@ -2,7 +2,7 @@
 // and no word why. `info` (text and JSON) and `record`'s summary now say it, judged from the trace alone, so that an
 // older trace of that kind says it too (capture_notice.hpp).
 #include "cli_test_support.hpp"
-#include "record_summary.hpp"
+#include "trace_info/record_summary.hpp"
 #include "record_test_support.hpp"
 
 #include "fp8scope/format/trace_db.hpp"

@@ -2,7 +2,7 @@
 // samples/torch/train.py, recorded without statistics, compare by performance per step in every format and exit 0;
 // the figures equal `report`'s on each trace. `check --ref` on them still refuses (exit 3): a gate never passes on
 // drift and loss it did not see. On the clean pair, recorded with statistics, compare says that recording inflated
-// the difference. The analyzer's rules are tested in tests/analyzer/compare_performance_test.cpp.
+// the difference. The analyzer's rules are tested in tests/analyzer/compare/compare_performance_test.cpp.
 #include "cli_test_support.hpp"
 #include "xml_check.hpp"
 

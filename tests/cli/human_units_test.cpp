@@ -1,12 +1,12 @@
 // Formatting of durations, sizes, UTC times and untrusted text in `fp8scope info`.
-#include "human_units.hpp"
+#include "fp8scope/present/units.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <limits>
 
-using namespace fp8scope::cli;
+using namespace fp8scope::present;
 
 TEST_CASE("durations use the largest unit that keeps the value below 1000", "[cli][units]")
 {

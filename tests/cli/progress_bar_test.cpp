@@ -1,6 +1,6 @@
-// The progress bar's logic (cli/progress_bar.hpp) with a fake terminal: a clock the test moves, a width it sets, and
+// The progress bar's logic (cli/output/progress_bar.hpp) with a fake terminal: a clock the test moves, a width it sets, and
 // every write kept. progress_terminal_test.cpp runs the real fp8scope with stderr on a pipe and on a terminal.
-#include "progress_bar.hpp"
+#include "output/progress_bar.hpp"
 
 #include <catch2/catch.hpp>
 

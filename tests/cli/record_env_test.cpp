@@ -1,7 +1,7 @@
 // The environment `fp8scope record` gives the command (the collector contract in docs/cli.md), seen from inside
 // a shell it runs, and its manifest handling.
 #include "cli_test_support.hpp"
-#include "record_summary.hpp"
+#include "trace_info/record_summary.hpp"
 #include "record_test_support.hpp"
 
 #include <catch2/catch.hpp>

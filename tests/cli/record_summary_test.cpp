@@ -1,7 +1,7 @@
 // The summary `fp8scope record` prints: manifest parsing, the counts read from traces made by the scenario
 // builder, and the exact text of the table.
 #include "cli_test_support.hpp"
-#include "record_summary.hpp"
+#include "trace_info/record_summary.hpp"
 
 #include <catch2/catch.hpp>
 

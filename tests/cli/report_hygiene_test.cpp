@@ -2,8 +2,8 @@
 // names as the program called them, the OS thread id, the same cause shares (of step time) in every format, control
 // characters in kernel and NVTX names escaped in text too, and a readable tensor-site column in HTML.
 #include "cli_test_support.hpp"
-#include "human_units.hpp"
-#include "report_figures.hpp"
+#include "fp8scope/present/units.hpp"
+#include "fp8scope/present/figures.hpp"
 #include "tensor_samples.hpp"
 #include "xml_check.hpp"
 
@@ -110,7 +110,7 @@ TEST_CASE("cause shares have one denominator, step time, in every format", "[cli
         sum += ns;
         const std::string share = fmt::format("{:.1f}%", 100.0 * ns / step_ns);
         INFO(cause << " " << share);
-        CHECK(text.find(fmt::format(" {} {} ({})", cause, cli::format_duration_ns(static_cast<int64_t>(ns)), share))
+        CHECK(text.find(fmt::format(" {} {} ({})", cause, present::format_duration_ns(static_cast<int64_t>(ns)), share))
             != std::string::npos);
         CHECK(md.find(fmt::format(" {} |", share)) != std::string::npos);
         CHECK(html.find(fmt::format("<td class=\"n\">{}</td>", share)) != std::string::npos);
@@ -174,14 +174,14 @@ TEST_CASE("the HTML tensor-site column shows the end of a long label and keeps i
 TEST_CASE("per-step rates never read 0 for something that happened; cut names keep whole characters",
     "[cli][report][hygiene]")
 {
-    CHECK(cli::per_step_rate(0, 28, 1) == "0");
-    CHECK(cli::per_step_rate(5, 0, 1) == "0");
-    CHECK(cli::per_step_rate(1, 28, 1) == "0.036");
-    CHECK(cli::per_step_rate(3, 28, 1) == "0.1");
-    CHECK(cli::per_step_rate(28, 28, 1) == "1.0");
-    CHECK(cli::per_step_rate(14, 28, 0) == "0.5");
-    CHECK(cli::per_step_rate(1344, 28, 0) == "48");
-    CHECK(cli::shortened("abcdef", 6) == "abcdef");
-    CHECK(cli::shortened("abcdef", 4) == "abcd…");
-    CHECK(cli::shortened("ab·cd", 3) == "ab…"); // '·' is two bytes: never cut in half
+    CHECK(present::per_step_rate(0, 28, 1) == "0");
+    CHECK(present::per_step_rate(5, 0, 1) == "0");
+    CHECK(present::per_step_rate(1, 28, 1) == "0.036");
+    CHECK(present::per_step_rate(3, 28, 1) == "0.1");
+    CHECK(present::per_step_rate(28, 28, 1) == "1.0");
+    CHECK(present::per_step_rate(14, 28, 0) == "0.5");
+    CHECK(present::per_step_rate(1344, 28, 0) == "48");
+    CHECK(present::shortened("abcdef", 6) == "abcdef");
+    CHECK(present::shortened("abcdef", 4) == "abcd…");
+    CHECK(present::shortened("ab·cd", 3) == "ab…"); // '·' is two bytes: never cut in half
 }

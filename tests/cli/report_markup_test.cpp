@@ -1,10 +1,11 @@
 // The pieces the HTML and JUnit reports are built from: the shared XML escape (check's and report's JUnit, report's
 // HTML), the SVG charts' axis, bar and line rules, and the test's own XML reader (xml_check.hpp), which the end-to-end
 // tests rely on to reject malformed output.
-#include "report_html_charts.hpp"
-#include "svg_chart.hpp"
+#include "fp8scope/present/units.hpp"
+#include "report/report_html_charts.hpp"
+#include "output/svg_chart.hpp"
 #include "xml_check.hpp"
-#include "xml_escape.hpp"
+#include "output/xml_escape.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -74,11 +75,11 @@ TEST_CASE("chart axes end on a round number and tick every 1, 2 or 5 x 10^k", "[
 
 TEST_CASE("chart durations have three significant digits", "[cli][report][markup]")
 {
-    CHECK(compact_duration(0) == "0");
-    CHECK(compact_duration(850) == "850 ns");
-    CHECK(compact_duration(12'500) == "12.5 µs");
-    CHECK(compact_duration(3'250'000) == "3.25 ms");
-    CHECK(compact_duration(1.5e9) == "1.5 s");
+    CHECK(present::compact_duration(0) == "0");
+    CHECK(present::compact_duration(850) == "850 ns");
+    CHECK(present::compact_duration(12'500) == "12.5 µs");
+    CHECK(present::compact_duration(3'250'000) == "3.25 ms");
+    CHECK(present::compact_duration(1.5e9) == "1.5 s");
 }
 
 TEST_CASE("a bar chart escapes its labels and draws one hover target per bar", "[cli][report][markup]")

@@ -2,7 +2,7 @@
 // summary round-trips exactly, and every bad file, tampered field or mixed set is exit code 3 with one line on stderr
 // naming the file and what is wrong, nothing on stdout.
 #include "cli_test_support.hpp"
-#include "rank_summary_json.hpp"
+#include "rank_json/rank_summary_json.hpp"
 #include "rank_test_traces.hpp"
 
 #include <catch2/catch.hpp>

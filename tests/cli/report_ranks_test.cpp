@@ -1,5 +1,5 @@
 // `fp8scope report` and `fp8scope check` over several traces (issue 14): the ranks of one job, written by the scenario
-// builder into a scratch directory, with a planted straggler whose figures are known (tests/analyzer/ranks_test.cpp
+// builder into a scratch directory, with a planted straggler whose figures are known (tests/analyzer/ranks/ranks_test.cpp
 // checks the same rules on the analyzer; here: what the CLI shows of them, and how it refuses).
 #include "cli_test_support.hpp"
 #include "rank_test_traces.hpp"

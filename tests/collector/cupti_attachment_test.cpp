@@ -508,6 +508,15 @@ TEST_CASE("CUPTI attachment: another tool holds CUPTI when it is attached again"
         CHECK(rig.attachment.state() == State::Detached);
         CHECK(rig.attachment.generation() == 1);
     }
+    // Either way the window records nothing: no API call is kept, and its close makes no CUPTI call while detached
+    // (which would start CUPTI again behind the session's back).
+    CHECK_FALSE(rig.world.recording.load());
+    rig.clear();
+    rig.close_window();
+    CHECK(rig.calls() == std::vector<std::string> { "host: flush API records" });
+    CHECK_FALSE(rig.world.recording.load());
+    CHECK(rig.attachment.state() == State::Detached);
+    CHECK_FALSE(rig.attachment.detach_due_ns().has_value());
 }
 
 TEST_CASE("CUPTI attachment: a window opening calls off a pending detach", "[collector][cupti_attachment]")

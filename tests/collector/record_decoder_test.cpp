@@ -3,7 +3,7 @@
 #include "record_decoder.hpp"
 #include "sync_calls.hpp"
 
-#include "fp8scope/analyzer/trace_loader.hpp"
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -18,7 +18,7 @@ the committed traces stay small; tensor statistics every STATS_EVERY steps; the 
   fp8-no-reduce  --precision fp8 --no-amax-reduction (each rank's scales from its own amaxes): mismatches > 0,
                  the first named (site and step), which shows that the agreement check can fail on real traces
 All six are packed with each rank's printed truth into $OUT/ranks.tar as ranks/<run>/rank<r>.sqlite and
-rank<r>.truth.json: `tar xf ranks.tar -C samples/traces` gives what tests/analyzer/ranks_real_test.cpp reads.
+rank<r>.truth.json: `tar xf ranks.tar -C samples/traces` gives what tests/analyzer/ranks/ranks_real_test.cpp reads.
 With 1 GPU: the same sample under `torchrun --nproc-per-node 1 ... --ddp` as a smoke check (rank 0 sleeping, so its
 GPU idles for the sleep as `host`), and the 2-rank checks reported as SKIP ("needs 2 GPUs"), never as passed.
 Every run has NVLink multicast off (gpu_common.NVLINK_MULTICAST_OFF).

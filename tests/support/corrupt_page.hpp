@@ -1,7 +1,7 @@
 // Damage to a written trace that SQLite itself does not notice while reading, for the loader's corruption tests.
 #pragma once
 
-#include "fp8scope/format/error.hpp"
+#include "fp8scope/common/error.hpp"
 
 #include <string>
 

@@ -12,7 +12,7 @@
 //   REQUIRE(s.write_fp8scope(path));
 #pragma once
 
-#include "fp8scope/format/error.hpp"
+#include "fp8scope/common/error.hpp"
 #include "fp8scope/format/rows.hpp"
 
 #include <cstdint>

@@ -2,12 +2,12 @@
 // threshold of its own).
 #include "zoo_judge.hpp"
 
-#include "fp8scope/analyzer/compare.hpp"
-#include "fp8scope/analyzer/ranks.hpp"
-#include "fp8scope/analyzer/recommendations.hpp"
-#include "fp8scope/analyzer/report.hpp"
-#include "fp8scope/analyzer/steps.hpp"
-#include "fp8scope/analyzer/trace_loader.hpp"
+#include "fp8scope/analyzer/compare/compare.hpp"
+#include "fp8scope/analyzer/ranks/ranks.hpp"
+#include "fp8scope/analyzer/trace/recommendations.hpp"
+#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/trace/steps.hpp"
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "job_truth.hpp"
 
 #include <fmt/format.h>

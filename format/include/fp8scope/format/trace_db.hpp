@@ -7,7 +7,7 @@
 // file (WAL checkpointed and switched off). A trace whose process died before finish() keeps meta finished=0.
 #pragma once
 
-#include "fp8scope/format/error.hpp"
+#include "fp8scope/common/error.hpp"
 #include "fp8scope/format/rows.hpp"
 
 #include <chrono>

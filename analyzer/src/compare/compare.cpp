@@ -1,0 +1,418 @@
+// Compare a run with its reference (compare.hpp; docs/analysis.md "Compare"): refusals, step alignment, the matched
+// sites with their drift and the loss delta, or why they cannot be compared, and the performance side by side
+// (compare_performance.cpp).
+#include "fp8scope/analyzer/compare/compare.hpp"
+
+#include "compare/compare_detail.hpp"
+#include "model/step_locator.hpp"
+
+#include "fp8scope/analyzer/trace/budgets.hpp"
+#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/trace/tensor_health.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+namespace fp8scope::analyzer {
+
+const char* scaling_recipe_name(ScalingRecipe recipe)
+{
+    switch (recipe) {
+    case ScalingRecipe::NotFp8:
+        return "not FP8";
+    case ScalingRecipe::Delayed:
+        return "delayed";
+    case ScalingRecipe::Current:
+        return "current";
+    case ScalingRecipe::Static:
+        return "static";
+    case ScalingRecipe::CurrentOrStatic:
+        return "current or static";
+    case ScalingRecipe::Unknown:
+        break;
+    }
+    return "unknown";
+}
+
+namespace {
+
+// The program a command line runs: the script after an interpreter ("python -u train.py" -> "train.py"), the module
+// after -m, else the executable; its base name. Empty when the command line is unknown.
+std::string program_of(std::string_view command_line)
+{
+    size_t pos = 0;
+    bool module_next = false;
+    while (pos < command_line.size()) {
+        const size_t space = command_line.find(' ', pos);
+        const std::string_view token
+            = command_line.substr(pos, space == std::string_view::npos ? std::string_view::npos : space - pos);
+        pos = space == std::string_view::npos ? command_line.size() : space + 1;
+        if (token.empty())
+            continue;
+        const size_t slash = token.rfind('/');
+        const std::string_view base = slash == std::string_view::npos ? token : token.substr(slash + 1);
+        if (module_next)
+            return std::string(base);
+        if (base.starts_with("python"))
+            continue;
+        if (token.starts_with('-')) {
+            module_next = token == "-m";
+            continue;
+        }
+        return std::string(base);
+    }
+    return {};
+}
+
+std::vector<int64_t> step_indices(const StepSet& steps)
+{
+    std::vector<int64_t> out;
+    for (const StepInterval& s : steps.steps)
+        out.push_back(s.index);
+    std::ranges::sort(out);
+    return out;
+}
+
+StepAlignment align(const Report& run, const Report& ref)
+{
+    StepAlignment a;
+    a.run_source = run.steps.source;
+    a.ref_source = ref.steps.source;
+    const std::vector<int64_t> x = step_indices(run.steps), y = step_indices(ref.steps);
+    std::ranges::set_intersection(x, y, std::back_inserter(a.common));
+    std::ranges::set_difference(x, y, std::back_inserter(a.run_only));
+    std::ranges::set_difference(y, x, std::back_inserter(a.ref_only));
+    return a;
+}
+
+std::string step_range(const Report& report)
+{
+    const std::vector<int64_t> s = step_indices(report.steps);
+    if (s.empty())
+        return fmt::format("no steps ({})", step_source_name(report.steps.source));
+    return fmt::format("steps {}..{} ({})", s.front(), s.back(), step_source_name(report.steps.source));
+}
+
+// Each common step's value of one scalar, the last one recorded in the step.
+std::map<int64_t, double> scalar_by_step(
+    const TraceModel& model, const StepSet& steps, const std::string& name, const std::set<int64_t>& common)
+{
+    const detail::StepLocator locator(steps);
+    std::map<int64_t, double> out;
+    for (const Scalar& s : model.scalars) {
+        if (model.strings[s.name] != name)
+            continue;
+        if (const auto step = locator.analysed_step(s); step && common.contains(*step))
+            out[*step] = s.value;
+    }
+    return out;
+}
+
+LossComparison compare_loss(const CompareInput& in, const std::string& name, const std::set<int64_t>& common)
+{
+    LossComparison loss;
+    loss.scalar = name;
+    const auto run = scalar_by_step(in.run_model, in.run_report.steps, name, common);
+    const auto ref = scalar_by_step(in.ref_model, in.ref_report.steps, name, common);
+    if (run.empty() || ref.empty()) {
+        loss.unavailable = fmt::format("no '{}' scalar (fp8scope.log_scalar) in the compared steps of the {}", name,
+            run.empty() && ref.empty() ? "run and the reference"
+                : run.empty()          ? "run"
+                                       : "reference");
+        return loss;
+    }
+    for (const auto& [step, value] : run) {
+        const auto other = ref.find(step);
+        if (other != ref.end() && !std::isfinite(value) && std::isfinite(other->second)) {
+            ++loss.run_nonfinite_steps;
+            if (!loss.first_run_nonfinite_step)
+                loss.first_run_nonfinite_step = step;
+            continue;
+        }
+        if (other == ref.end() || !std::isfinite(value) || !std::isfinite(other->second) || other->second == 0)
+            continue;
+        const double delta = std::abs(value - other->second) / std::abs(other->second);
+        loss.steps.push_back({ step, value, other->second, delta });
+        if (!loss.max_step_relative_delta || delta > *loss.max_step_relative_delta) {
+            loss.max_step_relative_delta = delta;
+            loss.max_step = step;
+        }
+    }
+    if (loss.steps.empty()) {
+        loss.unavailable = fmt::format("no common step has a finite, nonzero '{}' in both traces", name);
+        return loss;
+    }
+    loss.window = static_cast<int>(std::min<size_t>(kLossWindowSteps, loss.steps.size()));
+    double run_sum = 0, ref_sum = 0;
+    for (size_t i = loss.steps.size() - static_cast<size_t>(loss.window); i < loss.steps.size(); ++i) {
+        run_sum += loss.steps[i].run;
+        ref_sum += loss.steps[i].ref;
+    }
+    if (ref_sum != 0)
+        loss.final_relative_delta = std::abs(run_sum - ref_sum) / std::abs(ref_sum);
+    return loss;
+}
+
+std::string with_logical_role(std::string label, const std::optional<std::string>& role)
+{
+    if (role)
+        label += fmt::format(" ({})", *role);
+    return label;
+}
+
+// Why drift and loss cannot be compared before the sites are read, or "".
+std::string numerics_precondition(const CompareInput& in, const StepAlignment& alignment)
+{
+    const bool run_stats = !in.run_model.tensor_stats.empty(), ref_stats = !in.ref_model.tensor_stats.empty();
+    if (!run_stats && !ref_stats)
+        return fmt::format("neither the run '{}' nor the reference '{}' has tensor statistics: record them with "
+                           "`fp8scope record` (GEMM statistics are on by default) so that sites can be compared",
+            in.run_model.path, in.ref_model.path);
+    if (!run_stats || !ref_stats)
+        return fmt::format("the {} '{}' has no tensor statistics: record it with `fp8scope record` "
+                           "(GEMM statistics are on by default) so that sites can be compared",
+            run_stats ? "reference" : "run", run_stats ? in.ref_model.path : in.run_model.path);
+    const std::string run_program = program_of(in.run_model.meta.command_line);
+    const std::string ref_program = program_of(in.ref_model.meta.command_line);
+    if (!run_program.empty() && !ref_program.empty() && run_program != ref_program)
+        return fmt::format(
+            "the traces are of different jobs: the run ran '{}', the reference '{}'", run_program, ref_program);
+    if (alignment.common.empty())
+        return fmt::format(
+            "no common step: the run has {}, the reference {}", step_range(in.run_report), step_range(in.ref_report));
+    return {};
+}
+
+// Matches the sites, tests them for drift and compares the loss, into `result`; returns why it could not, or "".
+std::string compare_numerics(
+    const CompareInput& in, const CompareOptions& options, const std::set<int64_t>& common, CompareResult& result)
+{
+    auto keep_common = [&](detail::SiteSamples samples) {
+        for (auto& [site, steps] : samples)
+            std::erase_if(steps, [&](const auto& entry) { return !common.contains(entry.first); });
+        std::erase_if(samples, [](const auto& entry) { return entry.second.empty(); });
+        return samples;
+    };
+    const detail::SiteSamples run_samples
+        = keep_common(detail::collect_site_samples(in.run_model, in.run_report.steps));
+    const detail::SiteSamples ref_samples
+        = keep_common(detail::collect_site_samples(in.ref_model, in.ref_report.steps));
+    if (run_samples.empty() || ref_samples.empty())
+        return fmt::format("the {} has no tensor statistics in the common steps {}..{}",
+            run_samples.empty() ? "run" : "reference", result.alignment.common.front(), result.alignment.common.back());
+    detail::SiteMatching matching = detail::match_sites(in.run_model, run_samples, in.ref_model, ref_samples);
+    if (matching.pairs.empty())
+        return fmt::format("no tensor site in common: the run has {} site(s) with samples, the reference {}, and none "
+                           "has the same NVTX path, shape and operand",
+            run_samples.size(), ref_samples.size());
+    result.run_unmatched = std::move(matching.run_unmatched);
+    result.ref_unmatched = std::move(matching.ref_unmatched);
+
+    const detail::LogicalRoles run_roles(in.run_model, run_samples);
+    const detail::LogicalRoles ref_roles(in.ref_model, ref_samples);
+    const auto site_of = [](const TraceModel& model, int64_t id) -> const TensorSite& {
+        return *std::ranges::find(model.tensor_sites, id, &TensorSite::id);
+    };
+    for (const auto& pair : matching.pairs) {
+        const TensorSite& run_site = site_of(in.run_model, pair.run_site);
+        const TensorSite& ref_site = site_of(in.ref_model, pair.ref_site);
+        CompareSite site;
+        site.logical_role = run_roles.of(run_site);
+        if (!site.logical_role)
+            site.logical_role = ref_roles.of(ref_site);
+        site.label = with_logical_role(tensor_site_label(in.run_model, run_site), site.logical_role);
+        // A zero-code GEMM site also says where it sits in the run's step (issue 28 item 7).
+        const std::vector<TensorSiteHealth>& health = in.run_report.tensor_health.sites;
+        if (const auto placed = std::ranges::find(health, pair.run_site, &TensorSiteHealth::site_id);
+            placed != health.end() && placed->place)
+            site.label += fmt::format(" ({})", gemm_place_text(*placed->place));
+        site.run_site_id = pair.run_site;
+        site.ref_site_id = pair.ref_site;
+        site.run_dtype = run_site.dtype;
+        site.ref_dtype = ref_site.dtype;
+        site.role = pair.role;
+        site.role_swapped = pair.swapped;
+        site.orientation_ambiguous = pair.ambiguous;
+        const auto& run_steps = run_samples.at(pair.run_site);
+        std::vector<double> positions;
+        for (const auto& [step, s] : run_steps)
+            positions.push_back(s.position);
+        std::ranges::sort(positions);
+        site.position_in_step = positions[positions.size() / 2];
+        detail::fill_site_steps(site, run_steps, ref_samples.at(pair.ref_site));
+        const auto twin = run_roles.twin(run_site);
+        detail::decide_recipe(site, run_steps, twin && run_samples.contains(*twin) ? &run_samples.at(*twin) : nullptr);
+        detail::detect_drift(site);
+        result.amax_ratio_events += site.amax_ratio_events;
+        result.stale_scale_events += site.stale_scale_events;
+        switch (site.recipe) {
+        case ScalingRecipe::Delayed:
+            ++result.delayed_sites;
+            break;
+        case ScalingRecipe::Current:
+            ++result.current_sites;
+            break;
+        case ScalingRecipe::Static:
+            ++result.static_sites;
+            break;
+        case ScalingRecipe::CurrentOrStatic:
+            ++result.current_or_static_sites;
+            break;
+        case ScalingRecipe::Unknown:
+            ++result.unknown_recipe_sites;
+            break;
+        case ScalingRecipe::NotFp8:
+            break;
+        }
+        result.sites.push_back(std::move(site));
+    }
+
+    // The first divergent tensor: the earliest onset, then the lowest layer (the earliest place in the step, which is
+    // the forward order), then the run's site id.
+    for (size_t i = 0; i < result.sites.size(); ++i)
+        if (result.sites[i].onset_step)
+            result.flagged.push_back(i);
+    const auto order = [&](size_t i) {
+        const CompareSite& s = result.sites[i];
+        return std::make_tuple(s.onset_step.value_or(0), s.position_in_step, s.run_site_id);
+    };
+    std::ranges::sort(result.flagged, [&](size_t a, size_t b) { return order(a) < order(b); });
+    if (!result.flagged.empty())
+        result.first_divergent = result.flagged.front();
+
+    // The earliest one-step events, by step, then place in the step, then site.
+    std::vector<std::tuple<int64_t, double, int64_t, CompareEvent>> ratio_events, stale_events;
+    for (const CompareSite& s : result.sites)
+        for (const CompareStep& row : s.steps) {
+            if (row.log2_amax_ratio && std::abs(*row.log2_amax_ratio) > kAmaxRatioEventLog2)
+                ratio_events.emplace_back(row.step, s.position_in_step, s.run_site_id,
+                    CompareEvent { s.label, row.step, *row.log2_amax_ratio });
+            if (row.stale_scale && row.headroom_vs_ref_bits)
+                stale_events.emplace_back(row.step, s.position_in_step, s.run_site_id,
+                    CompareEvent { s.label, row.step, *row.headroom_vs_ref_bits });
+        }
+    const auto first_events = [](auto& events, std::vector<CompareEvent>& out) {
+        std::ranges::sort(events, [](const auto& a, const auto& b) {
+            return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a))
+                < std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
+        });
+        for (size_t i = 0; i < std::min<size_t>(events.size(), kTensorEventsListed); ++i)
+            out.push_back(std::get<3>(events[i]));
+    };
+    first_events(ratio_events, result.first_amax_ratio_events);
+    first_events(stale_events, result.first_stale_scale_events);
+
+    result.loss = compare_loss(in, options.loss_scalar, common);
+    return {};
+}
+
+std::set<int64_t> all_steps(const Report& report)
+{
+    std::set<int64_t> out;
+    for (const StepInterval& s : report.steps.steps)
+        out.insert(s.index);
+    return out;
+}
+
+} // namespace
+
+std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in, const CompareOptions& options)
+{
+    // Without a step there is no per-step figure of either kind.
+    for (const auto& [model, report, which] : { std::tuple { &in.run_model, &in.run_report, "run" },
+             std::tuple { &in.ref_model, &in.ref_report, "reference" } })
+        if (report->steps.steps.empty())
+            return CompareRefusal { fmt::format("the {} '{}' has no analysed step: {}", which, model->path,
+                report->selection.empty.empty() ? std::string("no GPU activity to compare")
+                                                : report->selection.empty) };
+
+    CompareResult result;
+    result.alignment = align(in.run_report, in.ref_report);
+    const std::set<int64_t> common(result.alignment.common.begin(), result.alignment.common.end());
+    if (!common.empty())
+        result.performance = detail::compare_performance(in, common, common);
+    else {
+        result.performance = detail::compare_performance(in, all_steps(in.run_report), all_steps(in.ref_report));
+        result.performance.steps_basis = PerformanceSteps::EachOwn;
+    }
+
+    result.numerics_not_compared = numerics_precondition(in, result.alignment);
+    if (result.numerics_compared())
+        result.numerics_not_compared = compare_numerics(in, options, common, result);
+    if (!result.numerics_compared()) {
+        // Whatever the site matching had found is dropped: drift and loss are not compared, the reason says why.
+        CompareResult numerics_free;
+        numerics_free.alignment = std::move(result.alignment);
+        numerics_free.performance = std::move(result.performance);
+        numerics_free.numerics_not_compared = std::move(result.numerics_not_compared);
+        numerics_free.loss.scalar = options.loss_scalar;
+        numerics_free.loss.unavailable = numerics_free.numerics_not_compared;
+        return numerics_free;
+    }
+    return result;
+}
+
+std::vector<BudgetResult> evaluate_compare_budgets(const CompareResult& result, const CompareBudgets& budgets)
+{
+    std::vector<BudgetResult> out;
+    if (budgets.max_loss_delta) {
+        BudgetResult r;
+        r.name = "max-loss-delta";
+        r.limit = *budgets.max_loss_delta;
+        const LossComparison& loss = result.loss;
+        if (loss.run_nonfinite_steps > 0) {
+            // A run whose loss went NaN or Inf diverged: its finite steps' delta does not make it pass.
+            r.passed = false;
+            r.worst_step = loss.first_run_nonfinite_step;
+            r.unavailable = fmt::format("the run's '{}' is NaN or Inf in {} compared step(s), from step {}, where the "
+                                        "reference's is finite",
+                loss.scalar, loss.run_nonfinite_steps, loss.first_run_nonfinite_step.value_or(0));
+        } else if (!loss.final_relative_delta) {
+            r.passed = false;
+            r.unavailable = loss.unavailable.empty() ? "no loss delta" : loss.unavailable;
+        } else {
+            r.value = *loss.final_relative_delta;
+            r.passed = r.value <= r.limit;
+            r.worst_step = loss.max_step;
+            r.worst_value = loss.max_step_relative_delta.value_or(0);
+            r.where = fmt::format("'{}': mean of the last {} common steps; the largest single-step delta is at the "
+                                  "worst step",
+                loss.scalar, loss.window);
+        }
+        out.push_back(std::move(r));
+    }
+    if (budgets.max_drift_sites) {
+        BudgetResult r;
+        r.name = "max-drift-sites";
+        r.limit = static_cast<double>(*budgets.max_drift_sites);
+        r.value = static_cast<double>(result.flagged.size());
+        r.worst_value = r.value;
+        r.passed = r.value <= r.limit;
+        if (!result.numerics_compared()) {
+            r.passed = false; // no site was seen, so none can be vouched for
+            r.unavailable = result.numerics_not_compared;
+        } else if (result.first_divergent) {
+            const CompareSite& first = result.sites[*result.first_divergent];
+            r.worst_step = first.onset_step;
+            r.where = fmt::format("first divergent: {} from step {}", first.label, first.onset_step.value_or(0));
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+CompareVerdict default_compare_verdict(const CompareResult& result)
+{
+    CompareVerdict verdict;
+    for (BudgetResult& r : evaluate_compare_budgets(result, kDefaultCompareBudgets))
+        (r.name == "max-loss-delta" ? verdict.loss : verdict.drift) = std::move(r);
+    return verdict;
+}
+
+} // namespace fp8scope::analyzer

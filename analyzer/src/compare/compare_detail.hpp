@@ -1,0 +1,96 @@
+// The parts of compare (compare.hpp) that its files share: site matching and per-step figures (compare_sites.cpp),
+// the change-point test (compare_drift.cpp), the performance (compare_performance.cpp), and the assembly
+// (compare.cpp).
+#pragma once
+
+#include "fp8scope/analyzer/compare/compare.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace fp8scope::analyzer::detail {
+
+// One site's samples in one analysed step, reduced: several samples (micro-batches) count as one tensor.
+struct StepSample {
+    double amax = 0; // max over the samples
+    int64_t numel = 0, saturated = 0, overflows = 0, underflows = 0; // sums
+    std::optional<double> scale_inv; // the first sample's (scale_inv, else 1/scale)
+    int32_t dtype = 0, target_format = 0;
+    int32_t hist_first_exponent = 0;
+    std::vector<uint64_t> histogram; // summed, from hist_first_exponent
+    double position = 0; // offset of the first sample in its step, 0..1
+    int64_t samples = 0; // how many were reduced
+    int64_t timestamp_ns = 0; // the first sample's
+    int64_t nonfinite = 0; // NaN + Inf elements, summed
+};
+
+// Every site of one trace with samples in the analysed steps: site id -> step index -> reduced samples. With `device`,
+// only that device's samples (the tensor series; compare takes every device).
+using SiteSamples = std::map<int64_t, std::map<int64_t, StepSample>>;
+SiteSamples collect_site_samples(
+    const TraceModel& model, const StepSet& steps, std::optional<uint32_t> device = std::nullopt);
+
+struct SiteMatching {
+    struct Pair {
+        int64_t run_site = 0, ref_site = 0;
+        std::string role; // normalised
+        bool swapped = false, ambiguous = false;
+    };
+    std::vector<Pair> pairs; // by run site id
+    std::vector<UnmatchedSite> run_unmatched, ref_unmatched;
+};
+SiteMatching match_sites(const TraceModel& run, const SiteSamples& run_samples, const TraceModel& ref,
+    const SiteSamples& ref_samples);
+
+// Per-step figures of one matched pair over the common steps where both have a sample (CompareSite::steps), the
+// early-step baselines and the one-step events.
+void fill_site_steps(CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref);
+
+// The run's scaling recipe for one site, from its samples' scale_inv and amax, and from its twin's when it has one:
+// the probe of the high-precision tensor that was cast with the same scale (LogicalRoles::twin).
+void decide_recipe(CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>* twin);
+
+// What a site's tensor is in the model: "activation", "weight", "gradient" or "output", when the trace says. A probe
+// says by its role; a GEMM output is "output"; an E5M2 operand is a gradient (the HYBRID recipe); another FP8
+// operand is the probe's tensor whose 1/scale equals its scale_inv in the same step and module (the cast that
+// made it).
+class LogicalRoles {
+public:
+    LogicalRoles(const TraceModel& model, const SiteSamples& samples);
+    std::optional<std::string> of(const TensorSite& site) const;
+    // The probe site whose 1/scale equals this FP8 operand's scale_inv in most of its steps (same module).
+    std::optional<int64_t> twin(const TensorSite& site) const;
+
+private:
+    struct ProbeScale {
+        double scale_inv = 0;
+        std::string role;
+        int64_t site_id = 0;
+    };
+    const TraceModel& model_;
+    const SiteSamples& samples_;
+    std::map<std::pair<int64_t, std::string>, std::vector<ProbeScale>> probes_; // (step, module) -> scales
+};
+
+// The change-point test over one series (docs/analysis.md "Compare: drift"). `direction`: +1 a rise is drift, -1 a
+// fall, 0 either. `relative_floor`: the shift must also reach this many times |mean before|. nullopt: no drift.
+std::optional<DriftEvidence> change_point(const std::string& series, const std::vector<int64_t>& steps,
+    const std::vector<double>& values, int direction, double floor, double relative_floor = 0);
+
+// change_point() for a rise that climbs: the onset is the knee of the least-squares flat-then-linear fit up to the
+// split, when the shift measured from the knee passes the same test; else the split.
+std::optional<DriftEvidence> climb_onset(const std::string& series, const std::vector<int64_t>& steps,
+    const std::vector<double>& values, double floor);
+
+// Runs change_point over a site's series and fills site.drift and site.onset_step.
+void detect_drift(CompareSite& site);
+
+// Both runs' performance (compare_performance.hpp), each over the given step indices of its report.
+PerformanceComparison compare_performance(
+    const CompareInput& input, const std::set<int64_t>& run_steps, const std::set<int64_t>& ref_steps);
+
+} // namespace fp8scope::analyzer::detail

@@ -1,0 +1,223 @@
+// Compare: the change-point test that tells drift from noise (docs/analysis.md "Compare: drift").
+//
+// A series over steps drifts when it splits into an earlier and a later segment whose means differ (1) by at least
+// the series' practical floor, (2) by at least kDriftSigmas standard errors of the series' own step-to-step noise,
+// and (3) persistently: at least half of the later steps lie beyond the midpoint of the two means. The split is the
+// one that maximises |shift| * sqrt(k (n - k) / n), the likelihood-ratio statistic of a single mean shift in Gaussian
+// noise. A one-step spike fails (3); healthy noise fails (1) or (2).
+//
+// Five series per site, each a different way FP8 scaling goes wrong (docs/analysis.md "Compare"):
+// - log2_amax_ratio: the run's amax leaves the reference's (a clipped or a diverged tensor);
+// - run_saturation: the run's cast clips more elements;
+// - stale_scale_bursts: a scale that is not made from the step's own amax (delayed, static) falls short of the
+//   reference's amax in most steps from some step on: it cannot follow its amax;
+// - ref_underflow_under_run_scale: the run's scale flushes a share of the reference's values that at least doubles;
+// - run_dynamic_range_bits: the run's amax climbs away from the bulk of its tensor, which a per-tensor scale then
+//   squeezes toward underflow. It climbs rather than jumps, so its onset is the knee of the climb.
+#include "compare/compare_detail.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+namespace fp8scope::analyzer::detail {
+namespace {
+
+// Robust sigma of the step-to-step noise: the median absolute first difference, scaled to a Gaussian's sigma
+// (1.4826 MAD) and divided by sqrt(2) since a difference of two noisy values has twice the variance. A single
+// change point moves only one difference, so it barely moves this.
+double noise_of(const std::vector<double>& values)
+{
+    std::vector<double> diffs;
+    for (size_t i = 1; i < values.size(); ++i)
+        diffs.push_back(std::abs(values[i] - values[i - 1]));
+    if (diffs.empty())
+        return 0;
+    auto middle = diffs.begin() + static_cast<std::ptrdiff_t>(diffs.size() / 2);
+    std::nth_element(diffs.begin(), middle, diffs.end());
+    return 1.4826 * *middle / std::sqrt(2.0);
+}
+
+double mean_of(const std::vector<double>& values, size_t from, size_t to)
+{
+    double sum = 0;
+    for (size_t i = from; i < to; ++i)
+        sum += values[i];
+    return sum / static_cast<double>(to - from);
+}
+
+// The test of one split: the series' values from index `split` on against those before it. `relative_floor`: the
+// shift must also be at least this many times the level before (|mean before|).
+std::optional<DriftEvidence> test_split(const std::string& series, const std::vector<int64_t>& steps,
+    const std::vector<double>& values, size_t split, double floor, double relative_floor)
+{
+    const size_t n = values.size();
+    DriftEvidence e;
+    e.series = series;
+    e.onset_step = steps[split];
+    e.mean_before = mean_of(values, 0, split);
+    e.mean_after = mean_of(values, split, n);
+    e.noise = noise_of(values);
+    e.floor = std::max(floor, relative_floor * std::abs(e.mean_before));
+    e.steps_before = static_cast<int64_t>(split);
+    e.steps_after = static_cast<int64_t>(n - split);
+    const double shift = e.mean_after - e.mean_before;
+    if (std::abs(shift) < e.floor || shift == 0)
+        return std::nullopt;
+    const double standard_error
+        = e.noise * std::sqrt(1.0 / static_cast<double>(e.steps_before) + 1.0 / static_cast<double>(e.steps_after));
+    e.statistic = standard_error > 0 ? std::abs(shift) / standard_error : std::numeric_limits<double>::infinity();
+    if (e.statistic < kDriftSigmas)
+        return std::nullopt;
+    const double midpoint = (e.mean_before + e.mean_after) / 2;
+    size_t beyond = 0;
+    for (size_t i = split; i < n; ++i)
+        beyond += shift > 0 ? values[i] > midpoint : values[i] < midpoint;
+    if (2 * beyond < n - split)
+        return std::nullopt;
+    return e;
+}
+
+// The knee of a climb: the index k (kDriftMinStepsBefore <= k <= last) of the least-squares fit of
+// x_i = a + b * max(0, i - k + 1), flat before step k and rising linearly from it. The earliest k wins a tie.
+size_t knee_of(const std::vector<double>& values, size_t last)
+{
+    const size_t n = values.size();
+    size_t best = last;
+    double best_rss = std::numeric_limits<double>::infinity();
+    for (size_t k = static_cast<size_t>(kDriftMinStepsBefore); k <= last && k < n; ++k) {
+        double sh = 0, shh = 0, sv = 0, shv = 0;
+        for (size_t i = 0; i < n; ++i) {
+            const double h = i + 1 > k ? static_cast<double>(i + 1 - k) : 0.0;
+            sh += h;
+            shh += h * h;
+            sv += values[i];
+            shv += h * values[i];
+        }
+        const double nn = static_cast<double>(n);
+        const double det = nn * shh - sh * sh;
+        if (det <= 0)
+            continue;
+        const double b = (nn * shv - sh * sv) / det;
+        const double a = (sv - b * sh) / nn;
+        double rss = 0;
+        for (size_t i = 0; i < n; ++i) {
+            const double h = i + 1 > k ? static_cast<double>(i + 1 - k) : 0.0;
+            rss += (values[i] - a - b * h) * (values[i] - a - b * h);
+        }
+        if (rss < best_rss) {
+            best_rss = rss;
+            best = k;
+        }
+    }
+    return best;
+}
+
+} // namespace
+
+std::optional<DriftEvidence> change_point(const std::string& series, const std::vector<int64_t>& steps,
+    const std::vector<double>& values, int direction, double floor, double relative_floor)
+{
+    const size_t n = values.size();
+    const auto before_min = static_cast<size_t>(kDriftMinStepsBefore);
+    const auto after_min = static_cast<size_t>(kDriftMinStepsAfter);
+    if (n < before_min + after_min || steps.size() != n)
+        return std::nullopt;
+    size_t best = 0;
+    double best_score = -1;
+    for (size_t k = before_min; k + after_min <= n; ++k) {
+        const double shift = mean_of(values, k, n) - mean_of(values, 0, k);
+        if ((direction > 0 && shift <= 0) || (direction < 0 && shift >= 0))
+            continue;
+        const double kk = static_cast<double>(k), nn = static_cast<double>(n);
+        const double score = std::abs(shift) * std::sqrt(kk * (nn - kk) / nn);
+        if (score > best_score) {
+            best = k;
+            best_score = score;
+        }
+    }
+    if (best_score < 0)
+        return std::nullopt;
+    return test_split(series, steps, values, best, floor, relative_floor);
+}
+
+std::optional<DriftEvidence> climb_onset(
+    const std::string& series, const std::vector<int64_t>& steps, const std::vector<double>& values, double floor)
+{
+    auto evidence = change_point(series, steps, values, +1, floor);
+    if (!evidence)
+        return std::nullopt;
+    // The mean shift splits a climb in its middle; the climb starts at its knee. The knee is the onset when the shift
+    // measured from there passes the same test.
+    const auto split = static_cast<size_t>(evidence->steps_before);
+    const size_t knee = knee_of(values, split);
+    if (knee < split)
+        if (auto from_knee = test_split(series, steps, values, knee, floor, 0);
+            from_knee && from_knee->mean_after > from_knee->mean_before)
+            return from_knee;
+    return evidence;
+}
+
+void detect_drift(CompareSite& site)
+{
+    const auto series_of = [&](auto value) {
+        std::pair<std::vector<int64_t>, std::vector<double>> out;
+        for (const CompareStep& row : site.steps)
+            if (const std::optional<double> v = value(row); v && std::isfinite(*v)) {
+                out.first.push_back(row.step);
+                out.second.push_back(*v);
+            }
+        return out;
+    };
+    const auto add = [&](std::optional<DriftEvidence> evidence) {
+        if (evidence)
+            site.drift.push_back(std::move(*evidence));
+    };
+
+    // The run's amax against the reference's, either direction.
+    {
+        const auto [steps, values] = series_of([](const CompareStep& r) { return r.log2_amax_ratio; });
+        add(change_point("log2_amax_ratio", steps, values, 0, kDriftFloorLog2));
+    }
+    // Saturation's floor is also at least 8 elements of the smallest sample, so that a handful of elements landing on
+    // fp8_max (healthy delayed scaling puts the max element there) is never a drift.
+    {
+        const auto [steps, values] = series_of([](const CompareStep& r) { return r.run_saturation; });
+        double floor = kDriftFloorSaturation;
+        if (site.min_numel > 0)
+            floor = std::max(floor, 8.0 / static_cast<double>(site.min_numel));
+        add(change_point("run_saturation", steps, values, +1, floor));
+    }
+    // A scale that does not come from the step's own amax (delayed; static) falls behind a growing amax in bursts:
+    // steps where it falls short of the reference's amax by more than a code step. Healthy delayed scaling has such a
+    // burst when the amax sets a new record, now and then; a scale that cannot follow its amax has one in most steps.
+    // Under current scaling the run's scale follows its own amax, and a reference amax above it is the amax ratio.
+    if (site.recipe == ScalingRecipe::Delayed || site.recipe == ScalingRecipe::Static) {
+        const auto [steps, values] = series_of([](const CompareStep& r) -> std::optional<double> {
+            if (!r.headroom_vs_ref_bits)
+                return std::nullopt;
+            return -*r.headroom_vs_ref_bits >= kStaleBurstBits ? 1.0 : 0.0;
+        });
+        auto evidence = change_point("stale_scale_bursts", steps, values, +1, kDriftFloorBurstShare);
+        if (evidence && std::count(values.begin() + evidence->steps_before, values.end(), 1.0) >= kDriftMinBursts)
+            add(std::move(evidence));
+    }
+    // A share of the reference's values flushed to zero that stays small, or moves a little on top of a large one, is
+    // the tensor's own tail: the share must rise by the floor and at least double.
+    {
+        const auto [steps, values] = series_of([](const CompareStep& r) { return r.ref_underflow_under_run_scale; });
+        add(change_point("ref_underflow_under_run_scale", steps, values, +1, kDriftFloorUnderflow, 1.0));
+    }
+    // An FP8 tensor's amax that climbs away from its bulk: a per-tensor scale made from that amax moves every other
+    // value as many bits toward underflow.
+    if (site.recipe != ScalingRecipe::NotFp8) {
+        const auto [steps, values] = series_of([](const CompareStep& r) { return r.run_dynamic_range_bits; });
+        add(climb_onset("run_dynamic_range_bits", steps, values, kDriftFloorRangeBits));
+    }
+    for (const DriftEvidence& e : site.drift)
+        if (!site.onset_step || e.onset_step < *site.onset_step)
+            site.onset_step = e.onset_step;
+}
+
+} // namespace fp8scope::analyzer::detail

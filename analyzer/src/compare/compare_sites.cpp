@@ -1,0 +1,643 @@
+// Compare: tensor sites of the run matched with the reference's, their per-step figures and the run's scaling recipe
+// (docs/analysis.md "Compare").
+#include "compare/compare_detail.hpp"
+#include "model/step_locator.hpp"
+
+#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/format/schema.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <tuple>
+#include <unordered_map>
+
+namespace fp8scope::analyzer::detail {
+namespace {
+
+namespace schema = fp8scope::schema;
+
+// The smallest subnormals: a value below half of it rounds to zero (OCP FP8: E4M3 2^-9, E5M2 2^-16).
+constexpr double kE4M3MinSubnormalLog2 = -9;
+constexpr double kE5M2MinSubnormalLog2 = -16;
+// Headroom within this many bits of 0 is "amax = fp8_max * scale_inv": the scale was made from this very amax.
+constexpr double kZeroHeadroomBits = 1e-3;
+// A recipe share: this fraction of a site's samples with zero headroom means current scaling.
+constexpr double kCurrentScalingShare = 0.8;
+
+std::optional<double> fp8_max_of(const StepSample& s)
+{
+    TensorStats stats;
+    stats.dtype = s.dtype;
+    stats.target_format = s.target_format;
+    return analyzer::fp8_max_of(stats);
+}
+
+double min_subnormal_log2(double fp8_max)
+{
+    return fp8_max == kE5M2Max ? kE5M2MinSubnormalLog2 : kE4M3MinSubnormalLog2;
+}
+
+bool positive_finite(double v)
+{
+    return std::isfinite(v) && v > 0;
+}
+
+bool is_high_precision(int32_t dtype)
+{
+    const auto d = static_cast<schema::Dtype>(dtype);
+    return d == schema::Dtype::Float32 || d == schema::Dtype::BFloat16 || d == schema::Dtype::Float16;
+}
+
+void add_histogram(StepSample& into, const TensorStats& s)
+{
+    if (s.exponent_histogram.empty())
+        return;
+    if (into.histogram.empty()) {
+        into.hist_first_exponent = s.hist_first_exponent;
+        into.histogram = s.exponent_histogram;
+        return;
+    }
+    const int32_t lo = std::min(into.hist_first_exponent, s.hist_first_exponent);
+    const auto end = [](int32_t first, size_t n) { return static_cast<int64_t>(first) + static_cast<int64_t>(n); };
+    const int64_t hi = std::max(end(into.hist_first_exponent, into.histogram.size()),
+        end(s.hist_first_exponent, s.exponent_histogram.size()));
+    std::vector<uint64_t> merged(static_cast<size_t>(hi - lo), 0);
+    for (size_t i = 0; i < into.histogram.size(); ++i)
+        merged[static_cast<size_t>(into.hist_first_exponent - lo) + i] += into.histogram[i];
+    for (size_t i = 0; i < s.exponent_histogram.size(); ++i)
+        merged[static_cast<size_t>(s.hist_first_exponent - lo) + i] += s.exponent_histogram[i];
+    into.hist_first_exponent = lo;
+    into.histogram = std::move(merged);
+}
+
+// The fractions of a histogram's elements above fp8_max and below half the smallest subnormal once multiplied by
+// 1/scale_inv, each bin [2^e, 2^(e+1)) taken as log-uniform.
+std::pair<double, double> clipped_fractions(const StepSample& ref, double scale_inv, double fp8_max)
+{
+    const double shift = -std::log2(scale_inv);
+    const double top = std::log2(fp8_max);
+    const double bottom = min_subnormal_log2(fp8_max) - 1;
+    double total = 0, over = 0, under = 0;
+    for (size_t i = 0; i < ref.histogram.size(); ++i) {
+        const auto count = static_cast<double>(ref.histogram[i]);
+        const double lo = static_cast<double>(ref.hist_first_exponent) + static_cast<double>(i) + shift;
+        total += count;
+        over += count * std::clamp(lo + 1 - top, 0.0, 1.0);
+        under += count * std::clamp(bottom - lo, 0.0, 1.0);
+    }
+    if (total <= 0)
+        return { 0, 0 };
+    return { over / total, under / total };
+}
+
+// log2 of the median magnitude of a sample's nonzero finite elements, from its exponent histogram: the bin holding
+// the middle element, taken as log-uniform, so the median's fraction of the bin is its fraction of the bin's width.
+std::optional<double> median_magnitude_log2(const StepSample& s)
+{
+    uint64_t total = 0;
+    for (const uint64_t count : s.histogram)
+        total += count;
+    if (total == 0)
+        return std::nullopt;
+    const double half = static_cast<double>(total) / 2;
+    double below = 0;
+    for (size_t i = 0; i < s.histogram.size(); ++i) {
+        const auto count = static_cast<double>(s.histogram[i]);
+        if (count > 0 && below + count >= half)
+            return static_cast<double>(s.hist_first_exponent) + static_cast<double>(i) + (half - below) / count;
+        below += count;
+    }
+    return std::nullopt;
+}
+
+std::optional<double> median_of(std::vector<double> values)
+{
+    if (values.empty())
+        return std::nullopt;
+    std::ranges::sort(values);
+    const size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+struct GemmShape {
+    int64_t m = 0, n = 0, k = 0;
+};
+
+std::optional<GemmShape> gemm_shape(std::string_view name)
+{
+    GemmShape g;
+    const std::string text(name);
+    char tail = 0;
+    if (std::sscanf(text.c_str(), "gemm %ldx%ldx%ld%c", &g.m, &g.n, &g.k, &tail) != 3)
+        return std::nullopt;
+    return g;
+}
+
+std::string_view role_word(int32_t role)
+{
+    const std::string_view word = tensor_role_word(role);
+    return word.empty() ? "other" : word;
+}
+
+std::string_view text_of(const TraceModel& model, std::optional<StringRef> ref)
+{
+    return ref && ref->index < model.strings.size() ? model.strings[*ref] : std::string_view {};
+}
+
+// The module a path ends in, with the backward range's suffix dropped: "blocks.1.fc1" for both
+// "train_step/Transformer/blocks.1/blocks.1.fc1" and "blocks.1.backward/blocks.1.fc1.backward".
+std::string module_of(std::string_view path)
+{
+    const size_t slash = path.rfind('/');
+    std::string_view last = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    constexpr std::string_view kBackward = ".backward";
+    if (last.ends_with(kBackward))
+        last.remove_suffix(kBackward.size());
+    return std::string(last);
+}
+
+// A site's identity across precisions, without the position among its like (the group), and how its role was
+// normalised.
+struct SiteIdentity {
+    std::string group; // path, kind, canonical shape, batch, normalised role
+    std::string role;
+    bool swapped = false, ambiguous = false;
+    bool gemm = false;
+    bool unknown_position = false; // a GEMM sampled before its period was learned (ordinal -1)
+};
+
+SiteIdentity identity_of(const TraceModel& model, const TensorSite& site)
+{
+    SiteIdentity id;
+    const std::string path(text_of(model, site.nvtx_path));
+    const std::string_view name = text_of(model, site.name);
+    const auto shape = static_cast<schema::StatsSource>(site.source) == schema::StatsSource::GemmInterception
+        ? gemm_shape(name)
+        : std::nullopt;
+    if (shape) {
+        id.gemm = true;
+        id.unknown_position = site.ordinal < 0;
+        GemmShape g = *shape;
+        std::string role(role_word(site.role));
+        // C = A·B is also C^T = B^T·A^T: one library's A is another's B. The canonical form has m <= n.
+        if (g.m > g.n && (role == "A" || role == "B")) {
+            std::swap(g.m, g.n);
+            role = role == "A" ? "B" : "A";
+            id.swapped = true;
+        } else if (g.m > g.n) {
+            std::swap(g.m, g.n);
+        }
+        id.ambiguous = g.m == g.n && (role == "A" || role == "B");
+        id.role = role;
+        id.group = fmt::format("{}\x1fgemm {}x{}x{} batch {}\x1f{}", path, g.m, g.n, g.k, site.batch, role);
+        return id;
+    }
+    id.role = std::string(role_word(site.role));
+    id.group = fmt::format("{}\x1f{}\x1f{}", path, name, id.role);
+    return id;
+}
+
+struct Keyed {
+    std::map<std::string, int64_t> by_key; // group + position rank -> site id
+    std::map<std::string, size_t> group_sizes;
+    std::map<int64_t, SiteIdentity> identity;
+    std::map<int64_t, int64_t> rank;
+    std::map<std::string, int> paths; // NVTX paths with a site
+    std::vector<int64_t> unknown_position;
+};
+
+Keyed key_sites(const TraceModel& model, const SiteSamples& samples)
+{
+    Keyed keyed;
+    std::map<std::string, std::vector<std::tuple<double, int32_t, int64_t>>> groups;
+    for (const TensorSite& site : model.tensor_sites) {
+        const auto found = samples.find(site.id);
+        if (found == samples.end())
+            continue;
+        SiteIdentity id = identity_of(model, site);
+        keyed.paths[std::string(text_of(model, site.nvtx_path))] += 1;
+        if (id.unknown_position) {
+            keyed.unknown_position.push_back(site.id);
+        } else {
+            std::vector<double> positions;
+            for (const auto& [step, s] : found->second)
+                positions.push_back(s.position);
+            groups[id.group].emplace_back(median_of(std::move(positions)).value_or(0), site.ordinal, site.id);
+        }
+        keyed.identity.emplace(site.id, std::move(id));
+    }
+    // Same-shaped sites under one path are told apart by their order in the step, not by the collector's ordinal,
+    // which counts per dtype: an FP8 GEMM and a BF16 GEMM of one shape under one path both have ordinal 0.
+    for (auto& [group, members] : groups) {
+        std::ranges::sort(members);
+        keyed.group_sizes[group] = members.size();
+        for (size_t r = 0; r < members.size(); ++r) {
+            const int64_t id = std::get<2>(members[r]);
+            keyed.rank[id] = static_cast<int64_t>(r);
+            keyed.by_key.emplace(fmt::format("{}\x1f#{}", group, r), id);
+        }
+    }
+    return keyed;
+}
+
+std::string unmatched_reason(const TraceModel& model, const TensorSite& site, const Keyed& mine, const Keyed& other,
+    std::string_view other_name)
+{
+    const SiteIdentity& id = mine.identity.at(site.id);
+    if (id.unknown_position)
+        return "its position in the step is unknown (ordinal -1: sampled before the collector learned the GEMM "
+               "period), so it cannot be paired";
+    const std::string path(text_of(model, site.nvtx_path));
+    if (!other.paths.contains(path))
+        return fmt::format("the {} has no tensor site under this NVTX path", other_name);
+    const auto group = other.group_sizes.find(id.group);
+    if (group == other.group_sizes.end())
+        return id.gemm ? fmt::format("the {} has no GEMM of this shape (m and n in either order) with this operand "
+                                     "under this path",
+                             other_name)
+                       : fmt::format("the {} has no probe of this name and role under this path", other_name);
+    return fmt::format("the {} has {} such site(s) under this path; this is #{} in step order", other_name,
+        group->second, mine.rank.at(site.id));
+}
+
+const TensorSite* site_by_id(const TraceModel& model, int64_t id)
+{
+    const auto it = std::ranges::find(model.tensor_sites, id, &TensorSite::id);
+    return it == model.tensor_sites.end() ? nullptr : &*it;
+}
+
+std::vector<size_t> identity_order(size_t n)
+{
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i)
+        order[i] = i;
+    return order;
+}
+
+// Same-shaped sites under one path (a layer's two same-shaped backward GEMMs) pair in step order, unless their
+// early amaxes say otherwise: autograd may run them in another order in the other run. The pairing with the least
+// summed |log2 amax ratio| over the first kBaselineSteps common steps wins; a tie keeps step order. Groups of more
+// than kMaxPermutedGroup keep step order.
+constexpr size_t kMaxPermutedGroup = 7;
+
+std::vector<size_t> pair_by_early_amax(const std::vector<int64_t>& run_ids, const SiteSamples& run_samples,
+    const std::vector<int64_t>& ref_ids, const SiteSamples& ref_samples)
+{
+    const size_t n = run_ids.size();
+    std::vector<size_t> order = identity_order(n);
+    if (n < 2 || n > kMaxPermutedGroup)
+        return order;
+    std::vector<std::vector<double>> cost(n, std::vector<double>(n, 0));
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < n; ++j) {
+            const auto& a = run_samples.at(run_ids[i]);
+            const auto& b = ref_samples.at(ref_ids[j]);
+            int used = 0;
+            for (const auto& [step, x] : a) {
+                if (used == kBaselineSteps)
+                    break;
+                const auto y = b.find(step);
+                if (y == b.end() || !positive_finite(x.amax) || !positive_finite(y->second.amax))
+                    continue;
+                cost[i][j] += std::abs(std::log2(x.amax / y->second.amax));
+                ++used;
+            }
+        }
+    const auto total = [&](const std::vector<size_t>& o) {
+        double sum = 0;
+        for (size_t i = 0; i < n; ++i)
+            sum += cost[i][o[i]];
+        return sum;
+    };
+    std::vector<size_t> candidate = order;
+    double best = total(order);
+    while (std::ranges::next_permutation(candidate).found)
+        if (const double t = total(candidate); t < best) {
+            best = t;
+            order = candidate;
+        }
+    return order;
+}
+
+} // namespace
+
+SiteSamples collect_site_samples(const TraceModel& model, const StepSet& steps, std::optional<uint32_t> device)
+{
+    const StepLocator locator(steps);
+    std::unordered_map<int64_t, const StepInterval*> intervals;
+    for (const StepInterval& s : steps.steps)
+        intervals.emplace(s.index, &s);
+    SiteSamples out;
+    for (const TensorStats& sample : model.tensor_stats) {
+        const std::optional<int64_t> step = locator.analysed_step(sample);
+        if (!step || (device && sample.device_id != *device))
+            continue;
+        auto [it, fresh] = out[sample.site_id].try_emplace(*step);
+        StepSample& s = it->second;
+        if (fresh) {
+            s.scale_inv = tensor_scale_inv(sample);
+            s.dtype = sample.dtype;
+            s.target_format = sample.target_format;
+            s.amax = sample.amax;
+            const StepInterval& interval = *intervals.at(*step);
+            const double length = static_cast<double>(std::max<int64_t>(1, interval.end_ns - interval.start_ns));
+            s.position = std::clamp(static_cast<double>(sample.timestamp_ns - interval.start_ns) / length, 0.0, 1.0);
+            s.timestamp_ns = sample.timestamp_ns;
+        } else if (!(s.amax >= sample.amax)) {
+            s.amax = sample.amax; // also takes a NaN amax, which then shows as no figure
+        }
+        s.samples += 1;
+        s.nonfinite += sample.nans + sample.infs;
+        s.numel += sample.numel;
+        s.saturated += sample.saturated;
+        s.overflows += sample.overflows;
+        s.underflows += sample.underflows;
+        add_histogram(s, sample);
+    }
+    return out;
+}
+
+SiteMatching match_sites(const TraceModel& run, const SiteSamples& run_samples, const TraceModel& ref,
+    const SiteSamples& ref_samples)
+{
+    const Keyed run_keys = key_sites(run, run_samples);
+    const Keyed ref_keys = key_sites(ref, ref_samples);
+    SiteMatching matching;
+    std::map<int64_t, bool> ref_matched;
+    const auto members = [](const Keyed& keyed) {
+        std::map<std::string, std::vector<int64_t>> out;
+        for (const auto& [key, id] : keyed.by_key)
+            out[keyed.identity.at(id).group].push_back(id);
+        for (auto& [group, ids] : out)
+            std::ranges::sort(ids, {}, [&](int64_t id) { return keyed.rank.at(id); });
+        return out;
+    };
+    const auto ref_groups = members(ref_keys);
+    for (const auto& [group, run_ids] : members(run_keys)) {
+        const auto other = ref_groups.find(group);
+        if (other == ref_groups.end())
+            continue;
+        const std::vector<int64_t>& ref_ids = other->second;
+        const std::vector<size_t> order = run_ids.size() == ref_ids.size()
+            ? pair_by_early_amax(run_ids, run_samples, ref_ids, ref_samples)
+            : identity_order(std::min(run_ids.size(), ref_ids.size()));
+        for (size_t i = 0; i < order.size(); ++i) {
+            const int64_t run_id = run_ids[i], ref_id = ref_ids[order[i]];
+            const SiteIdentity& a = run_keys.identity.at(run_id);
+            const SiteIdentity& b = ref_keys.identity.at(ref_id);
+            matching.pairs.push_back({ run_id, ref_id, a.role, a.swapped != b.swapped, a.ambiguous });
+            ref_matched[ref_id] = true;
+        }
+    }
+    std::ranges::sort(matching.pairs, {}, &SiteMatching::Pair::run_site);
+    std::map<int64_t, bool> run_matched;
+    for (const auto& p : matching.pairs)
+        run_matched[p.run_site] = true;
+    for (const auto& [id, identity] : run_keys.identity)
+        if (!run_matched.contains(id))
+            if (const TensorSite* site = site_by_id(run, id))
+                matching.run_unmatched.push_back(
+                    { tensor_site_label(run, *site), id, unmatched_reason(run, *site, run_keys, ref_keys, "reference") });
+    for (const auto& [id, identity] : ref_keys.identity)
+        if (!ref_matched.contains(id))
+            if (const TensorSite* site = site_by_id(ref, id))
+                matching.ref_unmatched.push_back(
+                    { tensor_site_label(ref, *site), id, unmatched_reason(ref, *site, ref_keys, run_keys, "run") });
+    return matching;
+}
+
+void fill_site_steps(CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref)
+{
+    for (const auto& [step, r] : run) {
+        const auto found = ref.find(step);
+        if (found == ref.end())
+            continue;
+        const StepSample& f = found->second;
+        CompareStep row;
+        row.step = step;
+        site.min_numel = site.min_numel == 0 ? r.numel : std::min(site.min_numel, r.numel);
+        if (std::isfinite(r.amax))
+            row.amax_run = r.amax;
+        if (std::isfinite(f.amax))
+            row.amax_ref = f.amax;
+        if (positive_finite(r.amax) && positive_finite(f.amax))
+            row.log2_amax_ratio = std::log2(r.amax / f.amax);
+        const std::optional<double> fp8_max = fp8_max_of(r);
+        if (fp8_max && r.numel > 0) {
+            row.run_saturation = static_cast<double>(std::max(r.saturated, r.overflows)) / static_cast<double>(r.numel);
+            if (is_high_precision(r.dtype))
+                row.run_underflow = static_cast<double>(r.underflows) / static_cast<double>(r.numel);
+        }
+        if (const auto median = median_magnitude_log2(r); median && positive_finite(r.amax))
+            row.run_dynamic_range_bits = std::log2(r.amax) - *median;
+        if (fp8_max && r.scale_inv) {
+            if (positive_finite(r.amax))
+                row.run_headroom_bits = std::log2(*fp8_max * *r.scale_inv / r.amax);
+            if (positive_finite(f.amax)) {
+                row.headroom_vs_ref_bits = std::log2(*fp8_max * *r.scale_inv / f.amax);
+                row.stale_scale = *row.headroom_vs_ref_bits < kStaleScaleHeadroomBits;
+            }
+            if (!f.histogram.empty()) {
+                const auto [over, under] = clipped_fractions(f, *r.scale_inv, *fp8_max);
+                row.ref_saturation_under_run_scale = over;
+                row.ref_underflow_under_run_scale = under;
+            }
+        }
+        site.steps.push_back(row);
+    }
+    // The site's own early steps are its baseline: the first kBaselineSteps (a quarter of short runs, at least 1).
+    const size_t n = site.steps.size();
+    const size_t first = std::clamp<size_t>(n / 4, 1, kBaselineSteps);
+    std::vector<double> ratios, saturations;
+    for (size_t i = 0; i < std::min(first, n); ++i) {
+        if (site.steps[i].log2_amax_ratio)
+            ratios.push_back(*site.steps[i].log2_amax_ratio);
+        if (site.steps[i].run_saturation)
+            saturations.push_back(*site.steps[i].run_saturation);
+    }
+    site.baseline_log2_ratio = median_of(std::move(ratios));
+    site.baseline_saturation = median_of(std::move(saturations));
+    for (CompareStep& row : site.steps) {
+        if (row.log2_amax_ratio && site.baseline_log2_ratio)
+            row.baseline_delta_log2_ratio = *row.log2_amax_ratio - *site.baseline_log2_ratio;
+        if (row.run_saturation && site.baseline_saturation)
+            row.baseline_delta_saturation = *row.run_saturation - *site.baseline_saturation;
+        if (row.log2_amax_ratio && std::abs(*row.log2_amax_ratio) > kAmaxRatioEventLog2)
+            ++site.amax_ratio_events;
+        if (row.stale_scale)
+            ++site.stale_scale_events;
+    }
+}
+
+namespace {
+
+    // (scale_inv * fp8_max, amax) of each sample with both, in step order; nullopt when no sample has an FP8 format.
+    std::optional<std::vector<std::pair<double, double>>> scaled_amax(const std::map<int64_t, StepSample>& samples)
+    {
+        std::vector<std::pair<double, double>> out;
+        bool fp8 = false;
+        for (const auto& [step, s] : samples) {
+            const std::optional<double> fp8_max = fp8_max_of(s);
+            fp8 = fp8 || fp8_max.has_value();
+            if (fp8_max && s.scale_inv && positive_finite(s.amax))
+                out.emplace_back(*s.scale_inv * *fp8_max, s.amax);
+        }
+        if (!fp8)
+            return std::nullopt;
+        return out;
+    }
+
+    size_t zero_headroom_count(const std::vector<std::pair<double, double>>& scaled)
+    {
+        return static_cast<size_t>(std::ranges::count_if(
+            scaled, [](const auto& p) { return std::abs(std::log2(p.first / p.second)) <= kZeroHeadroomBits; }));
+    }
+
+} // namespace
+
+void decide_recipe(CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>* twin)
+{
+    const auto scaled = scaled_amax(run);
+    if (!scaled) {
+        site.recipe = ScalingRecipe::NotFp8;
+        site.recipe_evidence = "no FP8 format (a high-precision tensor without a cast target)";
+        return;
+    }
+    const size_t n = scaled->size();
+    if (n < 3) {
+        site.recipe = ScalingRecipe::Unknown;
+        site.recipe_evidence = fmt::format("{} sample(s) with a scale and an amax; 3 are needed", n);
+        return;
+    }
+    // FP8 codes reach fp8_max both under current scaling and when a delayed scale is outgrown (the max element is
+    // clipped to it), so the cast's high-precision input decides when it was probed: current scaling never clips.
+    const auto twin_scaled = twin ? scaled_amax(*twin) : std::nullopt;
+    const bool probed = twin_scaled && twin_scaled->size() >= 3;
+    if (std::ranges::all_of(*scaled, [&](const auto& p) { return p.first == scaled->front().first; })) {
+        // The same scale, and the amax at fp8_max / scale in every sample: a constant amax, for which a scale made
+        // from each step's own amax (current) and a fixed one made from that amax are the same scale.
+        const auto& amaxes = probed ? *twin_scaled : *scaled;
+        if (zero_headroom_count(amaxes) == amaxes.size()) {
+            site.recipe = ScalingRecipe::CurrentOrStatic;
+            site.recipe_evidence = fmt::format("the same scale in all {} samples and the {} amax at fp8_max / scale in "
+                                               "each: a constant amax, whose current scale is a static one{}",
+                n, probed ? "cast's input" : "codes'",
+                probed ? "" : " (without a probe of the cast's input, a fixed scale that the amax outgrows every step "
+                              "looks the same)");
+            return;
+        }
+        site.recipe = ScalingRecipe::Static;
+        site.recipe_evidence = fmt::format("the same scale in all {} samples while the amax is not at fp8_max / scale "
+                                           "in {} of them, so not made from each step's amax (a delayed scale whose "
+                                           "history maximum did not change in these steps looks the same)",
+            n, amaxes.size() - zero_headroom_count(amaxes));
+        return;
+    }
+    if (probed) {
+        const size_t zero = zero_headroom_count(*twin_scaled);
+        const size_t m = twin_scaled->size();
+        const bool current = static_cast<double>(zero) >= kCurrentScalingShare * static_cast<double>(m);
+        site.recipe = current ? ScalingRecipe::Current : ScalingRecipe::Delayed;
+        site.recipe_evidence = fmt::format("the cast's input (probed with the same scale) has amax = fp8_max / scale "
+                                           "in {} of {} samples{}",
+            zero, m, current ? ": each scale comes from the tensor's own amax" : ": the scale comes from earlier steps");
+        return;
+    }
+    const size_t zero = zero_headroom_count(*scaled);
+    if (static_cast<double>(zero) >= kCurrentScalingShare * static_cast<double>(n)) {
+        site.recipe = ScalingRecipe::Current;
+        site.recipe_evidence = fmt::format("the codes reach fp8_max (headroom 0) in {} of {} samples; without a probe "
+                                           "of the cast's input this can also be a delayed scale outgrown every step",
+            zero, n);
+        return;
+    }
+    site.recipe = ScalingRecipe::Delayed;
+    site.recipe_evidence = fmt::format("headroom above 0 in {} of {} samples: the scale does not follow each step's "
+                                       "own amax",
+        n - zero, n);
+}
+
+LogicalRoles::LogicalRoles(const TraceModel& model, const SiteSamples& samples)
+    : model_(model)
+    , samples_(samples)
+{
+    for (const TensorSite& site : model.tensor_sites) {
+        if (static_cast<schema::StatsSource>(site.source) == schema::StatsSource::GemmInterception)
+            continue;
+        const auto role = static_cast<schema::TensorRole>(site.role);
+        const char* word = role == schema::TensorRole::Input ? "activation"
+            : role == schema::TensorRole::Weight             ? "weight"
+            : role == schema::TensorRole::Gradient           ? "gradient"
+                                                             : nullptr;
+        const auto found = samples.find(site.id);
+        if (!word || found == samples.end())
+            continue;
+        const std::string module = module_of(text_of(model, site.nvtx_path));
+        for (const auto& [step, s] : found->second)
+            if (s.scale_inv)
+                probes_[{ step, module }].push_back({ *s.scale_inv, word, site.id });
+    }
+}
+
+std::optional<std::string> LogicalRoles::of(const TensorSite& site) const
+{
+    const auto role = static_cast<schema::TensorRole>(site.role);
+    switch (role) {
+    case schema::TensorRole::Input:
+        return "activation";
+    case schema::TensorRole::Weight:
+        return "weight";
+    case schema::TensorRole::Gradient:
+        return "gradient";
+    case schema::TensorRole::D:
+    case schema::TensorRole::Output:
+        return "output";
+    case schema::TensorRole::A:
+    case schema::TensorRole::B:
+        break;
+    case schema::TensorRole::Other:
+        return std::nullopt;
+    }
+    if (static_cast<schema::Dtype>(site.dtype) == schema::Dtype::E5M2)
+        return "gradient";
+    if (const auto probe = twin(site)) {
+        const auto it = std::ranges::find(model_.tensor_sites, *probe, &TensorSite::id);
+        if (it != model_.tensor_sites.end())
+            return of(*it);
+    }
+    return std::nullopt;
+}
+
+std::optional<int64_t> LogicalRoles::twin(const TensorSite& site) const
+{
+    const auto role = static_cast<schema::TensorRole>(site.role);
+    if (role != schema::TensorRole::A && role != schema::TensorRole::B)
+        return std::nullopt;
+    const auto found = samples_.find(site.id);
+    if (found == samples_.end())
+        return std::nullopt;
+    const std::string module = module_of(text_of(model_, site.nvtx_path));
+    std::map<int64_t, int> votes;
+    int steps = 0;
+    for (const auto& [step, s] : found->second) {
+        if (!s.scale_inv)
+            continue;
+        ++steps;
+        const auto probes = probes_.find({ step, module });
+        if (probes == probes_.end())
+            continue;
+        for (const ProbeScale& p : probes->second)
+            if (std::abs(p.scale_inv - *s.scale_inv) <= 1e-6 * std::abs(p.scale_inv))
+                ++votes[p.site_id];
+    }
+    // The probe the scales name in more than half of the steps: at step 0 every scale is 1 and names them all.
+    for (const auto& [probe, n] : votes)
+        if (2 * n > steps)
+            return probe;
+    return std::nullopt;
+}
+
+} // namespace fp8scope::analyzer::detail

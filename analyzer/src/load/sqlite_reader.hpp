@@ -1,0 +1,275 @@
+// The loader's only door to SQLite: a hardened read-only connection to an untrusted file, prepared statements
+// whose every step is checked, and validated column access that turns each bad value into one error naming the
+// file, table, column and row.
+#pragma once
+
+#include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/common/error.hpp"
+#include "model/progress_monitor.hpp"
+
+#include <sqlite3.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace fp8scope::analyzer::detail {
+
+// Control characters escaped, so that a path or an SQLite message cannot break the one-line error rule.
+std::string one_line(std::string_view text);
+
+class Statement;
+
+// A read-only connection to one trace file, opened in SQLite's defensive mode (spec "Reliability and security").
+class TraceFile {
+public:
+    // `path` has already been checked to be a non-empty regular file.
+    static Expected<TraceFile> open(const std::string& path);
+    TraceFile(TraceFile&& other) noexcept;
+    TraceFile& operator=(TraceFile&&) = delete;
+    TraceFile(const TraceFile&) = delete;
+    ~TraceFile();
+
+    sqlite3* db() const { return db_; }
+    const std::string& path() const { return path_; }
+
+    // "trace 'P': <detail>" as ErrorCode::InvalidTrace.
+    Error invalid(std::string_view detail) const;
+    // An SQLite failure while doing `doing` ("reading FP8SCOPE_KERNEL"), mapped to the right ErrorCode.
+    Error sqlite_error(int rc, std::string_view doing) const;
+
+    Expected<Statement> prepare(std::string_view sql, std::string_view doing) const;
+
+    // Names and types ('table', 'view', 'index', 'trigger') of the objects in sqlite_schema, read once.
+    Expected<void> load_catalog();
+    bool has_table(std::string_view name) const;
+    bool has_object(std::string_view name) const;
+    bool has_table_with_prefix(std::string_view prefix) const;
+    // PRAGMA quick_check(1): the b-trees' structure, every page's cells and free space. A leaf page whose cell count
+    // was damaged makes a full-table SELECT skip rows without any error; this finds it (InvalidTrace, "corrupt").
+    Expected<void> quick_check() const;
+    // Column names of a table, by PRAGMA table_info.
+    Expected<std::vector<std::string>> columns_of(std::string_view table) const;
+    Expected<int64_t> count_rows(std::string_view table) const;
+
+    // Progress and cancel for this connection (nullptr: none): for_each_row counts its rows into the monitor, and
+    // SQLite's progress handler interrupts any statement (quick_check included) soon after a cancel.
+    void set_monitor(ProgressMonitor* monitor);
+    ProgressMonitor* monitor() const { return monitor_; }
+
+private:
+    TraceFile(sqlite3* db, std::string path);
+    sqlite3* db_ = nullptr;
+    std::string path_;
+    std::unordered_map<std::string, std::string> catalog_; // name -> type
+    ProgressMonitor* monitor_ = nullptr;
+};
+
+class Statement {
+public:
+    Statement(const TraceFile& file, sqlite3_stmt* stmt, std::string doing);
+    Statement(Statement&& other) noexcept;
+    Statement& operator=(Statement&&) = delete;
+    Statement(const Statement&) = delete;
+    ~Statement();
+
+    // true: a row is ready; false: done. Every other result code (SQLITE_CORRUPT in mid-table included) is
+    // an error, never the end of the data.
+    Expected<bool> step();
+    void bind_text(int index, std::string_view text);
+    sqlite3_stmt* get() const { return stmt_; }
+
+private:
+    const TraceFile* file_;
+    sqlite3_stmt* stmt_;
+    std::string doing_;
+};
+
+// Validated access to the columns of the current row of one SELECT. A bad value records the first problem and
+// returns a harmless default; the row loop checks failed() once per row, which keeps the per-value cost at a
+// type check and a compare. Index -1 stands for a column the file lacks (optional nsys columns).
+class Columns {
+public:
+    Columns(sqlite3_stmt* stmt, std::string_view table, std::span<const std::string_view> names)
+        : stmt_(stmt)
+        , table_(table)
+        , names_(names)
+    {
+    }
+
+    void next_row() { ++row_; }
+    int64_t row() const { return row_; }
+    std::string_view table() const { return table_; }
+    bool failed() const { return !problem_.empty(); }
+    const std::string& problem() const { return problem_; }
+    // Records a problem about column `index` of the current row: "<what> in TABLE.column (row N)".
+    void fail(int index, std::string_view what);
+    // Records a problem about the whole row: "<what> in TABLE row N".
+    void fail_row(std::string_view what);
+
+    bool is_null(int index) const { return index < 0 || sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
+    // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
+    int type(int index) const { return index < 0 ? SQLITE_NULL : sqlite3_column_type(stmt_, index); }
+    // Any non-NULL value as text, converted by SQLite (for FP8SCOPE_META's untyped values).
+    std::string_view as_text(int index);
+
+    // One sqlite3_column_value() per value, then the cheap sqlite3_value_* accessors: every sqlite3_column_*
+    // call is an API entry and exit, and calling two per value (type, then content) was the largest cost of
+    // loading after SQLite's own row decoding.
+    int64_t integer(int index)
+    {
+        sqlite3_value* value = sqlite3_column_value(stmt_, index);
+        if (sqlite3_value_type(value) == SQLITE_INTEGER) [[likely]]
+            return sqlite3_value_int64(value);
+        bad_type(index, "an integer");
+        return 0;
+    }
+    // NULL or a missing column give `fallback`.
+    int64_t integer_or(int index, int64_t fallback)
+    {
+        if (index < 0)
+            return fallback;
+        sqlite3_value* value = sqlite3_column_value(stmt_, index);
+        const int type = sqlite3_value_type(value);
+        if (type == SQLITE_INTEGER) [[likely]]
+            return sqlite3_value_int64(value);
+        if (type == SQLITE_NULL)
+            return fallback;
+        bad_type(index, "an integer");
+        return 0;
+    }
+    std::optional<int64_t> optional_integer(int index)
+    {
+        if (is_null(index))
+            return std::nullopt;
+        return integer(index);
+    }
+    // An id or count that must lie in [low, high].
+    int64_t in_range(int index, int64_t value, int64_t low, int64_t high)
+    {
+        if (value < low || value > high) [[unlikely]] {
+            out_of_range(index, value);
+            return low;
+        }
+        return value;
+    }
+    uint32_t id32(int index) { return static_cast<uint32_t>(in_range(index, integer(index), 0, kMaxU32)); }
+    uint32_t id32_or(int index, uint32_t fallback)
+    {
+        return static_cast<uint32_t>(in_range(index, integer_or(index, fallback), 0, kMaxU32));
+    }
+    std::optional<uint32_t> optional_id32(int index)
+    {
+        if (is_null(index))
+            return std::nullopt;
+        return id32(index);
+    }
+    int32_t int32(int index) { return static_cast<int32_t>(in_range(index, integer(index), kMinI32, kMaxI32)); }
+    int32_t int32_or(int index, int32_t fallback)
+    {
+        return static_cast<int32_t>(in_range(index, integer_or(index, fallback), kMinI32, kMaxI32));
+    }
+    int64_t count(int index) { return in_range(index, integer(index), 0, std::numeric_limits<int64_t>::max()); }
+    // A time in ns relative to the session start: within +-kMaxTraceTimeNs (trace_model.hpp).
+    int64_t time(int index) { return checked_time(index, integer(index)); }
+    int64_t checked_time(int index, int64_t value)
+    {
+        if (value < -kMaxTraceTimeNs || value > kMaxTraceTimeNs) [[unlikely]] {
+            time_out_of_range(index, value);
+            return 0;
+        }
+        return value;
+    }
+
+    double real(int index);
+    std::optional<double> optional_real(int index)
+    {
+        if (is_null(index))
+            return std::nullopt;
+        return real(index);
+    }
+    std::string_view text(int index);
+    std::optional<std::string_view> optional_text(int index)
+    {
+        if (is_null(index))
+            return std::nullopt;
+        return text(index);
+    }
+    std::span<const std::byte> blob(int index);
+
+    static constexpr int64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
+    static constexpr int64_t kMinI32 = std::numeric_limits<int32_t>::min();
+    static constexpr int64_t kMaxI32 = std::numeric_limits<int32_t>::max();
+
+private:
+    void bad_type(int index, std::string_view wanted);
+    void out_of_range(int index, int64_t value);
+    void time_out_of_range(int index, int64_t value);
+    std::string_view name(int index) const;
+
+    sqlite3_stmt* stmt_;
+    std::string_view table_;
+    std::span<const std::string_view> names_;
+    int64_t row_ = 0;
+    std::string problem_;
+};
+
+// "name" with embedded quotes doubled: an SQL identifier.
+std::string quoted_identifier(std::string_view identifier);
+
+// SELECT "c1", "c2", ... FROM "table". Names come from the loader's constants or from the file's own catalogue
+// (checked against the constants), never from row data.
+std::string select_sql(std::string_view table, std::span<const std::string_view> columns);
+
+// Rows between two progress reports of for_each_row (a power of two).
+inline constexpr int64_t kProgressRows = 4096;
+
+// Runs one SELECT over `table` and calls on_row(Columns&) for each row; stops at the first problem, or at a cancel
+// of the file's monitor (ErrorCode::Cancelled). Returns the number of rows read.
+template <class OnRow>
+Expected<int64_t> for_each_row(
+    const TraceFile& file, std::string_view table, std::span<const std::string_view> columns, OnRow&& on_row)
+{
+    const std::string doing = "reading " + std::string(table);
+    auto statement = file.prepare(select_sql(table, columns), doing);
+    if (!statement)
+        return std::unexpected(statement.error());
+    Columns row(statement->get(), table, columns);
+    for (;;) {
+        auto has_row = statement->step();
+        if (!has_row)
+            return std::unexpected(has_row.error());
+        if (!*has_row) {
+            if (ProgressMonitor* monitor = file.monitor())
+                monitor->rows_read(row.row() % kProgressRows);
+            return row.row();
+        }
+        row.next_row();
+        on_row(row);
+        if (row.failed()) [[unlikely]]
+            return std::unexpected(file.invalid(row.problem()));
+        if (row.row() % kProgressRows == 0) [[unlikely]]
+            if (ProgressMonitor* monitor = file.monitor(); monitor && !monitor->rows_read(kProgressRows))
+                return std::unexpected(ProgressMonitor::cancelled_error("cancelled"));
+    }
+}
+
+// Checks that `table` has every column of `required`: "trace 'P': TABLE lacks column C".
+Expected<void> require_columns(
+    const TraceFile& file, std::string_view table, std::span<const std::string_view> required);
+
+// For each of `wanted`, its position in the select list made of the columns the file has, or -1.
+struct ColumnPlan {
+    std::vector<std::string_view> select; // columns to SELECT, in order
+    std::vector<int> index; // per wanted column: position in `select`, or -1 when the file lacks it
+};
+Expected<ColumnPlan> plan_columns(const TraceFile& file, std::string_view table,
+    std::span<const std::string_view> wanted, std::span<const std::string_view> required);
+
+} // namespace fp8scope::analyzer::detail

@@ -1,0 +1,270 @@
+// Tensor health over the analysed steps (docs/analysis.md "Tensor health"): per-site saturation, underflow and
+// headroom, rankings, the first non-finite sample and the scaling events. Samples are sorted twice (by time, and
+// by site), so the whole analysis is O(samples log samples).
+#include "fp8scope/analyzer/trace/tensor_health.hpp"
+
+#include "trace/gemm_places.hpp"
+#include "model/step_locator.hpp"
+
+#include "fp8scope/format/schema.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <tuple>
+#include <unordered_map>
+
+namespace fp8scope::analyzer {
+namespace {
+
+// Sample order for "first" and "earliest": the sample's own step number (a sample without one, recorded
+// before the first marker or in a trace without markers, comes before every numbered one), then time, then
+// site id. Without own steps this is time order, which is step order since analysed steps do not overlap.
+auto order_key(const TensorStats& s)
+{
+    return std::make_tuple(s.step.value_or(INT64_MIN), s.timestamp_ns, s.site_id);
+}
+
+class SiteLabels {
+public:
+    explicit SiteLabels(const TraceModel& model)
+    {
+        for (const TensorSite& site : model.tensor_sites)
+            labels_.emplace(site.id, tensor_site_label(model, site));
+    }
+    std::string operator()(int64_t site_id) const
+    {
+        const auto it = labels_.find(site_id);
+        return it != labels_.end() ? it->second : "site " + std::to_string(site_id) + " (not in the site table)";
+    }
+
+private:
+    std::unordered_map<int64_t, std::string> labels_;
+};
+
+bool flt_max_scale(const TensorStats& s)
+{
+    return (s.scale && *s.scale >= kFltMaxScale)
+        || (s.scale_inv && *s.scale_inv >= 0 && *s.scale_inv <= 1.0 / kFltMaxScale);
+}
+
+double scale_of(const TensorStats& s)
+{
+    if (s.scale)
+        return *s.scale;
+    return *s.scale_inv > 0 ? 1.0 / *s.scale_inv : HUGE_VAL;
+}
+
+void note(TensorEventList& list, TensorSampleLocation where, double value)
+{
+    ++list.total;
+    if (list.first.size() < kTensorEventsListed)
+        list.first.push_back(TensorEvent { std::move(where), value });
+}
+
+// Running sums of one site; finish() turns them into the ratios.
+struct SiteSums {
+    int64_t saturated = 0, saturation_numel = 0, underflows = 0, underflow_numel = 0;
+};
+
+void add_sample(
+    TensorSiteHealth& site, SiteSums& sums, const TensorStats& s, const TensorSampleFigures& f, int64_t step)
+{
+    ++site.samples;
+    site.first_step = std::min(site.first_step.value_or(step), step);
+    site.last_step = std::max(site.last_step.value_or(step), step);
+    if (f.saturation_ratio) {
+        ++site.saturation_samples;
+        sums.saturated += std::max(s.saturated, s.overflows);
+        sums.saturation_numel += s.numel;
+        if (!site.worst_saturation_step || *f.saturation_ratio > site.worst_saturation_ratio) {
+            site.worst_saturation_ratio = *f.saturation_ratio;
+            site.worst_saturation_step = step;
+        }
+    }
+    if (f.underflow_ratio) {
+        ++site.underflow_samples;
+        sums.underflows += s.underflows;
+        sums.underflow_numel += s.numel;
+        if (!site.worst_underflow_step || *f.underflow_ratio > site.worst_underflow_ratio) {
+            site.worst_underflow_ratio = *f.underflow_ratio;
+            site.worst_underflow_step = step;
+        }
+    }
+    if (f.headroom_bits && (!site.min_headroom_bits || *f.headroom_bits < *site.min_headroom_bits)) {
+        site.min_headroom_bits = f.headroom_bits;
+        site.min_headroom_step = step;
+    }
+    if (std::isfinite(s.amax)) {
+        site.amax_min = std::min(site.amax_min.value_or(s.amax), s.amax);
+        site.amax_max = std::max(site.amax_max.value_or(s.amax), s.amax);
+    }
+    if (f.nonfinite_sample())
+        ++site.nonfinite_samples;
+}
+
+void finish(TensorSiteHealth& site, const SiteSums& sums)
+{
+    if (sums.saturation_numel > 0)
+        site.mean_saturation_ratio = static_cast<double>(sums.saturated) / static_cast<double>(sums.saturation_numel);
+    if (sums.underflow_numel > 0)
+        site.mean_underflow_ratio = static_cast<double>(sums.underflows) / static_cast<double>(sums.underflow_numel);
+}
+
+// The first top_n indices of `sites` that `has` accepts, ordered by `before`.
+template <class Has, class Before>
+std::vector<size_t> ranking(const std::vector<TensorSiteHealth>& sites, size_t top_n, Has has, Before before)
+{
+    std::vector<size_t> order;
+    for (size_t i = 0; i < sites.size(); ++i)
+        if (has(sites[i]))
+            order.push_back(i);
+    const auto by = [&](size_t l, size_t r) { return before(sites[l], sites[r]); };
+    const size_t n = std::min(top_n, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(), by);
+    order.resize(n);
+    return order;
+}
+
+} // namespace
+
+TensorHealth analyze_tensor_health(
+    const TraceModel& model, const StepSet& steps, size_t top_n, std::optional<uint32_t> device)
+{
+    TensorHealth health;
+    const std::vector<TensorStats>& stats = model.tensor_stats;
+    health.totals.samples = static_cast<int64_t>(stats.size());
+    health.totals.sites = static_cast<int64_t>(model.tensor_sites.size());
+    if (stats.empty())
+        return health;
+
+    const detail::StepLocator locator(steps);
+    const SiteLabels labels(model);
+    std::vector<std::optional<int64_t>> analysed(stats.size());
+    std::vector<TensorSampleFigures> figures(stats.size());
+    std::vector<bool> included(stats.size(), true);
+    for (size_t i = 0; i < stats.size(); ++i) {
+        included[i] = !device || stats[i].device_id == *device;
+        analysed[i] = included[i] ? locator.analysed_step(stats[i]) : std::nullopt;
+        figures[i] = tensor_sample_figures(stats[i]);
+    }
+    const auto locate = [&](size_t i) {
+        return TensorSampleLocation { .sample_index = i,
+            .site_id = stats[i].site_id,
+            .site_label = labels(stats[i].site_id),
+            .step = analysed[i] ? analysed[i] : stats[i].step,
+            .in_analysed_steps = analysed[i].has_value(),
+            .timestamp_ns = stats[i].timestamp_ns };
+    };
+
+    std::vector<size_t> order(stats.size());
+    std::iota(order.begin(), order.end(), size_t { 0 });
+    std::ranges::sort(order, [&](size_t l, size_t r) { return order_key(stats[l]) < order_key(stats[r]); });
+
+    // Events and the first non-finite sample, in sample order, so that each list keeps the earliest.
+    std::vector<int64_t> steps_seen;
+    for (const size_t i : order) {
+        if (!included[i])
+            continue;
+        const TensorStats& s = stats[i];
+        const TensorSampleFigures& f = figures[i];
+        if (f.nonfinite_sample()) {
+            ++health.totals.nonfinite_samples;
+            if (!health.first_nonfinite)
+                health.first_nonfinite = NonfiniteSample { locate(i), s.nans, s.infs, s.numel, f.nan_scale };
+        }
+        if (!analysed[i])
+            continue; // warm-up scaling events are expected while the amax history fills
+        ++health.totals.samples_in_steps;
+        steps_seen.push_back(*analysed[i]);
+        if (flt_max_scale(s))
+            note(health.flt_max_scale, locate(i), scale_of(s));
+        // A tensor with NaN/Inf is reported as non-finite; its true amax is not 0.
+        if (s.numel > 0 && s.amax == 0 && !f.nonfinite_sample())
+            note(health.zero_amax, locate(i), s.amax);
+        if (f.headroom_bits && *f.headroom_bits < kStaleScaleHeadroomBits)
+            note(health.stale_scale, locate(i), *f.headroom_bits);
+    }
+    std::ranges::sort(steps_seen);
+    health.totals.steps_with_samples
+        = std::ranges::distance(steps_seen.begin(), std::ranges::unique(steps_seen).begin());
+    health.totals.steps = static_cast<int64_t>(steps.steps.size());
+    if (!steps.steps.empty())
+        health.totals.samples_per_step
+            = static_cast<double>(health.totals.samples_in_steps) / static_cast<double>(steps.steps.size());
+    if (health.totals.steps_with_samples > 0)
+        health.totals.samples_per_sampled_step = static_cast<double>(health.totals.samples_in_steps)
+            / static_cast<double>(health.totals.steps_with_samples);
+
+    // Per site: a stable sort of the time order by site keeps each site's samples earliest first, so that a
+    // site's worst figure is its earliest sample with it.
+    std::ranges::stable_sort(order, {}, [&](size_t i) { return stats[i].site_id; });
+    std::unordered_map<int64_t, GemmSitePlace> places = detail::gemm_site_places(model, analysed);
+    std::unordered_map<int64_t, const TensorSite*> site_of;
+    for (const TensorSite& site : model.tensor_sites)
+        site_of.emplace(site.id, &site);
+    for (size_t at = 0; at < order.size();) {
+        const int64_t site_id = stats[order[at]].site_id;
+        TensorSiteHealth site;
+        site.site_id = site_id;
+        SiteSums sums;
+        for (; at < order.size() && stats[order[at]].site_id == site_id; ++at)
+            if (const size_t i = order[at]; analysed[i])
+                add_sample(site, sums, stats[i], figures[i], *analysed[i]);
+        if (site.samples == 0)
+            continue;
+        finish(site, sums);
+        site.label = labels(site_id);
+        if (const auto place = places.find(site_id); place != places.end())
+            site.place = place->second;
+        if (const auto it = site_of.find(site_id); it != site_of.end()
+            && static_cast<schema::StatsSource>(it->second->source) == schema::StatsSource::GemmInterception) {
+            const std::optional<StringRef>& path = it->second->nvtx_path;
+            if (!path || path->index >= model.strings.size() || model.strings[*path].empty())
+                ++health.totals.unnamed_gemm_sites;
+        }
+        health.sites.push_back(std::move(site));
+    }
+    health.totals.sites_in_steps = static_cast<int64_t>(health.sites.size());
+
+    health.top_saturation = ranking(
+        health.sites, top_n, [](const TensorSiteHealth& s) { return s.saturation_samples > 0; },
+        [](const TensorSiteHealth& l, const TensorSiteHealth& r) {
+            return std::tie(r.worst_saturation_ratio, r.mean_saturation_ratio, l.site_id)
+                < std::tie(l.worst_saturation_ratio, l.mean_saturation_ratio, r.site_id);
+        });
+    health.top_underflow = ranking(
+        health.sites, top_n, [](const TensorSiteHealth& s) { return s.underflow_samples > 0; },
+        [](const TensorSiteHealth& l, const TensorSiteHealth& r) {
+            return std::tie(r.worst_underflow_ratio, r.mean_underflow_ratio, l.site_id)
+                < std::tie(l.worst_underflow_ratio, l.mean_underflow_ratio, r.site_id);
+        });
+    health.top_least_headroom = ranking(
+        health.sites, top_n, [](const TensorSiteHealth& s) { return s.min_headroom_bits.has_value(); },
+        [](const TensorSiteHealth& l, const TensorSiteHealth& r) {
+            return std::tie(*l.min_headroom_bits, l.site_id) < std::tie(*r.min_headroom_bits, r.site_id);
+        });
+    return health;
+}
+
+std::string gemm_place_text(const GemmSitePlace& place)
+{
+    switch (place.phase) {
+    case GemmPhase::Forward:
+        return fmt::format("forward GEMM {} of {} sampled", place.position, place.of);
+    case GemmPhase::Backward:
+        return fmt::format("backward GEMM {} of {} sampled", place.position, place.of);
+    case GemmPhase::Unknown:
+        break;
+    }
+    return fmt::format("GEMM {} of {} sampled in the step", place.position, place.of);
+}
+
+std::string located_site_label(const TensorSiteHealth& site)
+{
+    return site.place ? fmt::format("{} ({})", site.label, gemm_place_text(*site.place)) : site.label;
+}
+
+} // namespace fp8scope::analyzer

@@ -1,0 +1,45 @@
+// What every subcommand that reads a trace does the same way: load it (one line and exit 3 on failure), write
+// the result to stdout (exit 74 on failure), decide on terminal styling (bold, colour).
+#pragma once
+
+#include "fp8scope/analyzer/model/progress.hpp"
+#include "fp8scope/analyzer/model/trace_model.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fp8scope::cli {
+
+// The loaded trace, or nullopt after printing "fp8scope: error: <one line>" on stderr (exit with kExitBadTrace).
+// `progress`: a CommandProgress stage's hook, or none.
+std::optional<analyzer::TraceModel> load_trace_or_report(
+    const std::string& path, const analyzer::ProgressHook& progress = {});
+
+// "fp8scope: error: <message>" on stderr, as one line (line breaks become spaces): a trace that cannot be read, or
+// two that cannot be compared.
+void print_error(std::string_view message);
+// "fp8scope: warning: <message>" on stderr.
+void print_warning(std::string_view message);
+
+// "fp8scope: usage error: <message>" and "Run 'fp8scope <command> --help' ..." on stderr; returns kExitUsage.
+int usage_error(std::string_view command, std::string_view message);
+
+// Writes everything to stdout and flushes; kExitOk, or kExitOutput after one line on stderr.
+int write_stdout(const std::string& text);
+// `text` into the file at `path` (created or truncated); false after "fp8scope: error: cannot write '<path>': <why>".
+bool write_text_file(const std::string& path, const std::string& text);
+// `-o FILE`: `text` to the file when `path` is set, else to stdout; kExitOk or kExitOutput.
+int write_output(const std::string& path, const std::string& text);
+
+// Bold headings only for a person at a terminal: never in pipes, files or CI logs, and never with NO_COLOR set
+// (no-color.org) or on a dumb terminal.
+bool use_bold_headings();
+
+// `--color auto|always|never`: "always" and "never" decide (over NO_COLOR too, as no-color.org allows a flag to);
+// "auto" is use_bold_headings()'s rule. The same rule then covers colour and bold.
+bool use_color(std::string_view choice);
+// use_color() for output that goes to `output_path` (-o) when set: a file gets colour only with "always".
+bool use_color(std::string_view choice, const std::string& output_path);
+
+} // namespace fp8scope::cli

@@ -1,0 +1,146 @@
+#include "commands/compare_command.hpp"
+
+#include "commands/command_progress.hpp"
+#include "commands/command_support.hpp"
+#include "compare/compare_render.hpp"
+#include "commands/exit_codes.hpp"
+#include "report/report_render.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+namespace fp8scope::cli {
+
+namespace {
+
+constexpr const char* kCompareExamples = R"(Examples:
+  fp8scope compare samples/traces/compare/h100-drift-fp8.sqlite samples/traces/compare/h100-drift-bf16.sqlite
+  fp8scope compare fp8.sqlite bf16.sqlite --format json > compare.json
+  fp8scope compare fp8.sqlite bf16.sqlite --format md >> "$GITHUB_STEP_SUMMARY"
+  fp8scope compare fp8.sqlite bf16.sqlite --format html > fp8scope-compare.html
+  fp8scope compare fp8.sqlite bf16.sqlite --steps 10:200 --loss-scalar train/loss
+  fp8scope compare samples/traces/h100-train-fp8.sqlite samples/traces/h100-train-bf16.sqlite   # performance only
+  fp8scope check fp8.sqlite --ref bf16.sqlite --junit compare.xml
+
+RUN is the run under test (typically FP8), REF its reference (the same job in BF16), both recorded with tensor
+statistics. Both are analysed with the same step options; their tensor sites are matched by GEMM site with dtype
+ignored and operand roles normalised, and per site and common step the run's amax, saturation and headroom are
+set against the reference's. A site drifts when a change-point test finds a lasting shift; the first divergent
+site is the earliest onset. The loss delta compares the mean of the loss scalar over the last common steps
+(threshold 1%, strict 0.25%), and the performance table sets GEMM time saved against FP8 bookkeeping added.
+The performance per step follows, as HTA's trace diff: step time, busy time and bubble ratio (medians), idle
+by cause, kernel time by class, and the kernels that appeared, vanished or changed most. Traces without tensor
+statistics (or of different jobs, with no common step or no site in common) are compared by performance alone:
+the first line says why drift and loss were not. When the collector's own GPU work is 2% of either run's step
+or more, a line says that recording inflated the difference, and by about how much.
+Definitions and thresholds: docs/analysis.md "Compare"; the JSON schema (fp8scope.compare/1) and the JUnit layout
+are in docs/cli.md. junit has two testcases, drift and loss_delta; compare still exits 0 whatever it finds (use
+fp8scope check --ref to gate CI, which refuses traces whose drift and loss cannot be compared). Text is
+coloured only on a terminal without NO_COLOR, or with --color always.
+Loading and analysis that take over a second show a progress bar on stderr when it is a terminal (not in pipes,
+files or CI logs); --no-progress turns it off.
+
+Exit codes: 0 ok, 2 usage error (also: --steps, --device or --warmup selecting nothing in either trace), 3 an
+unreadable or invalid trace, or a trace without analysed steps (one line on stderr), 74 stdout cannot be
+written, 70 internal error. A comparison of the performance alone is 0.
+)";
+
+} // namespace
+
+CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options)
+{
+    CLI::App* compare = app.add_subcommand("compare",
+        "Compare an FP8 run with its reference (e.g. BF16): scaling "
+        "drift per tensor site, loss delta, performance per step");
+    compare->add_option("RUN", options.report.trace_path, "The run under test (typically FP8): an fp8scope trace")
+        ->required();
+    compare->add_option("REF", options.ref_path, "Its reference (typically BF16): an fp8scope trace of the same job")
+        ->required();
+    add_selection_options(*compare, options.report);
+    add_format_options(*compare, options.report);
+    compare->add_option("--loss-scalar", options.loss_scalar, "Name of the loss scalar in both traces")
+        ->default_str("loss");
+    add_output_option(*compare, options.report.output);
+    add_progress_option(*compare, options.report.no_progress);
+    compare->footer(kCompareExamples);
+    return compare;
+}
+
+std::optional<ComparedRuns> load_and_compare(const ReportCliOptions& options, const std::string& ref_path,
+    const std::string& loss_scalar, std::string_view command, CompareNeeds needs, int& exit_code)
+{
+    analyzer::CompareOptions compare_options;
+    compare_options.loss_scalar = loss_scalar;
+    if (auto problem = to_analysis_options(options, compare_options.report)) {
+        exit_code = usage_error(command, *problem);
+        return std::nullopt;
+    }
+    // Both files are read before either is analysed: an unreadable file is reported before a selection problem.
+    using analyzer::StageWeight;
+    CommandProgress progress(
+        { { "loading the run", StageWeight::kLoad }, { "loading the reference", StageWeight::kLoad },
+            { "analysing the run", StageWeight::kAnalyse }, { "analysing the reference", StageWeight::kAnalyse },
+            { "comparing", StageWeight::kCompare } },
+        options.no_progress);
+    std::optional<analyzer::TraceModel> run_model = load_trace_or_report(options.trace_path, progress.next_stage());
+    std::optional<analyzer::TraceModel> ref_model
+        = run_model ? load_trace_or_report(ref_path, progress.next_stage()) : std::nullopt;
+    if (!run_model || !ref_model) {
+        exit_code = kExitBadTrace;
+        return std::nullopt;
+    }
+    std::optional<analyzer::Report> run_report
+        = analyse_selection(*run_model, compare_options.report, command, "the run", exit_code, progress.next_stage());
+    if (!run_report)
+        return std::nullopt;
+    std::optional<analyzer::Report> ref_report = analyse_selection(
+        *ref_model, compare_options.report, command, "the reference", exit_code, progress.next_stage());
+    if (!ref_report)
+        return std::nullopt;
+    ComparedRuns compared { { std::move(*run_model), std::move(*run_report) },
+        { std::move(*ref_model), std::move(*ref_report) }, {} };
+    // compare_runs() takes no hook: it is quick next to loading and analysing (StageWeight::kCompare); the bar
+    // names the stage and stays where it is.
+    progress.next_stage();
+    auto outcome = analyzer::compare_runs(compared.input(), compare_options);
+    if (const auto* refusal = std::get_if<analyzer::CompareRefusal>(&outcome)) {
+        print_error(refusal->message);
+        exit_code = kExitBadTrace;
+        return std::nullopt;
+    }
+    compared.result = std::move(std::get<analyzer::CompareResult>(outcome));
+    if (needs == CompareNeeds::Numerics && !compared.result.numerics_compared()) {
+        // A gate on drift and loss without them would pass on nothing: refused, as before the performance comparison.
+        print_error(compared.result.numerics_not_compared);
+        exit_code = kExitBadTrace;
+        return std::nullopt;
+    }
+    return compared;
+}
+
+int run_compare(const CompareCliOptions& options)
+{
+    int exit_code = kExitOk;
+    const std::optional<ComparedRuns> compared
+        = load_and_compare(options.report, options.ref_path, options.loss_scalar, "compare",
+            CompareNeeds::Performance, exit_code);
+    if (!compared)
+        return exit_code;
+    const analyzer::CompareInput input = compared->input();
+    const analyzer::CompareResult& result = compared->result;
+    const std::string& format = options.report.format;
+    if (format == "json") {
+        const auto json = render_compare_json(input, result);
+        return write_output(options.report.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+    }
+    if (format == "md")
+        return write_output(options.report.output, render_compare_markdown(input, result));
+    if (format == "html")
+        return write_output(options.report.output, render_compare_html(input, result));
+    if (format == "junit")
+        return write_output(options.report.output, render_compare_junit(input, result));
+    return write_output(options.report.output, 
+        render_compare_text(input, result, ReportTextStyle { .color = use_color(options.report.color, options.report.output) }));
+}
+
+} // namespace fp8scope::cli
