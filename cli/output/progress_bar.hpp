@@ -1,5 +1,5 @@
-// The CLI's progress bar (spec, "CLI conventions": a progress bar on stderr for work over a second on a TTY): one
-// line, redrawn in place with \r, for work made of stages laid end to end ("loading", "analysing"), each fed by the
+// The CLI's progress bar (docs/cli.md "Progress": a progress bar on stderr for work over a second on a TTY): one line,
+// redrawn in place with \r, for work made of stages laid end to end ("loading", "analysing"), each fed by the
 // analyzer's ProgressHook. This is the logic alone: the terminal, its width and the clock are given to it, so that
 // tests can drive it; command_progress.hpp wires it to stderr.
 #pragma once

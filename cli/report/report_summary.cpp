@@ -100,7 +100,8 @@ std::vector<SummaryLine> report_summary(const TraceModel& model, const Report& r
                 format_duration_ns(per_step(bookkeeping_ns, steps)), per_step(bookkeeping_count, steps)),
             false });
     else {
-        // XLA's Triton GEMMs name no dtype (issue 28 item 3): an FP8 one among them cannot be told apart.
+        // XLA's Triton GEMMs name no dtype (docs/cli.md "What every format shows"): an FP8 one among them cannot be
+        // told apart.
         const bool xla_gemms = std::ranges::any_of(r.top_kernels.rows, [&](const KernelTableRow& row) {
             return row.cls == KernelClass::OtherGemm && model.strings[row.name].starts_with("gemm_fusion_dot");
         });

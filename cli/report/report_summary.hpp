@@ -1,8 +1,8 @@
-// The summary that opens `fp8scope report` in text and Markdown (issue 28 item 1): at most seven lines a user reads
-// first, each picked out of the analyzer's Report: the step and its bubbles, the top cause, the first thing to fix
-// with its saving, FP8's share and price, tensor health's worst finding, NaN scalars and what is wrong with the
-// recording (both only when there is something).
-// Selection and wording only; the details follow in each format.
+// The summary that opens `fp8scope report` in text and Markdown (docs/cli.md "What every format shows", Summary first):
+// at most seven lines a user reads first, each picked out of the analyzer's Report: the step and its bubbles, the top
+// cause, the first thing to fix with its saving, FP8's share and price, tensor health's worst finding, NaN scalars and
+// what is wrong with the recording (both only when there is something). Selection and wording only; the details follow
+// in each format.
 #pragma once
 
 #include "report/report_tensor.hpp"

@@ -1,8 +1,8 @@
-// Why a windowed recording captured nothing, judged from the trace alone (issue 25 item 6), as `record`'s summary
-// and `info` print it. A trace recorded by steps (capture mode "steps" or "periodic") in which no window ever
-// opened: its job marked no step at all (no fp8scope.step(), no NVTX step range), or its steps all missed the
-// windows. Traces of collectors that did not count NVTX step ranges (no meta nvtx_step_ranges) get the first
-// answer when they hold no step marker.
+// Why a windowed recording captured nothing, judged from the trace alone (docs/collector.md "Capture windows"), as
+// `record`'s summary and `info` print it. A trace recorded by steps (capture mode "steps" or "periodic") in which no
+// window ever opened: its job marked no step at all (no fp8scope.step(), no NVTX step range), or its steps all missed
+// the windows. Traces of collectors that did not count NVTX step ranges (no meta nvtx_step_ranges) get the first answer
+// when they hold no step marker.
 #pragma once
 
 #include "fp8scope/analyzer/model/trace_model.hpp"

@@ -227,7 +227,8 @@ std::string compare_numerics(
         if (!site.logical_role)
             site.logical_role = ref_roles.of(ref_site);
         site.label = with_logical_role(tensor_site_label(in.run_model, run_site), site.logical_role);
-        // A zero-code GEMM site also says where it sits in the run's step (issue 28 item 7).
+        // A zero-code GEMM site also says where it sits in the run's step (docs/analysis.md "Tensor health", Where a
+        // GEMM site sits).
         const std::vector<TensorSiteHealth>& health = in.run_report.tensor_health.sites;
         if (const auto placed = std::ranges::find(health, pair.run_site, &TensorSiteHealth::site_id);
             placed != health.end() && placed->place)

@@ -117,9 +117,9 @@ RunFigures figures_of(const TraceModel& model, const Report& report, const std::
     return f;
 }
 
-// FP8's price (issue 25 item 4): the traced step change split into GEMM time, bookkeeping kernel time, the idle the
-// extra launches add and the rest, and what would win each back. The launch part is the change in the idle the trace
-// charges to launches (`launch`, and `host` inside the step's launches: the framework's dispatch between them),
+// FP8's price (docs/analysis.md "Compare"): the traced step change split into GEMM time, bookkeeping kernel time, the
+// idle the extra launches add and the rest, and what would win each back. The launch part is the change in the idle the
+// trace charges to launches (`launch`, and `host` inside the step's launches: the framework's dispatch between them),
 // measured gap by gap, rather than kernels added x a cost per launch: a launch costs the host's dispatch of its op,
 // not the launch call's few microseconds, and hides entirely behind a long kernel.
 void price_fp8(PerformanceComparison& perf)

@@ -1,6 +1,7 @@
 // The two largest tables of a trace, kernels and API calls, read at the same time on two connections: SQLite's
-// row decoding is most of the load time and the target machine has two cores (spec "Performance goals":
-// 10 M kernels + 10 M API calls loaded and analysed in 10 s on 2 cores).
+// row decoding is most of the load time and the target machine has two cores (the goal, docs/benchmarks.md
+// "Analyzer: `fp8scope report` on 10 M kernels and 10 M API calls": 10 M kernels + 10 M API calls loaded and analysed
+// in 10 s on 2 cores).
 #include "load/readers.hpp"
 
 #include <exception>

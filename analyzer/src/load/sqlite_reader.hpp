@@ -26,7 +26,7 @@ std::string one_line(std::string_view text);
 
 class Statement;
 
-// A read-only connection to one trace file, opened in SQLite's defensive mode (spec "Reliability and security").
+// A read-only connection to one trace file, opened in SQLite's defensive mode (docs/security.md "The reader").
 class TraceFile {
 public:
     // `path` has already been checked to be a non-empty regular file.

@@ -1,7 +1,8 @@
 // The API call that launched each piece of GPU work, found by correlation id: the runtime call when a driver call made
 // inside it shares the id (docs/analysis.md "Launch statistics"). analyze() builds this index once and hands it to
 // the bubble analysis and the launch statistics, which run side by side: one 40 MB table on a 10 M-call trace
-// instead of one each, and no per-kernel copy of the answers (docs/benchmarks.md, issue 13 part 4).
+// instead of one each, and no per-kernel copy of the answers
+// (docs/benchmarks.md "The analyzer at the speed of its storage").
 #pragma once
 
 #include "model/correlation_index.hpp"

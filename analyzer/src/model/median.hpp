@@ -29,7 +29,7 @@ inline int64_t median_of(std::vector<int64_t> values) { return upper_median(valu
 // Many values (one per kernel or API call) kept for a median or percentiles: 4 bytes each while every value fits
 // int32, 8 bytes from the first one that does not. Launch latencies, launch delays and the silences between API
 // calls are ns, nearly always far under int32's 2.1 s: on a 10 M-kernel trace 40 MB instead of 80
-// (docs/benchmarks.md, issue 13 part 4). The order statistics are the same either way.
+// (docs/benchmarks.md "The analyzer at the speed of its storage"). The order statistics are the same either way.
 class SampleValues {
 public:
     void reserve(size_t count)

@@ -107,8 +107,9 @@ std::map<uint32_t, DeviceUnions> add_communication(const TraceModel& model, Rank
 }
 
 // What each step did before the rank arrived at its first collective (its whole step without one): the time its
-// other kernels ran and its idle time by cause; and until when its own kernels ran during each collective. Across ranks the straggler's excess over the others here is why it
-// arrived late (issue 27); after the arrival the others' waits would blur it (gloo's waits are idle time).
+// other kernels ran and its idle time by cause; and until when its own kernels ran during each collective. Across ranks
+// the straggler's excess over the others here is why it arrived late (docs/analysis.md "Across ranks"); after the
+// arrival the others' waits would blur it (gloo's waits are idle time).
 void add_before_arrival(const Report& report, const std::map<uint32_t, DeviceUnions>& devices, RankSummary& summary)
 {
     std::unordered_map<int64_t, size_t> step_at;

@@ -63,8 +63,8 @@ struct IntervalUnion {
 // The union of one thread's API calls (nested runtime/driver calls merged), added in start order. A merged interval
 // is stored as the API row that begins it: its end is that call's end, except for the few intervals that a later call
 // outlasts (calls that overlap without nesting), which keep the row of that later call in `longer_end_`. 4 bytes an
-// interval instead of the 16 of two times (160 MB on 10 M calls; docs/benchmarks.md, issue 13 part 4). API rows fit
-// uint32, as in CorrelationIndex.
+// interval instead of the 16 of two times (160 MB on 10 M calls;
+// docs/benchmarks.md "The analyzer at the speed of its storage"). API rows fit uint32, as in CorrelationIndex.
 class CallUnion {
 public:
     explicit CallUnion(const ApiTable& api)
@@ -197,7 +197,8 @@ public:
     {
         const ApiTable& api = model.api_calls;
         // Each thread's union is sized to its rows first: grown by doubling, the unions of 10 M calls held up to
-        // twice their size, and copied themselves at each step (docs/benchmarks.md, issue 13 part 4).
+        // twice their size, and copied themselves at each step
+        // (docs/benchmarks.md "The analyzer at the speed of its storage").
         const auto for_each_run = [&](auto&& on_run) {
             size_t first = 0;
             for (size_t row = 1; row <= api.size(); ++row)
@@ -237,10 +238,10 @@ public:
     // when the activity has no API row, or when nothing ends the gap inside the analysed steps).
     // `comm` is the time communication kernels cover on this device (empty unless the run is multi-rank).
     // `pieces` receives the gap's pieces in time order. A gap that communication kernels cover for more than
-    // kCommShare is `comm` whole (rule 4); one they cover less of is split at their cover (issue 27): the covered
-    // stretches are `comm`, each other stretch is a gap of its own for rules 1-3 (with the same launching call).
-    // Under rule 1 the launching thread's silences longer than its stall threshold are `host` pieces and the rest
-    // is `sync`.
+    // kCommShare is `comm` whole (rule 4); one they cover less of is split at their cover
+    // (docs/analysis.md "Causes of bubbles"): the covered stretches are `comm`, each other stretch is a gap of its own
+    // for rules 1-3 (with the same launching call). Under rule 1 the launching thread's silences longer than its stall
+    // threshold are `host` pieces and the rest is `sync`.
     void classify(std::vector<CausePiece>& pieces, int64_t a, int64_t b, uint32_t device, bool ended_by_activity,
         std::optional<size_t> call, const IntervalUnion& comm) const
     {

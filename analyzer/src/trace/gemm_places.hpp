@@ -1,5 +1,6 @@
-// Where a zero-code GEMM site sits in the step (issue 28 item 7): its place in launch order among one sampled step's
-// GEMMs, and forward or backward by the thread that launched it. Used by tensor health.
+// Where a zero-code GEMM site sits in the step (docs/analysis.md "Tensor health", Where a GEMM site sits): its place in
+// launch order among one sampled step's GEMMs, and forward or backward by the thread that launched it. Used by tensor
+// health.
 #pragma once
 
 #include "fp8scope/analyzer/trace/tensor_health.hpp"

@@ -1,7 +1,6 @@
-// Host-blocking CUDA calls (spec "Cause of a bubble", rule 1; docs/analysis.md "Causes of bubbles"). API names are
-// classified once per distinct name, never per row: the runtime's names carry a version suffix
-// (cudaStreamSynchronize_v3020), the driver's sometimes one too (cuMemcpyDtoH_v2), and per-thread default-stream
-// variants end in _ptds/_ptsz.
+// Host-blocking CUDA calls (docs/analysis.md "Causes of bubbles", rule 1). API names are classified once per distinct
+// name, never per row: the runtime's names carry a version suffix (cudaStreamSynchronize_v3020), the driver's sometimes
+// one too (cuMemcpyDtoH_v2), and per-thread default-stream variants end in _ptds/_ptsz.
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
 
 #include "model/correlation_index.hpp"

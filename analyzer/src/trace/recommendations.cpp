@@ -119,7 +119,7 @@ int64_t graph_step_ns(const DeviceStepBubbles& row)
 {
     const BubbleTotals& t = row.totals;
     // Host idle inside the step's launches is framework work in the captured region: the replay removes it with the
-    // launch gaps (issue 25 item 8). Host idle before the first launch or after the last stays.
+    // launch gaps (docs/analysis.md "What-if estimates"). Host idle before the first launch or after the last stays.
     const int64_t host_ns = t.cause_ns[static_cast<size_t>(BubbleCause::Host)] - t.host_in_launches_ns;
     const int64_t sync_ns = t.cause_ns[static_cast<size_t>(BubbleCause::Sync)];
     // After a sync returns, the framework's dispatch up to the next launch is one replay launch in a graph.
@@ -161,7 +161,7 @@ WhatIf estimate_what_if(const Report& report)
     // host work between the step's launches, the dispatch after a sync returned, and, in a step without syncs, the
     // host work outside the launches, which a replay overlaps with the GPU's work (max(H, serial - H)). The estimate is
     // a median over steps and the parts are means, so the last part is what the estimate saves beyond the others: the
-    // reason names parts that add up to at least the saving (issue 28 item 2).
+    // reason names parts that add up to at least the saving (docs/analysis.md "What-if estimates").
     w.without_launch_overhead_ns = graph_step_estimate_ns(report);
     const int64_t graph_saving_ns = std::max<int64_t>(0, w.mean_step_ns - w.without_launch_overhead_ns);
     w.without_syncs_ns = w.mean_step_ns - sync_ns;
@@ -188,7 +188,8 @@ WhatIf estimate_what_if(const Report& report)
             ? " (the estimate is the median step's, the parts are means: " + of_step(overlap_ns) + " more)"
             : ", and a replay would run the host work outside the step's launches while the GPU works, for "
                 + of_step(overlap_ns);
-    // Graph-aware (issue 28 item 3): steps whose kernels already run from CUDA graphs are not told to capture one.
+    // Graph-aware (docs/analysis.md "What-if estimates"): steps whose kernels already run from CUDA graphs are not told
+    // to capture one.
     const LaunchStats& l = report.launch;
     const double graph_share
         = l.kernels > 0 ? static_cast<double>(l.graph_kernels) / static_cast<double>(l.kernels) : 0.0;

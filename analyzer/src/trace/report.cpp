@@ -51,7 +51,7 @@ std::string empty_selection(const Selection& s, const ReportOptions& options, co
     if ((options.first_step || options.last_step) && kept.steps.empty()) {
         const std::string first = options.first_step ? std::to_string(*options.first_step) : "";
         const std::string last = options.last_step ? std::to_string(*options.last_step) : "";
-        // Steps before the first one left after warm-up: the user asked for warm-up steps (issue 28 item 6).
+        // Steps before the first one left after warm-up: the user asked for warm-up steps (docs/cli.md "Exit codes").
         if (options.last_step && s.first_step && *options.last_step < *s.first_step && kept.warmup_excluded > 0)
             return fmt::format("--steps {}:{} falls in the warm-up: the first {} {} left out as warm-up (the steps "
                                "left start at {}); add --warmup 0 to analyse them",

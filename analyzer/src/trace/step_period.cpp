@@ -436,9 +436,9 @@ std::optional<Period> find_step_period(const TraceModel& model)
     // The optimizer's evidence: it runs once per step. When its groups are regular and the kernel sequence gave a
     // different count, the sequence repeated over several steps (or a fragment of one): a whole multiple is
     // explained and the optimizer wins; anything else is a disagreement, and no period is reported.
-    // Host-blocking syncs that recur k times per step (issue 25 item 2): as strong as the optimizer's kernels, and
-    // exact about where a step begins. Without a regular optimizer they decide, unless the kernel sequence is a
-    // whole multiple finer (a sync every few steps); with one, they break a disagreement.
+    // Host-blocking syncs that recur k times per step (docs/analysis.md "Steps", automatic detection): as strong as the
+    // optimizer's kernels, and exact about where a step begins. Without a regular optimizer they decide, unless the
+    // kernel sequence is a whole multiple finer (a sync every few steps); with one, they break a disagreement.
     uint32_t syncs_per_step = 0;
     const std::vector<uint32_t> sync_positions = sync_boundaries(model, sequence, syncs_per_step);
     std::vector<int64_t> sync_starts;

@@ -44,8 +44,8 @@ bool regular_spacing(const std::vector<uint32_t>& positions);
 std::vector<int64_t> aligned_starts(
     const Sequence& s, const std::vector<uint32_t>& positions, int64_t offset, bool prepend);
 
-// Step evidence from host-blocking calls (step_syncs.cpp, issue 25): on the thread that launched most of the
-// sequence, the position of the first activity launched after each host-blocking call returned (calls with no
+// Step evidence from host-blocking calls (step_syncs.cpp; docs/analysis.md "Steps"): on the thread that launched most
+// of the sequence, the position of the first activity launched after each host-blocking call returned (calls with no
 // activity between them share one; leading places much closer together than the loop's spacing are set-up and
 // dropped). A device-wide sync that recurs once per step (regular spacing) is the step's end; otherwise, when all
 // the calls' places recur k = 1..4 times per step (every k-th spacing regular), the places of the phase after which

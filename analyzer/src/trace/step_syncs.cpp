@@ -1,7 +1,7 @@
-// Step evidence from host-blocking calls (docs/analysis.md "Steps", automatic detection; issue 25 item 2). Jobs
-// without optimizer kernels (a hand-written SGD update, a CUDA C++ program) often close each step with a sync
-// (`.item()`, `torch.cuda.synchronize()`, cudaDeviceSynchronize): the first activity launched after it returns is
-// where the next step begins.
+// Step evidence from host-blocking calls (docs/analysis.md "Steps", automatic detection). Jobs without optimizer
+// kernels (a hand-written SGD update, a CUDA C++ program) often close each step with a sync (`.item()`,
+// `torch.cuda.synchronize()`, cudaDeviceSynchronize): the first activity launched after it returns is where the next
+// step begins.
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
 #include "model/median.hpp"
 #include "trace/step_period.hpp"

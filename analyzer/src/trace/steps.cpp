@@ -1,5 +1,5 @@
-// Step finding (spec "Analysis definitions", "Step"; docs/analysis.md "Steps"): markers, then NVTX ranges, then the
-// repeating kernel sequence, then the whole trace. Every rule looks at each distinct string once, never per row.
+// Step finding (docs/analysis.md "Steps"): markers, then NVTX ranges, then the repeating kernel sequence, then the
+// whole trace. Every rule looks at each distinct string once, never per row.
 #include "fp8scope/analyzer/trace/steps.hpp"
 
 #include "fp8scope/format/schema.hpp"

@@ -57,8 +57,9 @@ std::string alignment_sentence(const analyzer::StepAlignment& alignment);
 // "24 sites matched; 2 of the run and 0 of the reference unmatched".
 std::string matching_sentence(const analyzer::CompareResult& result);
 
-// Unmatched sites grouped by their reason, in the order each reason first appears (issue 28 item 7): a reason shared
-// by many sites (every probe the reference lacks) is one line. `labels` in site order.
+// Unmatched sites grouped by their reason, in the order each reason first appears
+// (docs/cli.md "What every format shows", of compare): a reason shared by many sites (every probe the reference lacks)
+// is one line. `labels` in site order.
 struct UnmatchedGroup {
     std::string reason;
     std::vector<std::string> labels;

@@ -26,7 +26,8 @@ std::string tensor_thresholds_sentence();
 // "603 samples of 201 sites; 540 samples of 180 sites in the 27 analysed steps (20.0 per step)".
 std::string tensor_totals_sentence(const analyzer::TensorHealth& health);
 
-// How to name zero-code GEMM sites by module, when some have no NVTX path; "" otherwise (issue 28 item 7).
+// How to name zero-code GEMM sites by module, when some have no NVTX path; "" otherwise
+// (docs/analysis.md "Tensor health").
 std::string unnamed_sites_sentence(const analyzer::TensorHealth& health);
 
 // Figures: a fraction with three significant digits ("0.0123", "0"); headroom in bits ("-9.97 bits", "-" when

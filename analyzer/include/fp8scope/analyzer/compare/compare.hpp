@@ -1,9 +1,9 @@
-// Scaling drift against a reference run (spec "Scaling drift (compare)"; docs/analysis.md "Compare"): two traces of
-// the same job, typically FP8 (the run) and BF16 (the reference), analysed on the same steps. Their tensor sites are
-// matched by GEMM-site identity with dtype ignored and operand roles normalised; per matched site and step the run's
-// figures are set against the reference's distribution; a change-point test over steps flags drifting sites and
-// names the first divergent one; the loss scalars and the performance of both runs are set side by side. The result
-// is plain data for the renderers and `check --ref`.
+// Scaling drift against a reference run (docs/analysis.md "Compare"): two traces of the same job, typically FP8 (the
+// run) and BF16 (the reference), analysed on the same steps. Their tensor sites are matched by GEMM-site identity with
+// dtype ignored and operand roles normalised; per matched site and step the run's figures are set against the
+// reference's distribution; a change-point test over steps flags drifting sites and names the first divergent one; the
+// loss scalars and the performance of both runs are set side by side. The result is plain data for the renderers and
+// `check --ref`.
 #pragma once
 
 #include "fp8scope/analyzer/trace/budgets.hpp"

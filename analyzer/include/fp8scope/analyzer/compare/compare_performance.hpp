@@ -41,7 +41,7 @@ struct RunPerformance {
     double gemm_ns = 0; // FP8 GEMM + other GEMM kernel time per step
     double fp8_gemm_ns = 0;
     double bookkeeping_ns = 0; // cast/quantize + amax/scale kernel time per step
-    // FP8's price (issue 25 item 4; docs/analysis.md "Compare"), per step, summed over the devices counted:
+    // FP8's price (docs/analysis.md "Compare"), per step, summed over the devices counted:
     double other_kernel_ns = 0; // kernel time of the other classes (communication, other)
     double launch_idle_ns = 0; // idle caused by `launch`, plus `host` idle inside the step's launches
     double graph_removable_ns = 0; // the part of launch_idle_ns a CUDA graph replay removes

@@ -1,5 +1,5 @@
-// Types every analysis shares (spec "Analysis definitions", docs/analysis.md). Steps are the unit that every
-// figure of a report is given per; the step finder (steps.hpp) makes them, the other analyses take them as input.
+// Types every analysis shares (docs/analysis.md). Steps are the unit that every figure of a report is given per; the
+// step finder (steps.hpp) makes them, the other analyses take them as input.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +10,7 @@
 
 namespace fp8scope::analyzer {
 
-// Where the steps came from, in the spec's order of preference.
+// Where the steps came from, in the order of preference of docs/analysis.md "Steps".
 enum class StepSource {
     Markers, // fp8scope.step() markers (FP8SCOPE_STEP_MARKER)
     Nvtx, // NVTX ranges matching a pattern
@@ -35,8 +35,8 @@ struct StepSet {
     int64_t window_edge_excluded = 0;
 };
 
-// A CUDA API call that blocks the host until the GPU catches up (spec "Cause of a bubble", rule 1): stream, device
-// and event syncs, blocking memcpys, async copies to or from pageable memory, and implicitly synchronizing APIs.
+// A CUDA API call that blocks the host until the GPU catches up (docs/analysis.md "Causes of bubbles", rule 1): stream,
+// device and event syncs, blocking memcpys, async copies to or from pageable memory, and implicitly synchronizing APIs.
 // Found by find_host_blocking_calls() (host_blocking.hpp); used by the bubble causes and the sync report.
 enum class HostBlockingKind {
     StreamSync,
@@ -60,9 +60,10 @@ struct HostBlockingCall {
 
 enum class BubbleCause : uint8_t { Sync, Dependency, Launch, Host, Comm };
 
-// A maximal idle interval of one device inside one step (spec "Busy"/"Bubble"). A trace can hold one per kernel, so
-// the fields are ordered and sized to pack into 48 bytes (72 before: 24 MB more on the 10 M-kernel benchmark's
-// million bubbles; docs/benchmarks.md, issue 13 part 4). Row indices fit 32 bits, as in the analyses' indexes.
+// A maximal idle interval of one device inside one step (docs/analysis.md "Busy time and bubbles"). A trace can hold
+// one per kernel, so the fields are ordered and sized to pack into 48 bytes (72 before: 24 MB more on the 10 M-kernel
+// benchmark's million bubbles; docs/benchmarks.md "The analyzer at the speed of its storage"). Row indices fit 32 bits,
+// as in the analyses' indexes.
 struct Bubble {
     int64_t step_index = 0; // StepInterval::index
     int64_t start_ns = 0;

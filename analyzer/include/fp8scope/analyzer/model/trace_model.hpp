@@ -44,15 +44,15 @@ struct KernelTable {
     std::vector<StringRef> name; // demangled
     std::vector<StringRef> short_name;
     // 0: not launched from a graph. CUPTI's graphId is 32 bits (CUpti_ActivityKernel*::graphId), and 4 bytes a row
-    // instead of 8 is 40 MB off a 10 M-kernel trace (docs/benchmarks.md, issue 13 part 4).
+    // instead of 8 is 40 MB off a 10 M-kernel trace (docs/benchmarks.md "The analyzer at the speed of its storage").
     std::vector<uint32_t> graph_id;
     size_t size() const { return start_ns.size(); }
 };
 
 // The host thread (globalTid) of each row of a table, kept as a 32-bit index into the table's distinct threads: the
-// threads that call CUDA are few, and 4 bytes a row instead of 8 is 40 MB off a 10 M-call trace (docs/benchmarks.md,
-// issue 13 part 4). Reads like a vector of globalTids; code that reorders rows moves `index` along with the other
-// columns.
+// threads that call CUDA are few, and 4 bytes a row instead of 8 is 40 MB off a 10 M-call trace
+// (docs/benchmarks.md "The analyzer at the speed of its storage"). Reads like a vector of globalTids; code that
+// reorders rows moves `index` along with the other columns.
 class ThreadColumn {
 public:
     int64_t operator[](size_t row) const { return global_tids_[index[row]]; }

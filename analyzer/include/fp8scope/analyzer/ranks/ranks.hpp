@@ -1,4 +1,4 @@
-// Multi-rank analysis (issue 14; docs/analysis.md "Across ranks"): the per-rank traces of one job analysed together.
+// Multi-rank analysis (docs/analysis.md "Across ranks"): the per-rank traces of one job analysed together.
 // Communication time and exposed communication per step, collectives matched across ranks, stragglers, clock
 // alignment across hosts and FP8 scale agreement across data-parallel ranks.
 //

@@ -1,5 +1,5 @@
-// Busy time, bubbles and their causes per device and step (spec "Analysis definitions", "Busy", "Bubble",
-// "Cause of a bubble"; docs/analysis.md "Busy time and bubbles", "Causes of bubbles").
+// Busy time, bubbles and their causes per device and step (docs/analysis.md "Busy time and bubbles",
+// docs/analysis.md "Causes of bubbles").
 #pragma once
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"
@@ -46,9 +46,9 @@ struct BubbleTotals {
     // kernel-to-kernel gap (BubbleAnalysis::graph_gap_ns), so sum(max(0, length - graph_gap_ns)).
     int64_t graph_removable_ns = 0;
     // The part of the `host` idle that lies inside the step's launches: between the first and the last launch call
-    // of the step's work on this device (issue 25 item 8). That is framework work inside the captured region
-    // (autograd, the optimizer's Python), which a graph replay removes; host idle before the step's first launch or
-    // after its last (data loading, logging) stays.
+    // of the step's work on this device (docs/analysis.md "What-if estimates"). That is framework work inside the
+    // captured region (autograd, the optimizer's Python), which a graph replay removes; host idle before the step's
+    // first launch or after its last (data loading, logging) stays.
     int64_t host_in_launches_ns = 0;
     // The part of the `sync` idle after the sync call returned: the framework's dispatch up to the next launch and
     // that launch's latency. A graph replay issues the next step as one launch, so the CUDA-Graphs estimate removes

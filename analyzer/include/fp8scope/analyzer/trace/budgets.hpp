@@ -27,7 +27,8 @@ struct Budgets {
     std::optional<double> max_bubble_ratio; // idle / step time, all devices
     std::optional<double> max_syncs_per_step; // host-blocking calls per step (mean over the steps)
     std::optional<double> max_launch_bound_ratio; // idle time caused by `launch` / step time
-    // The mean step time in ns (each step's interval, end - start), the worst step the longest (issue 28 item 6).
+    // The mean step time in ns (each step's interval, end - start), the worst step the longest
+    // (docs/analysis.md "Budgets").
     std::optional<double> max_step_time_ns;
     // Tensor health (docs/analysis.md "Tensor health"): the worst single sample in the analysed steps, not a mean,
     // since one clipping tensor is the problem however many healthy ones surround it.

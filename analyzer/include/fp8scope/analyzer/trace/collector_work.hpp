@@ -1,5 +1,4 @@
-// The collector's own GPU work, kept apart from the job's (spec "Analysis definitions"; docs/analysis.md
-// "The collector's own GPU work").
+// The collector's own GPU work, kept apart from the job's (docs/analysis.md "The collector's own GPU work").
 //
 // The collector marks the CUDA calls it makes itself (tensor statistics kernels, the memset of their scratch, its
 // allocations) in FP8SCOPE_COLLECTOR_WORK by correlation id. At load, every kernel, copy, memset and API call with

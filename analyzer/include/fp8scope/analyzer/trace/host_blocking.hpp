@@ -1,4 +1,4 @@
-// Host-blocking CUDA calls in a trace (spec "Cause of a bubble", rule 1; docs/analysis.md "Syncs").
+// Host-blocking CUDA calls in a trace (docs/analysis.md "Causes of bubbles", rule 1; docs/analysis.md "Syncs").
 #pragma once
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"

@@ -1,6 +1,6 @@
-// FP8 overhead: kernels classified by name (spec "Analysis definitions", FP8 overhead; docs/analysis.md
-// "FP8 overhead: kernel classes"). The rules are one ordered table (kernel_class_rules()); the first rule that
-// matches a kernel's demangled name decides its class. Each distinct name is classified once.
+// FP8 overhead: kernels classified by name (docs/analysis.md "FP8 overhead: kernel classes"). The rules are one ordered
+// table (kernel_class_rules()); the first rule that matches a kernel's demangled name decides its class. Each distinct
+// name is classified once.
 #pragma once
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"

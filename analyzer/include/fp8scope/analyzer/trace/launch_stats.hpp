@@ -1,6 +1,6 @@
-// Launch statistics (spec "Analysis definitions", Launch statistics; docs/analysis.md "Launch statistics"):
-// launch delay, queue depth per stream, short kernels, kernels and launches per step. A kernel's launch call is the
-// API call with its correlation id (the runtime call when both a runtime and a driver call carry it).
+// Launch statistics (docs/analysis.md "Launch statistics"): launch delay, queue depth per stream, short kernels,
+// kernels and launches per step. A kernel's launch call is the API call with its correlation id (the runtime call when
+// both a runtime and a driver call carry it).
 #pragma once
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"

@@ -1,6 +1,6 @@
-// What-if estimates and recommendations (spec "What-if"; docs/analysis.md "What-if estimates"). Each carries its
-// estimated saving per step, computed from the report's own figures: removing a cause of idle time can at best
-// give back the idle time it caused, so these are upper bounds on what the change saves.
+// What-if estimates and recommendations (docs/analysis.md "What-if estimates"). Each carries its estimated saving per
+// step, computed from the report's own figures: removing a cause of idle time can at best give back the idle time it
+// caused, so these are upper bounds on what the change saves.
 #pragma once
 
 #include "fp8scope/analyzer/trace/report.hpp"
@@ -17,7 +17,7 @@ namespace fp8scope::analyzer {
 inline constexpr double kMinRecommendationSavingShare = 0.01;
 // Steps whose kernels run from CUDA graphs at least this share of the time are already captured (JAX, torch.compile
 // with mode="reduce-overhead", a hand-made graph): they are told to cut the host work between the graph launches,
-// not to capture a graph (issue 28 item 3).
+// not to capture a graph (docs/analysis.md "What-if estimates").
 inline constexpr double kGraphedStepShare = 0.9;
 
 enum class RecommendationKind { CudaGraphs, RemoveSync, FuseFp8Bookkeeping, ReduceHostWork };

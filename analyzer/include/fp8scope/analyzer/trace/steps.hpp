@@ -1,4 +1,4 @@
-// Finds the training steps of a trace (spec "Analysis definitions", "Step"; docs/analysis.md "Steps").
+// Finds the training steps of a trace (docs/analysis.md "Steps").
 #pragma once
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"

@@ -1,5 +1,5 @@
-// The sync report (spec "Analysis definitions", Sync; docs/analysis.md "Syncs"): each host-blocking call with
-// its duration, the GPU idle time it caused, the NVTX path at the call and its step, and a summary per API name.
+// The sync report (docs/analysis.md "Syncs"): each host-blocking call with its duration, the GPU idle time it caused,
+// the NVTX path at the call and its step, and a summary per API name.
 #pragma once
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"

@@ -1,7 +1,7 @@
-// Tensor health (spec "Tensor statistics"; docs/analysis.md "Tensor health"): from the per-tensor FP8 statistics
-// of a trace (TraceModel::tensor_sites / tensor_stats), which tensors saturate, underflow or run out of headroom,
-// where the first NaN/Inf appeared, and the scaling events users ask about (scale == FLT_MAX, amax == 0, a stale
-// delayed scale). The result is plain data for the renderers and the `check` budgets.
+// Tensor health (docs/analysis.md "Tensor health"): from the per-tensor FP8 statistics of a trace
+// (TraceModel::tensor_sites / tensor_stats), which tensors saturate, underflow or run out of headroom, where the first
+// NaN/Inf appeared, and the scaling events users ask about (scale == FLT_MAX, amax == 0, a stale delayed scale). The
+// result is plain data for the renderers and the `check` budgets.
 #pragma once
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"
@@ -90,9 +90,9 @@ struct TensorEventList {
     int64_t total = 0;
 };
 
-// Where a zero-code GEMM site sits in the step (issue 28 item 7; docs/analysis.md "Where a GEMM site sits"): in
-// launch order among the GEMMs sampled in one step, within its pass when the step's GEMMs came from two or more
-// threads (PyTorch's backward runs on autograd's thread), else within the step.
+// Where a zero-code GEMM site sits in the step (docs/analysis.md "Tensor health", Where a GEMM site sits): in launch
+// order among the GEMMs sampled in one step, within its pass when the step's GEMMs came from two or more threads
+// (PyTorch's backward runs on autograd's thread), else within the step.
 enum class GemmPhase : uint8_t { Unknown, Forward, Backward };
 struct GemmSitePlace {
     int64_t step = 0; // the analysed step it was placed in: the one with the most GEMMs sampled
@@ -138,7 +138,7 @@ struct TensorHealthTotals {
     int64_t steps = 0; // analysed steps
     double samples_per_step = 0; // samples_in_steps / analysed steps (0 without steps)
     // samples_in_steps / steps_with_samples (0 without): what a sampled step holds, when statistics are taken every
-    // N-th step (FP8SCOPE_STATS_EVERY) and most steps hold none (issue 28 item 2)
+    // N-th step (FP8SCOPE_STATS_EVERY) and most steps hold none
     double samples_per_sampled_step = 0;
     // Zero-code GEMM sites in the steps without an NVTX path: named by shape alone, which fp8scope.torch.annotate
     // (module names) would improve.

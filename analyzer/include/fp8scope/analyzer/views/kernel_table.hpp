@@ -1,4 +1,4 @@
-// The Kernels view's table (spec "GUI", Kernels; docs/analysis.md "Queries for the viewer"): one row per distinct
+// The Kernels view's table (docs/gui.md "Kernels"; docs/analysis.md "Queries for the viewer"): one row per distinct
 // kernel name with its class, count and duration figures over the whole trace, and count and time per analysed step.
 // Computed once, in one pass over the kernels (Tracy computes its per-zone statistics at load the same way), so the
 // table opens and sorts without touching the model again.

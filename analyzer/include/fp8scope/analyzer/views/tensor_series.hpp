@@ -1,4 +1,4 @@
-// The Tensors view's plots (spec "GUI", Tensors; docs/analysis.md "Queries for the viewer"): per tensor site, its
+// The Tensors view's plots (docs/gui.md "Tensors"; docs/analysis.md "Queries for the viewer"): per tensor site, its
 // figures over the analysed steps: amax, scale_inv, saturation and underflow ratios, headroom. Several samples of a
 // site in one step (micro-batches) are reduced to one point the way compare reduces them, so that a run's series and
 // CompareSite::steps (amax of the run against the reference) describe the same points.

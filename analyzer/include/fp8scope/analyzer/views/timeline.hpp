@@ -1,4 +1,4 @@
-// The timeline's level-of-detail index (spec "GUI", Timeline; docs/analysis.md "Queries for the viewer"). Built once
+// The timeline's level-of-detail index (docs/gui.md "Timeline"; docs/analysis.md "Queries for the viewer"). Built once
 // after a trace is loaded and analysed, it lays every activity out on tracks (per device and stream, per host thread,
 // NVTX per thread, steps, bubbles per device, host-blocking calls per thread) and lanes (non-overlapping rows of a
 // track). query() then answers "what to draw in [t0, t1) at this pixel width" with runs of items narrower than a few
@@ -175,11 +175,11 @@ std::vector<TimelineEntry> query(
 void query(const TimelineIndex& index, LaneRef lane, int64_t t0_ns, int64_t t1_ns, int width_px, double min_px,
     std::vector<TimelineEntry>& out);
 
-// Launch flows (spec "export --perfetto": flows from launch to kernel). The API call that launched a kernel, memcpy
-// or memset (by correlation id; when a runtime and a driver call share it, the runtime call, which the program made):
-// its row in TraceModel::api_calls, nullopt when none (correlation id 0, or no call with it) or when `gpu_item` is
-// not GPU work or its row is out of range. `model` is the one the index was built from. O(1) when correlation ids are
-// dense, else O(log n).
+// Launch flows (docs/export.md "What is in the file": flows from launch to kernel). The API call that launched a
+// kernel, memcpy or memset (by correlation id; when a runtime and a driver call share it, the runtime call, which the
+// program made): its row in TraceModel::api_calls, nullopt when none (correlation id 0, or no call with it) or when
+// `gpu_item` is not GPU work or its row is out of range. `model` is the one the index was built from. O(1) when
+// correlation ids are dense, else O(log n).
 std::optional<size_t> launching_call(const TimelineIndex& index, const TraceModel& model, ItemRef gpu_item);
 // The GPU work launched by the API call at `api_row`: every kernel, memcpy and memset with its correlation id (a CUDA
 // graph launch has many), kernels first, each table in row order; empty for a row out of range. O(log n + result).
