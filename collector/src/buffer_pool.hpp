@@ -1,8 +1,8 @@
-// BufferPool: the activity buffers handed to CUPTI (spec "Hot path rules": a pool of pre-allocated buffers with a
-// cap). CUPTI asks for a buffer from whichever thread fills one, which can be an application thread inside a
-// launch, so acquire() and release() take no lock: each slot has an atomic in-use flag. Buffers beyond the
-// pre-allocated ones are allocated on demand up to the cap; after that acquire() fails and CUPTI drops records,
-// which it counts and the collector stores.
+// BufferPool: the activity buffers handed to CUPTI (docs/collector.md "Hot path": a pool of pre-allocated buffers with
+// a cap). CUPTI asks for a buffer from whichever thread fills one, which can be an application thread inside a launch,
+// so acquire() and release() take no lock: each slot has an atomic in-use flag. Buffers beyond the pre-allocated ones
+// are allocated on demand up to the cap; after that acquire() fails and CUPTI drops records, which it counts and the
+// collector stores.
 #pragma once
 
 #include <atomic>

@@ -25,8 +25,9 @@ std::atomic<bool> g_stats_outside { false };
 std::atomic<bool> g_markers_seen { false };
 // Steps begun since a window closed on a step, while its detach is pending (-1: none pending). CUPTI stays attached
 // for the records of the window's kernels still running; kGraceSteps steps later they are long done, and CUPTI is
-// detached then rather than at the 300 ms grace's end, which a fast job's next window may come before (issue 26:
-// 12 ms steps, 17 steps between windows kept CUPTI attached throughout).
+// detached then rather than at the 300 ms grace's end, which a fast job's next window may come before
+// (docs/benchmarks.md "A grace counted in steps": 12 ms steps, 17 steps between windows kept CUPTI attached
+// throughout).
 int64_t g_steps_since_close = -1; // under g_mutex
 constexpr int64_t kGraceSteps = 2;
 // A detach that the next window would undo within this many steps is not worth its re-attach: CUPTI stays attached

@@ -26,7 +26,7 @@ void capture_on_profiler(bool start); // cuProfilerStart (at its exit) / cuProfi
 void capture_tick(); // the flusher thread, at least by capture_wait_ms()
 
 // For a recording by steps (steps, periodic) under which no window ever opened: why, in the words of
-// capture_never_opened_text (issue 25 item 6); nullopt otherwise.
+// capture_never_opened_text (docs/collector.md "Capture windows"); nullopt otherwise.
 std::optional<std::string> capture_never_opened();
 
 // Whether activities are being recorded now (always, for a full capture). One relaxed atomic load.

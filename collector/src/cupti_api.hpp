@@ -1,8 +1,8 @@
 // CuptiApi: the CUPTI functions the collector calls, resolved with dlopen/dlsym at CUDA initialization.
 //
 // libfp8scope.so does not link libcupti: it is preloaded into every process of a job, and a process that never
-// initializes CUDA must not load CUPTI (spec "Collector behaviour"). The collector therefore loads CUPTI only from
-// InitializeInjection (called by the CUDA driver at cuInit) or from the NVTX injection forwarder.
+// initializes CUDA must not load CUPTI (docs/collector.md "Attaching it"). The collector therefore loads CUPTI only
+// from InitializeInjection (called by the CUDA driver at cuInit) or from the NVTX injection forwarder.
 #pragma once
 
 #include <cupti.h>

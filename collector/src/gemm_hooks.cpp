@@ -1,7 +1,7 @@
-// Zero-code GEMM interception (spec "Tensor statistics", source 1). When libfp8scope.so is preloaded, these
-// definitions interpose cuBLASLt's cublasLtMatmul and cuBLAS's cublasGemmEx / cublasGemmStridedBatchedEx: each
-// forwards to the real function first, then, if the call is sampled, enqueues statistics of A, B and D on the
-// GEMM's own stream. The GEMM itself, its arguments and its stream are never changed.
+// Zero-code GEMM interception (docs/collector.md "Tensor statistics", GEMM interception). When libfp8scope.so is
+// preloaded, these definitions interpose cuBLASLt's cublasLtMatmul and cuBLAS's cublasGemmEx /
+// cublasGemmStridedBatchedEx: each forwards to the real function first, then, if the call is sampled, enqueues
+// statistics of A, B and D on the GEMM's own stream. The GEMM itself, its arguments and its stream are never changed.
 //
 // A thread_local depth guard keeps a GEMM that cuBLAS implements through cuBLASLt from being counted twice.
 #include "capture.hpp"
@@ -303,8 +303,8 @@ Operand lt_operand(const LtApi& api, const void* data, cublasLtMatrixLayout_t la
     return op;
 }
 
-// A/B/D scale pointers (spec: A and B hold scale_inv, D holds the quantizing scale), per-tensor mode only: block
-// and vector scales (MXFP8, NVFP4, 1x128) are arrays, not one factor.
+// A/B/D scale pointers (docs/collector.md "Tensor statistics": A and B hold scale_inv, D holds the quantizing scale),
+// per-tensor mode only: block and vector scales (MXFP8, NVFP4, 1x128) are arrays, not one factor.
 void lt_scales(const LtApi& api, cublasLtMatmulDesc_t desc, Operand& a, Operand& b, Operand& d)
 {
     const auto per_tensor = [&](cublasLtMatmulDescAttributes_t mode_attribute) {

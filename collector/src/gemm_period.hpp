@@ -1,5 +1,5 @@
-// The repeating period of a job's GEMM calls, learned online, for tensor statistics without step markers (issue 10,
-// docs/collector.md "Tensor statistics"). Plain C++ with no CUDA, so that unit tests can feed it key sequences.
+// The repeating period of a job's GEMM calls, learned online, for tensor statistics without step markers
+// (docs/collector.md "Tensor statistics"). Plain C++ with no CUDA, so that unit tests can feed it key sequences.
 //
 // A job without fp8scope.step() and without NVTX step ranges still repeats the same GEMMs in the same order every
 // step. The learner keys each call (NVTX path, shape, dtypes, transposes), finds the smallest period p of the key

@@ -1,10 +1,10 @@
-// Traces of processes that did no GPU work (issue 25 item 7; docs/collector.md "Processes that do no GPU work").
-// torch.compile's compile workers, launchers and other helpers import a CUDA library and initialize CUDA (a device
-// count, the device's properties) without ever running anything on the GPU. Each left an empty trace beside the
-// job's, and, with a rank in its environment (a torchrun worker's compile workers inherit RANK), a second trace of
-// that rank, which `fp8scope report DIR` refuses. The collector removes such a trace when its process ends through
-// exit, _exit or a terminating signal. This file holds the rule and the removal, with no process-wide state, so
-// that tests drive them without a GPU; session.cpp gathers the evidence.
+// Traces of processes that did no GPU work (docs/collector.md "Processes that do no GPU work"). torch.compile's compile
+// workers, launchers and other helpers import a CUDA library and initialize CUDA (a device count, the device's
+// properties) without ever running anything on the GPU. Each left an empty trace beside the job's, and, with a rank in
+// its environment (a torchrun worker's compile workers inherit RANK), a second trace of that rank, which
+// `fp8scope report DIR` refuses. The collector removes such a trace when its process ends through exit, _exit or a
+// terminating signal. This file holds the rule and the removal, with no process-wide state, so that tests drive them
+// without a GPU; session.cpp gathers the evidence.
 #pragma once
 
 #include "record_decoder.hpp"

@@ -24,10 +24,10 @@ namespace {
 //    the trace when a terminating signal arrives;
 //  - the watchdog makes sure such a signal still kills the process within 5 s if finishing hangs.
 //
-// The signal handler only writes a byte to a pipe and returns (spec: no SQLite in signal handlers). It must not
-// wait: the signal may have interrupted a thread inside CUPTI or the driver, and the flush would then wait on
-// that thread. The job runs on for the few hundred milliseconds finishing takes, then dies of the signal
-// exactly as it would have without fp8scope.
+// The signal handler only writes a byte to a pipe and returns (docs/collector.md "Process lifecycle": no SQLite in
+// signal handlers). It must not wait: the signal may have interrupted a thread inside CUPTI or the driver, and the
+// flush would then wait on that thread. The job runs on for the few hundred milliseconds finishing takes, then dies of
+// the signal exactly as it would have without fp8scope.
 int g_wake[2] = { -1, -1 };
 int g_watch[2] = { -1, -1 };
 std::atomic<int> g_pending_signal { 0 };

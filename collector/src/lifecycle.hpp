@@ -1,4 +1,4 @@
-// When a session ends (spec "Process lifecycle"): atexit, SIGTERM/SIGINT, fork, and _exit all lead to
+// When a session ends (docs/collector.md "Process lifecycle"): atexit, SIGTERM/SIGINT, fork, and _exit all lead to
 // stop_session() or to abandoning the session, without SQLite calls in signal handlers.
 #pragma once
 

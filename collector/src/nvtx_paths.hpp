@@ -1,7 +1,7 @@
 // The NVTX range path of each thread ("train_step/layers.3/mlp/fc2"), kept by the collector itself so that a GEMM
-// or a probe can name its site at the moment it is called (spec "Tensor statistics": a GEMM site's identity
-// includes the NVTX range path). CUPTI records the ranges for the trace; it offers no way to ask for the current
-// path, so the collector wraps NVTX's push/pop entry points and forwards to CUPTI's implementation.
+// or a probe can name its site at the moment it is called (docs/collector.md "Tensor statistics": a GEMM site's
+// identity includes the NVTX range path). CUPTI records the ranges for the trace; it offers no way to ask for the
+// current path, so the collector wraps NVTX's push/pop entry points and forwards to CUPTI's implementation.
 #pragma once
 
 #include <cstdint>

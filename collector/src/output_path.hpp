@@ -1,10 +1,10 @@
-// Output file naming (spec "Trace format"): FP8SCOPE_OUTPUT is a pattern with %h (host), %p (pid), %r (the rank),
-// %n (a counter) and %% (a percent sign). The default, fp8scope-%h-%p.sqlite, gives one file per process.
+// Output file naming (docs/collector.md "Environment"): FP8SCOPE_OUTPUT is a pattern with %h (host), %p (pid), %r (the
+// rank), %n (a counter) and %% (a percent sign). The default, fp8scope-%h-%p.sqlite, gives one file per process.
 //
 // %r is the rank from RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID; in a process that has none of them but a
 // LOCAL_RANK (single-node launchers that set only that), the local rank; in a process with neither, "norank".
 // A process without a rank is never named as rank 0: torchrun's launcher process may initialize CUDA itself, and
-// with "0" it took rank0.sqlite, so that rank 0's own trace became rank0-1.sqlite (issue 10).
+// with "0" it took rank0.sqlite, so that rank 0's own trace became rank0-1.sqlite (docs/collector.md "Attaching it").
 #pragma once
 
 #include "fp8scope/format/trace_db.hpp"

@@ -1,6 +1,6 @@
 // OwnWorkScope: marks the CUDA calls the collector itself makes (tensor statistics kernels, the scratch memset,
-// its allocations) so that the analyzer never counts them as the job's work (spec "Analysis definitions": the
-// collector's own GPU work is reported apart).
+// its allocations) so that the analyzer never counts them as the job's work
+// (docs/analysis.md "The collector's own GPU work").
 //
 // CUPTI's external correlation (cupti_activity.h, cuptiActivityPushExternalCorrelationId): while an id is pushed
 // on a thread, every runtime and driver API record of that thread is preceded by a

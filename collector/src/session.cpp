@@ -433,8 +433,9 @@ bool remove_if_idle(const Session& s)
     return true;
 }
 
-// A recording by steps whose window never opened says why at the end (issue 25 item 6). Under `fp8scope record`
-// its summary says it, judged from the trace, so the collector speaks only without one: plain LD_PRELOAD, or -q.
+// A recording by steps whose window never opened says why at the end (docs/collector.md "Capture windows"). Under
+// `fp8scope record` its summary says it, judged from the trace, so the collector speaks only without one: plain
+// LD_PRELOAD, or -q.
 void warn_if_no_window_opened(const Session& s)
 {
     const std::optional<std::string> why = capture_never_opened();

@@ -1,7 +1,7 @@
-// Tensor statistics in the collector (spec "Tensor statistics", "Collector behaviour"): the GEMM hooks and the C
-// API describe a tensor; this file names its site, samples, launches the statistics kernel on the tensor's own
-// stream into a slot of pinned memory, and later (on the writer thread) turns finished slots into rows. Nothing
-// here waits for the GPU: the writer polls each slot's sequence number, which the kernel writes last.
+// Tensor statistics in the collector (docs/collector.md "Tensor statistics"): the GEMM hooks and the C API describe a
+// tensor; this file names its site, samples, launches the statistics kernel on the tensor's own stream into a slot of
+// pinned memory, and later (on the writer thread) turns finished slots into rows. Nothing here waits for the GPU: the
+// writer polls each slot's sequence number, which the kernel writes last.
 #pragma once
 
 #include "gemm_period.hpp"
@@ -53,8 +53,8 @@ void set_explicit_step(int64_t step);
 // whether `step` is sampled (every N-th step). No CUDA call.
 bool step_sampled(int64_t step);
 
-// With steps known: the ordinal of a GEMM among those with the same NVTX path and shape in the current step (spec's
-// site identity).
+// With steps known: the ordinal of a GEMM among those with the same NVTX path and shape in the current step
+// (docs/collector.md "Tensor statistics", site identity).
 int32_t next_gemm_ordinal(std::string_view nvtx_path, int64_t m, int64_t n, int64_t k, int32_t dtypes);
 
 // With no step known: every GEMM call's key goes through the period learner (gemm_period.hpp), which gives its

@@ -1,7 +1,7 @@
 // BackgroundWriter: a bounded task queue drained by one thread that owns the TraceDb.
 //
 // A mutex and condition variable are enough here: producers are CUPTI's buffer-completion thread and the
-// collector's own threads, never the application's launch path (spec "Hot path rules").
+// collector's own threads, never the application's launch path (docs/collector.md "Hot path").
 #include "fp8scope/format/background_writer.hpp"
 
 #include <condition_variable>

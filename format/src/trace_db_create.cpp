@@ -181,7 +181,8 @@ Expected<std::unique_ptr<TraceDb>> TraceDb::create(
     const std::string& path, const SessionInfo& session, const TraceDbOptions& options)
 {
     // O_EXCL|O_NOFOLLOW: an existing file or a symlink at `path` fails here instead of being replaced or
-    // followed (spec "Reliability and security"). SQLite then opens the empty file we own, with NOFOLLOW too.
+    // followed (docs/security.md "The writer and the collector"). SQLite then opens the empty file we own, with
+    // NOFOLLOW too.
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return make_error(ErrorCode::Io, path + ": cannot create the trace: " + std::strerror(errno));

@@ -391,7 +391,8 @@ Expected<void> TraceDb::add_dropped(const DroppedRow& row)
     if (impl_->closed)
         return impl_->finished_error();
     // Counted even if the row cannot be written: the total lands in meta dropped_records at finish(). Saturating, and
-    // negative counts ignored: the total never wraps, whatever a caller passes (found by fuzz_rows, issue 15).
+    // negative counts ignored: the total never wraps, whatever a caller passes (found by fuzz_rows:
+    // docs/reliability.md "Findings").
     int64_t& total = impl_->counters.dropped_records;
     if (row.count > 0)
         total = row.count > std::numeric_limits<int64_t>::max() - total ? std::numeric_limits<int64_t>::max()

@@ -1,5 +1,6 @@
-// What the writer does when the disk fills (issue 15): a little space held in reserve for the closing transaction,
-// and the limit RLIMIT_FSIZE puts on the trace's files. Used by trace_db*.cpp only.
+// What the writer does when the disk fills (docs/reliability.md "The collector under faults"): a little space held in
+// reserve for the closing transaction, and the limit RLIMIT_FSIZE puts on the trace's files. Used by trace_db*.cpp
+// only.
 #pragma once
 
 #include <cstdint>

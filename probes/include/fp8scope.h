@@ -1,4 +1,5 @@
-/* fp8scope C API: explicit tensor statistics, step markers and scalars (spec "Tensor statistics", source 2).
+/* fp8scope C API: explicit tensor statistics, step markers and scalars (docs/collector.md "Tensor statistics",
+ * the C API).
  *
  * These functions are exported by libfp8scope.so, the collector. A program that does not want a link-time
  * dependency looks them up at run time (dlsym, or ctypes in the Python package); when the collector is not
@@ -85,15 +86,14 @@ int fp8scope_api_version(void);
 /* 1 when a probe made now on the calling thread would be measured as far as the capture windows
  * (`fp8scope record --capture-*`) and the step sampling (FP8SCOPE_STATS_EVERY) decide; 0 when it would be
  * sampled out, or when nothing records. No CUDA call: instrumentation asks it before preparing probes, so that
- * outside windows and sampled steps it costs nothing. Absent from collectors before 0.1.0's issue 13; callers look
- * it up and take its absence as 1. */
+ * outside windows and sampled steps it costs nothing. Absent from older collectors; callers look it up and take its
+ * absence as 1. */
 int fp8scope_stats_wanted(void);
 
 /* 1 while the collector records activities (kernels, API calls, NVTX ranges): a session runs and, with
  * `fp8scope record --capture-*`, a capture window is open; 0 otherwise. One atomic load, no CUDA call:
  * instrumentation that only names work for the trace (fp8scope.torch.annotate's module hooks) asks it to stay out
- * of the job between windows. Absent from collectors before 0.1.0's issue 13; callers look it up and take its
- * absence as 1. */
+ * of the job between windows. Absent from older collectors; callers look it up and take its absence as 1. */
 int fp8scope_recording(void);
 
 #ifdef __cplusplus

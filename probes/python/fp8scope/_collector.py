@@ -79,13 +79,13 @@ class Api:
         self.scalar_device = lib.fp8scope_scalar_device
         self.scalar_device.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p]
         self.scalar_device.restype = ctypes.c_int
-        try:  # absent from collectors before issue 13: then every probe is prepared and the collector decides
+        try:  # absent from older collectors: then every probe is prepared and the collector decides
             self.stats_wanted = lib.fp8scope_stats_wanted
             self.stats_wanted.argtypes = []
             self.stats_wanted.restype = ctypes.c_int
         except AttributeError:
             self.stats_wanted = None
-        try:  # absent before issue 13 too: then the collector is taken to record all the time
+        try:  # absent from older collectors too: then the collector is taken to record all the time
             self.recording = lib.fp8scope_recording
             self.recording.argtypes = []
             self.recording.restype = ctypes.c_int

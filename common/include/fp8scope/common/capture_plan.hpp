@@ -55,7 +55,7 @@ struct StepsSeen {
 
 // Why a recording by steps (capture mode "steps" or "periodic") never opened a window: the one sentence that the
 // collector's exit warning, `record`'s summary and `info` print (docs/collector.md "Capture windows"). `options`:
-// meta capture_options; `steps`: none when the job marked no step at all, the usual cause (issue 25 item 6).
+// meta capture_options; `steps`: none when the job marked no step at all, the usual cause.
 std::string capture_never_opened_text(std::string_view options, const std::optional<StepsSeen>& steps);
 
 // The largest step number and time the options accept (time: 10^6 s, well inside the trace's time range).

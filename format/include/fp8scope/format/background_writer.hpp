@@ -1,6 +1,6 @@
-// BackgroundWriter: the one thread that owns a TraceDb (spec "Hot path rules"). Producers post tasks; the
-// thread runs them in order against the TraceDb and commits at least once per commit interval, also when no
-// task arrives. The thread is created with all signals blocked, so it never runs the host's signal handlers.
+// BackgroundWriter: the one thread that owns a TraceDb (docs/collector.md "Hot path"). Producers post tasks; the thread
+// runs them in order against the TraceDb and commits at least once per commit interval, also when no task arrives. The
+// thread is created with all signals blocked, so it never runs the host's signal handlers.
 //
 // In the collector a task decodes one CUPTI buffer into rows and returns the buffer to the pool, so the CUPTI
 // callback only hands buffers off.

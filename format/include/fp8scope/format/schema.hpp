@@ -243,9 +243,9 @@ namespace detail {
         { "submitted", "INTEGER", R, "ns" },
     };
 
-    // A tensor site is the stable identity of a tensor across steps (spec "Tensor statistics"): the NVTX range
-    // path, the ordinal among GEMMs of the same shape within the step (without steps: within the GEMM period the
-    // collector learned; -1 when neither was known), the shape, the dtype and the operand role.
+    // A tensor site is the stable identity of a tensor across steps (docs/collector.md "Tensor statistics", site
+    // identity): the NVTX range path, the ordinal among GEMMs of the same shape within the step (without steps: within
+    // the GEMM period the collector learned; -1 when neither was known), the shape, the dtype and the operand role.
     inline constexpr Column kTensorSite[] = {
         { "id", "INTEGER", R, "id" },
         { "nameId", "INTEGER", R, "StringIds.id" },

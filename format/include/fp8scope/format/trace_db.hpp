@@ -20,7 +20,7 @@
 namespace fp8scope {
 
 struct TraceDbOptions {
-    // At least one commit per interval while rows keep coming (spec: at least once a second).
+    // At least one commit per interval while rows keep coming (docs/collector.md "Hot path": at least once a second).
     std::chrono::milliseconds commit_interval { 500 };
     // Called once, on the writer's thread, at the first SQLite error that loses rows (a failed insert or commit:
     // disk full, I/O error). The collector prints its one warning line from it. Must not throw.

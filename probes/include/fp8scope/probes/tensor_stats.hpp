@@ -1,4 +1,4 @@
-// Per-tensor statistics (spec "Tensor statistics"): a CUDA kernel and its CPU reference twin.
+// Per-tensor statistics: a CUDA kernel and its CPU reference twin.
 // Definitions of every field, and their sources: docs/tensor-stats.md.
 //
 // Usage from the collector:
