@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The collector's cost per part and between capture windows (issue 26 items 1 and 2), side by side on a machine
-# with 4 GPUs, one benchmark per GPU (docs/benchmarks.md). Run from the repository root on the GPU machine:
+# The collector's cost per part and between capture windows, side by side on a machine with 4 GPUs, one benchmark per
+# GPU (docs/benchmarks.md "What each collector part costs, inside one process",
+# docs/benchmarks.md "A grace counted in steps"). Run from the repository root on the GPU machine:
 #
 #   OUT=/some/folder bench/collector_costs.sh BUILD_DIR [ROUNDS]
 #

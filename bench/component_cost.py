@@ -27,7 +27,7 @@ Modes (the collector's diagnostic switches, docs/collector.md):
   no-api                   FP8SCOPE_API=none (no API records)
   api-all                  FP8SCOPE_API=all (every runtime and driver call, not the filtered set)
   api-activity             FP8SCOPE_API_SOURCE=activity (the traced calls from CUPTI's RUNTIME and DRIVER activity
-                           kinds, as before issue 26, instead of callbacks on their ids)
+                           kinds, as the collector once did, instead of callbacks on their ids)
   kernels-only             FP8SCOPE_ACTIVITIES=kernels FP8SCOPE_API=none FP8SCOPE_NVTX=0 FP8SCOPE_GEMM_STATS=0
                            (the floor: CUPTI's kernel records)
   discard                  FP8SCOPE_DISCARD_RECORDS=1 (records handed back undecoded: the writer's share)

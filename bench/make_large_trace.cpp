@@ -1,5 +1,7 @@
-// Writes a large synthetic trace for the analyzer benchmarks (issue 4: `fp8scope report` on 10 M kernels and
-// 10 M API calls in <= 10 s and <= 2 GB on 2 cores). Not a test: it prints what it wrote and how long it took.
+// Writes a large synthetic trace for the analyzer benchmarks (goal: `fp8scope report` on 10 M kernels and 10 M API
+// calls in <= 10 s and <= 2 GB on 2 cores;
+// docs/benchmarks.md "Analyzer: `fp8scope report` on 10 M kernels and 10 M API calls"). Not a test: it prints what it
+// wrote and how long it took.
 //
 //   fp8scope_make_large_trace --out FILE [--kernels N (10000000)] [--steps S (1000)]
 //

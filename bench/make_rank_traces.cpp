@@ -1,5 +1,5 @@
-// Writes the per-rank traces of one synthetic multi-GPU FP8 training job, for the multi-rank benchmark (issue 14;
-// bench/ranks_bench.sh, docs/benchmarks.md "Across ranks"). Not a test: it prints what it wrote and how long it took.
+// Writes the per-rank traces of one synthetic multi-GPU FP8 training job, for the multi-rank benchmark
+// (bench/ranks_bench.sh, docs/benchmarks.md "Across ranks"). Not a test: it prints what it wrote and how long it took.
 //
 //   fp8scope_make_rank_traces --out DIR [--ranks 64] [--steps 200] [--kernels-per-step 1000] [--hosts H]
 //       [--straggler-rank R --straggler-ns N] [--jobs J]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The multi-rank benchmark (issue 14; docs/benchmarks.md "Across ranks (64 synthetic ranks)"): the traces of one
-# synthetic job of 64 ranks analysed two ways, wall time and peak RSS per round, medians last.
+# The multi-rank benchmark (docs/benchmarks.md "Across ranks (64 synthetic ranks)"): the traces of one synthetic job of
+# 64 ranks analysed two ways, wall time and peak RSS per round, medians last.
 #   path 1: `fp8scope report DIR --format json`: every rank loaded and analysed in one process;
 #   path 2: `fp8scope report RANK.sqlite --format json > RANK.json` per rank, $(nproc) at a time (xargs -P), as a
 #           scheduler's array job would run them, then `fp8scope report --merge JSON_DIR --format json`. Skipped when

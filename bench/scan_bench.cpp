@@ -1,8 +1,8 @@
-// SQLite's own scan of a trace (issue 26 item 4): the floor that `fp8scope report` is measured against. Every row
-// of every table the analyzer's loader reads, every column, on one thread, on the SQLite that fp8scope links, the
-// file opened as the loader opens a closed trace (read-only, immutable, no mutex), two ways: summed inside SQLite
-// (the floor: decoding the rows at all) and stepped through the C API with every value read as stored. Not a test:
-// it prints the median times.
+// SQLite's own scan of a trace (docs/benchmarks.md "The report against SQLite's own scan"): the floor that
+// `fp8scope report` is measured against. Every row of every table the analyzer's loader reads, every column, on one
+// thread, on the SQLite that fp8scope links, the file opened as the loader opens a closed trace (read-only, immutable,
+// no mutex), two ways: summed inside SQLite (the floor: decoding the rows at all) and stepped through the C API with
+// every value read as stored. Not a test: it prints the median times.
 //
 //   fp8scope_scan_bench [--runs N (3)] TRACE
 #include "fp8scope/format/schema.hpp"

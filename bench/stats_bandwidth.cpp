@@ -1,10 +1,10 @@
 // Statistics-kernel bandwidth (not a test): for each input dtype and tensor sizes 1 MiB .. 2 GiB, the median time of
 // launch_tensor_stats against a plain read-only reduction over the same bytes (readonly_reduction.cu: the practical
 // limit for a kernel that reads every byte once) and, for reference, a device-to-device cudaMemcpyAsync; all as
-// bytes-read GB/s. Goals (issue 13): stats >= 85% of the read-only reduction for tensors >= 256 MiB, and <= 5 us of
-// GPU time at 1 MiB (--hold-stream). The small sizes are the GEMM operands the collector measures in real jobs
-// (1-64 MB), where the fixed cost of a launch shows. CUDA events time every operation; the result goes to mapped
-// pinned host memory, as in the collector. Exit 77 without a CUDA device.
+// bytes-read GB/s. Goals (docs/benchmarks.md "Statistics kernel against a read-only reduction"): stats >= 85% of the
+// read-only reduction for tensors >= 256 MiB, and <= 5 us of GPU time at 1 MiB (--hold-stream). The small sizes are the
+// GEMM operands the collector measures in real jobs (1-64 MB), where the fixed cost of a launch shows. CUDA events time
+// every operation; the result goes to mapped pinned host memory, as in the collector. Exit 77 without a CUDA device.
 //
 //   fp8scope_stats_bandwidth [--max-mb 2048] [--repeats 15] [--out mapped|device] [--no-target] [--hold-stream]
 //                            [--csv FILE]

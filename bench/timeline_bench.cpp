@@ -1,6 +1,7 @@
-// The viewer's analyzer side on a large trace (issue 12; docs/benchmarks.md; spec goal "GUI on 10 M kernels: opens in
-// <= 10 s; any zoom repaints in <= 16 ms"): how long loading, analysing and building the timeline index take, and
-// what a level-of-detail query costs per lane at full, step and kernel zoom. Not a test: it prints figures.
+// The viewer's analyzer side on a large trace (docs/benchmarks.md "The viewer's queries on 10 M kernels"; goals: on
+// 10 M kernels it opens in <= 10 s, and any zoom repaints in <= 16 ms): how long loading, analysing and building the
+// timeline index take, and what a level-of-detail query costs per lane at full, step and kernel zoom. Not a test: it
+// prints figures.
 //
 //   fp8scope_timeline_bench TRACE [--width PX (1920)] [--queries N (200)] [--plain-load]
 //

@@ -1,5 +1,5 @@
 // Writer benchmark (not a test): kernel rows per second through TraceDb on one thread and through
-// BackgroundWriter end to end, and bytes per kernel on disk. Goals (spec "Performance goals"): >= 1 M kernel
+// BackgroundWriter end to end, and bytes per kernel on disk. Goals (docs/benchmarks.md "Trace writer"): >= 1 M kernel
 // rows/s on one core, <= 48 bytes per kernel. Figures are recorded in docs/benchmarks.md.
 //
 //   fp8scope_writer_bench [--kernels N] [--runs R] [--dir DIR]

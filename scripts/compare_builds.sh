@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Byte-identical outputs of two fp8scope builds (issue 29: a restructure must change no output). Runs every
-# report format (text, json, md, html, junit and the three csv tables), info, check, compare and export on every
-# sample trace (samples/traces/**/*.sqlite, unpacked by a configure), the rank sets and the compare pairs, and on
-# an extra trace (the 10 M benchmark trace, bench/report_bench.sh) when given; diffs stdout, stderr, the exit code and
-# the files written.
+# Byte-identical outputs of two fp8scope builds (a restructure must change no output). Runs every report format (text,
+# json, md, html, junit and the three csv tables), info, check, compare and export on every sample trace
+# (samples/traces/**/*.sqlite, unpacked by a configure), the rank sets and the compare pairs, and on an extra trace (the
+# 10 M benchmark trace, bench/report_bench.sh) when given; diffs stdout, stderr, the exit code and the files written.
 #
 #   scripts/compare_builds.sh BEFORE_FP8SCOPE AFTER_FP8SCOPE [EXTRA_TRACE ...]
 #

@@ -1,7 +1,7 @@
-// Ground-truth sample "zoo_sync_loop" (issue 25, zoo workload cuda_sync_loop): a CUDA C++ training-loop shape with
-// no optimizer kernels. Each step (one NVTX "train_step" range): half of --tiny-per-step tiny kernels,
-// cudaStreamSynchronize, a host stall of --stall-ms in which the program sleeps (usleep) and makes no CUDA call,
-// the other half of the tiny kernels, cudaDeviceSynchronize. The stall sits between the step's first and last
+// Ground-truth sample "zoo_sync_loop" (zoo workload cuda_sync_loop, docs/accuracy.md "Scoreboard"): a CUDA C++
+// training-loop shape with no optimizer kernels. Each step (one NVTX "train_step" range): half of --tiny-per-step tiny
+// kernels, cudaStreamSynchronize, a host stall of --stall-ms in which the program sleeps (usleep) and makes no CUDA
+// call, the other half of the tiny kernels, cudaDeviceSynchronize. The stall sits between the step's first and last
 // launch, right after a sync has returned. Prints the common sample fields plus the zoo's truth fields. Fields:
 // samples/README.md, tests/gpu/README.md ("The zoo").
 

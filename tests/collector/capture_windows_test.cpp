@@ -229,7 +229,8 @@ TEST_CASE("capture windows: a full capture always records and writes no window",
     CHECK_FALSE(windows.finish(30).closed());
 }
 
-// Issue 25 item 6: `--capture-steps 5:9` on a job without step markers wrote an empty trace and said nothing.
+// docs/collector.md "Capture windows": `--capture-steps 5:9` on a job without step markers once wrote an empty trace
+// and said nothing.
 constexpr const char* kNoStepsSentence = "the capture window never opened: no step markers or NVTX step ranges; use "
                                          "--capture-range, --delay/--duration or fp8scope.step()";
 

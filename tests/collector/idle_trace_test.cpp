@@ -1,5 +1,6 @@
-// The rule by which a process that did no GPU work leaves no trace (idle_trace.hpp, issue 25 item 7), and the
-// removal itself, without a GPU: the evidence is what session.cpp gathers at the end of a recording.
+// The rule by which a process that did no GPU work leaves no trace (idle_trace.hpp;
+// docs/collector.md "Processes that do no GPU work"), and the removal itself, without a GPU: the evidence is what
+// session.cpp gathers at the end of a recording.
 #include "idle_trace.hpp"
 
 #include <catch2/catch.hpp>

@@ -22,7 +22,8 @@ TEST_CASE("output patterns expand host, pid, rank, counter and percent")
 
 TEST_CASE("a process without a rank never takes rank 0's name: %r is 'norank' there, or its LOCAL_RANK")
 {
-    // torchrun's launcher has no RANK; when it initializes CUDA it must not take rank0.sqlite (issue 10).
+    // torchrun's launcher has no RANK; when it initializes CUDA it must not take rank0.sqlite
+    // (docs/collector.md "Attaching it").
     const OutputNameInputs launcher { "h", 1, std::nullopt, std::nullopt };
     CHECK(expand_output_pattern("rank%r.sqlite", launcher, 0) == "ranknorank.sqlite");
     CHECK(expand_output_pattern("rank%r.sqlite", launcher, 1) == "ranknorank-1.sqlite");

@@ -1,7 +1,8 @@
-// A full disk while recording (issue 15): a child process records through BackgroundWriter under RLIMIT_FSIZE, so
-// the trace's files cannot grow past a few hundred KiB. The child must not die (SIGXFSZ), and the file must end
-// finished, with every row accounted for: the rows it holds plus the loss recorded in FP8SCOPE_DROPPED
-// (WRITER_ERROR) equal the rows the child tried to write. And the reserve that makes room for that record.
+// A full disk while recording (docs/reliability.md "The collector under faults"): a child process records through
+// BackgroundWriter under RLIMIT_FSIZE, so the trace's files cannot grow past a few hundred KiB. The child must not die
+// (SIGXFSZ), and the file must end finished, with every row accounted for: the rows it holds plus the loss recorded in
+// FP8SCOPE_DROPPED (WRITER_ERROR) equal the rows the child tried to write. And the reserve that makes room for that
+// record.
 #include "format_test_support.hpp"
 
 #include "fp8scope/format/background_writer.hpp"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""API rows of traces, for comparing where they came from (issue 26: FP8SCOPE_API_SOURCE=activity or callbacks):
-per trace, kernels, kernels with their launch call (an API row of the same correlation id), API rows, API rows
-per kernel, the collector's own calls (FP8SCOPE_COLLECTOR_WORK) and the five most frequent API names. One JSON
-line per trace.
+"""API rows of traces, for comparing where they came from (FP8SCOPE_API_SOURCE=activity or callbacks,
+docs/collector.md "Environment"): per trace, kernels, kernels with their launch call (an API row of the same correlation
+id), API rows, API rows per kernel, the collector's own calls (FP8SCOPE_COLLECTOR_WORK) and the five most frequent API
+names. One JSON line per trace.
 
   api_rows.py TRACE...
 """

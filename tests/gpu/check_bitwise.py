@@ -1,7 +1,7 @@
-"""Never a changed number (issue 26 item 3): every zoo workload, a torch.compile'd Hugging Face GPT-2 (default and
-reduce-overhead) and the FP8 training sample, run untraced and under `fp8scope record` with GEMM statistics on (the
-collector's default, and FP8SCOPE_STATS_EVERY=1 where the zoo sets it); the losses each printed (final_loss, and
-the per-step losses where it prints them) must be bitwise equal.
+"""Never a changed number (docs/benchmarks.md "Never a changed number: the bitwise stage"): every zoo workload, a
+torch.compile'd Hugging Face GPT-2 (default and reduce-overhead) and the FP8 training sample, run untraced and under
+`fp8scope record` with GEMM statistics on (the collector's default, and FP8SCOPE_STATS_EVERY=1 where the zoo sets it);
+the losses each printed (final_loss, and the per-step losses where it prints them) must be bitwise equal.
 
 Each run gets an empty Inductor and Triton cache (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR), so compiled jobs
 compile and autotune in both runs, traced and untraced alike: a cache shared between the two would hide whatever

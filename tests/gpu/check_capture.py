@@ -1,5 +1,5 @@
-"""Windowed capture (issue 13): record the training sample (samples/torch/train.py, fp8scope.step() markers) and a
-cudaProfilerStart/Stop loop with each kind of capture window, and judge the traces.
+"""Windowed capture (docs/collector.md "Capture windows"): record the training sample (samples/torch/train.py,
+fp8scope.step() markers) and a cudaProfilerStart/Stop loop with each kind of capture window, and judge the traces.
 
   steps     --capture-steps 20:29 over 60 steps: the report analyses exactly steps 20..29 (10 steps); one window,
             trigger STEPS, first/last step 20/29
@@ -9,14 +9,15 @@ cudaProfilerStart/Stop loop with each kind of capture window, and judge the trac
             marker, stop after step 20's): one window, steps 10..19 analysed, steps 9 and 20 cut by its edges
   time      --delay 8 --duration 2 over 400 steps of the sample: one window starting about 8 s after CUDA's start
             (inside the training loop), at most about 2 s long
-  real jobs issue 10's jobs (tests/gpu/realjobs/: transformers Llama, JAX, torch.compile, a CUDA graph), 30 steps
+  real jobs the jobs of tests/gpu/realjobs/ (transformers Llama, JAX, torch.compile, a CUDA graph), 30 steps
             each, with --capture-every 10 --capture-length 3 or --capture-steps 10:19: exactly the windows' steps
             are analysed (report --warmup 0), and each leaves exactly one trace: torch.compile's compile worker,
-            which does no GPU work, removes its own (issue 25 item 7)
+            which does no GPU work, removes its own (docs/collector.md "Processes that do no GPU work")
   no markers a job with no step marker and no NVTX step range (a plain PyTorch loop) under --capture-steps 5:9
-            (issue 25 item 6): one trace, record's summary warns "the capture window never opened: no step markers
-            or NVTX step ranges; ...", `fp8scope info` says it (text and JSON), meta nvtx_step_ranges is 0; the
-            same job injected through the environment (no record): the collector prints the sentence at its exit
+            (docs/collector.md "Capture windows"): one trace, record's summary warns "the capture window never opened:
+            no step markers or NVTX step ranges; ...", `fp8scope info` says it (text and JSON), meta
+            nvtx_step_ranges is 0; the same job injected through the environment (no record): the collector prints
+            the sentence at its exit
   overhead  the same 200-step job untraced and traced with --capture-every 100 --capture-length 5 (windows 0-4 and
             100-104; three processes each, alternating) and traced whole once: median step times (train.py's
             CUDA-event step times, steps 5 on) inside the windows, in the 20 steps after each window (CUPTI is still
@@ -77,7 +78,8 @@ def record(ctx, report, name, capture, argv, helpers_allowed=False):
     STDERR[name] = result.stderr
     traces = g.traces_in(directory)
     if helpers_allowed:
-        # Issue 25 item 7: a helper that did no GPU work (torch.compile's compile worker) removes its trace.
+        # A helper that did no GPU work (torch.compile's compile worker) removes its trace
+        # (docs/collector.md "Processes that do no GPU work").
         report.judge(f"capture {name}: one trace (helpers without GPU work leave none)", len(traces) == 1,
                      " ".join(f"{t.name}: {kernel_rows(t)} kernels" for t in traces) or "no trace")
         if len(traces) > 1:
@@ -111,7 +113,8 @@ def judge_kernels_inside(report, name, trace):
                           "LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.correlationId = k.correlationId "
                           "GROUP BY k.id").fetchall()
         # Launch calls whose kernel never reached the trace: its record lost when CUPTI was detached too early after
-        # a window (issue 26's step-counted grace), or a launch racing a window's switch (at most one per edge).
+        # a window (the step-counted grace, docs/collector.md "Capture windows"), or a launch racing a window's switch
+        # (at most one per edge).
         lost = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
                           "JOIN StringIds AS s ON s.id = r.nameId WHERE (s.value LIKE 'cudaLaunchKernel%' OR s.value LIKE 'cuLaunchKernel%') AND NOT EXISTS "
                           "(SELECT 1 FROM FP8SCOPE_KERNEL AS k WHERE k.correlationId = r.correlationId)").fetchone()[0]
@@ -223,7 +226,8 @@ def check_time(ctx, report):
     judge_kernels_inside(report, "time", trace)
 
 
-# Issue 25 item 6: a job that marks no step (no fp8scope.step(), no NVTX step range), under --capture-steps.
+# A job that marks no step (no fp8scope.step(), no NVTX step range), under --capture-steps
+# (docs/collector.md "Capture windows").
 NO_MARKERS_JOB = ("import torch\n"
                   "x = torch.randn(1024, 1024, device='cuda')\n"
                   "for _ in range(100):\n"
@@ -276,8 +280,8 @@ REALJOBS = g.REPO / "tests" / "gpu" / "realjobs"
 
 
 def check_realjobs(ctx, report):
-    """Issue 10's real jobs (tests/gpu/realjobs/, 30 steps each, fp8scope.step() markers), windowed: the report
-    analyses exactly the windows' steps, and every kernel was launched inside a window."""
+    """The real jobs (tests/gpu/realjobs/, 30 steps each, fp8scope.step() markers), windowed: the report analyses
+    exactly the windows' steps, and every kernel was launched inside a window."""
     periodic, steps = ["--capture-every", "10", "--capture-length", "3"], ["--capture-steps", "10:19"]
     jobs = (("hf_llama", periodic, [REALJOBS / "hf_llama.py"]),
             ("jax_mlp", steps, [REALJOBS / "jax_mlp.py"]),
@@ -349,9 +353,9 @@ def check_overhead(ctx, report):
                + " / ".join(f"{100 * (x / u - 1):+.1f}%" for x in (f, i, a, o, averaged)) + ")")
     report.judge("capture overhead: the windowed runs' losses are bitwise the untraced runs'", all(same_losses),
                  f"{same_losses}")
-    # The steps after a window, with CUPTI detached, must at least cost less than tracing everything; the issue's
-    # goals (issue 13: at most 5% while capturing, at most 1% averaged over 10 steps of every 1000) are judged as goals
-    # and fail while missed (docs/benchmarks.md, "Capture windows on the H100", has the figures and what limits them).
+    # The steps after a window, with CUPTI detached, must at least cost less than tracing everything; the goals (at most
+    # 5% while capturing, at most 1% averaged over 10 steps of every 1000) are judged as goals and fail while missed
+    # (docs/benchmarks.md, "Capture windows on the H100", has the figures and what limits them).
     report.judge("capture overhead: detached steps cheaper than whole-run tracing", o < f,
                  f"detached {100 * (o / u - 1):+.1f}%, whole run {100 * (f / u - 1):+.1f}%")
     report.judge("capture overhead goal: at most 5% while capturing", i <= 1.05 * u, f"{100 * (i / u - 1):+.1f}%")
@@ -359,7 +363,8 @@ def check_overhead(ctx, report):
                  f"{100 * (averaged / u - 1):+.1f}%")
 
 
-# Issue 26's setting: a window of 3 steps every 20; CUPTI detaches 2 steps after each (collector/src/capture.cpp).
+# The setting of docs/benchmarks.md "A grace counted in steps": a window of 3 steps every 20; CUPTI detaches 2 steps
+# after each (collector/src/capture.cpp).
 FAST_STEPS, FAST_EVERY, FAST_LENGTH, FAST_GRACE = 120, 20, 3, 2
 
 
@@ -371,7 +376,8 @@ def fast_phase(step):
 def check_overhead_every_20(ctx, report):
     """Untraced and --capture-every 20 --capture-length 3 runs alternating, twice each: median step time per phase
     (inside the windows, the 2 steps of grace, detached) against the untraced runs; the two untraced runs against
-    each other are the A/A control. Issue 26's goal: detached steps within 1% of untraced."""
+    each other are the A/A control. The goal (docs/benchmarks.md "A grace counted in steps"): detached steps within 1%
+    of untraced."""
     argv = train_argv(ctx, FAST_STEPS)
     directory = ctx.fresh_dir("capture-every20-untraced")
     env = dict(os.environ, PYTHONPATH=str(g.REPO / "probes" / "python"))
@@ -404,7 +410,8 @@ def check_overhead_every_20(ctx, report):
     figure = f"{100 * (figures['detached'] / u - 1):+.1f}% (A/A {aa:+.1f}%)"
     if abs(aa) > 1.0:
         # Two untraced processes differ by more than the goal: this setting cannot judge 1% (not passed either).
-        # bench/component_cost.py measures it inside one process (docs/benchmarks.md, issue 26).
+        # bench/component_cost.py measures it inside one process
+        # (docs/benchmarks.md "What each collector part costs, inside one process").
         report.add("capture every 20 goal: detached steps within 1% of untraced", "SKIP", figure,
                    "the A/A control is wider than the goal; see bench/component_cost.py's in-process figure")
         return

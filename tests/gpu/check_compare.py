@@ -1,5 +1,6 @@
-"""FP8 against its BF16 reference (issue 11): record FP8 + BF16 pairs of the training sample with tensor statistics
-every step, keep them with the truth each run printed, and judge `fp8scope compare` / `check --ref` on them.
+"""FP8 against its BF16 reference (docs/benchmarks.md "FP8 against its BF16 reference: `compare` on real pairs"): record
+FP8 + BF16 pairs of the training sample with tensor statistics every step, keep them with the truth each run printed,
+and judge `fp8scope compare` / `check --ref` on them.
 
 Pairs (samples/torch/train.py, a small configuration so that the committed traces stay small; same seed):
   clean     --precision fp8 and --precision bf16: FP8 healthy against its reference

@@ -1,7 +1,7 @@
-"""Collector fault injection (issue 15): a full disk, a read-only output folder, the output folder removed mid-run,
-signal storms, a fork storm, 8 traced processes on one GPU, and a loss that goes NaN. In every case the job's exit code and output must
-be those of the same run untraced, and the trace either finished, or unfinished but readable, with any loss in
-FP8SCOPE_DROPPED and at most one warning line on stderr.
+"""Collector fault injection (docs/reliability.md "The collector under faults"): a full disk, a read-only output folder,
+the output folder removed mid-run, signal storms, a fork storm, 8 traced processes on one GPU, and a loss that goes NaN.
+In every case the job's exit code and output must be those of the same run untraced, and the trace either finished, or
+unfinished but readable, with any loss in FP8SCOPE_DROPPED and at most one warning line on stderr.
 
 Jobs are traced by environment injection, so that limits and signals reach the job itself. The read-only and
 tmpfs cases mount a tmpfs where the machine allows it (root), and say so in the figure otherwise."""

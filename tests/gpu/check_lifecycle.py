@@ -1,6 +1,6 @@
-"""Process lifecycle cases (issue 3): fork (DataLoader workers), spawn, os._exit, torch.profiler holding CUPTI, an
-unwritable output path, and a process that never initializes CUDA. Each traced run is compared with the same run
-untraced: exit code and (normalized) stdout must not change."""
+"""Process lifecycle cases (docs/collector.md "Process lifecycle"): fork (DataLoader workers), spawn, os._exit,
+torch.profiler holding CUPTI, an unwritable output path, and a process that never initializes CUDA. Each traced run is
+compared with the same run untraced: exit code and (normalized) stdout must not change."""
 
 import json
 

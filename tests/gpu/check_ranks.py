@@ -1,6 +1,6 @@
-"""Several ranks (issue 14): the training sample under torchrun, DDP over NCCL, recorded per rank with
-`fp8scope record -o DIR/rank%r.sqlite`, and `fp8scope report rank0.sqlite rank1.sqlite --format json`
-(fp8scope.ranks/1) judged against what each rank printed.
+"""Several ranks (docs/benchmarks.md "Two H100s over NCCL: the recorded ranks"): the training sample under torchrun, DDP
+over NCCL, recorded per rank with `fp8scope record -o DIR/rank%r.sqlite`, and
+`fp8scope report rank0.sqlite rank1.sqlite --format json` (fp8scope.ranks/1) judged against what each rank printed.
 
 With 2 GPUs or more, `torchrun --standalone --nproc-per-node 2 samples/torch/train.py` (MODEL below: small, so that
 the committed traces stay small; tensor statistics every STATS_EVERY steps; the fp8scope package on PYTHONPATH):

@@ -1,5 +1,5 @@
-"""Real jobs nobody wrote for fp8scope (issue 10): record each, keep its trace with the truth it printed, and
-measure the CUDA-Graphs what-if against real graph replays.
+"""Real jobs nobody wrote for fp8scope (docs/benchmarks.md "CUDA-graph what-if against real graph replays"): record
+each, keep its trace with the truth it printed, and measure the CUDA-Graphs what-if against real graph replays.
 
 Jobs (tests/gpu/realjobs/, each marks its steps with fp8scope.step(i) and prints FP8SCOPE_GROUND_TRUTH):
   hf_llama        transformers LlamaForCausalLM from a config, loss.item() every step
@@ -9,8 +9,9 @@ Jobs (tests/gpu/realjobs/, each marks its steps with fp8scope.step(i) and prints
   jax_mlp         a jitted JAX train step
   compile_block   a torch.compile'd model
 Each job must leave exactly one trace per process that did GPU work: a helper that only initialized CUDA
-(torch.compile's compile worker, torchrun's launcher) removes its own at its exit (issue 25 item 7); record's summary
-counts those processes ("N more process(es) initialized CUDA but did no GPU work").
+(torch.compile's compile worker, torchrun's launcher) removes its own at its exit
+(docs/collector.md "Processes that do no GPU work"); record's summary counts those processes ("N more process(es)
+initialized CUDA but did no GPU work").
 What-if (whatif.py): tiny_fp8, fp8_sample and host_stall, each eager and graph, untraced in two rounds and traced
 in the first; the medians go to summary.json under "whatif".
 
@@ -126,7 +127,8 @@ def record_job(ctx, report, kept, name, argv, expect_traces=1, extra_env=None):
     report.judge(f"realjobs {name}", ok, "; ".join(figures) or result.brief(),
                  f"{result.brief()} traces {len(traces)} truths {len(truths)} steps {steps} "
                  f"{result.stderr.strip()[-300:] if result.rc else ''}")
-    # Issue 25 item 7: no trace from a process that did no GPU work (an empty one has no markers and no kernels).
+    # docs/collector.md "Processes that do no GPU work": no trace from a process that did no GPU work (an empty one has
+    # no markers and no kernels).
     removed = re.search(r"^fp8scope: (\d+) more process", result.stderr, re.MULTILINE)
     report.judge(f"realjobs {name}: no trace from processes without GPU work", result.rc == 0
                  and len(traces) == expect_traces,

@@ -1,4 +1,5 @@
-"""Tensor statistics on a real zero-code job, and trace names under torchrun (issue 10, items 4 and 5).
+"""Tensor statistics on a real zero-code job, and trace names under torchrun (docs/collector.md "Tensor statistics",
+docs/collector.md "Attaching it").
 
 zero-code statistics (workloads/zero_code_mlp.py: 8 FP8 layers of one shape, 40 steps, no markers, no NVTX, no
 fp8scope package), recorded with `fp8scope record`:

@@ -1,6 +1,7 @@
-"""Tensor statistics on the GPU (issue 5): the statistics kernel's bandwidth, and GEMM interception plus the Python
-package on the FP8 training sample: no added sync, bitwise-equal losses, step-time overhead with statistics every
-step and every 10 steps, a planted overflow, and the real traces kept for samples/traces/.
+"""Tensor statistics on the GPU (docs/benchmarks.md "Tensor statistics in a training job"): the statistics kernel's
+bandwidth, and GEMM interception plus the Python package on the FP8 training sample: no added sync, bitwise-equal
+losses, step-time overhead with statistics every step and every 10 steps, a planted overflow, and the real traces kept
+for samples/traces/.
 
 Configurations of train.py (all deterministic, same seed):
   untraced   no collector (the package is importable and must then do nothing)

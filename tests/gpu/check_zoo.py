@@ -1,6 +1,6 @@
-"""The workload zoo (issue 25): record every workload of a stage with the collector, keep each trace xz-compressed
-with the truth its program printed, and measure the untraced timings (the CUDA-graph replay against eager, FP8
-against its BF16 twin) that the analyzer's answers are judged by.
+"""The workload zoo (docs/accuracy.md "Accuracy on the zoo"): record every workload of a stage with the collector, keep
+each trace xz-compressed with the truth its program printed, and measure the untraced timings (the CUDA-graph replay
+against eager, FP8 against its BF16 twin) that the analyzer's answers are judged by.
 
 Stages (tests/gpu/zoo/registry.py says which workload runs in which):
   zoo1      plain PyTorch patterns (data loading, accumulation, evaluation, logging, variable lengths, checkpointing,

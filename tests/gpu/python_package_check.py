@@ -86,7 +86,7 @@ def explicit_probes(inputs, failures):
 
 
 def truth(torch, tensor, scale, scale_inv, target):
-    """What the trace should hold for one explicit probe (spec "Tensor statistics")."""
+    """What the trace should hold for one explicit probe (docs/collector.md "Tensor statistics")."""
     value = lambda s: None if s is None else (s.item() if hasattr(s, "item") else float(s))  # noqa: E731
     scale, scale_inv = value(scale), value(scale_inv)
     fp8 = str(tensor.dtype).replace("torch.", "")

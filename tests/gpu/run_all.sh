@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Verifies the collector on the GPU machine (issues 3, 5, 10, 14): CUDA samples and PyTorch traces against ground
-# truth, lifecycle cases, overhead benchmarks, tensor statistics, real jobs and the CUDA-graph what-if. Run from the
-# repository root:
+# Verifies the collector on the GPU machine: CUDA samples and PyTorch traces against ground truth, lifecycle cases,
+# overhead benchmarks, tensor statistics, real jobs and the CUDA-graph what-if. Run from the repository root:
 #
 #   OUT=/some/folder tests/gpu/run_all.sh BUILD_DIR [STAGE ...]
 #       stages: samples torch lifecycle signals bench stats realstats realjobs compare capture ranks faults zoo1 zoo2

@@ -53,7 +53,8 @@ TEST_CASE("findings model: drift findings first, then recommendations by saving"
     const analyzer::CompareSite& first = compare.sites[*compare.first_divergent];
     CHECK(cell(model, 0, FindingsModel::Kind) == QStringLiteral("first divergent site"));
     CHECK(cell(model, 0, FindingsModel::Finding).toStdString() == first.label);
-    // The pair's drift was planted at step 14; the recalibrated rule (issue 25) finds it there (step 15 before).
+    // The pair's drift was planted at step 14; the recalibrated rule (docs/analysis.md "Compare") finds it there (step
+    // 15 before).
     CHECK(cell(model, 0, FindingsModel::Where) == QStringLiteral("from step 14"));
     CHECK(model.target(0).run_site_id == first.run_site_id);
     CHECK(model.target(0).step == 14);

@@ -177,8 +177,8 @@ int64_t Scenario::tensor_site(std::string name, schema::TensorRole role, schema:
 {
     Site site;
     site.row.id = static_cast<int64_t>(sites_.size()) + 1;
-    // The ordinal counts earlier sites of the same shape (spec "Tensor statistics": the site of a GEMM is its
-    // NVTX path plus its rank among same-shaped GEMMs of the step).
+    // The ordinal counts earlier sites of the same shape (docs/collector.md "Tensor statistics": the site of a GEMM is
+    // its NVTX path plus its rank among same-shaped GEMMs of the step).
     site.row.ordinal = static_cast<int32_t>(std::ranges::count_if(sites_, [&](const Site& other) {
         return other.row.rows == rows && other.row.cols == cols && other.nvtx_path == nvtx_path;
     }));

@@ -23,7 +23,8 @@ foreach(path IN LISTS tracked)
         continue()
     endif()
     if(path MATCHES "\\.sqlite$")
-        # Any size: the small ones added up to 14 MiB of the tree before they were compressed (issue 29).
+        # Any size: the small ones added up to 14 MiB of the tree before they were compressed
+        # (docs/benchmarks.md "Compressed sample traces: tracked tree size and the configure-time unpack").
         string(CONCAT problem "${path}: tracked plain: store it as ${path}.xz (xz -9e -k ${path}), then "
                               "git rm --cached ${path} (samples/traces/README.md)")
         list(APPEND problems "${problem}")

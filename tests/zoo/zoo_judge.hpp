@@ -1,7 +1,7 @@
-// The zoo's judge (issue 25; docs/accuracy.md): each workload recorded on a GPU by tests/gpu/check_zoo.py printed
-// what it did (samples/traces/zoo/<name>.truth.json); the analyzer's answers on its trace are set against that truth,
-// one cell per question a user asks of the report. A cell is right, wrong, or not judged (the workload planted
-// nothing that question could be judged on); its text gives the figures either way.
+// The zoo's judge (docs/accuracy.md "How each cell is judged"): each workload recorded on a GPU by
+// tests/gpu/check_zoo.py printed what it did (samples/traces/zoo/<name>.truth.json); the analyzer's answers on its
+// trace are set against that truth, one cell per question a user asks of the report. A cell is right, wrong, or not
+// judged (the workload planted nothing that question could be judged on); its text gives the figures either way.
 #pragma once
 
 #include <string>

@@ -668,7 +668,7 @@ TEST_CASE("drift: the reference's underflow under the run's scale must rise by 1
         row.exponent_histogram.back() = 1000 - below;
     };
     for (int i = 0; i < kSteps; ++i) {
-        // torchao's clean pair in issue 25: 8.3% -> 9.9%, a tail that moved a little.
+        // torchao's clean pair in the zoo (docs/accuracy.md "Scoreboard"): 8.3% -> 9.9%, a tail that moved a little.
         sample(tail, tail_ref, i, i < kOnset ? 83 : 99);
         // 2% -> 4.5%: more than doubled, by 2.5 points.
         sample(flush, flush_ref, i, i < kOnset ? 20 : 45);
@@ -831,12 +831,12 @@ namespace {
 
 constexpr int64_t kLaunchPeriodNs = 50'000; // the thread launches one kernel every 50 us
 
-// Launch-bound steps (issue 25 item 4): `count` steps of `step_ns`, step i from i * step_ns, each the kernels given in
-// order, one per kLaunchPeriodNs: a 5 us launch call, its kernel 2 us after the call returns. The thread never falls
-// silent for more than 45 us, so every gap is `launch`. With `collector_ns` > 0, the collector launches one kernel of
-// that length 23 us into each step: inside the gap after the first kernel when that kernel is shorter. A last step
-// with one kernel follows, so that a kernel ends the analysed steps' last gap (nothing ends a device's last gap, and
-// that gap is `host`); the comparison leaves it out.
+// Launch-bound steps (docs/analysis.md "Compare", FP8's price): `count` steps of `step_ns`, step i from i * step_ns,
+// each the kernels given in order, one per kLaunchPeriodNs: a 5 us launch call, its kernel 2 us after the call returns.
+// The thread never falls silent for more than 45 us, so every gap is `launch`. With `collector_ns` > 0, the collector
+// launches one kernel of that length 23 us into each step: inside the gap after the first kernel when that kernel is
+// shorter. A last step with one kernel follows, so that a kernel ends the analysed steps' last gap (nothing ends a
+// device's last gap, and that gap is `host`); the comparison leaves it out.
 void launch_bound_steps(Job& job, int count, int64_t step_ns,
     const std::vector<std::pair<std::string_view, int64_t>>& kernels, int64_t collector_ns)
 {

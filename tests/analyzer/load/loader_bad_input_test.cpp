@@ -1,4 +1,4 @@
-// Bad inputs: each gives the right ErrorCode and one line that names the file (spec "Reliability and security":
+// Bad inputs: each gives the right ErrorCode and one line that names the file (docs/security.md "The reader":
 // truncated, corrupt, empty, wrong-version or hostile files get one clear line, never a crash).
 #include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "loader_test_support.hpp"

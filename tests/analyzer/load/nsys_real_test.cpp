@@ -1,9 +1,9 @@
-// A real Nsight Systems SQLite export (issue 16): the syncs sample recorded on the H100 by `nsys profile` and exported
-// with `nsys export --type sqlite`, beside the same sample recorded by fp8scope in the same session
-// (samples/traces/nsys/, truth.json holds each run's report figures). The two tools must agree on what the program
-// did exactly: steps, kernels and host-blocking syncs. The bubble ratio of this sample varies from run to run by more
-// than the two tools differ (0.192 to 0.258 over six runs, truth.json), so each file is held to its own recorded
-// figure here; docs/benchmarks.md has the comparison.
+// A real Nsight Systems SQLite export (docs/benchmarks.md "A real Nsight Systems export against fp8scope"): the syncs
+// sample recorded on the H100 by `nsys profile` and exported with `nsys export --type sqlite`, beside the same sample
+// recorded by fp8scope in the same session (samples/traces/nsys/, truth.json holds each run's report figures). The two
+// tools must agree on what the program did exactly: steps, kernels and host-blocking syncs. The bubble ratio of this
+// sample varies from run to run by more than the two tools differ (0.192 to 0.258 over six runs, truth.json), so each
+// file is held to its own recorded figure here; docs/benchmarks.md has the comparison.
 #include "analysis_test_support.hpp"
 
 #include "fp8scope/analyzer/trace/report.hpp"

@@ -1,6 +1,7 @@
-// One multi-rank run against the truth its ranks printed (issue 14): the checks of tests/gpu/check_ranks.py, run by
-// the analyzer on the real 2-rank traces of samples/traces/ranks/ (ranks_real_test.cpp) and on scenario runs with
-// known answers (rank_run_checks_test.cpp), so that each check is seen failing before it is trusted passing.
+// One multi-rank run against the truth its ranks printed (docs/analysis.md "Across ranks"): the checks of
+// tests/gpu/check_ranks.py, run by the analyzer on the real 2-rank traces of samples/traces/ranks/
+// (ranks_real_test.cpp) and on scenario runs with known answers (rank_run_checks_test.cpp), so that each check is seen
+// failing before it is trusted passing.
 #pragma once
 
 #include <nlohmann/json.hpp>

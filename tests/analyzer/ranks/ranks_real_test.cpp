@@ -1,7 +1,7 @@
-// Across ranks on real 2-GPU recordings (issue 14; samples/traces/ranks/, recorded by tests/gpu/check_ranks.py):
-// samples/torch/train.py under torchrun, DDP over NCCL, one folder per run holding rank<r>.sqlite and the truth that
-// rank printed, rank<r>.truth.json (samples/traces/README.md), checked by check_rank_run(). ranks_real_main.cpp skips
-// the binary (exit 77) while the folder is absent.
+// Across ranks on real 2-GPU recordings (docs/analysis.md "Across ranks"; samples/traces/ranks/, recorded by
+// tests/gpu/check_ranks.py): samples/torch/train.py under torchrun, DDP over NCCL, one folder per run holding
+// rank<r>.sqlite and the truth that rank printed, rank<r>.truth.json (samples/traces/README.md), checked by
+// check_rank_run(). ranks_real_main.cpp skips the binary (exit 77) while the folder is absent.
 #include "rank_run_checks.hpp"
 
 #include <catch2/catch.hpp>

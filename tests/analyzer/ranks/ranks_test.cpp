@@ -1,5 +1,5 @@
-// Across ranks (issue 14; docs/analysis.md "Across ranks"): one scenario per rule, written per rank through the real
-// writer and loaded back, with exact expected numbers. No GPU: the rules are tested on scenario traces only.
+// Across ranks (docs/analysis.md "Across ranks"): one scenario per rule, written per rank through the real writer and
+// loaded back, with exact expected numbers. No GPU: the rules are tested on scenario traces only.
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"

@@ -1,6 +1,6 @@
-// Issue 10's rules on synthetic traces with exact answers: launch against host (rule 3, docs/analysis.md "Causes of
-// bubbles"), the CUDA Graphs estimate, steps from graph launches, steps aligned to the optimizer, and a trailing
-// partial repetition.
+// Rules that real jobs called for, on synthetic traces with exact answers: launch against host (rule 3,
+// docs/analysis.md "Causes of bubbles"), the CUDA Graphs estimate, steps from graph launches, steps aligned to the
+// optimizer, and a trailing partial repetition.
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"

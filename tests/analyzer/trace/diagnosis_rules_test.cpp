@@ -1,5 +1,6 @@
-// Issue 25's rule changes on synthetic traces with exact answers: each scenario is a pattern a real job showed
-// (docs/accuracy.md lists the zoo workload that proves it) and the figure the corrected rule must give.
+// The zoo's rule changes (docs/accuracy.md "What the zoo found") on synthetic traces with exact answers: each scenario
+// is a pattern a real job showed (docs/accuracy.md lists the zoo workload that proves it) and the figure the corrected
+// rule must give.
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
@@ -50,7 +51,7 @@ int64_t busy_burst(Scenario& s, HostThread t, int64_t at, int kernels, int64_t* 
     return drained;
 }
 
-constexpr int64_t kStallNs = 15'000'000; // the data loader's sleep of issue 25 item 1
+constexpr int64_t kStallNs = 15'000'000; // the data loader's sleep of the zoo's hf_loader_sleep
 
 } // namespace
 

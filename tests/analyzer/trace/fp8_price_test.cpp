@@ -1,8 +1,8 @@
-// FP8's price on the zoo's real pairs (issue 25 item 4; docs/analysis.md "Compare"): eager FP8 against its BF16 twin,
-// recorded on an H100 (samples/traces/zoo/, each <name>.truth.json with the step change the job measured untraced).
-// The traced step change splits into GEMM time, cast and amax/scale kernel time, the idle the extra launches add and
-// the rest; the first three explain it within 10%, the launches most of it, and the figure that stood for FP8's price
-// before (GEMM saved - bookkeeping added) almost none of it.
+// FP8's price on the zoo's real pairs (docs/analysis.md "Compare"): eager FP8 against its BF16 twin, recorded on an
+// H100 (samples/traces/zoo/, each <name>.truth.json with the step change the job measured untraced). The traced step
+// change splits into GEMM time, cast and amax/scale kernel time, the idle the extra launches add and the rest; the
+// first three explain it within 10%, the launches most of it, and the figure that stood for FP8's price before (GEMM
+// saved - bookkeeping added) almost none of it.
 #include "recorded_pair.hpp"
 #include "fp8scope/analyzer/compare/compare.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
@@ -41,7 +41,7 @@ TEST_CASE("FP8's price on the zoo's eager pairs: launches explain the step chang
     // The four parts sum to the traced change.
     CHECK_THAT(-p.gemm_saved_ns + p.bookkeeping_added_ns + p.launch_idle_added_ns + p.rest_ns,
         WithinAbs(p.step_change_ns, 1e-6 * p.step_change_ns));
-    // GEMM time, bookkeeping and launch idle explain it within 10% (issue 25 item 4).
+    // GEMM time, bookkeeping and launch idle explain it within 10% (docs/analysis.md "Compare").
     REQUIRE(p.explained_share);
     CHECK(std::abs(*p.explained_share - 1) <= 0.10);
     // Most of it is the launches: FP8 adds hundreds of small kernels per step to a launch-bound step.

@@ -1,6 +1,6 @@
-// Where a zero-code GEMM site sits in the step (issue 28 item 7, docs/analysis.md "Where a GEMM site sits"): on
-// scenarios whose threads and launch order are planted, and on the zoo's real FP8 traces, whose workloads print how
-// many FP8 Linear layers they run (tests/gpu/zoo/, tests/gpu/realjobs/whatif.py).
+// Where a zero-code GEMM site sits in the step (docs/analysis.md "Tensor health", Where a GEMM site sits): on scenarios
+// whose threads and launch order are planted, and on the zoo's real FP8 traces, whose workloads print how many FP8
+// Linear layers they run (tests/gpu/zoo/, tests/gpu/realjobs/whatif.py).
 #include "tensor_test_support.hpp"
 
 #include "fp8scope/analyzer/trace/report.hpp"

@@ -1,7 +1,7 @@
-// The launch latency ε (docs/analysis.md "Causes of bubbles", issue 28 item 2): the median of start − launch call
-// end over the activities launched onto an idle device, not over every activity (which measures queueing behind
-// earlier kernels); the fallback to every activity when fewer than kMinIdleLaunchSamples found the device idle; and
-// the recorded host-stall samples, where the old definition read ~100 µs.
+// The launch latency ε (docs/analysis.md "Causes of bubbles"): the median of start − launch call end over the
+// activities launched onto an idle device, not over every activity (which measures queueing behind earlier kernels);
+// the fallback to every activity when fewer than kMinIdleLaunchSamples found the device idle; and the recorded
+// host-stall samples, where the old definition read ~100 µs.
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
@@ -70,7 +70,7 @@ TEST_CASE("ε is the launch latency of launches onto an idle device, not the que
     CHECK(analysis.epsilon_from_idle_launches);
     CHECK(analysis.epsilon_samples == 25);
     CHECK(analysis.epsilon_ns == kLatencyNs);
-    // Over every activity (the definition before issue 28) the 30 queued kernels hold the median: about 1 ms.
+    // Over every activity (the earlier definition) the 30 queued kernels hold the median: about 1 ms.
     REQUIRE(model.kernels.size() == size_t(25 + kQueued));
 }
 

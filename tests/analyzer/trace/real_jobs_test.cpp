@@ -1,4 +1,4 @@
-// Real jobs nobody wrote for fp8scope (issue 10; samples/traces/realjobs/, recorded on an H100 by
+// Real jobs nobody wrote for fp8scope (docs/analysis.md "Steps"; samples/traces/realjobs/, recorded on an H100 by
 // tests/gpu/check_realjobs.py). Each job marked its steps with fp8scope.step(i) and printed what it did; the
 // truth is that print (.truth.json) and those markers. Automatic detection runs with markers and NVTX hidden.
 #include "fp8scope/analyzer/trace/recommendations.hpp"

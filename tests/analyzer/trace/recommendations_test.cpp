@@ -36,8 +36,8 @@ const Recommendation* find(const WhatIf& w, RecommendationKind kind)
 TEST_CASE("the launch-bound FP8 sample: CUDA Graphs first, FP8 bookkeeping fusion after", "[recommendations][sample]")
 {
     // PyTorch eager dispatches ~1,500 tiny kernels per step; its per-op work happens outside CUDA calls, and the
-    // rule before issue 10 called it host work. The same step replayed from a CUDA graph ran 47 -> 20 ms on an H100
-    // (docs/benchmarks.md), so graphs must come first.
+    // earlier rule called it host work (docs/analysis.md "Causes of bubbles"). The same step replayed from a CUDA graph
+    // ran 47 -> 20 ms on an H100 (docs/benchmarks.md), so graphs must come first.
     const Report report = report_of("h100-train-fp8.sqlite");
     const WhatIf w = estimate_what_if(report);
     REQUIRE(!w.recommendations.empty());
@@ -192,8 +192,8 @@ TEST_CASE("each kind of recommendation names the bubble cause its figure measure
 
 TEST_CASE("the sync recommendation saves what the what-if's 'without sync stalls' gives back", "[recommendations][sample]")
 {
-    // Issue 28 item 2: on the syncs sample the recommendation said 14.6 us (cudaMemcpy's idle alone) where the what-if
-    // line said 61 us (every sync's). Both are now every host-blocking call's idle time.
+    // docs/analysis.md "What-if estimates": on the syncs sample the recommendation once said 14.6 us (cudaMemcpy's idle
+    // alone) where the what-if line said 61 us (every sync's). Both are now every host-blocking call's idle time.
     for (const char* trace : { "h100-sample-syncs.sqlite", "nsys/h100-sample-syncs.nsys.sqlite" }) {
         CAPTURE(trace);
         const Report report = report_of(trace);
@@ -209,8 +209,9 @@ TEST_CASE("the sync recommendation saves what the what-if's 'without sync stalls
 
 TEST_CASE("the CUDA Graphs recommendation names every part of its saving", "[recommendations][sample]")
 {
-    // Issue 28 item 2: on the Nsight export of the syncs sample it said 17.0% "because the GPU waited for kernel
-    // launches for 2.4%"; the rest was the dispatch after each sync returned, which a replay removes too.
+    // docs/analysis.md "What-if estimates": on the Nsight export of the syncs sample it once said 17.0% "because the
+    // GPU waited for kernel launches for 2.4%"; the rest was the dispatch after each sync returned, which a replay
+    // removes too.
     const Report report = report_of("nsys/h100-sample-syncs.nsys.sqlite");
     const WhatIf w = estimate_what_if(report);
     const Recommendation* graphs = find(w, RecommendationKind::CudaGraphs);
@@ -233,9 +234,9 @@ TEST_CASE("the CUDA Graphs recommendation names every part of its saving", "[rec
 
 TEST_CASE("steps that run from CUDA graphs already are not told to capture one", "[recommendations][zoo]")
 {
-    // Issue 28 item 3, on the zoo's real traces (tests/gpu/zoo): a hand-made graph replay, a JAX job (XLA's command
-    // buffers: every kernel from a graph), torch.compile reduce-overhead (81% from graphs, the optimizer eager) and an
-    // eager MLP.
+    // Graph-aware recommendations (docs/analysis.md "What-if estimates"), on the zoo's real traces (tests/gpu/zoo): a
+    // hand-made graph replay, a JAX job (XLA's command buffers: every kernel from a graph), torch.compile
+    // reduce-overhead (81% from graphs, the optimizer eager) and an eager MLP.
     const auto what_if = [](const char* name) { return estimate_what_if(report_of((std::string("zoo/") + name).c_str())); };
     const WhatIf replay = what_if("graph_replay.sqlite");
     CHECK(replay.graph_kernel_share >= kGraphedStepShare);

@@ -1,5 +1,5 @@
-"""Shared by the real-job workloads (issue 10): step markers through the fp8scope package when it is importable,
-and the ground-truth line every workload prints last.
+"""Shared by the real-job workloads: step markers through the fp8scope package when it is importable, and the
+ground-truth line every workload prints last.
 
 Each workload marks the start of each training step with fp8scope.step(i) (a no-op when the job is not
 recorded), so its trace holds the true step boundaries (FP8SCOPE_STEP_MARKER); the analyzer's automatic step

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A torch.compile'd Hugging Face GPT-2 trained from a config (random weights, nothing downloaded): bf16 autocast,
-AdamW, the loss read with .item() every step. Issue 26's case of a changed number: its last loss under
-`fp8scope record` (GEMM statistics on) differed from the untraced run's.
+AdamW, the loss read with .item() every step. The case of a changed number in
+docs/benchmarks.md "Never a changed number: the bitwise stage": its last loss under `fp8scope record` (GEMM statistics
+on) differed from the untraced run's.
 
   hf_gpt2_compile.py [--steps N] [--layers N] [--mode default|reduce-overhead|none]
       prints FP8SCOPE_GROUND_TRUTH {"losses": [...], "final_loss": ..., ...}

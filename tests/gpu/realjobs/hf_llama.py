@@ -4,7 +4,7 @@ bf16 autocast, AdamW (foreach, the default), the loss read with .item() every st
 
   hf_llama.py [--steps N]     prints FP8SCOPE_GROUND_TRUTH {"steps": N, ...}
 
-For compare (issue 11), the same model as an FP8 + BF16 pair:
+For compare (docs/analysis.md "Compare"), the same model as an FP8 + BF16 pair:
   --layers N            decoder layers (default 4)
   --fp8                 every Linear of the decoder layers becomes samples/torch/fp8_linear.py's Fp8Linear (delayed
                         scaling through torch._scaled_mm); the LM head stays BF16

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The CUDA-Graphs what-if, measured (issue 10): one training step run eagerly, or captured once into a CUDA graph
-(torch.cuda.graph) and replayed. The analyzer predicts the graph's step time from a traced eager run; this program
-measures it untraced.
+"""The CUDA-Graphs what-if, measured (docs/benchmarks.md "CUDA-graph what-if against real graph replays"): one training
+step run eagerly, or captured once into a CUDA graph (torch.cuda.graph) and replayed. The analyzer predicts the graph's
+step time from a traced eager run; this program measures it untraced.
 
   whatif.py --workload tiny_fp8|fp8_sample|host_stall|tiny_lm --mode eager|graph [--steps N] [--warmup W]
 

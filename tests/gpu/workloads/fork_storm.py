@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Fault-injection workload (issue 15): a fork storm. A small model trains on the GPU from a DataLoader with 8
-worker processes that are started anew every step (one short epoch per step, persistent_workers=False), so 8
-forks happen per step while CUDA and the collector's threads run in the parent.
+"""Fault-injection workload (docs/reliability.md "The collector under faults"): a fork storm. A small model trains on
+the GPU from a DataLoader with 8 worker processes that are started anew every step (one short epoch per step,
+persistent_workers=False), so 8 forks happen per step while CUDA and the collector's threads run in the parent.
 
   fork_storm.py [STEPS]
 

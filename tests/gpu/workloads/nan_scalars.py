@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""NaN workload (issue 15): a small training loop whose loss goes NaN, the first sign of a diverging FP8 run. The
-loss is logged as a one-element CUDA tensor (read by the collector on the stream, no sync), and a host scalar `lr`
-is logged too; from step NAN_FROM on the weights are poisoned with NaN, so the loss is NaN on the device; at step
-INF_STEP the host scalar is +Inf. Both are logged through the fp8scope package (a no-op when not recorded).
+"""NaN workload (docs/reliability.md "The collector under faults"): a small training loop whose loss goes NaN, the first
+sign of a diverging FP8 run. The loss is logged as a one-element CUDA tensor (read by the collector on the stream, no
+sync), and a host scalar `lr` is logged too; from step NAN_FROM on the weights are poisoned with NaN, so the loss is NaN
+on the device; at step INF_STEP the host scalar is +Inf. Both are logged through the fp8scope package (a no-op when not
+recorded).
 
   nan_scalars.py [STEPS [NAN_FROM]]
 

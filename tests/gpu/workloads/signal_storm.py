@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Fault-injection workload (issue 15): GEMM work on the GPU while SIGTERM, SIGINT and SIGUSR1 arrive by the
-thousand. The job handles all three itself (counting them, as a training script that checkpoints on SIGUSR1 or
-stops cleanly on SIGTERM does), so it runs to its end whatever arrives.
+"""Fault-injection workload (docs/reliability.md "The collector under faults"): GEMM work on the GPU while SIGTERM,
+SIGINT and SIGUSR1 arrive by the thousand. The job handles all three itself (counting them, as a training script that
+checkpoints on SIGUSR1 or stops cleanly on SIGTERM does), so it runs to its end whatever arrives.
 
   signal_storm.py [ITERATIONS]
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""A tiny torchrun job for trace naming (issue 10, item 5): each rank does a GEMM on cuda:0 (both ranks share one
-GPU) and an all-reduce of its result through the gloo backend (on the CPU, so no NCCL and no second GPU needed).
+"""A tiny torchrun job for trace naming (docs/collector.md "Attaching it"): each rank does a GEMM on cuda:0 (both ranks
+share one GPU) and an all-reduce of its result through the gloo backend (on the CPU, so no NCCL and no second GPU
+needed).
 
 Run as `torchrun --standalone --nproc-per-node 2 torchrun_ranks.py`. Each rank prints
 `TORCHRUN_RANK {"rank": r, "world_size": w, "sum": s}`. With `--launcher-cuda` (used by the check as its own

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A zero-code FP8 training job for tensor statistics without steps (issue 10, item 4): an MLP of 8 layers of one
-shape, each a bias-free linear whose three GEMMs run in FP8 through torch._scaled_mm (forward E4M3 x E4M3, dgrad
-and wgrad E5M2 x E4M3, as samples/torch/fp8_linear.py does), trained for 40 steps. No step markers, no NVTX, no
+"""A zero-code FP8 training job for tensor statistics without steps (docs/collector.md "Tensor statistics"): an MLP of 8
+layers of one shape, each a bias-free linear whose three GEMMs run in FP8 through torch._scaled_mm (forward E4M3 x E4M3,
+dgrad and wgrad E5M2 x E4M3, as samples/torch/fp8_linear.py does), trained for 40 steps. No step markers, no NVTX, no
 fp8scope import: under `fp8scope record` the collector must learn the GEMM period by itself.
 
 Scaling is current (each tensor's own amax, computed on the device), so nothing here waits for the GPU until the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Zoo workload act_ckpt (issue 25): activation checkpointing. The varlen workload's transformer at a fixed
-sequence length, each block wrapped in torch.utils.checkpoint (use_reentrant=False): every block's forward runs a
-second time inside the backward pass, so a step's kernel sequence is forward, then backward interleaved with
+"""Zoo workload act_ckpt (docs/accuracy.md "Scoreboard"): activation checkpointing. The varlen workload's transformer at
+a fixed sequence length, each block wrapped in torch.utils.checkpoint (use_reentrant=False): every block's forward runs
+a second time inside the backward pass, so a step's kernel sequence is forward, then backward interleaved with
 recomputed forwards. No host sync in the loop.
 
   act_ckpt.py [--steps N] [--seq L]     prints FP8SCOPE_GROUND_TRUTH last

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Zoo workloads compile_default and compile_reduce_overhead (issue 25): a small pre-norm MLP-block model under
-torch.compile, default mode (Inductor's Triton kernels, launched through the driver API) or
+"""Zoo workloads compile_default and compile_reduce_overhead (docs/accuracy.md "Scoreboard"): a small pre-norm MLP-block
+model under torch.compile, default mode (Inductor's Triton kernels, launched through the driver API) or
 mode="reduce-overhead" (the same kernels recorded into CUDA graphs by cudagraph trees and replayed; the first steps
 warm up and record). Fused AdamW outside the compiled region, no host sync in the loop. Compilation happens in the
 first steps (forward and backward graphs), which are steps like the others.

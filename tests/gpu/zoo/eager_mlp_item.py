@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Zoo workload eager_mlp_item (issue 25, item 8: the CUDA-Graphs what-if). A plain bf16 MLP of 6 blocks
-(Linear + GELU, width 1024, batch 64), AdamW(capturable=True, foreach), one loss.item() per step.
+"""Zoo workload eager_mlp_item (the CUDA-Graphs what-if, docs/analysis.md "What-if estimates"). A plain bf16 MLP of 6
+blocks (Linear + GELU, width 1024, batch 64), AdamW(capturable=True, foreach), one loss.item() per step.
 
   --mode eager   the step runs eagerly: autograd's and the optimizer's Python work leaves the launching thread
                  silent inside the step (between its first and last launch); a graph replay removes that silence.

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Zoo workload eval_every_n (issue 25): a training loop that evaluates every N steps. Every step trains one batch
-(no host sync); in every N-th step (step % N == N - 1), after the optimizer step and inside the same marked step,
-an evaluation pass runs: model.eval(), torch.no_grad() forward over 3 held-out batches, and one .item() of their
-mean loss (that step's one host sync), then model.train(). The evaluation steps are longer and hold a sync that the
-others do not.
+"""Zoo workload eval_every_n (docs/accuracy.md "Scoreboard"): a training loop that evaluates every N steps. Every step
+trains one batch (no host sync); in every N-th step (step % N == N - 1), after the optimizer step and inside the same
+marked step, an evaluation pass runs: model.eval(), torch.no_grad() forward over 3 held-out batches, and one .item() of
+their mean loss (that step's one host sync), then model.train(). The evaluation steps are longer and hold a sync that
+the others do not.
 
   eval_every_n.py [--steps N] [--eval-every E]     prints FP8SCOPE_GROUND_TRUTH last
 """

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Zoo workload grad_accum (issue 25): gradient accumulation. Each optimizer step runs K micro-batches (forward and
-backward, the loss scaled by 1/K), then one AdamW step (foreach) and zero_grad. The step marker sits at the start of
-each optimizer step only, so one step holds K forward/backward passes and one optimizer update: automatic step
-detection must not cut it into K steps. No host sync in the loop.
+"""Zoo workload grad_accum (docs/accuracy.md "Scoreboard"): gradient accumulation. Each optimizer step runs K
+micro-batches (forward and backward, the loss scaled by 1/K), then one AdamW step (foreach) and zero_grad. The step
+marker sits at the start of each optimizer step only, so one step holds K forward/backward passes and one optimizer
+update: automatic step detection must not cut it into K steps. No host sync in the loop.
 
   grad_accum.py [--steps N] [--accum K]     prints FP8SCOPE_GROUND_TRUTH last (steps = optimizer steps)
 """

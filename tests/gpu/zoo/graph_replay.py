@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Zoo workload graph_replay (issue 25): an MLP training step (forward, backward, AdamW with capturable=True)
-captured once with torch.cuda.graph after a warm-up on a side stream (PyTorch's whole-network capture recipe, as
-tests/gpu/realjobs/whatif.py --mode graph) and replayed every step: each step is one input copy into the static
-batch and one cudaGraphLaunch, its kernels graph kernels. No host sync in the loop.
+"""Zoo workload graph_replay (docs/accuracy.md "Scoreboard"): an MLP training step (forward, backward, AdamW with
+capturable=True) captured once with torch.cuda.graph after a warm-up on a side stream (PyTorch's whole-network capture
+recipe, as tests/gpu/realjobs/whatif.py --mode graph) and replayed every step: each step is one input copy into the
+static batch and one cudaGraphLaunch, its kernels graph kernels. No host sync in the loop.
 
   graph_replay.py [--steps N]     prints FP8SCOPE_GROUND_TRUTH last
 """

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Zoo workload hf_loader_sleep (issue 25, item 1): a transformers LlamaForCausalLM built from a small config (random
-weights, nothing downloaded) fed by a torch DataLoader whose Dataset sleeps in __getitem__ (num_workers=0, the
-dataset yields whole batches, so one batch costs exactly one sleep), bf16 autocast, AdamW, and one loss.item() per
-step.
+"""Zoo workload hf_loader_sleep (docs/accuracy.md "Scoreboard"): a transformers LlamaForCausalLM built from a small
+config (random weights, nothing downloaded) fed by a torch DataLoader whose Dataset sleeps in __getitem__
+(num_workers=0, the dataset yields whole batches, so one batch costs exactly one sleep), bf16 autocast, AdamW, and one
+loss.item() per step.
 
 Per step, in order: the step marker, next(loader) (the sleep: the launching thread makes no CUDA call), the batch's
 copy from pinned memory (asynchronous), forward, backward, optimizer step, loss.item() (the step's one host sync).

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Zoo workload item_every_n (issue 25): an MLP training loop that logs its loss with .item() only every N steps
-(step % N == N - 1): one host sync in those steps, none in the others. The GEMMs are large enough (batch 4096,
-width 4096) that the GPU, not the launches, should set the pace: the host then runs ahead between the logging steps
-and waits for the GPU at each.
+"""Zoo workload item_every_n (docs/accuracy.md "Scoreboard"): an MLP training loop that logs its loss with .item() only
+every N steps (step % N == N - 1): one host sync in those steps, none in the others. The GEMMs are large enough (batch
+4096, width 4096) that the GPU, not the launches, should set the pace: the host then runs ahead between the logging
+steps and waits for the GPU at each.
 
   item_every_n.py [--steps N] [--every E]     prints FP8SCOPE_GROUND_TRUTH last
 """

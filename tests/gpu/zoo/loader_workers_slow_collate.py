@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Zoo workload loader_workers_slow_collate (issue 25, data loading): an MLP fed by a DataLoader with 2 worker
-processes (fork) whose collate_fn sleeps 30 ms per batch. Two workers deliver a batch every ~15 ms, the step needs
-a few ms of GPU time, so after the prefetched batches are used up the training loop waits in next(loader) every
-step: host idle that no sync explains. No host sync in the loop (the losses stay on the device until the end).
+"""Zoo workload loader_workers_slow_collate (data loading, docs/accuracy.md "Scoreboard"): an MLP fed by a DataLoader
+with 2 worker processes (fork) whose collate_fn sleeps 30 ms per batch. Two workers deliver a batch every ~15 ms, the
+step needs a few ms of GPU time, so after the prefetched batches are used up the training loop waits in next(loader)
+every step: host idle that no sync explains. No host sync in the loop (the losses stay on the device until the end).
 
   loader_workers_slow_collate.py [--steps N] [--collate-ms MS] [--workers W]     prints FP8SCOPE_GROUND_TRUTH last
 

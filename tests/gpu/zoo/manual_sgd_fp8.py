@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Zoo workload manual_sgd_fp8 (issue 25, item 2): an FP8 MLP of 4 Fp8Linear layers (samples/torch/fp8_linear.py:
-torch._scaled_mm with delayed scaling) trained by a hand-written SGD update under torch.no_grad (p -= lr * p.grad;
-no torch.optim, so no optimizer kernels mark the step's end), closed by one torch.cuda.synchronize() per step.
-Automatic step detection has only the recurring sync and the GEMM sequence to go by (issue 25 saw 10 steps found
-for 40).
+"""Zoo workload manual_sgd_fp8 (docs/accuracy.md "Scoreboard"): an FP8 MLP of 4 Fp8Linear layers
+(samples/torch/fp8_linear.py: torch._scaled_mm with delayed scaling) trained by a hand-written SGD update under
+torch.no_grad (p -= lr * p.grad; no torch.optim, so no optimizer kernels mark the step's end), closed by one
+torch.cuda.synchronize() per step. Automatic step detection has only the recurring sync and the GEMM sequence to go by
+(docs/accuracy.md "What the zoo found": 10 steps were once found for 40).
 
   manual_sgd_fp8.py [--steps N]     prints FP8SCOPE_GROUND_TRUTH last
 """

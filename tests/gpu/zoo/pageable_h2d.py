@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Zoo workload pageable_h2d (issue 25, data loading): each step copies a 64 MiB pageable (not pinned) CPU tensor to
-the GPU with a plain .to("cuda"), then trains an MLP on it. PyTorch makes a blocking copy from pageable memory
-(c10::cuda::memcpy_and_sync: cudaMemcpyAsync, itself host-blocking for pageable memory, then cudaStreamSynchronize):
-the step's one blocking copy, two host-blocking calls, during which the GPU copies and the host waits. The same
-host tensor every step, so no host time goes into making it. No other sync in the loop.
+"""Zoo workload pageable_h2d (data loading, docs/accuracy.md "Scoreboard"): each step copies a 64 MiB pageable (not
+pinned) CPU tensor to the GPU with a plain .to("cuda"), then trains an MLP on it. PyTorch makes a blocking copy from
+pageable memory (c10::cuda::memcpy_and_sync: cudaMemcpyAsync, itself host-blocking for pageable memory, then
+cudaStreamSynchronize): the step's one blocking copy, two host-blocking calls, during which the GPU copies and the host
+waits. The same host tensor every step, so no host time goes into making it. No other sync in the loop.
 
   pageable_h2d.py [--steps N] [--mib M]     prints FP8SCOPE_GROUND_TRUTH last
 

@@ -1,5 +1,5 @@
-"""The workload zoo (issue 25): every workload, how to run it, how many traces it leaves, and which GPU stage runs
-it. Read by tests/gpu/check_zoo.py; importing it imports nothing else (no torch).
+"""The workload zoo (docs/accuracy.md "Accuracy on the zoo"): every workload, how to run it, how many traces it leaves,
+and which GPU stage runs it. Read by tests/gpu/check_zoo.py; importing it imports nothing else (no torch).
 
 argv placeholders, expanded by the driver:
   {python}  the Python with torch (run_all.py --python)
@@ -92,7 +92,7 @@ def _drift(block, onset, growth):
 
 
 TRAIN_CLEAN_STEPS = 12
-TRAIN_DRIFT_STEPS = 34  # issue 25 item 3's job: onset at step 18, the stale-scale bursts run to step 33
+TRAIN_DRIFT_STEPS = 34  # the drift job: onset at step 18, the stale-scale bursts run to step 33
 DRIFT = (1, 18, 1.15)
 DRIFT_EARLY_STEPS = 16
 DRIFT_EARLY = (0, 6, 1.3)
@@ -238,7 +238,7 @@ WORKLOADS = [
 ]
 
 TIMINGS = [
-    # Issue 25 item 8: the CUDA-graph what-if's measured answer, untraced.
+    # The CUDA-graph what-if's measured answer, untraced (docs/analysis.md "What-if estimates").
     Timing("eager_mlp_item: eager vs graph replay", "zoo1",
            {"eager_ms": [PY, f"{ZOO}/eager_mlp_item.py", "--mode", "eager", "--steps", "50"],
             "graph_replay_ms": [PY, f"{ZOO}/eager_mlp_item.py", "--mode", "graph", "--steps", "50"]},
@@ -253,7 +253,8 @@ TIMINGS = [
             "graph_replay_ms": [PY, f"{REALJOBS}/whatif.py", "--workload", "tiny_lm", "--mode", "graph", "--steps",
                                 "40"]},
            into=["whatif_tiny_lm"]),
-    # Issue 25 item 4: FP8's price, each FP8 run against its BF16 twin, untraced, same step counts as timed above.
+    # FP8's price (docs/analysis.md "Compare"), each FP8 run against its BF16 twin, untraced, same step counts as timed
+    # above.
     Timing("fp8_delayed_clean: FP8 vs BF16", "zoo2",
            {"fp8_median_step_ms": _train("fp8", 30), "bf16_median_step_ms": _train("bf16", 30)},
            into=["fp8_delayed_clean", "bf16_clean_ref"],

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Zoo workloads torchao_* (issue 25, items 3 and 4): a small pre-norm MLP-block model trained in BF16, or with its
-block Linears converted by torchao's convert_to_float8_training (Float8Linear, tensorwise current scaling: each
+"""Zoo workloads torchao_* (docs/accuracy.md "Scoreboard"): a small pre-norm MLP-block model trained in BF16, or with
+its block Linears converted by torchao's convert_to_float8_training (Float8Linear, tensorwise current scaling: each
 cast's scale from the tensor's own amax, recomputed every step). The head stays BF16 in both precisions. Same seed,
 same data, same initial weights in both precisions, so the two runs are twins.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Zoo workload varlen (issue 25): variable sequence lengths. A small transformer (embedding, 2
+"""Zoo workload varlen (docs/accuracy.md "Scoreboard"): variable sequence lengths. A small transformer (embedding, 2
 nn.TransformerEncoderLayer blocks, a linear head; bf16) trained on batches whose sequence length is drawn per step
 from {64, 96, 128, 192} with a fixed seed: the kernels' shapes and durations change from step to step (and some
 kernel choices with them), so steps are not repetitions of one kernel sequence. No host sync in the loop.

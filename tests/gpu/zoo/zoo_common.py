@@ -1,6 +1,5 @@
-"""What the zoo's Python workloads share (issue 25): step markers and the truth line come from
-tests/gpu/realjobs/common.py (imported, not copied); this adds the zoo's truth fields, a step clock, two small models
-and the repository's paths.
+"""What the zoo's Python workloads share: step markers and the truth line come from tests/gpu/realjobs/common.py
+(imported, not copied); this adds the zoo's truth fields, a step clock, two small models and the repository's paths.
 
 Every workload marks the start of each step with begin_step(clock, i) (fp8scope.step(i) through common.mark_step,
 then the clock: a CUDA event, or time.perf_counter() in loops that end each step with a host sync), ends with
