@@ -179,28 +179,21 @@ namespace {
             return usage_error("check",
                 "with several traces only --max-bubble-ratio and --max-straggler-wait apply (the other budgets and "
                 "--ref read one trace)");
-        int exit_code = kExitOk;
-        std::optional<analyzer::RankSetReport> set;
-        std::vector<std::string> traces = paths; // named in the output: the traces, also when merged
-        if (!options.report.merge)
-            set = load_rank_set(options.report, paths, "check", exit_code);
-        else if (std::optional<MergedRanks> merged = load_merged_ranks(paths, exit_code)) {
-            warn_missing_ranks(merged->set);
-            set = std::move(merged->set);
-            traces = std::move(merged->traces);
-        }
-        if (!set)
-            return exit_code;
+        const CliExpected<MergedRanks> ranks = load_ranks(options.report, paths);
+        if (!ranks)
+            return print_failure("check", ranks.error());
+        const analyzer::RankSetReport& set = ranks->set;
         const analyzer::RankBudgets budgets { .max_bubble_ratio = options.max_bubble_ratio,
             .max_straggler_wait_ns = options.max_straggler_wait.empty()
                 ? std::nullopt
                 : parse_duration_ns(options.max_straggler_wait) };
-        const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set->ranks.size(), fmt::join(traces, ", ")),
+        // Named by their traces, also when merged (MergedRanks::traces).
+        const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set.ranks.size(), fmt::join(ranks->traces, ", ")),
             .recording = {},
             .reference = {},
             .nan_scalars = {},
-            .rank_warnings = rank_recording_warnings(set->ranks) };
-        return write_check(options, subject, analyzer::evaluate_rank_budgets(*set, budgets));
+            .rank_warnings = rank_recording_warnings(set.ranks) };
+        return write_check(options, subject, analyzer::evaluate_rank_budgets(set, budgets));
     }
 
 } // namespace
@@ -210,11 +203,9 @@ int run_check(const CheckCliOptions& given)
     if (given.report.merge)
         if (const auto problem = merge_usage_problem(given.report))
             return usage_error("check", *problem);
-    int exit_code = kExitOk;
-    const std::optional<std::vector<std::string>> paths
-        = resolve_trace_args(given.report.trace_args, exit_code, given.report.merge ? ".json" : ".sqlite");
+    const CliExpected<std::vector<std::string>> paths = resolve_trace_args(given.report);
     if (!paths)
-        return exit_code;
+        return print_failure("check", paths.error());
     if (paths->size() > 1 || given.report.merge) {
         // One-trace budgets are named, not met with "no budget given" (issue 28 item 6).
         std::vector<std::string> one_trace;
@@ -259,13 +250,18 @@ int run_check(const CheckCliOptions& given)
             "--max-saturation, --max-underflow, --no-nonfinite or --ref");
     std::optional<AnalysedTrace> analysed;
     std::optional<ComparedRuns> compared;
-    if (comparing)
-        compared = load_and_compare(
-            options.report, options.ref_path, options.loss_scalar, "check", CompareNeeds::Numerics, exit_code);
-    else
-        analysed = load_and_analyse(options.report, "check", exit_code);
-    if (!analysed && !compared)
-        return exit_code;
+    if (comparing) {
+        CliExpected<ComparedRuns> loaded
+            = load_and_compare(options.report, options.ref_path, options.loss_scalar, CompareNeeds::Numerics);
+        if (!loaded)
+            return print_failure("check", loaded.error());
+        compared = std::move(*loaded);
+    } else {
+        CliExpected<AnalysedTrace> loaded = load_and_analyse(options.report);
+        if (!loaded)
+            return print_failure("check", loaded.error());
+        analysed = std::move(*loaded);
+    }
     const AnalysedTrace& run = compared ? compared->run : *analysed;
     auto results = analyzer::evaluate_budgets(run.report, budgets);
     if (compared) {

@@ -5,7 +5,7 @@
 // --max-straggler-wait DURATION on the largest per-step wait of any rank. With --ref, TRACE is compared with its reference as `compare` does, and gated on drift and loss.
 #pragma once
 
-#include "commands/report_command.hpp"
+#include "commands/trace_args.hpp"
 
 #include <cstdint>
 #include <optional>

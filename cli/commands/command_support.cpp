@@ -72,6 +72,14 @@ int usage_error(std::string_view command, std::string_view message)
     return kExitUsage;
 }
 
+int print_failure(std::string_view command, const CliError& error)
+{
+    if (error.exit_code == kExitUsage)
+        return usage_error(command, error.message);
+    print_error(error.message);
+    return error.exit_code;
+}
+
 int write_stdout(const std::string& text)
 {
     clear_progress_line();
@@ -101,7 +109,7 @@ int write_output(const std::string& path, const std::string& text)
     return write_text_file(path, text) ? kExitOk : kExitOutput;
 }
 
-std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path, const analyzer::ProgressHook& progress)
+CliExpected<analyzer::TraceModel> load_trace_model(const std::string& path, const analyzer::ProgressHook& progress)
 {
     // The loader returns errors as values; an exception here (std::bad_alloc on a huge or hostile file) is
     // still a trace this build cannot load, so it gets the bad-trace exit code and one line.
@@ -109,11 +117,10 @@ std::optional<analyzer::TraceModel> load_trace_or_report(const std::string& path
         auto model = analyzer::load_trace(path, progress);
         if (model)
             return std::move(*model);
-        print_error(model.error().message);
+        return std::unexpected(to_cli_error(std::move(model.error())));
     } catch (const std::exception& e) {
-        print_error(fmt::format("{}: cannot load trace: {}", path, e.what()));
+        return cli_failure(kExitBadTrace, fmt::format("{}: cannot load trace: {}", path, e.what()));
     }
-    return std::nullopt;
 }
 
 } // namespace fp8scope::cli

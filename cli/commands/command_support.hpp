@@ -1,20 +1,19 @@
-// What every subcommand that reads a trace does the same way: load it (one line and exit 3 on failure), write
+// What every subcommand that reads a trace does the same way: load it (exit 3 with one line on failure), write
 // the result to stdout (exit 74 on failure), decide on terminal styling (bold, colour).
 #pragma once
+
+#include "commands/cli_error.hpp"
 
 #include "fp8scope/analyzer/model/progress.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
 
-#include <optional>
 #include <string>
 #include <string_view>
 
 namespace fp8scope::cli {
 
-// The loaded trace, or nullopt after printing "fp8scope: error: <one line>" on stderr (exit with kExitBadTrace).
-// `progress`: a CommandProgress stage's hook, or none.
-std::optional<analyzer::TraceModel> load_trace_or_report(
-    const std::string& path, const analyzer::ProgressHook& progress = {});
+// The loaded trace, or kExitBadTrace with the loader's one line. `progress`: a CommandProgress stage's hook, or none.
+CliExpected<analyzer::TraceModel> load_trace_model(const std::string& path, const analyzer::ProgressHook& progress = {});
 
 // "fp8scope: error: <message>" on stderr, as one line (line breaks become spaces): a trace that cannot be read, or
 // two that cannot be compared.
@@ -24,6 +23,8 @@ void print_warning(std::string_view message);
 
 // "fp8scope: usage error: <message>" and "Run 'fp8scope <command> --help' ..." on stderr; returns kExitUsage.
 int usage_error(std::string_view command, std::string_view message);
+// How a command ends on `error`: usage_error() for kExitUsage, print_error() for any other; returns its exit code.
+int print_failure(std::string_view command, const CliError& error);
 
 // Writes everything to stdout and flushes; kExitOk, or kExitOutput after one line on stderr.
 int write_stdout(const std::string& text);

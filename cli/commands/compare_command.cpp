@@ -66,15 +66,13 @@ CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options)
     return compare;
 }
 
-std::optional<ComparedRuns> load_and_compare(const ReportCliOptions& options, const std::string& ref_path,
-    const std::string& loss_scalar, std::string_view command, CompareNeeds needs, int& exit_code)
+CliExpected<ComparedRuns> load_and_compare(
+    const ReportCliOptions& options, const std::string& ref_path, const std::string& loss_scalar, CompareNeeds needs)
 {
     analyzer::CompareOptions compare_options;
     compare_options.loss_scalar = loss_scalar;
-    if (auto problem = to_analysis_options(options, compare_options.report)) {
-        exit_code = usage_error(command, *problem);
-        return std::nullopt;
-    }
+    if (auto problem = to_analysis_options(options, compare_options.report))
+        return cli_failure(kExitUsage, std::move(*problem));
     // Both files are read before either is analysed: an unreadable file is reported before a selection problem.
     using analyzer::StageWeight;
     CommandProgress progress(
@@ -82,50 +80,41 @@ std::optional<ComparedRuns> load_and_compare(const ReportCliOptions& options, co
             { "analysing the run", StageWeight::kAnalyse }, { "analysing the reference", StageWeight::kAnalyse },
             { "comparing", StageWeight::kCompare } },
         options.no_progress);
-    std::optional<analyzer::TraceModel> run_model = load_trace_or_report(options.trace_path, progress.next_stage());
-    std::optional<analyzer::TraceModel> ref_model
-        = run_model ? load_trace_or_report(ref_path, progress.next_stage()) : std::nullopt;
-    if (!run_model || !ref_model) {
-        exit_code = kExitBadTrace;
-        return std::nullopt;
-    }
-    std::optional<analyzer::Report> run_report
-        = analyse_selection(*run_model, compare_options.report, command, "the run", exit_code, progress.next_stage());
+    CliExpected<analyzer::TraceModel> run_model = load_trace_model(options.trace_path, progress.next_stage());
+    if (!run_model)
+        return std::unexpected(std::move(run_model.error()));
+    CliExpected<analyzer::TraceModel> ref_model = load_trace_model(ref_path, progress.next_stage());
+    if (!ref_model)
+        return std::unexpected(std::move(ref_model.error()));
+    CliExpected<analyzer::Report> run_report
+        = analyse_selection(*run_model, compare_options.report, "the run", progress.next_stage());
     if (!run_report)
-        return std::nullopt;
-    std::optional<analyzer::Report> ref_report = analyse_selection(
-        *ref_model, compare_options.report, command, "the reference", exit_code, progress.next_stage());
+        return std::unexpected(std::move(run_report.error()));
+    CliExpected<analyzer::Report> ref_report
+        = analyse_selection(*ref_model, compare_options.report, "the reference", progress.next_stage());
     if (!ref_report)
-        return std::nullopt;
+        return std::unexpected(std::move(ref_report.error()));
     ComparedRuns compared { { std::move(*run_model), std::move(*run_report) },
         { std::move(*ref_model), std::move(*ref_report) }, {} };
     // compare_runs() takes no hook: it is quick next to loading and analysing (StageWeight::kCompare); the bar
     // names the stage and stays where it is.
     progress.next_stage();
     auto outcome = analyzer::compare_runs(compared.input(), compare_options);
-    if (const auto* refusal = std::get_if<analyzer::CompareRefusal>(&outcome)) {
-        print_error(refusal->message);
-        exit_code = kExitBadTrace;
-        return std::nullopt;
-    }
+    if (const auto* refusal = std::get_if<analyzer::CompareRefusal>(&outcome))
+        return cli_failure(kExitBadTrace, refusal->message);
     compared.result = std::move(std::get<analyzer::CompareResult>(outcome));
-    if (needs == CompareNeeds::Numerics && !compared.result.numerics_compared()) {
-        // A gate on drift and loss without them would pass on nothing: refused, as before the performance comparison.
-        print_error(compared.result.numerics_not_compared);
-        exit_code = kExitBadTrace;
-        return std::nullopt;
-    }
+    // A gate on drift and loss without them would pass on nothing: refused, as before the performance comparison.
+    if (needs == CompareNeeds::Numerics && !compared.result.numerics_compared())
+        return cli_failure(kExitBadTrace, compared.result.numerics_not_compared);
     return compared;
 }
 
 int run_compare(const CompareCliOptions& options)
 {
-    int exit_code = kExitOk;
-    const std::optional<ComparedRuns> compared
-        = load_and_compare(options.report, options.ref_path, options.loss_scalar, "compare",
-            CompareNeeds::Performance, exit_code);
+    const CliExpected<ComparedRuns> compared
+        = load_and_compare(options.report, options.ref_path, options.loss_scalar, CompareNeeds::Performance);
     if (!compared)
-        return exit_code;
+        return print_failure("compare", compared.error());
     const analyzer::CompareInput input = compared->input();
     const analyzer::CompareResult& result = compared->result;
     const std::string& format = options.report.format;

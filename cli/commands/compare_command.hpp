@@ -4,11 +4,10 @@
 // performance of both (docs/analysis.md "Compare"), rendered. `check --ref` gates on the same comparison.
 #pragma once
 
-#include "commands/report_command.hpp"
+#include "commands/trace_args.hpp"
 
 #include "fp8scope/analyzer/compare/compare.hpp"
 
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,12 +37,11 @@ struct ComparedRuns {
 // drift and loss too (`check --ref`, which gates on them).
 enum class CompareNeeds { Performance, Numerics };
 
-// What `compare` and `check --ref` do alike once the options are parsed: load both traces (kExitBadTrace after one
-// line when one cannot be read), analyse each with `options`' selection (kExitUsage when it leaves nothing in
-// either), and compare them; traces that cannot be compared are kExitBadTrace with the analyzer's reason on one
-// line, and so, with CompareNeeds::Numerics, are traces whose drift and loss cannot be compared. nullopt with
-// `exit_code` set in each of those cases.
-std::optional<ComparedRuns> load_and_compare(const ReportCliOptions& options, const std::string& ref_path,
-    const std::string& loss_scalar, std::string_view command, CompareNeeds needs, int& exit_code);
+// What `compare` and `check --ref` do alike once the options are parsed: load both traces (kExitBadTrace when one
+// cannot be read), analyse each with `options`' selection (kExitUsage when it leaves nothing in either), and compare
+// them; traces that cannot be compared are kExitBadTrace with the analyzer's reason, and so, with
+// CompareNeeds::Numerics, are traces whose drift and loss cannot be compared.
+CliExpected<ComparedRuns> load_and_compare(
+    const ReportCliOptions& options, const std::string& ref_path, const std::string& loss_scalar, CompareNeeds needs);
 
 } // namespace fp8scope::cli

@@ -74,10 +74,9 @@ int run_export(const ExportCliOptions& options)
         print_error(*file.error());
         return kExitOutput;
     }
-    int exit_code = kExitOk;
-    const std::optional<AnalysedTrace> analysed = load_and_analyse(options.analysis, "export", exit_code);
+    const CliExpected<AnalysedTrace> analysed = load_and_analyse(options.analysis);
     if (!analysed)
-        return exit_code;
+        return print_failure("export", analysed.error());
     const analyzer::Report& report = analysed->report;
 
     PerfettoExportOptions export_options;

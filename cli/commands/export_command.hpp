@@ -3,7 +3,7 @@
 // chrome://tracing and Holistic Trace Analysis (perfetto_export.hpp; docs/cli.md, docs/export.md).
 #pragma once
 
-#include "commands/report_command.hpp"
+#include "commands/trace_args.hpp"
 
 #include <string>
 

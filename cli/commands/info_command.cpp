@@ -49,13 +49,12 @@ CLI::App* add_info_command(CLI::App& app, InfoOptions& options)
 
 int run_info(const InfoOptions& options)
 {
-    std::optional<analyzer::TraceModel> model;
-    {
+    CliExpected<analyzer::TraceModel> model = [&] {
         CommandProgress progress({ { "loading", analyzer::StageWeight::kLoad } }, options.no_progress);
-        model = load_trace_or_report(options.trace_path, progress.next_stage());
-    }
+        return load_trace_model(options.trace_path, progress.next_stage());
+    }();
     if (!model)
-        return kExitBadTrace;
+        return print_failure("info", model.error());
 
     if (options.format == "json") {
         const auto json = render_info_json(*model);

@@ -1,9 +1,7 @@
 #include "commands/rank_merge.hpp"
 
-#include "commands/command_support.hpp"
-#include "commands/exit_codes.hpp"
+#include "commands/trace_args.hpp"
 #include "rank_json/rank_summary_json.hpp"
-#include "commands/report_command.hpp"
 
 #include "fp8scope/analyzer/model/parallel_each.hpp"
 
@@ -22,7 +20,7 @@ std::optional<std::string> merge_usage_problem(const ReportCliOptions& options)
     return std::nullopt;
 }
 
-std::optional<MergedRanks> load_merged_ranks(const std::vector<std::string>& files, int& exit_code)
+CliExpected<MergedRanks> load_merged_ranks(const std::vector<std::string>& files)
 {
     std::vector<std::optional<Expected<analyzer::RankSummary>>> read(files.size());
     // A parsed file takes several times its size in memory: one at a time per core.
@@ -30,11 +28,8 @@ std::optional<MergedRanks> load_merged_ranks(const std::vector<std::string>& fil
     MergedRanks merged;
     std::vector<std::string> rank_files; // the files of merged.set.ranks, in the same order
     for (size_t i = 0; i < files.size(); ++i) {
-        if (!*read[i]) {
-            print_error(read[i]->error().message);
-            exit_code = kExitBadTrace;
-            return std::nullopt;
-        }
+        if (!*read[i])
+            return std::unexpected(to_cli_error(std::move(read[i]->error())));
         if (auto reason = analyzer::not_a_rank(**read[i])) {
             merged.set.left_out.push_back({ files[i], std::move(*reason) });
             continue;
@@ -44,12 +39,9 @@ std::optional<MergedRanks> load_merged_ranks(const std::vector<std::string>& fil
         merged.set.ranks.push_back(std::move(**read[i]));
     }
     std::vector<analyzer::RankSummary>& ranks = merged.set.ranks;
-    if (ranks.empty() && !merged.set.left_out.empty()) {
-        print_error(fmt::format("no rank among the files: '{}': {}", merged.set.left_out.front().path,
-            merged.set.left_out.front().reason));
-        exit_code = kExitBadTrace;
-        return std::nullopt;
-    }
+    if (ranks.empty() && !merged.set.left_out.empty())
+        return cli_failure(kExitBadTrace, fmt::format("no rank among the files: '{}': {}",
+            merged.set.left_out.front().path, merged.set.left_out.front().reason));
     std::optional<std::string> refusal = check_rank_summary_set(ranks, rank_files);
     if (!refusal) {
         // What check_one_job() reads, with the files' names: the line names the file to look at, not its trace.
@@ -62,11 +54,8 @@ std::optional<MergedRanks> load_merged_ranks(const std::vector<std::string>& fil
         }
         refusal = analyzer::check_one_job(jobs);
     }
-    if (refusal) {
-        print_error(*refusal);
-        exit_code = kExitBadTrace;
-        return std::nullopt;
-    }
+    if (refusal)
+        return cli_failure(kExitBadTrace, std::move(*refusal));
     std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
     merged.set.across = analyzer::analyze_across_ranks(ranks);
     return merged;

@@ -3,6 +3,8 @@
 // `report A.sqlite B.sqlite` analyses their traces.
 #pragma once
 
+#include "commands/cli_error.hpp"
+
 #include "fp8scope/analyzer/ranks/ranks.hpp"
 
 #include <optional>
@@ -23,8 +25,7 @@ struct MergedRanks {
 std::optional<std::string> merge_usage_problem(const ReportCliOptions& options);
 
 // Reads the files (in parallel; each as read_rank_summary_file()), checks them as one job (check_rank_summary_set(),
-// analyzer::check_one_job()) and analyses them across ranks. nullopt with `exit_code` = kExitBadTrace after one line
-// on stderr naming the file at fault.
-std::optional<MergedRanks> load_merged_ranks(const std::vector<std::string>& files, int& exit_code);
+// analyzer::check_one_job()) and analyses them across ranks. kExitBadTrace with one line naming the file at fault.
+CliExpected<MergedRanks> load_merged_ranks(const std::vector<std::string>& files);
 
 } // namespace fp8scope::cli

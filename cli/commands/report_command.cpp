@@ -2,28 +2,16 @@
 
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"
-#include "commands/exit_codes.hpp"
-#include "fp8scope/present/units.hpp"
-#include "commands/rank_merge.hpp"
 #include "rank_json/rank_summary_json.hpp"
 #include "report/report_csv.hpp"
-#include "fp8scope/present/figures.hpp"
-#include "output/present_names.hpp"
 #include "report/report_ranks.hpp"
 #include "report/report_render.hpp"
 
-#include "fp8scope/analyzer/trace/report.hpp"
-
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <charconv>
-#include <algorithm>
-#include <cstdio>
-#include <filesystem>
-#include <stdexcept>
-#include <system_error>
+#include <string>
+#include <vector>
 
 namespace fp8scope::cli {
 
@@ -81,109 +69,7 @@ invalid trace, a directory without *.sqlite (*.json with --merge), a bad per-ran
 not the ranks of one job (one line on stderr), 74 stdout cannot be written, 70 internal error.
 )";
 
-    bool parse_int(std::string_view text, int64_t& value)
-    {
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        return ec == std::errc() && end == text.data() + text.size();
-    }
-
-    // "A:B", "A:", ":B" or "N" (one step, N:N) -> the inclusive step range; false for anything else.
-    bool parse_step_range(const std::string& text, analyzer::ReportOptions& out)
-    {
-        const auto colon = text.find(':');
-        if (colon == std::string::npos) {
-            int64_t step = 0;
-            if (!parse_int(text, step))
-                return false;
-            out.first_step = out.last_step = step;
-            return true;
-        }
-        const std::string_view first = std::string_view(text).substr(0, colon);
-        const std::string_view last = std::string_view(text).substr(colon + 1);
-        if (first.empty() && last.empty())
-            return false;
-        int64_t value = 0;
-        if (!first.empty()) {
-            if (!parse_int(first, value))
-                return false;
-            out.first_step = value;
-        }
-        if (!last.empty()) {
-            if (!parse_int(last, value))
-                return false;
-            out.last_step = value;
-        }
-        return !(out.first_step && out.last_step && *out.first_step > *out.last_step);
-    }
-
 } // namespace
-
-void add_analysis_options(CLI::App& command, ReportCliOptions& options)
-{
-    command
-        .add_option("TRACE", options.trace_args,
-            "Trace file: an fp8scope trace or an Nsight Systems SQLite export; several, or a directory (its *.sqlite "
-            "files): the per-rank traces of one job. With --merge: per-rank JSON reports, or a directory of them")
-        ->required();
-    command.add_flag("--merge", options.merge,
-        "The ranks of one job from their JSON reports ('fp8scope report RANK.sqlite --format json' each, e.g. as "
-        "the tasks of an array job): TRACE... are those files, or directories (their *.json files)");
-    add_selection_options(command, options);
-}
-
-void add_selection_options(CLI::App& command, ReportCliOptions& options)
-{
-    command.add_option("--steps", options.steps, "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B; N for step N alone");
-    command.add_option("--device", options.device, "Only this device in the totals");
-    command
-        .add_option("--warmup", options.warmup,
-            "First steps to leave out (default 2, fewer when the trace is shorter; a --warmup that leaves no step is "
-            "a usage error)")
-        ->check(CLI::Range(0, 1000000));
-    command.add_option("--step-pattern", options.step_pattern,
-        "Regular expression (ECMAScript, whole name) for NVTX step ranges");
-    command.add_option("--step-source", options.step_source,
-        "Where steps come from: any (markers, else NVTX, else automatic; the default), markers, nvtx, or auto "
-        "(automatic detection with markers and NVTX ignored)")
-        ->check(CLI::IsMember({ "any", "markers", "nvtx", "auto" }))
-        ->default_str("any");
-}
-
-std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out)
-{
-    if (options.warmup) {
-        out.steps.warmup = *options.warmup;
-        out.warmup_given = true;
-    }
-    if (!options.step_pattern.empty()) {
-        if (auto problem = analyzer::check_nvtx_step_pattern(options.step_pattern))
-            return fmt::format("--step-pattern: {}", *problem);
-        out.steps.nvtx_pattern = options.step_pattern;
-    }
-    out.steps.ignore_markers = options.step_source == "nvtx" || options.step_source == "auto";
-    out.steps.ignore_nvtx = options.step_source == "markers" || options.step_source == "auto";
-    if (!options.steps.empty() && !parse_step_range(options.steps, out))
-        return fmt::format("--steps '{}': expected A:B, A: or :B with A <= B, or one step N", options.steps);
-    out.device = options.device;
-    return std::nullopt;
-}
-
-void add_format_options(CLI::App& command, ReportCliOptions& options, bool csv)
-{
-    std::vector<std::string> formats { "text", "json", "md", "html", "junit" };
-    if (csv)
-        formats.push_back("csv");
-    command
-        .add_option("--format", options.format,
-            csv ? "Output format: text, json, md, html, junit, or csv (one table, --table)"
-                : "Output format: text, json, md, html or junit")
-        ->check(CLI::IsMember(formats))
-        ->default_str("text");
-    command
-        .add_option("--color", options.color, "Colour in text output: auto (a terminal, NO_COLOR unset), always, never")
-        ->check(CLI::IsMember({ "auto", "always", "never" }))
-        ->default_str("auto");
-}
 
 CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
 {
@@ -211,132 +97,6 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
     return report;
 }
 
-std::optional<analyzer::Report> analyse_selection(const analyzer::TraceModel& model,
-    const analyzer::ReportOptions& options, std::string_view command, std::string_view which, int& exit_code,
-    const analyzer::ProgressHook& progress)
-{
-    auto analysed = analyzer::analyze(model, options, progress);
-    if (!analysed) // only a cancel fails, and the CLI's hooks never cancel
-        throw std::logic_error(analysed.error().message);
-    analyzer::Report& report = *analysed;
-    const analyzer::Selection& selection = report.selection;
-    // A command that reads two traces says which one the message is about.
-    const std::string subject
-        = which.empty() ? std::string("the trace") : fmt::format("{} ({})", which, printable(model.path));
-    if (!selection.empty.empty()) {
-        exit_code
-            = usage_error(command, which.empty() ? selection.empty : fmt::format("{}: {}", subject, selection.empty));
-        return std::nullopt;
-    }
-    if (selection.warmup_clamped)
-        print_warning(fmt::format("{} has {} ({}): {} left out instead of {}, so that one step is analysed", subject,
-            count_of(selection.steps_found, "step", "steps"), analyzer::step_source_name(report.steps.source),
-            count_of(report.steps.warmup_excluded, "warm-up step", "warm-up steps"), selection.warmup_requested));
-    return std::move(report);
-}
-
-std::optional<std::vector<std::string>> resolve_trace_args(
-    const std::vector<std::string>& args, int& exit_code, std::string_view extension)
-{
-    namespace fs = std::filesystem;
-    std::vector<std::string> paths;
-    for (const std::string& arg : args) {
-        std::error_code error;
-        if (!fs::is_directory(arg, error)) {
-            paths.push_back(arg); // a file, or a path the loader then reports as missing
-            continue;
-        }
-        std::vector<std::string> found;
-        for (fs::directory_iterator it(arg, error), end; !error && it != end; it.increment(error))
-            if (it->path().extension() == extension && it->is_regular_file(error))
-                found.push_back(it->path().string());
-        // A directory without a trace is an input with nothing to read, as `info` says of any directory: exit 3.
-        if (error || found.empty()) {
-            print_error(error ? fmt::format("{}: cannot read the directory: {}", printable(arg), error.message())
-                              : fmt::format("{}: no *{} file in the directory", printable(arg), extension));
-            exit_code = kExitBadTrace;
-            return std::nullopt;
-        }
-        std::sort(found.begin(), found.end());
-        paths.insert(paths.end(), found.begin(), found.end());
-    }
-    return paths;
-}
-
-void warn_missing_ranks(const analyzer::RankSetReport& set)
-{
-    if (set.ranks.empty() || static_cast<int64_t>(set.ranks.size()) >= set.ranks.front().world_size)
-        return;
-    constexpr size_t kNamed = 8;
-    std::vector<int32_t> missing;
-    size_t given = 0; // set.ranks is by rank, distinct and below the world size (check_one_job())
-    for (int32_t rank = 0; rank < set.ranks.front().world_size && missing.size() <= kNamed; ++rank) {
-        if (given < set.ranks.size() && set.ranks[given].rank == rank)
-            ++given;
-        else
-            missing.push_back(rank);
-    }
-    const int64_t absent = set.ranks.front().world_size - static_cast<int64_t>(set.ranks.size());
-    print_warning(fmt::format("{} of world size {}: the figures across ranks leave out {} {}{}",
-        count_of(static_cast<int64_t>(set.ranks.size()), "rank", "ranks"), set.ranks.front().world_size,
-        absent == 1 ? "rank" : "ranks",
-        fmt::join(missing.begin(), missing.begin() + static_cast<ptrdiff_t>(std::min(missing.size(), kNamed)), ", "),
-        missing.size() > kNamed ? fmt::format(" and {} more", absent - static_cast<int64_t>(kNamed)) : ""));
-}
-
-std::optional<analyzer::RankSetReport> load_rank_set(
-    const ReportCliOptions& options, const std::vector<std::string>& paths, std::string_view command, int& exit_code)
-{
-    analyzer::ReportOptions report_options;
-    if (auto problem = to_analysis_options(options, report_options)) {
-        exit_code = usage_error(command, *problem);
-        return std::nullopt;
-    }
-    CommandProgress progress({ { fmt::format("loading and analysing {} traces", paths.size()),
-                                   analyzer::StageWeight::kLoad + analyzer::StageWeight::kAnalyse } },
-        options.no_progress);
-    auto set = analyzer::analyze_rank_set(paths, report_options, progress.next_stage());
-    if (set) {
-        warn_missing_ranks(*set);
-        return std::move(*set);
-    }
-    if (set.error().code == ErrorCode::Usage) {
-        exit_code = usage_error(command, set.error().message);
-        return std::nullopt;
-    }
-    // A directory of unrelated traces (issue 28 item 6): say how it was read, and how to report each file.
-    const bool from_directory = std::ranges::any_of(
-        options.trace_args, [](const std::string& arg) { return std::filesystem::is_directory(arg); });
-    print_error(from_directory ? set.error().message
-                + " (a directory is read as the traces of one job's ranks; give a file to analyse it alone, e.g. '"
-                + paths.front() + "')"
-                               : set.error().message);
-    exit_code = kExitBadTrace;
-    return std::nullopt;
-}
-
-std::optional<AnalysedTrace> load_and_analyse(const ReportCliOptions& options, std::string_view command, int& exit_code)
-{
-    analyzer::ReportOptions report_options;
-    if (auto problem = to_analysis_options(options, report_options)) {
-        exit_code = usage_error(command, *problem);
-        return std::nullopt;
-    }
-    CommandProgress progress({ { "loading", analyzer::StageWeight::kLoad },
-                                 { "analysing", analyzer::StageWeight::kAnalyse } },
-        options.no_progress);
-    std::optional<analyzer::TraceModel> model = load_trace_or_report(options.trace_path, progress.next_stage());
-    if (!model) {
-        exit_code = kExitBadTrace;
-        return std::nullopt;
-    }
-    std::optional<analyzer::Report> report
-        = analyse_selection(*model, report_options, command, {}, exit_code, progress.next_stage());
-    if (!report)
-        return std::nullopt;
-    return AnalysedTrace { std::move(*model), std::move(*report) };
-}
-
 namespace {
 
     // Several traces, or --merge: the ranks of one job (docs/cli.md "Several ranks"), in text or JSON.
@@ -346,21 +106,15 @@ namespace {
             return usage_error("report",
                 fmt::format("--format {} reads one trace only; with several traces or --merge use text or json",
                     options.format));
-        int exit_code = kExitOk;
-        std::optional<analyzer::RankSetReport> set;
-        if (!options.merge)
-            set = load_rank_set(options, paths, "report", exit_code);
-        else if (std::optional<MergedRanks> merged = load_merged_ranks(paths, exit_code)) {
-            warn_missing_ranks(merged->set);
-            set = std::move(merged->set);
-        }
-        if (!set)
-            return exit_code;
+        const CliExpected<MergedRanks> ranks = load_ranks(options, paths);
+        if (!ranks)
+            return print_failure("report", ranks.error());
+        const analyzer::RankSetReport& set = ranks->set;
         if (options.format == "json")
-            return write_output(options.output, render_rank_set_json(*set).dump(2, ' ', false,
+            return write_output(options.output, render_rank_set_json(set).dump(2, ' ', false,
                                     nlohmann::ordered_json::error_handler_t::replace)
                 + "\n");
-        return write_output(options.output, render_rank_set_text(*set, use_color(options.color, options.output)));
+        return write_output(options.output, render_rank_set_text(set, use_color(options.color, options.output)));
     }
 
 } // namespace
@@ -374,18 +128,16 @@ int run_report(const ReportCliOptions& given)
     if (given.table && given.format != "csv")
         return usage_error("report",
             fmt::format("--table selects the table of --format csv; --format {} prints every table", given.format));
-    int exit_code = kExitOk;
-    const std::optional<std::vector<std::string>> paths
-        = resolve_trace_args(given.trace_args, exit_code, given.merge ? ".json" : ".sqlite");
+    const CliExpected<std::vector<std::string>> paths = resolve_trace_args(given);
     if (!paths)
-        return exit_code;
+        return print_failure("report", paths.error());
     if (paths->size() > 1 || given.merge)
         return run_rank_report(given, *paths);
     ReportCliOptions options = given;
     options.trace_path = paths->front();
-    const std::optional<AnalysedTrace> analysed = load_and_analyse(options, "report", exit_code);
+    const CliExpected<AnalysedTrace> analysed = load_and_analyse(options);
     if (!analysed)
-        return exit_code;
+        return print_failure("report", analysed.error());
     const analyzer::TraceModel& model = analysed->model;
     const analyzer::Report& report = analysed->report;
     if (options.format == "json") {
