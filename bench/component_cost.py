@@ -66,7 +66,7 @@ MODES = {
     "discard": {"FP8SCOPE_DISCARD_RECORDS": "1"},
     "no-subscriber": {"FP8SCOPE_SUBSCRIBE": "0"},
 }
-GRACE = 2  # steps CUPTI stays attached after a window closed by steps (collector/src/capture.cpp)
+GRACE = 2  # steps CUPTI stays attached after a window closed by steps (collector/src/capture/capture.cpp)
 
 
 def parse_args(argv):

@@ -20,7 +20,10 @@ constexpr int kWarmupLaunches = 1000;
 
 cudaStream_t bench_stream = nullptr; // created once; the library is not meant for concurrent callers
 
-double failure(cudaError_t error) { return -static_cast<double>(error); }
+double failure(cudaError_t error)
+{
+    return -static_cast<double>(error);
+}
 
 cudaError_t launch_many(int launches)
 {
@@ -35,7 +38,10 @@ cudaError_t launch_many(int launches)
 extern "C" {
 
 // Kernels each fp8scope_launch_loop_us call launches before its timed loop (to compare with a trace's count).
-__attribute__((visibility("default"))) int fp8scope_launch_loop_warmup_launches() { return kWarmupLaunches; }
+__attribute__((visibility("default"))) int fp8scope_launch_loop_warmup_launches()
+{
+    return kWarmupLaunches;
+}
 
 // Host microseconds per launch over `launches` launches. On failure a negative number: minus the cudaError_t
 // (fp8scope_launch_loop_error_string names it); launches < 1 gives -cudaErrorInvalidValue.

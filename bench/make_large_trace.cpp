@@ -126,7 +126,8 @@ int main(int argc, char** argv)
     app.add_option("--out", out, "trace to write (replaced if it exists)")->required();
     app.add_option("--kernels", shape.kernels, "kernels, each with its launch call (default 10000000)")
         ->check(CLI::Range(int64_t { 1000 }, int64_t { 1'000'000'000 }));
-    app.add_option("--steps", shape.steps, "steps (default 1000)")->check(CLI::Range(int64_t { 1 }, int64_t { 1'000'000 }));
+    app.add_option("--steps", shape.steps, "steps (default 1000)")
+        ->check(CLI::Range(int64_t { 1 }, int64_t { 1'000'000 }));
     CLI11_PARSE(app, argc, argv);
     const auto t0 = std::chrono::steady_clock::now();
     const int rc = write_trace(out, shape);

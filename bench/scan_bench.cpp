@@ -26,13 +26,13 @@ namespace {
 std::vector<std::string> loader_tables()
 {
     namespace t = fp8scope::schema::table;
-    return { std::string(t::kMeta), std::string(t::kStringIds), std::string(t::kKernel),
-        std::string(t::kKernelConfig), std::string(t::kKernelLatency), std::string(t::kRuntime),
-        std::string(t::kMemcpy), std::string(t::kMemset), std::string(t::kSynchronization), std::string(t::kNvtxEvents),
-        std::string(t::kThreadNames), std::string(t::kStepMarker), std::string(t::kScalar), std::string(t::kScalarNan),
-        std::string(t::kTensorSite), std::string(t::kTensorStats), std::string(t::kTargetInfoGpu),
-        std::string(t::kSessionStart), std::string(t::kOverhead), std::string(t::kDropped),
-        std::string(t::kCollectorWork), std::string(t::kCaptureWindow) };
+    return { std::string(t::kMeta), std::string(t::kStringIds), std::string(t::kKernel), std::string(t::kKernelConfig),
+        std::string(t::kKernelLatency), std::string(t::kRuntime), std::string(t::kMemcpy), std::string(t::kMemset),
+        std::string(t::kSynchronization), std::string(t::kNvtxEvents), std::string(t::kThreadNames),
+        std::string(t::kStepMarker), std::string(t::kScalar), std::string(t::kScalarNan), std::string(t::kTensorSite),
+        std::string(t::kTensorStats), std::string(t::kTargetInfoGpu), std::string(t::kSessionStart),
+        std::string(t::kOverhead), std::string(t::kDropped), std::string(t::kCollectorWork),
+        std::string(t::kCaptureWindow) };
 }
 
 // What sums the values of each column of `table` inside SQLite: the number itself for a numeric column, the length

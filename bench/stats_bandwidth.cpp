@@ -200,12 +200,12 @@ int main(int argc, char** argv)
                 return 1;
         empty_ms.erase(empty_ms.begin(), empty_ms.begin() + 3);
         stats_ms.erase(stats_ms.begin(), stats_ms.begin() + 3);
-        std::printf("fixed cost: empty kernel %.1f us, statistics of an empty tensor %.1f us\n",
-            median(empty_ms) * 1e3, median(stats_ms) * 1e3);
+        std::printf("fixed cost: empty kernel %.1f us, statistics of an empty tensor %.1f us\n", median(empty_ms) * 1e3,
+            median(stats_ms) * 1e3);
     }
 
-    std::printf("%-5s %6s | %9s %7s | %9s %7s %6s | %9s %7s %6s | %s\n", "dtype", "MiB", "stats us", "GB/s",
-        "read us", "GB/s", "ratio", "copy us", "GB/s", "ratio", "goal");
+    std::printf("%-5s %6s | %9s %7s | %9s %7s %6s | %9s %7s %6s | %s\n", "dtype", "MiB", "stats us", "GB/s", "read us",
+        "GB/s", "ratio", "copy us", "GB/s", "ratio", "goal");
     const DtypeCase dtypes[] = { { "f32", schema::Dtype::Float32, 4 }, { "bf16", schema::Dtype::BFloat16, 2 },
         { "f16", schema::Dtype::Float16, 2 }, { "e4m3", schema::Dtype::E4M3, 1 }, { "e5m2", schema::Dtype::E5M2, 1 } };
     bool bandwidth_met = true;

@@ -3,8 +3,8 @@
 // a loader that returns a silently wrong model is as much a bug as one that crashes (docs/reliability.md).
 #pragma once
 
-#include "fp8scope/analyzer/trace/report.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/analyzer/trace/report.hpp"
 
 #include <cstddef>
 #include <cstdint>

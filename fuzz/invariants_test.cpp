@@ -50,7 +50,7 @@ bool aborts(const std::function<void(TraceModel&)>& damage)
 
 TEST_CASE("fuzz invariants: a good model passes")
 {
-    CHECK_FALSE(aborts([](TraceModel&) { }));
+    CHECK_FALSE(aborts([](TraceModel&) {}));
 }
 
 TEST_CASE("fuzz invariants: each broken promise aborts")

@@ -58,8 +58,9 @@ Scenario demo(const Variant& v)
             const int64_t at = t0 + 500 + k * 1'500;
             const uint32_t device = v.two_devices ? uint32_t(k % 2) : 0;
             s.launch(host, { .api_start_ns = at, .api_end_ns = at + 20 },
-                { .start_ns = at + 200, .end_ns = at + 1'200, .name = k == 3 ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
-                                                                             : "sm90_xmma_gemm_e4m3_tn",
+                { .start_ns = at + 200,
+                    .end_ns = at + 1'200,
+                    .name = k == 3 ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL" : "sm90_xmma_gemm_e4m3_tn",
                     .device_id = device });
         }
         s.memset(host, { .api_start_ns = t0 + 6'600, .api_end_ns = t0 + 6'620, .name = "cudaMemsetAsync_v3020" },
@@ -193,7 +194,8 @@ int main(int argc, char** argv)
     }
     fs::remove(scratch);
     for (uint64_t seed = 1; seed <= 8; ++seed)
-        write_bytes(out / "rows" / ("program-" + std::to_string(seed)), row_program(seed * 0x9E3779B97F4A7C15ull, 64 * seed * seed));
+        write_bytes(out / "rows" / ("program-" + std::to_string(seed)),
+            row_program(seed * 0x9E3779B97F4A7C15ull, 64 * seed * seed));
     std::printf("fuzz_seeds: wrote the seeds to %s\n", out.c_str());
     return 0;
 }

@@ -26,8 +26,8 @@ void check_totals(std::string_view what, const analyzer::BubbleTotals& t)
     if (!std::isfinite(t.bubble_ratio) || t.bubble_ratio < 0 || t.bubble_ratio > 1)
         fail(fmt::format("{}: bubble ratio {}", what, t.bubble_ratio));
     if (t.graph_removable_ns < 0 || t.graph_removable_ns > t.idle_ns || t.bubble_count < 0)
-        fail(fmt::format("{}: graph-removable {} ns of idle {} ns, {} bubbles", what, t.graph_removable_ns,
-            t.idle_ns, t.bubble_count));
+        fail(fmt::format("{}: graph-removable {} ns of idle {} ns, {} bubbles", what, t.graph_removable_ns, t.idle_ns,
+            t.bubble_count));
 }
 
 } // namespace
@@ -39,8 +39,8 @@ void check_report(const analyzer::Report& report)
         if (steps[i].end_ns < steps[i].start_ns)
             fail(fmt::format("step {}: [{}, {}]", i, steps[i].start_ns, steps[i].end_ns));
         if (i > 0 && steps[i].start_ns < steps[i - 1].end_ns)
-            fail(fmt::format("step {} starts at {}, before step {} ends at {}", i, steps[i].start_ns, i - 1,
-                steps[i - 1].end_ns));
+            fail(fmt::format(
+                "step {} starts at {}, before step {} ends at {}", i, steps[i].start_ns, i - 1, steps[i - 1].end_ns));
     }
     check_totals("report totals", report.totals);
     for (const auto& row : report.bubbles.per_device_step)

@@ -97,8 +97,8 @@ const char* kernel_name(ByteReader& in)
 {
     // Names the kernel classifier and the collector-work detection look for, and a mangled one.
     constexpr std::array<const char*, 8> kNames { "sm90_xmma_gemm_e4m3", "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
-        "vectorized_elementwise_kernel", "flash_fwd_kernel", "_Z6kernelPfi", "fp8scope_tensor_stats",
-        "cudaMemcpyAsync", "" };
+        "vectorized_elementwise_kernel", "flash_fwd_kernel", "_Z6kernelPfi", "fp8scope_tensor_stats", "cudaMemcpyAsync",
+        "" };
     return kNames[in.small(kNames.size())];
 }
 
@@ -130,8 +130,8 @@ void tensor_sample(FuzzedTrace& t, ByteReader& in, Clock& clock, std::vector<int
     row.amax = any_double(in);
     if (in.flag())
         row.min_nonzero_abs = any_double(in);
-    for (int64_t* count : { &row.zeros, &row.nans, &row.infs, &row.overflows, &row.underflows, &row.subnormals,
-             &row.saturated })
+    for (int64_t* count :
+        { &row.zeros, &row.nans, &row.infs, &row.overflows, &row.underflows, &row.subnormals, &row.saturated })
         *count = in.flag() ? any_count(in) : 0;
     row.sum = any_double(in);
     row.sum_squares = any_double(in);
@@ -214,8 +214,7 @@ void one_operation(FuzzedTrace& t, ByteReader& in, Clock& clock, std::vector<Hos
         s.nvtx_mark(thread, clock.next(in), "mark");
         break;
     case 8:
-    case 9:
-    {
+    case 9: {
         const int64_t at = clock.next(in);
         s.step_marker(thread, at, in.flag() ? any_count(in) : in.small(16));
         break;
@@ -237,13 +236,13 @@ void one_operation(FuzzedTrace& t, ByteReader& in, Clock& clock, std::vector<Hos
         break;
     case 13:
         // Another kernel of an earlier launch, or of a correlation id no call has.
-    {
-        const uint32_t correlation = correlations.empty() || in.flag()
-            ? in.raw<uint32_t>()
-            : correlations[in.small(uint32_t(correlations.size()))];
-        s.more_of(correlation, kernel());
-        break;
-    }
+        {
+            const uint32_t correlation = correlations.empty() || in.flag()
+                ? in.raw<uint32_t>()
+                : correlations[in.small(uint32_t(correlations.size()))];
+            s.more_of(correlation, kernel());
+            break;
+        }
     case 14:
         s.collector_work(correlations.empty() || in.flag() ? in.raw<uint32_t>() : correlations.back());
         break;

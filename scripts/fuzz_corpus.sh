@@ -28,7 +28,7 @@ if [ ! -x "$build/bin/fuzz_seeds" ]; then
     exit 1
 fi
 
-# Traces over 1 MiB are stored as <name>.sqlite.xz; CMake's configure unpacks them (samples/traces/README.md).
+# Every sample trace is stored as <name>.sqlite.xz; CMake's configure unpacks them (samples/traces/README.md).
 while IFS= read -r archive; do
     if [ ! -f "${archive%.xz}" ] || [ "$archive" -nt "${archive%.xz}" ]; then
         echo "fuzz_corpus: ${archive%.xz} is not unpacked: configure with cmake first, or xz -dkf $archive" >&2

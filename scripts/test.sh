@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# README command 2: install what is missing, then build and run every test in two configurations:
+# README command 2: install what is missing, check the sources' formatting (scripts/check_format.sh), then build
+# and run every test in two configurations:
 #   build/test  everything this machine can build (CMake detects CUDA; without it the CUDA stages are off);
 #   build/asan  the same tests under AddressSanitizer and UBSan (FP8SCOPE_SANITIZE=ON), without the CUDA stages,
 #               so that the bad-input tests also prove there is no memory error. The viewer and its tests are
@@ -21,6 +22,10 @@ fi
 scripts/install-deps.sh || exit 1
 
 failed=()
+
+# Formatting first: it takes seconds, and a CI log then says at once which files need scripts/check_format.sh --fix.
+echo "== format: scripts/check_format.sh"
+scripts/check_format.sh || failed+=("format")
 
 run_config() {
     local name=$1

@@ -1,16 +1,16 @@
 #include "commands/check_command.hpp"
 
-#include "report/check_render.hpp"
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"
 #include "commands/compare_command.hpp"
 #include "commands/exit_codes.hpp"
+#include "commands/rank_merge.hpp"
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
-#include "commands/rank_merge.hpp"
+#include "report/check_render.hpp"
 
-#include "fp8scope/analyzer/trace/budgets.hpp"
 #include "fp8scope/analyzer/ranks/rank_budgets.hpp"
+#include "fp8scope/analyzer/trace/budgets.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -27,7 +27,7 @@ namespace fp8scope::cli {
 
 namespace {
 
-    constexpr const char* kCheckExamples = R"(Examples:
+constexpr const char* kCheckExamples = R"(Examples:
   fp8scope check run.sqlite --max-bubble-ratio 0.3 --max-syncs-per-step 2
   fp8scope check run.sqlite --max-launch-bound-ratio 0.1 --junit check.xml --md "$GITHUB_STEP_SUMMARY"
   fp8scope check run.sqlite --max-bubble-ratio 0.25 --steps 10:50 --device 0
@@ -77,29 +77,30 @@ trace; a one-trace budget or --ref with several; a selection option with --merge
 compared, traces that are not the ranks of one job, or a bad per-rank JSON report (one line on stderr), 74 a report file or stdout cannot be written, 70 internal error.
 )";
 
-    // A duration with its unit (parse_duration_ns()): --max-straggler-wait, --max-step-time.
-    const CLI::Validator kDuration(
-        [](std::string& text) {
-            return parse_duration_ns(text) ? std::string()
-                                           : "expected a duration with its unit (ns, us, ms, s), e.g. 500us or 5ms";
-        },
-        "DURATION", "duration");
+// A duration with its unit (parse_duration_ns()): --max-straggler-wait, --max-step-time.
+const CLI::Validator kDuration(
+    [](std::string& text) {
+        return parse_duration_ns(text) ? std::string()
+                                       : "expected a duration with its unit (ns, us, ms, s), e.g. 500us or 5ms";
+    },
+    "DURATION", "duration");
 
-    // CLI::Range compares, and every comparison with NaN is false, so "nan" would pass it and then fail (or pass)
-    // every budget silently.
-    const CLI::Validator kNotNan(
-        [](std::string& text) -> std::string {
-            return std::isnan(std::strtod(text.c_str(), nullptr)) ? "NaN is not a budget" : std::string();
-        },
-        "", "not NaN");
+// CLI::Range compares, and every comparison with NaN is false, so "nan" would pass it and then fail (or pass)
+// every budget silently.
+const CLI::Validator kNotNan(
+    [](std::string& text) -> std::string {
+        return std::isnan(std::strtod(text.c_str(), nullptr)) ? "NaN is not a budget" : std::string();
+    },
+    "", "not NaN");
 
 } // namespace
 
 CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
 {
-    CLI::App* check = app.add_subcommand("check", "CI gate: exit 1 when a budget (bubble ratio, syncs per step, "
-                                                  "launch-bound ratio, tensor health, drift against a reference) "
-                                                  "fails");
+    CLI::App* check = app.add_subcommand("check",
+        "CI gate: exit 1 when a budget (bubble ratio, syncs per step, "
+        "launch-bound ratio, tensor health, drift against a reference) "
+        "fails");
     add_analysis_options(*check, options.report);
     check->add_option("--max-bubble-ratio", options.max_bubble_ratio, "Budget for idle / step time (0 to 1)")
         ->check(CLI::Range(0.0, 1.0))
@@ -115,16 +116,19 @@ CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
     check->add_option("--max-syncs-per-step", options.max_syncs_per_step, "Budget for host-blocking syncs per step")
         ->check(CLI::NonNegativeNumber)
         ->check(kNotNan);
-    check->add_option("--max-launch-bound-ratio", options.max_launch_bound_ratio,
-             "Budget for launch-caused idle / step time (0 to 1)")
+    check
+        ->add_option("--max-launch-bound-ratio", options.max_launch_bound_ratio,
+            "Budget for launch-caused idle / step time (0 to 1)")
         ->check(CLI::Range(0.0, 1.0))
         ->check(kNotNan);
-    check->add_option("--max-saturation", options.max_saturation,
-             "Budget for the worst tensor sample's saturated fraction (0 to 1)")
+    check
+        ->add_option("--max-saturation", options.max_saturation,
+            "Budget for the worst tensor sample's saturated fraction (0 to 1)")
         ->check(CLI::Range(0.0, 1.0))
         ->check(kNotNan);
-    check->add_option("--max-underflow", options.max_underflow,
-             "Budget for the worst tensor sample's underflow fraction (0 to 1)")
+    check
+        ->add_option("--max-underflow", options.max_underflow,
+            "Budget for the worst tensor sample's underflow fraction (0 to 1)")
         ->check(CLI::Range(0.0, 1.0))
         ->check(kNotNan);
     check->add_flag("--no-nonfinite", options.no_nonfinite, "Fail when any tensor sample holds NaN or Inf");
@@ -154,47 +158,46 @@ CLI::App* add_check_command(CLI::App& app, CheckCliOptions& options)
 
 namespace {
 
-    // The verdicts in every format asked for; kExitCheckFailed when one failed.
-    int write_check(const CheckCliOptions& options, const CheckSubject& subject,
-        const std::vector<analyzer::BudgetResult>& results)
-    {
-        if (!options.junit_path.empty() && !write_text_file(options.junit_path, render_check_junit(subject, results)))
-            return kExitOutput;
-        if (!options.md_path.empty() && !write_text_file(options.md_path, render_check_markdown(subject, results)))
-            return kExitOutput;
-        if (const int written = write_output(options.report.output, render_check_text(subject, results));
-            written != kExitOk)
-            return written;
-        for (const auto& r : results)
-            if (!r.passed)
-                return kExitCheckFailed;
-        return kExitOk;
-    }
+// The verdicts in every format asked for; kExitCheckFailed when one failed.
+int write_check(
+    const CheckCliOptions& options, const CheckSubject& subject, const std::vector<analyzer::BudgetResult>& results)
+{
+    if (!options.junit_path.empty() && !write_text_file(options.junit_path, render_check_junit(subject, results)))
+        return kExitOutput;
+    if (!options.md_path.empty() && !write_text_file(options.md_path, render_check_markdown(subject, results)))
+        return kExitOutput;
+    if (const int written = write_output(options.report.output, render_check_text(subject, results));
+        written != kExitOk)
+        return written;
+    for (const auto& r : results)
+        if (!r.passed)
+            return kExitCheckFailed;
+    return kExitOk;
+}
 
-    // Several traces: the ranks of one job, gated on the worst rank's bubble ratio and the largest straggler wait.
-    int run_rank_check(const CheckCliOptions& options, const std::vector<std::string>& paths)
-    {
-        if (!options.ref_path.empty() || options.max_syncs_per_step || options.max_launch_bound_ratio
-            || !options.max_step_time.empty() || options.max_saturation || options.max_underflow || options.no_nonfinite)
-            return usage_error("check",
-                "with several traces only --max-bubble-ratio and --max-straggler-wait apply (the other budgets and "
-                "--ref read one trace)");
-        const CliExpected<MergedRanks> ranks = load_ranks(options.report, paths);
-        if (!ranks)
-            return print_failure("check", ranks.error());
-        const analyzer::RankSetReport& set = ranks->set;
-        const analyzer::RankBudgets budgets { .max_bubble_ratio = options.max_bubble_ratio,
-            .max_straggler_wait_ns = options.max_straggler_wait.empty()
-                ? std::nullopt
-                : parse_duration_ns(options.max_straggler_wait) };
-        // Named by their traces, also when merged (MergedRanks::traces).
-        const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set.ranks.size(), fmt::join(ranks->traces, ", ")),
-            .recording = {},
-            .reference = {},
-            .nan_scalars = {},
-            .rank_warnings = rank_recording_warnings(set.ranks) };
-        return write_check(options, subject, analyzer::evaluate_rank_budgets(set, budgets));
-    }
+// Several traces: the ranks of one job, gated on the worst rank's bubble ratio and the largest straggler wait.
+int run_rank_check(const CheckCliOptions& options, const std::vector<std::string>& paths)
+{
+    if (!options.ref_path.empty() || options.max_syncs_per_step || options.max_launch_bound_ratio
+        || !options.max_step_time.empty() || options.max_saturation || options.max_underflow || options.no_nonfinite)
+        return usage_error("check",
+            "with several traces only --max-bubble-ratio and --max-straggler-wait apply (the other budgets and "
+            "--ref read one trace)");
+    const CliExpected<MergedRanks> ranks = load_ranks(options.report, paths);
+    if (!ranks)
+        return print_failure("check", ranks.error());
+    const analyzer::RankSetReport& set = ranks->set;
+    const analyzer::RankBudgets budgets { .max_bubble_ratio = options.max_bubble_ratio,
+        .max_straggler_wait_ns
+        = options.max_straggler_wait.empty() ? std::nullopt : parse_duration_ns(options.max_straggler_wait) };
+    // Named by their traces, also when merged (MergedRanks::traces).
+    const CheckSubject subject { .trace = fmt::format("{} ranks: {}", set.ranks.size(), fmt::join(ranks->traces, ", ")),
+        .recording = {},
+        .reference = {},
+        .nan_scalars = {},
+        .rank_warnings = rank_recording_warnings(set.ranks) };
+    return write_check(options, subject, analyzer::evaluate_rank_budgets(set, budgets));
+}
 
 } // namespace
 
@@ -222,9 +225,10 @@ int run_check(const CheckCliOptions& given)
         if (given.no_nonfinite)
             one_trace.emplace_back("--no-nonfinite");
         if (!one_trace.empty())
-            return usage_error("check", fmt::format("{} {} to one trace; over the ranks of a job use --max-bubble-ratio "
-                                                    "or --max-straggler-wait, or check each rank's trace on its own",
-                                            fmt::join(one_trace, ", "), one_trace.size() == 1 ? "applies" : "apply"));
+            return usage_error("check",
+                fmt::format("{} {} to one trace; over the ranks of a job use --max-bubble-ratio "
+                            "or --max-straggler-wait, or check each rank's trace on its own",
+                    fmt::join(one_trace, ", "), one_trace.size() == 1 ? "applies" : "apply"));
         if (!given.max_bubble_ratio && given.max_straggler_wait.empty())
             return usage_error("check", "no budget given: use --max-bubble-ratio or --max-straggler-wait");
         return run_rank_check(given, *paths);
@@ -244,7 +248,8 @@ int run_check(const CheckCliOptions& given)
         .no_nonfinite = options.no_nonfinite };
     const bool comparing = !options.ref_path.empty();
     if (!budgets.max_bubble_ratio && !budgets.max_syncs_per_step && !budgets.max_launch_bound_ratio
-        && !budgets.max_step_time_ns && !budgets.max_saturation && !budgets.max_underflow && !budgets.no_nonfinite && !comparing)
+        && !budgets.max_step_time_ns && !budgets.max_saturation && !budgets.max_underflow && !budgets.no_nonfinite
+        && !comparing)
         return usage_error("check",
             "no budget given: use --max-bubble-ratio, --max-syncs-per-step, --max-launch-bound-ratio, --max-step-time, "
             "--max-saturation, --max-underflow, --no-nonfinite or --ref");

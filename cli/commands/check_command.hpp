@@ -2,7 +2,8 @@
 // --max-saturation R --max-underflow R --no-nonfinite [--ref REF [--max-loss-delta R] [--max-drift-sites N]
 // [--loss-scalar NAME]] [--junit FILE] [--md FILE] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]`:
 // the CI gate. With several traces (or a directory), the ranks of one job: --max-bubble-ratio on the worst rank and
-// --max-straggler-wait DURATION on the largest per-step wait of any rank. With --ref, TRACE is compared with its reference as `compare` does, and gated on drift and loss.
+// --max-straggler-wait DURATION on the largest per-step wait of any rank. With --ref, TRACE is compared with its
+// reference as `compare` does, and gated on drift and loss.
 #pragma once
 
 #include "commands/trace_args.hpp"

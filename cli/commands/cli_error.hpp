@@ -18,8 +18,7 @@ struct CliError {
     std::string message; // one line, without the "fp8scope: error: " or "fp8scope: usage error: " prefix
 };
 
-template <class T>
-using CliExpected = std::expected<T, CliError>;
+template <class T> using CliExpected = std::expected<T, CliError>;
 
 inline std::unexpected<CliError> cli_failure(int exit_code, std::string message)
 {

@@ -19,15 +19,15 @@ namespace fp8scope::cli {
 
 namespace {
 
-    // Error messages from the loader are one line already; this keeps the promise even if one is not.
-    std::string one_line(std::string text)
-    {
-        for (char& c : text) {
-            if (c == '\n' || c == '\r')
-                c = ' ';
-        }
-        return text;
+// Error messages from the loader are one line already; this keeps the promise even if one is not.
+std::string one_line(std::string text)
+{
+    for (char& c : text) {
+        if (c == '\n' || c == '\r')
+            c = ' ';
     }
+    return text;
+}
 
 } // namespace
 
@@ -68,7 +68,8 @@ bool use_color(std::string_view choice, const std::string& output_path)
 int usage_error(std::string_view command, std::string_view message)
 {
     clear_progress_line();
-    fmt::print(stderr, "fp8scope: usage error: {}\nRun 'fp8scope {} --help' for usage and examples.\n", message, command);
+    fmt::print(
+        stderr, "fp8scope: usage error: {}\nRun 'fp8scope {} --help' for usage and examples.\n", message, command);
     return kExitUsage;
 }
 

@@ -13,7 +13,8 @@
 namespace fp8scope::cli {
 
 // The loaded trace, or kExitBadTrace with the loader's one line. `progress`: a CommandProgress stage's hook, or none.
-CliExpected<analyzer::TraceModel> load_trace_model(const std::string& path, const analyzer::ProgressHook& progress = {});
+CliExpected<analyzer::TraceModel> load_trace_model(
+    const std::string& path, const analyzer::ProgressHook& progress = {});
 
 // "fp8scope: error: <message>" on stderr, as one line (line breaks become spaces): a trace that cannot be read, or
 // two that cannot be compared.

@@ -2,8 +2,8 @@
 
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"
-#include "compare/compare_render.hpp"
 #include "commands/exit_codes.hpp"
+#include "compare/compare_render.hpp"
 #include "report/report_render.hpp"
 
 #include <CLI/CLI.hpp>
@@ -120,7 +120,8 @@ int run_compare(const CompareCliOptions& options)
     const std::string& format = options.report.format;
     if (format == "json") {
         const auto json = render_compare_json(input, result);
-        return write_output(options.report.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+        return write_output(
+            options.report.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
     if (format == "md")
         return write_output(options.report.output, render_compare_markdown(input, result));
@@ -128,8 +129,9 @@ int run_compare(const CompareCliOptions& options)
         return write_output(options.report.output, render_compare_html(input, result));
     if (format == "junit")
         return write_output(options.report.output, render_compare_junit(input, result));
-    return write_output(options.report.output, 
-        render_compare_text(input, result, ReportTextStyle { .color = use_color(options.report.color, options.report.output) }));
+    return write_output(options.report.output,
+        render_compare_text(
+            input, result, ReportTextStyle { .color = use_color(options.report.color, options.report.output) }));
 }
 
 } // namespace fp8scope::cli

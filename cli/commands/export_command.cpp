@@ -3,9 +3,9 @@
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"
 #include "commands/exit_codes.hpp"
+#include "export/kineto_trace.hpp"
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
-#include "export/kineto_trace.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

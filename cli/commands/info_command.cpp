@@ -59,9 +59,11 @@ int run_info(const InfoOptions& options)
     if (options.format == "json") {
         const auto json = render_info_json(*model);
         // Replace invalid UTF-8 rather than throw: trace text is untrusted.
-        return write_output(options.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+        return write_output(
+            options.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
-    return write_output(options.output, render_info_text(*model, TextStyle { .bold_headings = options.output.empty() && use_bold_headings() }));
+    return write_output(options.output,
+        render_info_text(*model, TextStyle { .bold_headings = options.output.empty() && use_bold_headings() }));
 }
 
 } // namespace fp8scope::cli

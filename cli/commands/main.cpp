@@ -6,7 +6,7 @@
 #include "commands/exit_codes.hpp"
 #include "commands/export_command.hpp"
 #include "commands/info_command.hpp"
-#include "commands/record_command.hpp"
+#include "record/record_command.hpp"
 #include "commands/report_command.hpp"
 
 #include <CLI/CLI.hpp>

@@ -40,8 +40,9 @@ CliExpected<MergedRanks> load_merged_ranks(const std::vector<std::string>& files
     }
     std::vector<analyzer::RankSummary>& ranks = merged.set.ranks;
     if (ranks.empty() && !merged.set.left_out.empty())
-        return cli_failure(kExitBadTrace, fmt::format("no rank among the files: '{}': {}",
-            merged.set.left_out.front().path, merged.set.left_out.front().reason));
+        return cli_failure(kExitBadTrace,
+            fmt::format("no rank among the files: '{}': {}", merged.set.left_out.front().path,
+                merged.set.left_out.front().reason));
     std::optional<std::string> refusal = check_rank_summary_set(ranks, rank_files);
     if (!refusal) {
         // What check_one_job() reads, with the files' names: the line names the file to look at, not its trace.

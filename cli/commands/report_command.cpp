@@ -17,7 +17,7 @@ namespace fp8scope::cli {
 
 namespace {
 
-    constexpr const char* kReportExamples = R"(Examples:
+constexpr const char* kReportExamples = R"(Examples:
   fp8scope report samples/traces/h100-train-fp8.sqlite
   fp8scope report run.sqlite --format json > report.json
   fp8scope report run.sqlite --format md >> "$GITHUB_STEP_SUMMARY"
@@ -99,23 +99,22 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
 
 namespace {
 
-    // Several traces, or --merge: the ranks of one job (docs/cli.md "Several ranks"), in text or JSON.
-    int run_rank_report(const ReportCliOptions& options, const std::vector<std::string>& paths)
-    {
-        if (options.format != "text" && options.format != "json")
-            return usage_error("report",
-                fmt::format("--format {} reads one trace only; with several traces or --merge use text or json",
-                    options.format));
-        const CliExpected<MergedRanks> ranks = load_ranks(options, paths);
-        if (!ranks)
-            return print_failure("report", ranks.error());
-        const analyzer::RankSetReport& set = ranks->set;
-        if (options.format == "json")
-            return write_output(options.output, render_rank_set_json(set).dump(2, ' ', false,
-                                    nlohmann::ordered_json::error_handler_t::replace)
-                + "\n");
-        return write_output(options.output, render_rank_set_text(set, use_color(options.color, options.output)));
-    }
+// Several traces, or --merge: the ranks of one job (docs/cli.md "Several ranks"), in text or JSON.
+int run_rank_report(const ReportCliOptions& options, const std::vector<std::string>& paths)
+{
+    if (options.format != "text" && options.format != "json")
+        return usage_error("report",
+            fmt::format(
+                "--format {} reads one trace only; with several traces or --merge use text or json", options.format));
+    const CliExpected<MergedRanks> ranks = load_ranks(options, paths);
+    if (!ranks)
+        return print_failure("report", ranks.error());
+    const analyzer::RankSetReport& set = ranks->set;
+    if (options.format == "json")
+        return write_output(options.output,
+            render_rank_set_json(set).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+    return write_output(options.output, render_rank_set_text(set, use_color(options.color, options.output)));
+}
 
 } // namespace
 
@@ -144,7 +143,8 @@ int run_report(const ReportCliOptions& given)
         auto json = render_report_json(model, report, options.top);
         // Everything `report --merge` needs of this rank, so that ranks can be analysed as independent jobs.
         json["rank_summary"] = rank_summary_json(analyzer::summarize_rank(model, report));
-        return write_output(options.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+        return write_output(
+            options.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
     if (options.format == "md")
         return write_output(options.output, render_report_markdown(model, report, options.top));
@@ -155,9 +155,11 @@ int run_report(const ReportCliOptions& given)
     if (options.format == "csv")
         return write_output(
             options.output, render_report_csv(model, report, options.table.value_or(kCsvTables[0]), options.top));
-    return write_output(options.output, render_report_text(
-        model, report,
-        ReportTextStyle { .color = use_color(options.color, options.output), .top = options.top, .all_steps = options.all_steps }));
+    return write_output(options.output,
+        render_report_text(model, report,
+            ReportTextStyle { .color = use_color(options.color, options.output),
+                .top = options.top,
+                .all_steps = options.all_steps }));
 }
 
 } // namespace fp8scope::cli

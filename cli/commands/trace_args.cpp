@@ -21,49 +21,49 @@ namespace fp8scope::cli {
 
 namespace {
 
-    bool parse_int(std::string_view text, int64_t& value)
-    {
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        return ec == std::errc() && end == text.data() + text.size();
-    }
+bool parse_int(std::string_view text, int64_t& value)
+{
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return ec == std::errc() && end == text.data() + text.size();
+}
 
-    // "A:B", "A:", ":B" or "N" (one step, N:N) -> the inclusive step range; false for anything else.
-    bool parse_step_range(const std::string& text, analyzer::ReportOptions& out)
-    {
-        const auto colon = text.find(':');
-        if (colon == std::string::npos) {
-            int64_t step = 0;
-            if (!parse_int(text, step))
-                return false;
-            out.first_step = out.last_step = step;
-            return true;
-        }
-        const std::string_view first = std::string_view(text).substr(0, colon);
-        const std::string_view last = std::string_view(text).substr(colon + 1);
-        if (first.empty() && last.empty())
+// "A:B", "A:", ":B" or "N" (one step, N:N) -> the inclusive step range; false for anything else.
+bool parse_step_range(const std::string& text, analyzer::ReportOptions& out)
+{
+    const auto colon = text.find(':');
+    if (colon == std::string::npos) {
+        int64_t step = 0;
+        if (!parse_int(text, step))
             return false;
-        int64_t value = 0;
-        if (!first.empty()) {
-            if (!parse_int(first, value))
-                return false;
-            out.first_step = value;
-        }
-        if (!last.empty()) {
-            if (!parse_int(last, value))
-                return false;
-            out.last_step = value;
-        }
-        return !(out.first_step && out.last_step && *out.first_step > *out.last_step);
+        out.first_step = out.last_step = step;
+        return true;
     }
+    const std::string_view first = std::string_view(text).substr(0, colon);
+    const std::string_view last = std::string_view(text).substr(colon + 1);
+    if (first.empty() && last.empty())
+        return false;
+    int64_t value = 0;
+    if (!first.empty()) {
+        if (!parse_int(first, value))
+            return false;
+        out.first_step = value;
+    }
+    if (!last.empty()) {
+        if (!parse_int(last, value))
+            return false;
+        out.last_step = value;
+    }
+    return !(out.first_step && out.last_step && *out.first_step > *out.last_step);
+}
 
-    // to_analysis_options() as a step that can fail.
-    CliExpected<analyzer::ReportOptions> analysis_options(const ReportCliOptions& options)
-    {
-        analyzer::ReportOptions report_options;
-        if (auto problem = to_analysis_options(options, report_options))
-            return cli_failure(kExitUsage, std::move(*problem));
-        return report_options;
-    }
+// to_analysis_options() as a step that can fail.
+CliExpected<analyzer::ReportOptions> analysis_options(const ReportCliOptions& options)
+{
+    analyzer::ReportOptions report_options;
+    if (auto problem = to_analysis_options(options, report_options))
+        return cli_failure(kExitUsage, std::move(*problem));
+    return report_options;
+}
 
 } // namespace
 
@@ -82,18 +82,20 @@ void add_analysis_options(CLI::App& command, ReportCliOptions& options)
 
 void add_selection_options(CLI::App& command, ReportCliOptions& options)
 {
-    command.add_option("--steps", options.steps, "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B; N for step N alone");
+    command.add_option("--steps", options.steps,
+        "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B; N for step N alone");
     command.add_option("--device", options.device, "Only this device in the totals");
     command
         .add_option("--warmup", options.warmup,
             "First steps to leave out (default 2, fewer when the trace is shorter; a --warmup that leaves no step is "
             "a usage error)")
         ->check(CLI::Range(0, 1000000));
-    command.add_option("--step-pattern", options.step_pattern,
-        "Regular expression (ECMAScript, whole name) for NVTX step ranges");
-    command.add_option("--step-source", options.step_source,
-        "Where steps come from: any (markers, else NVTX, else automatic; the default), markers, nvtx, or auto "
-        "(automatic detection with markers and NVTX ignored)")
+    command.add_option(
+        "--step-pattern", options.step_pattern, "Regular expression (ECMAScript, whole name) for NVTX step ranges");
+    command
+        .add_option("--step-source", options.step_source,
+            "Where steps come from: any (markers, else NVTX, else automatic; the default), markers, nvtx, or auto "
+            "(automatic detection with markers and NVTX ignored)")
         ->check(CLI::IsMember({ "any", "markers", "nvtx", "auto" }))
         ->default_str("any");
 }
@@ -174,13 +176,14 @@ CliExpected<MergedRanks> load_ranks(const ReportCliOptions& options, const std::
     return MergedRanks { std::move(*set), paths };
 }
 
-CliExpected<analyzer::RankSetReport> load_rank_set(const ReportCliOptions& options, const std::vector<std::string>& paths)
+CliExpected<analyzer::RankSetReport> load_rank_set(
+    const ReportCliOptions& options, const std::vector<std::string>& paths)
 {
     const CliExpected<analyzer::ReportOptions> report_options = analysis_options(options);
     if (!report_options)
         return std::unexpected(report_options.error());
     CommandProgress progress({ { fmt::format("loading and analysing {} traces", paths.size()),
-                                   analyzer::StageWeight::kLoad + analyzer::StageWeight::kAnalyse } },
+                                 analyzer::StageWeight::kLoad + analyzer::StageWeight::kAnalyse } },
         options.no_progress);
     auto set = analyzer::analyze_rank_set(paths, *report_options, progress.next_stage());
     if (set) {
@@ -192,7 +195,8 @@ CliExpected<analyzer::RankSetReport> load_rank_set(const ReportCliOptions& optio
     const bool from_directory = std::ranges::any_of(
         options.trace_args, [](const std::string& arg) { return std::filesystem::is_directory(arg); });
     if (error.exit_code == kExitBadTrace && from_directory)
-        error.message += " (a directory is read as the traces of one job's ranks; give a file to analyse it alone, e.g. '"
+        error.message
+            += " (a directory is read as the traces of one job's ranks; give a file to analyse it alone, e.g. '"
             + paths.front() + "')";
     return std::unexpected(std::move(error));
 }
@@ -223,8 +227,8 @@ CliExpected<AnalysedTrace> load_and_analyse(const ReportCliOptions& options)
     const CliExpected<analyzer::ReportOptions> report_options = analysis_options(options);
     if (!report_options)
         return std::unexpected(report_options.error());
-    CommandProgress progress({ { "loading", analyzer::StageWeight::kLoad },
-                                 { "analysing", analyzer::StageWeight::kAnalyse } },
+    CommandProgress progress(
+        { { "loading", analyzer::StageWeight::kLoad }, { "analysing", analyzer::StageWeight::kAnalyse } },
         options.no_progress);
     CliExpected<analyzer::TraceModel> model = load_trace_model(options.trace_path, progress.next_stage());
     if (!model)

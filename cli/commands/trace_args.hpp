@@ -63,7 +63,8 @@ CliExpected<MergedRanks> load_ranks(const ReportCliOptions& options, const std::
 // Several traces: the ranks of one job, loaded and analysed in parallel with the selection options applied to each
 // (analyzer::analyze_rank_set()), then warn_missing_ranks(). kExitUsage for a bad option or a selection that leaves a
 // rank nothing, kExitBadTrace for a trace that cannot be loaded or traces that are not one job (the analyzer's line).
-CliExpected<analyzer::RankSetReport> load_rank_set(const ReportCliOptions& options, const std::vector<std::string>& paths);
+CliExpected<analyzer::RankSetReport> load_rank_set(
+    const ReportCliOptions& options, const std::vector<std::string>& paths);
 
 // One warning line on stderr when the set holds fewer ranks than its world size (a rank not recorded, or a per-rank
 // job that failed), naming the missing ranks: the figures across ranks are then of the ranks given only.

@@ -3,13 +3,13 @@
 #include "compare/compare_render.hpp"
 
 #include "fp8scope/present/compare_wording.hpp"
-#include "output/html_page.hpp"
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
+#include "output/html_page.hpp"
 #include "output/present_names.hpp"
-#include "report/report_tables.hpp"
 #include "output/svg_chart.hpp"
 #include "output/xml_escape.hpp"
+#include "report/report_tables.hpp"
 
 #include <fmt/format.h>
 

@@ -95,8 +95,8 @@ json site_json(const CompareSite& s)
         { "run_dtype", s.run_dtype }, { "ref_dtype", s.ref_dtype }, { "role", s.role },
         { "logical_role", or_null(s.logical_role) }, { "role_swapped", s.role_swapped },
         { "orientation_ambiguous", s.orientation_ambiguous }, { "recipe", scaling_recipe_name(s.recipe) },
-        { "recipe_evidence", s.recipe_evidence }, { "position_in_step", s.position_in_step }, { "min_numel", s.min_numel },
-        { "baseline_log2_ratio", or_null(s.baseline_log2_ratio) },
+        { "recipe_evidence", s.recipe_evidence }, { "position_in_step", s.position_in_step },
+        { "min_numel", s.min_numel }, { "baseline_log2_ratio", or_null(s.baseline_log2_ratio) },
         { "baseline_saturation", or_null(s.baseline_saturation) }, { "onset_step", or_null(s.onset_step) },
         { "drift", evidence_json(s.drift) }, { "amax_ratio_events", s.amax_ratio_events },
         { "stale_scale_events", s.stale_scale_events }, { "steps", std::move(steps) } };

@@ -3,11 +3,11 @@
 #include "compare/compare_render.hpp"
 
 #include "fp8scope/present/compare_wording.hpp"
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
-#include "report/report_tables.hpp"
 #include "output/xml_escape.hpp"
+#include "report/report_tables.hpp"
 
 #include <fmt/format.h>
 
@@ -67,8 +67,8 @@ std::string unmatched_list(std::string_view side, const std::vector<UnmatchedSit
                 [](std::string_view text) { return markdown_escaped(text); })
             + "\n";
     if (groups.size() > kListedCompareSites)
-        out += fmt::format("- … and {} more reasons (the JSON output lists every site)\n",
-            groups.size() - kListedCompareSites);
+        out += fmt::format(
+            "- … and {} more reasons (the JSON output lists every site)\n", groups.size() - kListedCompareSites);
     return out;
 }
 

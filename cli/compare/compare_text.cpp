@@ -6,11 +6,11 @@
 #include "compare/compare_render.hpp"
 
 #include "fp8scope/present/compare_wording.hpp"
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
-#include "report/report_tables.hpp"
 #include "output/text_paint.hpp"
+#include "report/report_tables.hpp"
 
 #include <fmt/format.h>
 
@@ -94,8 +94,8 @@ void unmatched_text(std::string& out, std::string_view side, const std::vector<U
     for (size_t i = 0; i < groups.size() && i < kListedCompareSites; ++i)
         out += fmt::format("    {}\n", unmatched_group_text(groups[i], printable, printable));
     if (groups.size() > kListedCompareSites)
-        out += fmt::format("    … and {} more reasons (--format json lists every site)\n",
-            groups.size() - kListedCompareSites);
+        out += fmt::format(
+            "    … and {} more reasons (--format json lists every site)\n", groups.size() - kListedCompareSites);
 }
 
 } // namespace

@@ -1,8 +1,8 @@
 #include "export/kineto_trace.hpp"
 
-#include "export/trace_event_tracks.hpp"
 #include "export/kineto_trace_layout.hpp"
 #include "export/start_order.hpp"
+#include "export/trace_event_tracks.hpp"
 
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"

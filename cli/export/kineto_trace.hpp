@@ -15,8 +15,8 @@
 #include "export/trace_event_writer.hpp"
 
 #include "fp8scope/analyzer/model/progress.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/analyzer/trace/report.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -3,8 +3,8 @@
 // bubbles, the collector's own GPU work) and the counter tracks (scalars, tensor statistics).
 #pragma once
 
-#include "export/trace_event_tracks.hpp"
 #include "export/kineto_trace.hpp"
+#include "export/trace_event_tracks.hpp"
 
 #include <cstdint>
 #include <set>

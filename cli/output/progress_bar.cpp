@@ -9,9 +9,9 @@ namespace fp8scope::cli {
 
 namespace {
 
-    // Below this many cells a bar says nothing a percentage does not; above the cap it only spreads out.
-    constexpr int kMinBarCells = 10;
-    constexpr int kMaxBarCells = 50;
+// Below this many cells a bar says nothing a percentage does not; above the cap it only spreads out.
+constexpr int kMinBarCells = 10;
+constexpr int kMaxBarCells = 50;
 
 } // namespace
 

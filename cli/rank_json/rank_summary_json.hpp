@@ -1,8 +1,8 @@
-// One rank's RankSummary (analyzer/ranks.hpp) as JSON, and back: `fp8scope report TRACE --format json` writes it as
-// its `rank_summary` object, and `fp8scope report --merge` / `check --merge` read it back to analyse the ranks of a job
-// whose traces were analysed one by one, as independent jobs (docs/multi-rank.md). Writer and reader share one
-// description of the fields (rank_summary_json.cpp; files and sets: rank_summary_file.cpp), so that a field added to
-// one is added to the other.
+// One rank's RankSummary (fp8scope/analyzer/ranks/ranks.hpp) as JSON, and back: `fp8scope report TRACE --format json`
+// writes it as its `rank_summary` object, and `fp8scope report --merge` / `check --merge` read it back to analyse the
+// ranks of a job whose traces were analysed one by one, as independent jobs (docs/multi-rank.md). Writer and reader
+// share one description of the fields (rank_summary_json.cpp; files and sets: rank_summary_file.cpp), so that a field
+// added to one is added to the other.
 //
 // Integers are JSON integers and doubles nlohmann's shortest round-trip form, so a summary read back equals the one
 // written, bit for bit: `report --merge` of the per-rank JSON files prints what `report A.sqlite B.sqlite` prints.

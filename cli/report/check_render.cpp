@@ -1,7 +1,7 @@
 #include "report/check_render.hpp"
 
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
 #include "output/xml_escape.hpp"
 
@@ -15,66 +15,66 @@ using analyzer::BudgetResult;
 
 namespace {
 
-    std::string figure(const BudgetResult& r, double value)
-    {
-        if (r.name == "no-nonfinite" || r.name == "max-drift-sites")
-            return fmt::format("{:.0f}", value); // samples, or NaN/Inf elements of the first; sites
-        if (r.name == "max-straggler-wait" || r.name == "max-step-time")
-            return format_duration_ns(static_cast<int64_t>(value)); // ns
-        if (r.name == "max-loss-delta")
-            return fmt::format("{:.3g}", value); // a relative delta: 0.0025 is DeepSeek-V3's 0.25%
-        // Tensor fractions that matter are small (1e-4 of a tensor clipped): significant digits, not decimals.
-        if (r.name == "max-saturation" || r.name == "max-underflow")
-            return fmt::format("{:.3g}", value);
-        return r.name == "max-syncs-per-step" ? fmt::format("{:.2f}", value) : fmt::format("{:.3f}", value);
-    }
+std::string figure(const BudgetResult& r, double value)
+{
+    if (r.name == "no-nonfinite" || r.name == "max-drift-sites")
+        return fmt::format("{:.0f}", value); // samples, or NaN/Inf elements of the first; sites
+    if (r.name == "max-straggler-wait" || r.name == "max-step-time")
+        return format_duration_ns(static_cast<int64_t>(value)); // ns
+    if (r.name == "max-loss-delta")
+        return fmt::format("{:.3g}", value); // a relative delta: 0.0025 is DeepSeek-V3's 0.25%
+    // Tensor fractions that matter are small (1e-4 of a tensor clipped): significant digits, not decimals.
+    if (r.name == "max-saturation" || r.name == "max-underflow")
+        return fmt::format("{:.3g}", value);
+    return r.name == "max-syncs-per-step" ? fmt::format("{:.2f}", value) : fmt::format("{:.3f}", value);
+}
 
-    // The figure, or "-" for a budget with no data to judge (worst_text() gives the reason).
-    std::string shown_value(const BudgetResult& r)
-    {
-        return r.unavailable.empty() ? figure(r, r.value) : "-";
-    }
+// The figure, or "-" for a budget with no data to judge (worst_text() gives the reason).
+std::string shown_value(const BudgetResult& r)
+{
+    return r.unavailable.empty() ? figure(r, r.value) : "-";
+}
 
-    std::string worst_text(const BudgetResult& r)
-    {
-        if (!r.unavailable.empty())
-            return r.unavailable;
-        // Tensor budgets name a site (untrusted text from the trace); no-nonfinite names the first sample.
-        const std::string step = r.worst_step ? fmt::format("step {}", *r.worst_step) : "no step";
-        // Against --ref, `where` is the analyzer's sentence: the first divergent site and its onset step, or what
-        // the loss delta averages (its worst step is then the largest single-step delta).
-        if (r.name == "max-drift-sites")
-            return r.where.empty() ? "no site drifts" : printable(r.where);
-        if (r.name == "max-loss-delta")
-            return r.worst_step ? fmt::format("{}; worst step {}: {}", printable(r.where), *r.worst_step,
-                                      figure(r, r.worst_value))
-                                : printable(r.where);
-        if (r.name == "no-nonfinite")
-            return r.where.empty() ? "no NaN/Inf in any tensor sample"
-                                   : fmt::format("first at {}: {} NaN/Inf in {}", step, figure(r, r.worst_value),
-                                       printable(r.where));
-        if (!r.where.empty())
-            return fmt::format("worst {}: {} in {}", step, figure(r, r.worst_value), printable(r.where));
-        // Over the ranks of one job, the figure is one rank's: it is named first.
-        const std::string rank = r.rank ? fmt::format("rank {}, ", *r.rank) : std::string();
-        if (!r.worst_step)
-            return rank + "no step has a figure";
-        return fmt::format("{}worst step {}: {}", rank, *r.worst_step, figure(r, r.worst_value));
-    }
+std::string worst_text(const BudgetResult& r)
+{
+    if (!r.unavailable.empty())
+        return r.unavailable;
+    // Tensor budgets name a site (untrusted text from the trace); no-nonfinite names the first sample.
+    const std::string step = r.worst_step ? fmt::format("step {}", *r.worst_step) : "no step";
+    // Against --ref, `where` is the analyzer's sentence: the first divergent site and its onset step, or what
+    // the loss delta averages (its worst step is then the largest single-step delta).
+    if (r.name == "max-drift-sites")
+        return r.where.empty() ? "no site drifts" : printable(r.where);
+    if (r.name == "max-loss-delta")
+        return r.worst_step
+            ? fmt::format("{}; worst step {}: {}", printable(r.where), *r.worst_step, figure(r, r.worst_value))
+            : printable(r.where);
+    if (r.name == "no-nonfinite")
+        return r.where.empty()
+            ? "no NaN/Inf in any tensor sample"
+            : fmt::format("first at {}: {} NaN/Inf in {}", step, figure(r, r.worst_value), printable(r.where));
+    if (!r.where.empty())
+        return fmt::format("worst {}: {} in {}", step, figure(r, r.worst_value), printable(r.where));
+    // Over the ranks of one job, the figure is one rank's: it is named first.
+    const std::string rank = r.rank ? fmt::format("rank {}, ", *r.rank) : std::string();
+    if (!r.worst_step)
+        return rank + "no step has a figure";
+    return fmt::format("{}worst step {}: {}", rank, *r.worst_step, figure(r, r.worst_value));
+}
 
-    // The message of a failed budget: which figure, over which limit, and where it is worst.
-    std::string failure_text(const BudgetResult& r)
-    {
-        if (!r.unavailable.empty())
-            return fmt::format("{}: {}", r.name, r.unavailable);
-        return fmt::format("{} = {} exceeds the budget {}; {}", r.name.starts_with("max-") ? r.name.substr(4) : r.name,
-            figure(r, r.value), figure(r, r.limit), worst_text(r));
-    }
+// The message of a failed budget: which figure, over which limit, and where it is worst.
+std::string failure_text(const BudgetResult& r)
+{
+    if (!r.unavailable.empty())
+        return fmt::format("{}: {}", r.name, r.unavailable);
+    return fmt::format("{} = {} exceeds the budget {}; {}", r.name.starts_with("max-") ? r.name.substr(4) : r.name,
+        figure(r, r.value), figure(r, r.limit), worst_text(r));
+}
 
-    size_t failures(const std::vector<BudgetResult>& results)
-    {
-        return static_cast<size_t>(std::ranges::count_if(results, [](const BudgetResult& r) { return !r.passed; }));
-    }
+size_t failures(const std::vector<BudgetResult>& results)
+{
+    return static_cast<size_t>(std::ranges::count_if(results, [](const BudgetResult& r) { return !r.passed; }));
+}
 
 } // namespace
 
@@ -108,8 +108,8 @@ std::string render_check_text(const CheckSubject& subject, const std::vector<Bud
 std::string render_check_junit(const CheckSubject& subject, const std::vector<BudgetResult>& results)
 {
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += fmt::format("<testsuites name=\"fp8scope check\" tests=\"{}\" failures=\"{}\">\n", results.size(),
-        failures(results));
+    out += fmt::format(
+        "<testsuites name=\"fp8scope check\" tests=\"{}\" failures=\"{}\">\n", results.size(), failures(results));
     out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n", xml_escaped(subject.trace),
         results.size(), failures(results));
     out += fmt::format("    <properties>\n      <property name=\"trace_finished\" value=\"{}\"/>\n"

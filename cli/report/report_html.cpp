@@ -4,13 +4,13 @@
 #include "report/report_render.hpp"
 #include "report/report_tables.hpp"
 
-#include "output/html_page.hpp"
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
+#include "output/html_page.hpp"
 #include "output/present_names.hpp"
+#include "output/xml_escape.hpp"
 #include "report/report_html_charts.hpp"
 #include "report/report_tensor.hpp"
-#include "output/xml_escape.hpp"
 
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 

@@ -1,8 +1,8 @@
 #include "report/report_html_charts.hpp"
 
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
 #include "fp8scope/present/palette.hpp"
+#include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
 #include "output/svg_chart.hpp"
 #include "output/xml_escape.hpp"

@@ -22,5 +22,4 @@ std::string idle_by_cause_chart(const analyzer::Report& report);
 std::string top_syncs_chart(const analyzer::TraceModel& model, const analyzer::Report& report);
 std::string kernel_class_chart(const analyzer::Report& report);
 
-
 } // namespace fp8scope::cli

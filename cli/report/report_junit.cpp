@@ -5,11 +5,11 @@
 // exits 0 either way): `check` is.
 #include "report/report_render.hpp"
 
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
-#include "report/report_tensor.hpp"
 #include "output/xml_escape.hpp"
+#include "report/report_tensor.hpp"
 
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 

@@ -1,10 +1,10 @@
 #include "report/report_ranks.hpp"
 
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
-#include "report/report_render.hpp"
 #include "output/text_paint.hpp"
+#include "report/report_render.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

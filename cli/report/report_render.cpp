@@ -2,12 +2,12 @@
 #include "report/report_summary.hpp"
 #include "report/report_tables.hpp"
 
-#include "trace_info/capture_render.hpp"
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
-#include "report/report_tensor.hpp"
 #include "output/xml_escape.hpp"
+#include "report/report_tensor.hpp"
+#include "trace_info/capture_render.hpp"
 
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 
@@ -103,8 +103,8 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
                 { "host_stall_min_ns", kHostStallMinNs }, { "host_stall_median_multiple", kHostStallMedianMultiple },
                 { "host_stall_median_silence_ns", r.bubbles.host_stall_median_silence_ns },
                 { "graph_gap_ns", r.bubbles.graph_gap_ns }, { "graph_gap_samples", r.bubbles.graph_gap_samples },
-                { "gap_bucket_bounds_ns", kGapBucketBoundsNs },
-                { "comm_share", kCommShare }, { "min_recommendation_saving_share", kMinRecommendationSavingShare } } },
+                { "gap_bucket_bounds_ns", kGapBucketBoundsNs }, { "comm_share", kCommShare },
+                { "min_recommendation_saving_share", kMinRecommendationSavingShare } } },
         { "device", r.device ? json(*r.device) : json(nullptr) },
         { "multi_rank", r.bubbles.multi_rank },
         { "totals", totals_json(r.totals) },

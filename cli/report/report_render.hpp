@@ -37,15 +37,13 @@ nlohmann::ordered_json render_report_json(
     const analyzer::TraceModel& model, const analyzer::Report& report, size_t top = 10);
 // GitHub-flavoured Markdown, for CI job summaries: the headline figures, causes, syncs, kernel classes and
 // recommendations as tables.
-std::string render_report_markdown(
-    const analyzer::TraceModel& model, const analyzer::Report& report, size_t top = 10);
+std::string render_report_markdown(const analyzer::TraceModel& model, const analyzer::Report& report, size_t top = 10);
 // Text wrapped at spaces to lines of at most `width` bytes (a word longer than that stands alone), the lines after
 // the first indented by `indent`; no trailing newline.
 std::string wrapped(std::string_view text, size_t width, std::string_view indent);
 // One HTML file with no external resource (inline CSS and SVG charts, no script): the tables of the Markdown
 // report, the per-step table and four charts (report_html.cpp).
-std::string render_report_html(
-    const analyzer::TraceModel& model, const analyzer::Report& report, size_t top = 10);
+std::string render_report_html(const analyzer::TraceModel& model, const analyzer::Report& report, size_t top = 10);
 // JUnit XML: one testsuite "fp8scope.report", one testcase per analysis area, failed when the area has a
 // recommendation (report_junit.cpp; layout in docs/cli.md).
 std::string render_report_junit(const analyzer::TraceModel& model, const analyzer::Report& report);

@@ -1,7 +1,7 @@
 #include "report/report_summary.hpp"
 
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
 
 #include "fp8scope/analyzer/trace/recommendations.hpp"
@@ -36,12 +36,11 @@ SummaryLine worst_tensor_finding(const TensorHealth& h, Escape escape)
         return ranking.empty() ? nullptr : &h.sites[ranking.front()];
     };
     if (const TensorSiteHealth* s = top_site(h.top_saturation); s && s->worst_saturation_ratio > 0) {
-        const auto saturated = std::ranges::count_if(h.sites, [](const TensorSiteHealth& site) {
-            return site.worst_saturation_ratio > 0;
-        });
+        const auto saturated = std::ranges::count_if(
+            h.sites, [](const TensorSiteHealth& site) { return site.worst_saturation_ratio > 0; });
         line.text = fmt::format("most saturation {} of the values at {} in {} ({} site{} saturated)",
-            fraction_text(s->worst_saturation_ratio), step_text(s->worst_saturation_step), escape(located_site_label(*s)),
-            saturated, saturated == 1 ? "" : "s");
+            fraction_text(s->worst_saturation_ratio), step_text(s->worst_saturation_step),
+            escape(located_site_label(*s)), saturated, saturated == 1 ? "" : "s");
         line.warning = true;
         return line;
     }
@@ -106,9 +105,10 @@ std::vector<SummaryLine> report_summary(const TraceModel& model, const Report& r
             return row.cls == KernelClass::OtherGemm && model.strings[row.name].starts_with("gemm_fusion_dot");
         });
         lines.push_back({ "FP8",
-            xla_gemms ? "no FP8 GEMM found: XLA's Triton GEMMs (gemm_fusion_dot_*) carry no dtype in their names, so FP8 "
-                        "ones cannot be told apart"
-                      : "no FP8 GEMM, cast or amax/scale kernel in the steps",
+            xla_gemms
+                ? "no FP8 GEMM found: XLA's Triton GEMMs (gemm_fusion_dot_*) carry no dtype in their names, so FP8 "
+                  "ones cannot be told apart"
+                : "no FP8 GEMM, cast or amax/scale kernel in the steps",
             false });
     }
     lines.push_back(worst_tensor_finding(r.tensor_health, escape));

@@ -1,9 +1,9 @@
 #include "report/report_tables.hpp"
 
-#include "fp8scope/present/units.hpp"
-#include "output/xml_escape.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
+#include "output/xml_escape.hpp"
 
 #include <fmt/format.h>
 
@@ -114,8 +114,8 @@ void markdown_table(std::string& out, std::string_view heading, std::string_view
     out += fmt::format("\n### {}\n\nWhole trace, most time first ({}).\n\n", heading,
         coverage(shown, t.rows.size(), rest_ns(t.rows, shown), t.total_ns));
     if (shown > 0) {
-        out += fmt::format("| time | total | {} | mean | min | max | {} |\n|---|---|---|---|---|---|", count_heading,
-            extra_headings);
+        out += fmt::format(
+            "| time | total | {} | mean | min | max | {} |\n|---|---|---|---|---|---|", count_heading, extra_headings);
         for (size_t c = 0, n = static_cast<size_t>(std::ranges::count(extra_headings, '|')) + 1; c < n; ++c)
             out += "---|";
         out += "\n";
@@ -154,7 +154,8 @@ void html_table(std::string& out, std::string_view heading, std::string_view cou
         xml_escaped(coverage(shown, t.rows.size(), rest_ns(t.rows, shown), t.total_ns)));
     if (shown == 0)
         return;
-    out += fmt::format("<table>\n<tr><th>time</th><th>total</th><th>{}</th><th>mean</th><th>min</th><th>max</th>{}</tr>\n",
+    out += fmt::format(
+        "<table>\n<tr><th>time</th><th>total</th><th>{}</th><th>mean</th><th>min</th><th>max</th>{}</tr>\n",
         count_heading, extra_headings);
     for (size_t i = 0; i < shown; ++i) {
         const auto& r = t.rows[i];
@@ -202,9 +203,9 @@ nlohmann::ordered_json top_kernels_json(const TraceModel& model, const Report& r
     auto rows = nlohmann::ordered_json::array();
     for (size_t i = 0; i < std::min(top, t.rows.size()); ++i) {
         const KernelTableRow& r = t.rows[i];
-        rows.push_back(row_json({ { "name", model.strings[r.name] },
-                                    { "display_name", display_kernel_name(model.strings[r.name]) },
-                                    { "class", kernel_class_id(r.cls) } },
+        rows.push_back(row_json(
+            { { "name", model.strings[r.name] }, { "display_name", display_kernel_name(model.strings[r.name]) },
+                { "class", kernel_class_id(r.cls) } },
             r, t.total_ns));
     }
     return { { "names", t.rows.size() }, { "kernels", t.kernels }, { "total_ns", t.total_ns }, { "rows", rows } };
@@ -216,10 +217,10 @@ nlohmann::ordered_json top_api_json(const TraceModel& model, const Report& repor
     auto rows = nlohmann::ordered_json::array();
     for (size_t i = 0; i < std::min(top, t.rows.size()); ++i) {
         const ApiTableRow& r = t.rows[i];
-        rows.push_back(row_json({ { "name", model.strings[r.name] },
-                                    { "display_name", api_display_name(model.strings[r.name]) },
-                                    { "driver", r.driver } },
-            r, t.total_ns));
+        rows.push_back(
+            row_json({ { "name", model.strings[r.name] }, { "display_name", api_display_name(model.strings[r.name]) },
+                         { "driver", r.driver } },
+                r, t.total_ns));
     }
     return { { "names", t.rows.size() }, { "calls", t.calls }, { "total_ns", t.total_ns }, { "rows", rows } };
 }

@@ -20,8 +20,8 @@ inline constexpr size_t kDefaultTopRows = 10;
 // ("void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)" -> "at::native::vectorized_elementwise_...").
 std::string display_kernel_name(std::string_view demangled, size_t max_bytes = 70);
 
-void top_kernels_text(std::string& out, const analyzer::TraceModel& model, const analyzer::Report& report,
-    size_t top, std::string_view heading);
+void top_kernels_text(std::string& out, const analyzer::TraceModel& model, const analyzer::Report& report, size_t top,
+    std::string_view heading);
 void top_api_text(std::string& out, const analyzer::TraceModel& model, const analyzer::Report& report, size_t top,
     std::string_view heading);
 std::string top_tables_markdown(const analyzer::TraceModel& model, const analyzer::Report& report, size_t top);

@@ -2,8 +2,8 @@
 
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
-#include "report/report_render.hpp"
 #include "output/xml_escape.hpp"
+#include "report/report_render.hpp"
 
 #include <fmt/format.h>
 
@@ -56,8 +56,9 @@ void tensor_health_text(
     if (h.top_saturation.empty() && h.top_underflow.empty() && h.top_least_headroom.empty()) {
         // A BF16 run: no sample has an FP8 format, so no site can rank; one line instead of three empty rankings and
         // a table of dashes.
-        out += fmt::format("  FP8 figures      none: no sample of the {} site{} is in or aims at an FP8 format (a BF16 run?), "
-                           "so nothing saturates, underflows or has a headroom; --format json lists each site's amax\n",
+        out += fmt::format(
+            "  FP8 figures      none: no sample of the {} site{} is in or aims at an FP8 format (a BF16 run?), "
+            "so nothing saturates, underflows or has a headroom; --format json lists each site's amax\n",
             h.sites.size(), h.sites.size() == 1 ? "" : "s");
         return;
     }
@@ -120,8 +121,9 @@ std::string tensor_health_markdown(const TensorHealth& h)
            "|---|---|---|---|---|---|\n";
     for (size_t i = 0; i < shown; ++i) {
         const TensorSiteHealth& s = h.sites[order[i]];
-        out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_code(located_site_label(s), MarkdownPlace::TableCell),
-            s.samples, amax_range_text(s), worst_saturation_text(s), worst_underflow_text(s), min_headroom_text(s));
+        out += fmt::format("| {} | {} | {} | {} | {} | {} |\n",
+            markdown_code(located_site_label(s), MarkdownPlace::TableCell), s.samples, amax_range_text(s),
+            worst_saturation_text(s), worst_underflow_text(s), min_headroom_text(s));
     }
     out += fmt::format("\n{} of {} sites with samples in the analysed steps, most saturation, then underflow, then "
                        "least headroom first{}.\n",

@@ -3,8 +3,8 @@
 // every one goes through xml_escaped().
 #include "report/report_tensor.hpp"
 
-#include "output/html_page.hpp"
 #include "fp8scope/present/units.hpp"
+#include "output/html_page.hpp"
 #include "output/present_names.hpp"
 #include "output/svg_chart.hpp"
 #include "output/xml_escape.hpp"
@@ -61,7 +61,8 @@ std::string sites_table(const TensorHealth& h)
     for (size_t i = 0; i < shown; ++i) {
         const TensorSiteHealth& s = h.sites[order[i]];
         const bool clips = s.min_headroom_bits && *s.min_headroom_bits < kStaleScaleHeadroomBits;
-        out += "<tr>" + html_site_cell(s.label, s.place ? gemm_place_text(*s.place) : std::string()) + html_num(fmt::to_string(s.samples))
+        out += "<tr>" + html_site_cell(s.label, s.place ? gemm_place_text(*s.place) : std::string())
+            + html_num(fmt::to_string(s.samples))
             + html_num(s.first_step && s.last_step ? fmt::format("{}-{}", *s.first_step, *s.last_step) : "-")
             + html_num(amax_range_text(s)) + html_num(worst_saturation_text(s))
             + html_num(s.saturation_samples ? fraction_text(s.mean_saturation_ratio) : "-")

@@ -48,8 +48,8 @@ json place_json(const std::optional<GemmSitePlace>& place)
     if (!place)
         return nullptr;
     const std::string_view phase = place->phase == GemmPhase::Forward ? "forward"
-        : place->phase == GemmPhase::Backward                           ? "backward"
-                                                                        : "unknown";
+        : place->phase == GemmPhase::Backward                         ? "backward"
+                                                                      : "unknown";
     return { { "step", place->step }, { "phase", phase }, { "position", place->position }, { "of", place->of },
         { "text", gemm_place_text(*place) } };
 }

@@ -4,12 +4,12 @@
 #include "report/report_summary.hpp"
 #include "report/report_tables.hpp"
 
-#include "trace_info/capture_render.hpp"
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
-#include "report/report_tensor.hpp"
 #include "output/text_paint.hpp"
+#include "report/report_tensor.hpp"
+#include "trace_info/capture_render.hpp"
 
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 
@@ -42,13 +42,13 @@ void step_rows_text(std::string& out, const std::vector<const DeviceStepBubbles*
         return;
     }
     std::vector<const DeviceStepBubbles*> by_time = rows;
-    std::ranges::stable_sort(by_time, [](const DeviceStepBubbles* a, const DeviceStepBubbles* b) {
-        return a->totals.step_ns > b->totals.step_ns;
-    });
+    std::ranges::stable_sort(by_time,
+        [](const DeviceStepBubbles* a, const DeviceStepBubbles* b) { return a->totals.step_ns > b->totals.step_ns; });
     row_text(*by_time.front(), "slowest");
     row_text(*by_time[by_time.size() / 2], "median");
     row_text(*by_time.back(), "fastest");
-    out += fmt::format("  ({} steps on device {}; --all-steps lists every one)\n", rows.size(), rows.front()->device_id);
+    out += fmt::format(
+        "  ({} steps on device {}; --all-steps lists every one)\n", rows.size(), rows.front()->device_id);
 }
 
 void bubbles_text(std::string& out, const Report& r, const Paint& paint, bool all_steps)

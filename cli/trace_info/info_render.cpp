@@ -1,10 +1,10 @@
 #include "trace_info/info_render.hpp"
 
-#include "trace_info/capture_notice.hpp"
-#include "trace_info/capture_render.hpp"
 #include "fp8scope/present/figures.hpp"
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
+#include "trace_info/capture_notice.hpp"
+#include "trace_info/capture_render.hpp"
 
 #include <fmt/format.h>
 
@@ -113,8 +113,8 @@ void write_rows(TextWriter& text, const TraceModel& model)
         text.line(fmt::format("{:<{}}  {:>{}}", printable(table), name_width, rows, count_width));
     text.line(fmt::format("{:<{}}  {:>{}}", "dropped records", name_width, model.dropped_records(), count_width));
     if (model.meta.source == TraceSource::Fp8scope)
-        text.line(fmt::format(
-            "{:<{}}  {:>{}}", kSkippedLabel, name_width, model.meta.tensor_stats_skipped, count_width));
+        text.line(
+            fmt::format("{:<{}}  {:>{}}", kSkippedLabel, name_width, model.meta.tensor_stats_skipped, count_width));
 }
 
 Json id_or_null(int64_t value)

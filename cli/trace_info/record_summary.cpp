@@ -1,12 +1,12 @@
 #include "trace_info/record_summary.hpp"
 
-#include "trace_info/capture_notice.hpp"
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
+#include "trace_info/capture_notice.hpp"
 
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
-#include "fp8scope/analyzer/load/trace_loader.hpp"
 
 #include <fmt/format.h>
 

@@ -43,7 +43,7 @@ struct TraceFileSummary {
 // duplicates and empty lines are dropped (a process that recreates its trace may list it twice).
 // Lines starting with '!' are processes the collector could not trace ("!<pid>\t<reason>"); they are not paths.
 // Lines starting with '-' name a trace that its process removed at its end because it did no GPU work
-// ("-<path>", collector/src/idle_trace.hpp): that path is left out, unless a later line lists it again (another
+// ("-<path>", collector/src/calls/idle_trace.hpp): that path is left out, unless a later line lists it again (another
 // process took the freed name).
 std::vector<std::string> parse_manifest(std::string_view text);
 // The paths of the '-' lines: one per process that did no GPU work and left no trace.

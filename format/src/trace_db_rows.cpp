@@ -396,7 +396,7 @@ Expected<void> TraceDb::add_dropped(const DroppedRow& row)
     int64_t& total = impl_->counters.dropped_records;
     if (row.count > 0)
         total = row.count > std::numeric_limits<int64_t>::max() - total ? std::numeric_limits<int64_t>::max()
-                                                                         : total + row.count;
+                                                                        : total + row.count;
     Binder(impl_->statement(Insert::Dropped))
         .integer(row.timestamp_ns)
         .integer(static_cast<int64_t>(row.source))

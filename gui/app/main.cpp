@@ -19,12 +19,12 @@ int main(int argc, char** argv)
 
     QCommandLineParser parser;
     parser.setApplicationDescription(u"The fp8scope viewer: where the GPU idles and why, what FP8 costs, and which "
-                                      "tensor drifts against a reference run (docs/gui.md)."_s);
+                                     "tensor drifts against a reference run (docs/gui.md)."_s);
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(u"TRACE"_s, u"An fp8scope trace or an Nsight Systems SQLite export"_s, u"[TRACE]"_s);
-    const QCommandLineOption ref_option(u"ref"_s, u"A reference run of the same job (e.g. BF16) to compare with"_s,
-        u"REF"_s);
+    const QCommandLineOption ref_option(
+        u"ref"_s, u"A reference run of the same job (e.g. BF16) to compare with"_s, u"REF"_s);
     const QCommandLineOption screenshots_option(u"screenshots"_s,
         u"Save a PNG of every view into DIR once TRACE is loaded, then quit (for docs/gui/)"_s, u"DIR"_s);
     parser.addOption(ref_option);

@@ -1,7 +1,7 @@
 #include "models/display_text.hpp"
 
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/palette.hpp"
+#include "fp8scope/present/units.hpp"
 
 #include <algorithm>
 
@@ -69,9 +69,11 @@ QColor timeline_color(analyzer::TrackKind kind, uint8_t category)
             return QColor(0x8c, 0x56, 0x4b);
         if (category == analyzer::kCategoryMemset)
             return QColor(0xbc, 0xbd, 0x22);
-        return class_color(static_cast<analyzer::KernelClass>(std::min<size_t>(category, analyzer::kKernelClassCount - 1)));
+        return class_color(
+            static_cast<analyzer::KernelClass>(std::min<size_t>(category, analyzer::kKernelClassCount - 1)));
     case TrackKind::Bubbles:
-        return cause_color(static_cast<analyzer::BubbleCause>(std::min<size_t>(category, analyzer::kBubbleCauseCount - 1)));
+        return cause_color(
+            static_cast<analyzer::BubbleCause>(std::min<size_t>(category, analyzer::kBubbleCauseCount - 1)));
     case TrackKind::Syncs:
         return attention_color();
     case TrackKind::HostThread:

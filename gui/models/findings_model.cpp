@@ -54,8 +54,8 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
             rows_.push_back(Row {
                 .kind = u"performance"_s,
                 .finding = to_qstring(r.title),
-                .saving = u"%1 (%2)"_s.arg(duration_text(static_cast<double>(r.saving_per_step_ns)),
-                    percent_text(r.saving_share)),
+                .saving = u"%1 (%2)"_s.arg(
+                    duration_text(static_cast<double>(r.saving_per_step_ns)), percent_text(r.saving_share)),
                 .where = to_qstring(present::worst_step_text(r.worst_step, r.kind)),
                 .why = to_qstring(r.reason),
                 .saving_ns = r.saving_per_step_ns,
@@ -119,8 +119,7 @@ QVariant FindingsModel::headerData(int section, Qt::Orientation orientation, int
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= ColumnCount)
         return {};
-    static const QString kTitles[]
-        = { u"Kind"_s, u"Finding"_s, u"Estimated saving / step"_s, u"Where"_s, u"Why"_s };
+    static const QString kTitles[] = { u"Kind"_s, u"Finding"_s, u"Estimated saving / step"_s, u"Where"_s, u"Why"_s };
     return kTitles[section];
 }
 

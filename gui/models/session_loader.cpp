@@ -85,8 +85,8 @@ QString compare_into(Session& session)
         session.ref->report };
     auto outcome = analyzer::compare_runs(input, Session::options());
     if (auto* refusal = std::get_if<analyzer::CompareRefusal>(&outcome))
-        return u"%1 cannot be compared with %2: %3"_s.arg(to_qstring(session.ref->model.path),
-            to_qstring(session.run->model.path), to_qstring(refusal->message));
+        return u"%1 cannot be compared with %2: %3"_s.arg(
+            to_qstring(session.ref->model.path), to_qstring(session.run->model.path), to_qstring(refusal->message));
     auto& result = std::get<analyzer::CompareResult>(outcome);
     // The compare dashboard shows drift and loss: without them (no tensor statistics, no site in common) the viewer
     // refuses as before; `fp8scope compare` shows the performance alone.
@@ -173,7 +173,8 @@ void SessionLoader::open_reference(std::shared_ptr<const Session> current, const
         }
         progress.next(u"Comparing the run with its reference"_s);
         problem = compare_into(*session);
-        promise.addResult(problem.isEmpty() ? LoadOutcome { session, nullptr, {} } : LoadOutcome { nullptr, nullptr, problem });
+        promise.addResult(
+            problem.isEmpty() ? LoadOutcome { session, nullptr, {} } : LoadOutcome { nullptr, nullptr, problem });
     });
 }
 

@@ -63,7 +63,8 @@ QVariant TensorSitesModel::data(const QModelIndex& index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
-    const analyzer::TensorSiteHealth& site = session_->run->report.tensor_health.sites[static_cast<size_t>(index.row())];
+    const analyzer::TensorSiteHealth& site
+        = session_->run->report.tensor_health.sites[static_cast<size_t>(index.row())];
     const analyzer::CompareSite* compare = compared(site.site_id);
     const bool drifts = compare && !compare->drift.empty();
     const bool first = drifts && session_->compare->first_divergent
@@ -92,8 +93,9 @@ QVariant TensorSitesModel::data(const QModelIndex& index, int role) const
                 return QString();
             if (!compare)
                 return u"not matched"_s;
-            return drifts ? (first ? u"first divergent, "_s : QString()) + to_qstring(present::onset_text(compare->onset_step))
-                          : u"no"_s;
+            return drifts
+                ? (first ? u"first divergent, "_s : QString()) + to_qstring(present::onset_text(compare->onset_step))
+                : u"no"_s;
         default:
             return {};
         }

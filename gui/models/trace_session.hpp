@@ -4,13 +4,13 @@
 #pragma once
 
 #include "fp8scope/analyzer/compare/compare.hpp"
-#include "fp8scope/analyzer/views/kernel_table.hpp"
 #include "fp8scope/analyzer/model/progress.hpp"
+#include "fp8scope/analyzer/model/trace_model.hpp"
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/views/kernel_table.hpp"
 #include "fp8scope/analyzer/views/tensor_series.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
-#include "fp8scope/analyzer/model/trace_model.hpp"
 
 #include <memory>
 #include <optional>

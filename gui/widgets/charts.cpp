@@ -14,7 +14,6 @@ namespace fp8scope::gui {
 
 using namespace Qt::StringLiterals;
 
-
 QChartView* make_chart_view(const QString& title, QWidget* parent)
 {
     auto* chart = new QChart();

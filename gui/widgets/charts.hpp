@@ -22,8 +22,8 @@ QChartView* make_chart_view(const QString& title, QWidget* parent);
 // The x axis over steps [first, last], whole numbers, about 10 ticks.
 QValueAxis* step_axis(int64_t first_step, int64_t last_step);
 // A y axis from `min` (0 unless a series goes below) to a round number above `max` (at most `cap`), with the title.
-QValueAxis* value_axis(double min, double max, const QString& title, const QString& label_format = QStringLiteral("%.3g"),
-    double cap = 0);
+QValueAxis* value_axis(
+    double min, double max, const QString& title, const QString& label_format = QStringLiteral("%.3g"), double cap = 0);
 
 // Empties a chart for new data: deletes its series and its axes (QChart::removeAxis hands an axis back to the caller
 // instead of deleting it), and sets the title.

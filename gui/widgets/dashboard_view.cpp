@@ -11,8 +11,8 @@
 
 #include "fp8scope/analyzer/trace/budgets.hpp"
 
-#include <QHBoxLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QRegularExpression>
@@ -89,9 +89,9 @@ QString headline_html(const AnalysedTrace& run)
             attention_color().name(), escaped(present::nan_scalars_sentence(r.nan_scalars)));
     html += u"<p style='font-size:large'>Step time <b>%1</b> · busy <b>%2</b> · bubble ratio "
             "<b style='color:%3'>%4</b> · %5 kernels per step</p>"_s.arg(
-        duration_text(static_cast<double>(present::per_step(t.step_ns, steps))),
-        percent_text(t.step_ns > 0 ? static_cast<double>(t.busy_ns) / t.step_ns : 0.0), ratio_colour,
-        percent_text(t.bubble_ratio), to_qstring(present::per_step_rate(r.launch.kernels, steps, 0)));
+                duration_text(static_cast<double>(present::per_step(t.step_ns, steps))),
+                percent_text(t.step_ns > 0 ? static_cast<double>(t.busy_ns) / t.step_ns : 0.0), ratio_colour,
+                percent_text(t.bubble_ratio), to_qstring(present::per_step_rate(r.launch.kernels, steps, 0)));
     html += u"<p>Idle time by cause (share of step time): %1</p>"_s.arg(causes);
     return html;
 }
@@ -131,9 +131,9 @@ QChartView* bubble_ratio_chart(const analyzer::Report& r, QWidget* parent)
 QChartView* idle_by_cause_chart(const analyzer::Report& r, QWidget* parent)
 {
     const std::vector<analyzer::StepBubbleTotals> steps = analyzer::bubbles_per_step(r);
-    QChartView* view = make_chart_view(
-        r.bubbles.devices.size() > 1 && !r.device ? u"Idle time per step by cause (summed over the devices)"_s
-                                                  : u"Idle time per step by cause"_s,
+    QChartView* view = make_chart_view(r.bubbles.devices.size() > 1 && !r.device
+            ? u"Idle time per step by cause (summed over the devices)"_s
+            : u"Idle time per step by cause"_s,
         parent);
     QChart& chart = *view->chart();
     double max_idle_ns = 0;
@@ -150,7 +150,8 @@ QChartView* idle_by_cause_chart(const analyzer::Report& r, QWidget* parent)
         auto* upper = new QLineSeries();
         for (size_t i = 0; i < steps.size(); ++i) {
             const auto step = static_cast<double>(steps[i].step_index);
-            const double top = below[i] + static_cast<double>(steps[i].totals.cause_ns[static_cast<size_t>(cause)]) / unit.ns;
+            const double top
+                = below[i] + static_cast<double>(steps[i].totals.cause_ns[static_cast<size_t>(cause)]) / unit.ns;
             lower->append(step - 0.5, below[i]);
             lower->append(step + 0.5, below[i]);
             upper->append(step - 0.5, top);
@@ -219,7 +220,7 @@ QString tensor_health_html(const analyzer::TensorHealth& health)
 {
     if (health.totals.samples == 0)
         return u"This trace has no tensor statistics: record with the collector's GEMM interception or the fp8scope "
-                "Python package to see amax, saturation, underflow and headroom per tensor (docs/tensor-stats.md)."_s;
+               "Python package to see amax, saturation, underflow and headroom per tensor (docs/tensor-stats.md)."_s;
     QString html = u"<p>%1</p><table cellspacing='4'>"_s.arg(escaped(present::tensor_totals_sentence(health)));
     const auto row = [&](const QString& what, const QString& value) {
         html += u"<tr><td><b>%1</b></td><td>%2</td></tr>"_s.arg(what, value);
@@ -355,15 +356,17 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
             text = u"<p style='font-size:large; color:#2ca02c'><b>No site drifts</b> (%1 matched sites)</p>"_s.arg(
                 c.sites.size());
         }
-        text += u"<p style='color:%1'><b>%2</b></p>"_s.arg(
-            verdict.loss.passed ? u"#2ca02c"_s : attention_color().name(), escaped(present::loss_sentence(c.loss, present::as_is)));
+        text
+            += u"<p style='color:%1'><b>%2</b></p>"_s.arg(verdict.loss.passed ? u"#2ca02c"_s : attention_color().name(),
+                escaped(present::loss_sentence(c.loss, present::as_is)));
         verdict_->setText(text);
         compare_details_->setText(
             u"<p><small>Reference: %1<br>%2<br>%3</small></p>"
             "<p><b>FP8's price:</b> %4; %5.<br><b>What would win it back</b> (per step): %6.</p>"_s.arg(
                 escaped(present::trace_sentence(session_->ref->model, session_->ref->report, present::as_is)),
                 escaped(present::alignment_sentence(c.alignment)), escaped(present::matching_sentence(c)),
-                escaped(present::fp8_price_sentence(c.performance)), escaped(present::recording_cost_sentence(c.performance)),
+                escaped(present::fp8_price_sentence(c.performance)),
+                escaped(present::recording_cost_sentence(c.performance)),
                 escaped(present::fp8_recovery_sentence(c.performance))));
         const std::vector<present::PerformanceRow> rows = present::performance_rows(c.performance);
         performance_->setRowCount(static_cast<int>(rows.size()));

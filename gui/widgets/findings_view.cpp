@@ -41,7 +41,7 @@ FindingsView::FindingsView(FindingsModel& model, QWidget* parent)
     details_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     details_->setMargin(8);
     details_->setText(u"Select a finding to see its evidence here and move the timeline to its step; double-click it "
-                       "(or press Enter) to show the timeline, or the tensor view for a drifting site."_s);
+                      "(or press Enter) to show the timeline, or the tensor view for a drifting site."_s);
 
     auto* splitter = new QSplitter(Qt::Vertical, this);
     splitter->addWidget(tree_);

@@ -47,7 +47,8 @@ KernelsView::KernelsView(KernelsModel& model, QWidget* parent)
     }
     connect(class_, &QComboBox::currentIndexChanged, this, [this](int index) {
         const QVariant cls = class_->itemData(index);
-        filter_->set_class(cls.isValid() ? std::optional(static_cast<analyzer::KernelClass>(cls.toInt())) : std::nullopt);
+        filter_->set_class(
+            cls.isValid() ? std::optional(static_cast<analyzer::KernelClass>(cls.toInt())) : std::nullopt);
     });
 
     table_->setModel(filter_);
@@ -111,8 +112,9 @@ void KernelsView::show_kernel(const QModelIndex& proxy_index)
         return;
     }
     // Chart titles are rich text: a template's '<' must stay text.
-    chart.setTitle(u"%1 per analysed step"_s.arg(
-        QFontMetrics(chart.titleFont()).elidedText(to_qstring(model_.name(*row)), Qt::ElideMiddle, 700).toHtmlEscaped()));
+    chart.setTitle(u"%1 per analysed step"_s.arg(QFontMetrics(chart.titleFont())
+                                                     .elidedText(to_qstring(model_.name(*row)), Qt::ElideMiddle, 700)
+                                                     .toHtmlEscaped()));
     double max_ns = 0;
     int64_t max_count = 0;
     for (const analyzer::KernelStepFigures& s : row->per_step) {

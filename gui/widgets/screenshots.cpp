@@ -7,9 +7,9 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QMouseEvent>
 #include <QPixmap>
 #include <QScrollArea>
-#include <QMouseEvent>
 #include <QTabWidget>
 #include <QTreeView>
 
@@ -25,8 +25,7 @@ namespace {
 // The timeline at step and kernel zoom: the top recommendation's worst step with its cause highlighted, then a
 // window around the step's sync call that idled the GPU longest, hovering the kernel that ended the gap (its
 // launch flow drawn) with the sync call selected.
-template <class Save>
-void save_timeline_zooms(MainWindow& window, TimelineCanvas& canvas, Save& save)
+template <class Save> void save_timeline_zooms(MainWindow& window, TimelineCanvas& canvas, Save& save)
 {
     const auto session = window.session();
     const auto timeline = window.timeline();

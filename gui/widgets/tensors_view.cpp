@@ -123,10 +123,11 @@ TensorsView::TensorsView(TensorSitesModel& model, ViewState& state, QWidget* par
     table_->setSortingEnabled(true);
     // A label's end names the module and the operand.
     table_->setItemDelegateForColumn(TensorSitesModel::Site, new ElidingDelegate(Qt::ElideLeft, table_));
-    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-        const QVariant id = current.data(TensorSitesModel::kSiteIdRole);
-        state_.select_site(id.isValid() ? std::optional<int64_t>(id.toLongLong()) : std::nullopt);
-    });
+    connect(
+        table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+            const QVariant id = current.data(TensorSitesModel::kSiteIdRole);
+            state_.select_site(id.isValid() ? std::optional<int64_t>(id.toLongLong()) : std::nullopt);
+        });
     connect(&state_, &ViewState::site_selected, this, [this](std::optional<int64_t> id) {
         select_row_of(id);
         show_site(id);

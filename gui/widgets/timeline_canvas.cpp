@@ -142,8 +142,8 @@ void TimelineCanvas::paintEvent(QPaintEvent*)
     p.fillRect(rect(), palette().base());
     if (!timeline_) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect(), Qt::AlignCenter,
-            session_ ? u"Building the timeline…"_s : u"Open a trace to see its timeline"_s);
+        p.drawText(
+            rect(), Qt::AlignCenter, session_ ? u"Building the timeline…"_s : u"Open a trace to see its timeline"_s);
         return;
     }
     const TimeAxis axis = this->axis();
@@ -209,8 +209,8 @@ void TimelineCanvas::paint_rows(QPainter& p, const TimeAxis& axis)
         auto [it, inserted] = bubbles_by_device_.try_emplace(device);
         if (inserted)
             if (const TimelineRow* row = rows_.first_row(TrackKind::Bubbles, device))
-                analyzer::query(index, row->lane, axis.start_ns, axis.end_ns, plot.width(), analyzer::kFoldMinPx,
-                    it->second);
+                analyzer::query(
+                    index, row->lane, axis.start_ns, axis.end_ns, plot.width(), analyzer::kFoldMinPx, it->second);
         return it->second;
     };
     const auto x_range = [&](int64_t start, int64_t end) {
@@ -232,7 +232,8 @@ void TimelineCanvas::paint_rows(QPainter& p, const TimeAxis& axis)
         if (track.kind == TrackKind::GpuStream && track.device_id)
             for (const TimelineEntry& b : device_bubbles(*track.device_id)) {
                 const auto [x0, x1] = x_range(b.start_ns, b.end_ns);
-                p.fillRect(QRectF(x0, top, x1 - x0, row.height), shading(timeline_color(TrackKind::Bubbles, b.category)));
+                p.fillRect(
+                    QRectF(x0, top, x1 - x0, row.height), shading(timeline_color(TrackKind::Bubbles, b.category)));
             }
         const std::vector<TimelineEntry>* entries = &buffer_;
         if (track.kind == TrackKind::Bubbles && track.device_id)
@@ -338,8 +339,10 @@ void TimelineCanvas::paint_flows(QPainter& p, const TimeAxis& axis) const
         if (!call_top || !work_top)
             continue;
         // From the launch call's end to the work's start, the launch delay in between.
-        const QPointF from(item_x(axis, call).second, *call_top + (*work_top > *call_top ? TimelineRows::kRowHeight - 3 : 3));
-        const QPointF to(item_x(axis, work).first, *work_top + (*work_top > *call_top ? 3 : TimelineRows::kRowHeight - 3));
+        const QPointF from(
+            item_x(axis, call).second, *call_top + (*work_top > *call_top ? TimelineRows::kRowHeight - 3 : 3));
+        const QPointF to(
+            item_x(axis, work).first, *work_top + (*work_top > *call_top ? 3 : TimelineRows::kRowHeight - 3));
         p.drawLine(from, to);
         const QPointF direction = (to - from) / std::max(1.0, std::hypot(to.x() - from.x(), to.y() - from.y()));
         const QPointF normal(-direction.y(), direction.x());
@@ -414,8 +417,7 @@ const TimelineCanvas::Hit* TimelineCanvas::hit_at(QPoint pos) const
 
 void TimelineCanvas::set_hover(const Hit* hit)
 {
-    const std::optional<ItemRef> item
-        = hit && !hit->entry.folded() ? std::optional(hit->entry.ref) : std::nullopt;
+    const std::optional<ItemRef> item = hit && !hit->entry.folded() ? std::optional(hit->entry.ref) : std::nullopt;
     if (item == hovered_)
         return;
     hovered_ = item;
@@ -449,11 +451,12 @@ QString TimelineCanvas::tooltip_text(const Hit& hit) const
     if (hit.entry.folded())
         return u"<b>%1 items</b> folded (each narrower than %2 px here), mostly %3<br>%4 to %5<br>Zoom in to see them "
                "(double-click zooms to the fold)."_s.arg(hit.entry.count)
-            .arg(analyzer::kFoldMinPx)
-            .arg(to_qstring(analyzer::timeline_category_name(track.kind, hit.entry.category)).toHtmlEscaped(),
-                duration_text(static_cast<double>(hit.entry.start_ns)),
-                duration_text(static_cast<double>(hit.entry.end_ns)));
-    const analyzer::ItemDetails details = analyzer::describe_item(timeline_->index, run.model, run.report, hit.entry.ref);
+                   .arg(analyzer::kFoldMinPx)
+                   .arg(to_qstring(analyzer::timeline_category_name(track.kind, hit.entry.category)).toHtmlEscaped(),
+                       duration_text(static_cast<double>(hit.entry.start_ns)),
+                       duration_text(static_cast<double>(hit.entry.end_ns)));
+    const analyzer::ItemDetails details
+        = analyzer::describe_item(timeline_->index, run.model, run.report, hit.entry.ref);
     QString text = u"<b>%1</b>"_s.arg(to_qstring(details.title).toHtmlEscaped());
     for (const analyzer::DetailField& field : details.fields)
         text += u"<br>%1: %2"_s.arg(to_qstring(field.label).toHtmlEscaped(), detail_value(field).toHtmlEscaped());
@@ -543,7 +546,8 @@ void TimelineCanvas::mouseDoubleClickEvent(QMouseEvent* event)
         return;
     const int64_t span = std::max<int64_t>(hit->entry.end_ns - hit->entry.start_ns, TimeAxis::kMinSpanNs);
     const TimeWindow bounds = state_.bounds();
-    set_axis(axis().showing(hit->entry.start_ns - span / 10, hit->entry.end_ns + span / 10, bounds.start_ns, bounds.end_ns));
+    set_axis(
+        axis().showing(hit->entry.start_ns - span / 10, hit->entry.end_ns + span / 10, bounds.start_ns, bounds.end_ns));
 }
 
 void TimelineCanvas::keyPressEvent(QKeyEvent* event)

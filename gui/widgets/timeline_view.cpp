@@ -31,7 +31,8 @@ QString legend_html()
 {
     QString causes;
     for (size_t c = 0; c < analyzer::kBubbleCauseCount; ++c)
-        causes += swatch(cause_color(static_cast<analyzer::BubbleCause>(c)), cause_name(static_cast<analyzer::BubbleCause>(c)))
+        causes += swatch(cause_color(static_cast<analyzer::BubbleCause>(c)),
+                      cause_name(static_cast<analyzer::BubbleCause>(c)))
             + u"&nbsp;&nbsp;"_s;
     QString classes;
     for (uint8_t c = 0; c < analyzer::kTimelineCategoryCount; ++c)
@@ -78,8 +79,8 @@ TimelineView::TimelineView(ViewState& state, StepsModel& steps, QWidget* parent)
     connect(&steps_, &QAbstractItemModel::modelReset, this, [this] { navigator_->setCurrentIndex(-1); });
     navigator_->setToolTip(u"Show one step (PageUp/PageDown: the previous/next step)"_s);
     connect(navigator_, &QComboBox::activated, this, [this](int row) {
-        state_.focus_step(steps_.data(steps_.index(row, 0), StepsModel::kStepIndexRole).toLongLong(),
-            state_.highlighted_cause());
+        state_.focus_step(
+            steps_.data(steps_.index(row, 0), StepsModel::kStepIndexRole).toLongLong(), state_.highlighted_cause());
         canvas_->setFocus();
     });
     QToolButton* previous = tool_button(u"◀"_s, u"Previous step (PageUp)"_s, this);
@@ -89,7 +90,7 @@ TimelineView::TimelineView(ViewState& state, StepsModel& steps, QWidget* parent)
     connect(next, &QToolButton::clicked, this, [this] { state_.focus_adjacent_step(+1); });
     connect(whole, &QToolButton::clicked, this, [this] { state_.set_window(state_.bounds()); });
     auto* hint = new QLabel(u"Wheel: zoom · drag: pan · Shift+wheel: scroll tracks · W/S/A/D or arrows · "
-                             "double-click: zoom to item · hover GPU work: its launch"_s,
+                            "double-click: zoom to item · hover GPU work: its launch"_s,
         this);
     hint->setForegroundRole(QPalette::PlaceholderText);
 

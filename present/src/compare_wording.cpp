@@ -1,7 +1,7 @@
 #include "fp8scope/present/compare_wording.hpp"
 
-#include "fp8scope/present/units.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/units.hpp"
 
 #include "fp8scope/analyzer/trace/steps.hpp"
 
@@ -161,8 +161,8 @@ std::vector<UnmatchedGroup> unmatched_groups(const std::vector<UnmatchedSite>& s
     return groups;
 }
 
-std::string unmatched_group_text(const UnmatchedGroup& group,
-    const std::function<std::string(std::string_view)>& label, const std::function<std::string(std::string_view)>& text)
+std::string unmatched_group_text(const UnmatchedGroup& group, const std::function<std::string(std::string_view)>& label,
+    const std::function<std::string(std::string_view)>& text)
 {
     if (group.labels.size() == 1)
         return fmt::format("{}: {}", label(group.labels.front()), text(group.reason));
@@ -198,8 +198,7 @@ std::string recipe_sentence(const CompareResult& result)
                        "unknown; the bookkeeping they cost: {} of cast and amax/scale kernels per step ({} more than "
                        "the reference)",
         result.delayed_sites, result.current_sites, result.static_sites, result.current_or_static_sites,
-        result.unknown_recipe_sites,
-        format_duration_ns(std::llround(result.performance.run.bookkeeping_ns)),
+        result.unknown_recipe_sites, format_duration_ns(std::llround(result.performance.run.bookkeeping_ns)),
         format_duration_ns(std::llround(result.performance.bookkeeping_added_ns)));
 }
 

@@ -35,11 +35,11 @@ std::string steps_sentence(const StepSet& steps)
     if (steps.warmup_excluded > 0)
         line += fmt::format(", {} excluded", count_of(steps.warmup_excluded, "warm-up step", "warm-up steps"));
     if (steps.outside_windows_excluded > 0)
-        line += fmt::format(", {} outside the capture windows excluded",
-            count_of(steps.outside_windows_excluded, "step", "steps"));
+        line += fmt::format(
+            ", {} outside the capture windows excluded", count_of(steps.outside_windows_excluded, "step", "steps"));
     if (steps.window_edge_excluded > 0)
-        line += fmt::format(", {} cut by a capture window's edge excluded",
-            count_of(steps.window_edge_excluded, "step", "steps"));
+        line += fmt::format(
+            ", {} cut by a capture window's edge excluded", count_of(steps.window_edge_excluded, "step", "steps"));
     return line;
 }
 
@@ -169,7 +169,8 @@ std::string no_recommendation_sentence(bool capitalised)
 std::string graphs_what_if(const analyzer::WhatIf& w)
 {
     if (w.graph_kernel_share >= analyzer::kGraphedStepShare)
-        return fmt::format("the steps already run from CUDA graphs ({:.0f}% of their kernels)", 100.0 * w.graph_kernel_share);
+        return fmt::format(
+            "the steps already run from CUDA graphs ({:.0f}% of their kernels)", 100.0 * w.graph_kernel_share);
     return "without launch overhead (CUDA Graphs) " + format_duration_ns(w.without_launch_overhead_ns);
 }
 

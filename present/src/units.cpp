@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <utility>

@@ -96,8 +96,8 @@ int main(int argc, char** argv)
     }
     // The analyzer leaves two steps out as warm-up; so do the medians, when there are enough steps.
     const std::size_t warmup = step_durations_ns.size() > 4 ? 2 : 0;
-    const std::vector<std::int64_t> steady(step_durations_ns.begin() + static_cast<std::ptrdiff_t>(warmup),
-        step_durations_ns.end());
+    const std::vector<std::int64_t> steady(
+        step_durations_ns.begin() + static_cast<std::ptrdiff_t>(warmup), step_durations_ns.end());
 
     cuda.print_summary();
     JsonLine json;

@@ -1,6 +1,6 @@
-// API records from callbacks (collector/src/api_calls.hpp): entry and exit paired per thread, nesting, exits
+// API records from callbacks (collector/src/calls/api_calls.hpp): entry and exit paired per thread, nesting, exits
 // without entries, batches handed over when full and on flush, the collector's own calls marked, threads that end.
-#include "api_calls.hpp"
+#include "calls/api_calls.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "api_filter.hpp"
+#include "calls/api_filter.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "buffer_pool.hpp"
+#include "cupti/buffer_pool.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // The collector's capture windows as a pure state machine (capture_windows.hpp) and the option parser that record
 // and the collector share (capture_plan.hpp): which events open and close a window, with no CUPTI and no GPU.
-#include "capture_windows.hpp"
+#include "capture/capture_windows.hpp"
 
 #include <catch2/catch.hpp>
 

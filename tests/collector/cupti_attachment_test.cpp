@@ -1,7 +1,7 @@
 // CuptiAttachment (cupti_attachment.hpp), the collector's attach/detach state machine, driven through every transition
 // with a fake CUPTI table and a fake session: each test asserts the exact sequence of CUPTI calls a transition makes,
 // and where the API calls' flag stood at each. No CUDA, no GPU.
-#include "cupti_attachment.hpp"
+#include "cupti/cupti_attachment.hpp"
 
 #include <catch2/catch.hpp>
 

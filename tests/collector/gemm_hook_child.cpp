@@ -30,9 +30,10 @@ int main(int argc, char** argv)
     Dl_info info {};
     dladdr(reinterpret_cast<void*>(lt), &info);
     std::printf("bound to %s\n", info.dli_fname ? info.dli_fname : "?");
-    std::printf("cublasLtMatmul %d\n", lt(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                                           nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, nullptr));
-    std::printf("cublasGemmEx %d\n", gemm(nullptr, 0, 0, 1, 1, 1, nullptr, nullptr, 0, 1, nullptr, 0, 1, nullptr,
-                                         nullptr, 0, 1, 68, -1));
+    std::printf("cublasLtMatmul %d\n",
+        lt(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+            nullptr, nullptr, 0, nullptr));
+    std::printf("cublasGemmEx %d\n",
+        gemm(nullptr, 0, 0, 1, 1, 1, nullptr, nullptr, 0, 1, nullptr, 0, 1, nullptr, nullptr, 0, 1, 68, -1));
     return 0;
 }

@@ -1,6 +1,6 @@
-// The GEMM period learner (collector/src/gemm_period.cpp) fed synthetic key sequences: which calls get which
+// The GEMM period learner (collector/src/stats/gemm_period.cpp) fed synthetic key sequences: which calls get which
 // ordinal and period, and which calls the sampler measures, call by call.
-#include "gemm_period.hpp"
+#include "stats/gemm_period.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -74,8 +74,8 @@ TEST_CASE("gemm period: a clean loop of 8 same-shaped layers locks its step and 
     CHECK(learner.locks() == 1);
 }
 
-TEST_CASE("gemm period: the sampler measures every 10th period, and one GEMM per 20 ms before the lock",
-    "[gemm_period]")
+TEST_CASE(
+    "gemm period: the sampler measures every 10th period, and one GEMM per 20 ms before the lock", "[gemm_period]")
 {
     std::vector<uint64_t> keys;
     append(keys, mlp_step(), 100);
@@ -115,8 +115,7 @@ TEST_CASE("gemm period: cap units of steps, periods and seconds never collide", 
     CHECK(cap_unit_of_second(1'999'999'999) != cap_unit_of_second(2'000'000'000));
 }
 
-TEST_CASE("gemm period: a prologue before the loop is skipped, and the phase is the loop's first call",
-    "[gemm_period]")
+TEST_CASE("gemm period: a prologue before the loop is skipped, and the phase is the loop's first call", "[gemm_period]")
 {
     std::vector<uint64_t> keys;
     for (uint64_t k = 100; k < 110; ++k) // 10 set-up GEMMs, each once
@@ -131,8 +130,8 @@ TEST_CASE("gemm period: a prologue before the loop is skipped, and the phase is 
     CHECK(learner.locks() == 1);
 }
 
-TEST_CASE("gemm period: after an evaluation breaks the pattern, the loop relocks with the same ordinals",
-    "[gemm_period]")
+TEST_CASE(
+    "gemm period: after an evaluation breaks the pattern, the loop relocks with the same ordinals", "[gemm_period]")
 {
     std::vector<uint64_t> keys;
     append(keys, mlp_step(), 30); // calls 0-719; locked at 255, established from 511
@@ -184,14 +183,13 @@ TEST_CASE("gemm period: a once-per-step extra GEMM is part of the period and get
     append(keys, step, 60);
     GemmPeriodLearner learner;
     const auto places = feed(learner, keys);
-    constexpr int32_t kOrdinals[25]
-        = { 0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7 };
+    constexpr int32_t kOrdinals[25] = { 0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7 };
     check_places(places, 255, [&](size_t i) { return GemmPlace { kOrdinals[i % 25], int64_t(i / 25) }; });
     CHECK(learner.period() == 25);
 }
 
-TEST_CASE("gemm period: a lock on a run of identical layers is superseded by the step in the same window",
-    "[gemm_period]")
+TEST_CASE(
+    "gemm period: a lock on a run of identical layers is superseded by the step in the same window", "[gemm_period]")
 {
     // Small limits so that a forward pass of 20 identical GEMMs is long enough to lock (min_lock_calls 16).
     const GemmPeriodOptions options { .max_period = 64, .repeats = 3, .min_lock_calls = 16 };

@@ -1,7 +1,7 @@
 // The rule by which a process that did no GPU work leaves no trace (idle_trace.hpp;
 // docs/collector.md "Processes that do no GPU work"), and the removal itself, without a GPU: the evidence is what
 // session.cpp gathers at the end of a recording.
-#include "idle_trace.hpp"
+#include "calls/idle_trace.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -97,6 +97,6 @@ TEST_CASE("idle trace: removal takes the trace and SQLite's side files, nothing 
 
 TEST_CASE("idle trace: the manifest line that tells record the trace is gone", "[collector][idle]")
 {
-    // cli/record_summary.cpp's parse_manifest reads it back (tests/cli/record_summary_test.cpp).
+    // cli/trace_info/record_summary.cpp's parse_manifest reads it back (tests/cli/trace_info/record_summary_test.cpp).
     CHECK(removed_trace_manifest_line("/traces/run-1.sqlite") == "-/traces/run-1.sqlite\n");
 }

@@ -47,7 +47,8 @@ TEST_CASE("the C API is exported and, in a process that is not recording, does n
     void* lib = dlopen(FP8SCOPE_COLLECTOR_LIB, RTLD_NOW | RTLD_LOCAL);
     REQUIRE(lib != nullptr);
     for (const char* name : { "fp8scope_probe", "fp8scope_step", "fp8scope_scalar", "fp8scope_scalar_device",
-             "fp8scope_api_version", "fp8scope_stats_wanted", "fp8scope_recording", "cublasLtMatmul", "cublasGemmEx", "cublasGemmStridedBatchedEx" }) {
+             "fp8scope_api_version", "fp8scope_stats_wanted", "fp8scope_recording", "cublasLtMatmul", "cublasGemmEx",
+             "cublasGemmStridedBatchedEx" }) {
         INFO(name);
         CHECK(dlsym(lib, name) != nullptr);
     }

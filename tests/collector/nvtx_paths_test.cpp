@@ -1,5 +1,5 @@
-// The collector's own NVTX range path per thread (collector/src/nvtx_paths.hpp), which names tensor sites.
-#include "nvtx_paths.hpp"
+// The collector's own NVTX range path per thread (collector/src/calls/nvtx_paths.hpp), which names tensor sites.
+#include "calls/nvtx_paths.hpp"
 
 #include <catch2/catch.hpp>
 

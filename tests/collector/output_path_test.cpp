@@ -1,4 +1,4 @@
-#include "output_path.hpp"
+#include "session/output_path.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // The decoder on synthetic CUPTI records: each record type is built as CUPTI lays it out (the CUDA 13.0 structs),
 // written through a real TraceDb, and read back with the analyzer's loader.
-#include "record_decoder.hpp"
-#include "sync_calls.hpp"
+#include "calls/sync_calls.hpp"
+#include "cupti/record_decoder.hpp"
 
 #include "fp8scope/analyzer/load/trace_loader.hpp"
 
@@ -10,11 +10,11 @@
 #include <filesystem>
 
 using namespace fp8scope;
-using fp8scope::collector::RecordDecoder;
-using fp8scope::collector::SyncCallback;
 using fp8scope::collector::find_sync_callback;
+using fp8scope::collector::RecordDecoder;
 using fp8scope::collector::sync_callbacks;
 using fp8scope::collector::sync_record;
+using fp8scope::collector::SyncCallback;
 using fp8scope::collector::synced_stream;
 
 namespace {
@@ -219,7 +219,8 @@ TEST_CASE("sync calls seen by callbacks give the rows the SYNCHRONIZATION kind w
     const SyncCallback* device_sync
         = find_sync_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize);
     REQUIRE(device_sync != nullptr);
-    const SyncCallback* wait = find_sync_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent);
+    const SyncCallback* wait
+        = find_sync_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent);
     REQUIRE(wait != nullptr);
     CHECK(wait->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT);
     CHECK(find_sync_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) == nullptr);

@@ -75,7 +75,8 @@ TEST_CASE("user_version and meta schema_version carry the schema version")
 {
     const std::string path = created_trace("schema_version.sqlite");
     SqliteFile file(path);
-    CHECK(file.integer("PRAGMA user_version") == schema::encode_user_version(schema::kMajorVersion, schema::kMinorVersion));
+    CHECK(file.integer("PRAGMA user_version")
+        == schema::encode_user_version(schema::kMajorVersion, schema::kMinorVersion));
     CHECK(schema::decode_major(static_cast<int32_t>(file.integer("PRAGMA user_version"))) == 1);
     CHECK(file.rows("SELECT value, typeof(value) FROM FP8SCOPE_META WHERE key = 'schema_version'")
         == std::vector<Row> { { "1.4", "text" } });

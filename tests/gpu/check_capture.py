@@ -364,7 +364,7 @@ def check_overhead(ctx, report):
 
 
 # The setting of docs/benchmarks.md "A grace counted in steps": a window of 3 steps every 20; CUPTI detaches 2 steps
-# after each (collector/src/capture.cpp).
+# after each (collector/src/capture/capture.cpp).
 FAST_STEPS, FAST_EVERY, FAST_LENGTH, FAST_GRACE = 120, 20, 3, 2
 
 

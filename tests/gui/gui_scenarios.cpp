@@ -62,9 +62,9 @@ std::string write_stats_job(const std::string& name, const std::string& command,
     Scenario s;
     s.session().command_line = command;
     const HostThread host = s.thread(4242, 4242);
-    const int64_t site = s.tensor_site("gemm 16x16x16", schema::TensorRole::A,
-        fp8 ? schema::Dtype::E4M3 : schema::Dtype::BFloat16, 16, 16, schema::StatsSource::GemmInterception,
-        "train_step/layer.0");
+    const int64_t site
+        = s.tensor_site("gemm 16x16x16", schema::TensorRole::A, fp8 ? schema::Dtype::E4M3 : schema::Dtype::BFloat16, 16,
+            16, schema::StatsSource::GemmInterception, "train_step/layer.0");
     for (int step = 0; step < steps; ++step) {
         const int64_t t0 = step * 1'000'000;
         s.step_marker(host, t0, step);
@@ -174,7 +174,8 @@ ModelCheck::ModelCheck(QAbstractItemModel* model)
             previous_handler = qInstallMessageHandler(collect);
         }
     }
-    tester_ = std::make_unique<QAbstractItemModelTester>(model, QAbstractItemModelTester::FailureReportingMode::Warning);
+    tester_
+        = std::make_unique<QAbstractItemModelTester>(model, QAbstractItemModelTester::FailureReportingMode::Warning);
 }
 
 ModelCheck::~ModelCheck()

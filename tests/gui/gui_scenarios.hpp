@@ -15,8 +15,7 @@
 
 // QStrings in CHECK messages as text.
 namespace Catch {
-template <>
-struct StringMaker<QString> {
+template <> struct StringMaker<QString> {
     static std::string convert(const QString& text) { return '"' + text.toStdString() + '"'; }
 };
 } // namespace Catch

@@ -110,13 +110,13 @@ TEST_CASE("window: File > Open reference compares the open run and keeps its tim
     CHECK(window.banner_text().isEmpty());
 }
 
-TEST_CASE("window: the dashboard shows the compare verdict and the timeline the selected item's details",
-    "[gui][window]")
+TEST_CASE(
+    "window: the dashboard shows the compare verdict and the timeline the selected item's details", "[gui][window]")
 {
     MainWindow window;
     window.show();
-    REQUIRE(open_and_wait(window, sample_trace("compare/h100-drift-fp8.sqlite"),
-        sample_trace("compare/h100-drift-bf16.sqlite")));
+    REQUIRE(open_and_wait(
+        window, sample_trace("compare/h100-drift-fp8.sqlite"), sample_trace("compare/h100-drift-bf16.sqlite")));
     const auto session = window.session();
     REQUIRE(session->compare);
     // The verdict names how many matched sites drift.
@@ -134,8 +134,8 @@ TEST_CASE("window: the dashboard shows the compare verdict and the timeline the 
     REQUIRE(window.timeline());
     const analyzer::ItemRef sync { analyzer::ItemKind::Sync, 0 };
     view->canvas().select(sync);
-    const analyzer::ItemDetails details = analyzer::describe_item(
-        window.timeline()->index, session->run->model, session->run->report, sync);
+    const analyzer::ItemDetails details
+        = analyzer::describe_item(window.timeline()->index, session->run->model, session->run->report, sync);
     auto* fields = view->findChild<QTreeWidget*>();
     REQUIRE(fields);
     REQUIRE(fields->topLevelItemCount() == static_cast<int>(details.fields.size()));

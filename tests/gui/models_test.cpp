@@ -23,8 +23,8 @@ namespace {
 
 std::shared_ptr<const gui::Session> drift_pair()
 {
-    static const auto session = open_session(
-        sample_trace("compare/h100-drift-fp8.sqlite"), sample_trace("compare/h100-drift-bf16.sqlite"));
+    static const auto session
+        = open_session(sample_trace("compare/h100-drift-fp8.sqlite"), sample_trace("compare/h100-drift-bf16.sqlite"));
     return session;
 }
 
@@ -170,7 +170,8 @@ TEST_CASE("tensor sites model: health per site, drift against the reference high
     CHECK(cell(model, row, gui::TensorSitesModel::Drift) == QStringLiteral("first divergent, from step 14"));
     CHECK(model.data(model.index(row, 0), Qt::FontRole).value<QFont>().bold());
     CHECK(model.data(model.index(row, 0), Qt::ForegroundRole).value<QBrush>().color() == gui::attention_color());
-    CHECK(model.data(model.index(row, gui::TensorSitesModel::Drift), gui::TensorSitesModel::kSortRole).toDouble() == 14);
+    CHECK(
+        model.data(model.index(row, gui::TensorSitesModel::Drift), gui::TensorSitesModel::kSortRole).toDouble() == 14);
     // Every flagged site is drawn in the warning colour, and no other.
     int warned = 0;
     for (int r = 0; r < model.rowCount(); ++r)

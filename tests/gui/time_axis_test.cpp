@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-using fp8scope::gui::TimeAxis;
 using Catch::Matchers::WithinAbs;
+using fp8scope::gui::TimeAxis;
 
 TEST_CASE("time axis maps the window's ends to its pixel edges", "[gui][axis]")
 {

@@ -54,15 +54,13 @@ struct Painted {
     {
         return TimelineCanvas::kGutterWidth + static_cast<int>(canvas.axis().x_of(kT0 + (from + to) / 2));
     }
-    int x_at(int64_t at) const
-    {
-        return TimelineCanvas::kGutterWidth + static_cast<int>(canvas.axis().x_of(kT0 + at));
-    }
+    int x_at(int64_t at) const { return TimelineCanvas::kGutterWidth + static_cast<int>(canvas.axis().x_of(kT0 + at)); }
 
     QRect row(TrackKind kind) const
     {
-        const gui::TimelineRow* row = canvas.rows().first_row(kind, kind == TrackKind::Steps || kind == TrackKind::Syncs
-                    || kind == TrackKind::HostThread || kind == TrackKind::Nvtx
+        const gui::TimelineRow* row = canvas.rows().first_row(kind,
+            kind == TrackKind::Steps || kind == TrackKind::Syncs || kind == TrackKind::HostThread
+                    || kind == TrackKind::Nvtx
                 ? std::nullopt
                 : std::optional<uint32_t>(0));
         REQUIRE(row);
@@ -78,7 +76,8 @@ QColor pixel(const QImage& image, int x, int y)
 // Equal up to the rounding of a colour computed in another space (QColor::darker works in HSV).
 bool close_to(const QColor& a, const QColor& b)
 {
-    return std::abs(a.red() - b.red()) <= 2 && std::abs(a.green() - b.green()) <= 2 && std::abs(a.blue() - b.blue()) <= 2;
+    return std::abs(a.red() - b.red()) <= 2 && std::abs(a.green() - b.green()) <= 2
+        && std::abs(a.blue() - b.blue()) <= 2;
 }
 
 } // namespace
@@ -95,8 +94,8 @@ TEST_CASE("timeline render: bubbles have their cause's colour at their pixels", 
     const QImage zoomed = painted.paint(250'000, 750'000);
     CHECK(pixel(zoomed, painted.x_mid(T::kLaunchGap[0], T::kLaunchGap[1]), bubbles_y)
         == gui::cause_color(BubbleCause::Launch));
-    CHECK(pixel(zoomed, painted.x_mid(T::kSyncGap[0], T::kSyncGap[1]), bubbles_y)
-        == gui::cause_color(BubbleCause::Sync));
+    CHECK(
+        pixel(zoomed, painted.x_mid(T::kSyncGap[0], T::kSyncGap[1]), bubbles_y) == gui::cause_color(BubbleCause::Sync));
     // Where the GPU is busy the bubble row is empty (white), and the stream shows the kernel's class colour.
     const int busy_x = painted.x_mid(T::kLaunchGap[1], T::kSyncGap[0]); // gemm_b
     CHECK(pixel(zoomed, busy_x, bubbles_y) == QColor(Qt::white));
@@ -137,8 +136,8 @@ TEST_CASE("timeline render: hovering a kernel draws the flow from its launch cal
     CHECK(painted.timeline->index.lane(work.lane).start_ns[work.index] == kT0 + 700'000);
     // Leaving the kernel clears the flow.
     const QPoint away(painted.x_mid(650'000, 660'000), painted.row(TrackKind::GpuStream).center().y());
-    QMouseEvent leave(QEvent::MouseMove, away, painted.canvas.mapToGlobal(away), Qt::NoButton, Qt::NoButton,
-        Qt::NoModifier);
+    QMouseEvent leave(
+        QEvent::MouseMove, away, painted.canvas.mapToGlobal(away), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
     QApplication::sendEvent(&painted.canvas, &leave);
     CHECK(painted.canvas.flows().empty());
 }

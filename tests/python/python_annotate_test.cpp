@@ -73,12 +73,14 @@ TEST_CASE("annotate: NVTX ranges per module, cast statistics named <module>.<n>,
 
 TEST_CASE("annotate outside a capture window or a sampled step: ranges, but no mode and no probe")
 {
-    const auto run = run_scenario("annotate_unwanted", { "LD_PRELOAD=" + kFakeCollector, "FAKE_FP8SCOPE_STATS_WANTED=0" });
+    const auto run
+        = run_scenario("annotate_unwanted", { "LD_PRELOAD=" + kFakeCollector, "FAKE_FP8SCOPE_STATS_WANTED=0" });
     CHECK(run.values.at("stats_wanted") == "False");
     CHECK(run.values.at("active") == "True");
     // The NVTX ranges stay (they name the sites inside later windows and mark NVTX steps); the cast mode is not
     // entered, and a direct probe returns before reaching the collector.
-    CHECK(run.values.at("forward_nvtx") == "push Model|push blocks.b0|push blocks.b0.fc1|pop|push blocks.b0.fc2|pop|pop|pop");
+    CHECK(run.values.at("forward_nvtx")
+        == "push Model|push blocks.b0|push blocks.b0.fc1|pop|push blocks.b0.fc2|pop|pop|pop");
     CHECK(run.values.at("probe") == "False");
     CHECK(run.calls == std::vector<std::string> { "api_version 1" });
     CHECK(run.warnings.empty());

@@ -26,9 +26,9 @@ inline analyzer::TraceModel write_and_load(
     std::filesystem::create_directories(dir);
     // The pid keeps test cases that build the same scenario apart: CTest runs each case as its own process, in
     // parallel, and two of them rewriting one file would read each other's half-written trace.
-    const std::string path = (dir / (name + (layout == Layout::Nsight ? "-nsys" : "") + "-" + std::to_string(::getpid())
-                                     + ".sqlite"))
-                                 .string();
+    const std::string path
+        = (dir / (name + (layout == Layout::Nsight ? "-nsys" : "") + "-" + std::to_string(::getpid()) + ".sqlite"))
+              .string();
     std::filesystem::remove(path);
     const auto written = layout == Layout::Nsight ? scenario.write_nsight(path) : scenario.write_fp8scope(path);
     INFO(path);

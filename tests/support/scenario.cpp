@@ -158,8 +158,8 @@ void Scenario::capture_mode(std::string mode, std::string options)
 void Scenario::capture_window(int64_t start_ns, std::optional<int64_t> end_ns, schema::CaptureTrigger trigger,
     std::optional<int64_t> first_step, std::optional<int64_t> last_step)
 {
-    capture_windows_.push_back(CaptureWindowRow {
-        int64_t(capture_windows_.size()) + 1, start_ns, end_ns, first_step, last_step, trigger });
+    capture_windows_.push_back(
+        CaptureWindowRow { int64_t(capture_windows_.size()) + 1, start_ns, end_ns, first_step, last_step, trigger });
 }
 
 void Scenario::step_marker(HostThread thread, int64_t at_ns, int64_t step)

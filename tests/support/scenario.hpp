@@ -76,7 +76,10 @@ public:
     // An API call on `thread` and the GPU work it launched, joined by a fresh correlation id, which is returned.
     uint32_t launch(HostThread thread, const ApiSpec& api, const KernelSpec& kernel);
     // One more kernel of an earlier launch (a CUDA graph's nodes share the graph launch's correlation id).
-    void more_of(uint32_t correlation_id, const KernelSpec& kernel) { kernels_.push_back(Kernel { kernel, correlation_id }); }
+    void more_of(uint32_t correlation_id, const KernelSpec& kernel)
+    {
+        kernels_.push_back(Kernel { kernel, correlation_id });
+    }
     uint32_t memcpy(HostThread thread, const ApiSpec& api, const CopySpec& copy);
     uint32_t memset(HostThread thread, const ApiSpec& api, const MemsetSpec& set);
     // A kernel with no API call (correlation id 0, as CUPTI reports when it cannot correlate).
@@ -113,16 +116,52 @@ public:
 
 private:
     // Plain data with strings still as text; the writers intern them.
-    struct Kernel { KernelSpec spec; uint32_t correlation_id; };
-    struct Api { ApiSpec spec; int64_t global_tid; uint32_t correlation_id; };
-    struct Copy { CopySpec spec; uint32_t correlation_id; };
-    struct Set { MemsetSpec spec; uint32_t correlation_id; };
-    struct Sync { int64_t start_ns, end_ns; schema::SyncType type; std::optional<uint32_t> stream_id;
-        uint32_t device_id; uint32_t correlation_id; };
-    struct Nvtx { int64_t start_ns; std::optional<int64_t> end_ns; std::string text; int64_t global_tid; };
-    struct Thread { int64_t global_tid; std::string name; };
-    struct Site { TensorSiteRow row; std::string name; std::string nvtx_path; };
-    struct Scalar { int64_t at_ns; std::optional<int64_t> step; std::string name; double value; int64_t global_tid; };
+    struct Kernel {
+        KernelSpec spec;
+        uint32_t correlation_id;
+    };
+    struct Api {
+        ApiSpec spec;
+        int64_t global_tid;
+        uint32_t correlation_id;
+    };
+    struct Copy {
+        CopySpec spec;
+        uint32_t correlation_id;
+    };
+    struct Set {
+        MemsetSpec spec;
+        uint32_t correlation_id;
+    };
+    struct Sync {
+        int64_t start_ns, end_ns;
+        schema::SyncType type;
+        std::optional<uint32_t> stream_id;
+        uint32_t device_id;
+        uint32_t correlation_id;
+    };
+    struct Nvtx {
+        int64_t start_ns;
+        std::optional<int64_t> end_ns;
+        std::string text;
+        int64_t global_tid;
+    };
+    struct Thread {
+        int64_t global_tid;
+        std::string name;
+    };
+    struct Site {
+        TensorSiteRow row;
+        std::string name;
+        std::string nvtx_path;
+    };
+    struct Scalar {
+        int64_t at_ns;
+        std::optional<int64_t> step;
+        std::string name;
+        double value;
+        int64_t global_tid;
+    };
 
     SessionInfo session_;
     std::vector<GpuInfoRow> gpus_;

@@ -3,9 +3,9 @@
 #pragma once
 
 #include "analysis_test_support.hpp"
-#include "tensor_samples.hpp"
 #include "fp8scope/analyzer/model/analysis_types.hpp"
 #include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "tensor_samples.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -3,11 +3,11 @@
 #include "zoo_judge.hpp"
 
 #include "fp8scope/analyzer/compare/compare.hpp"
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
 #include "fp8scope/analyzer/trace/steps.hpp"
-#include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "job_truth.hpp"
 
 #include <fmt/format.h>
@@ -76,10 +76,19 @@ std::vector<Trace> load_workload(const std::string& dir, const std::string& work
     return traces;
 }
 
-std::string ms(double ns) { return fmt::format("{:.2f} ms", ns / 1e6); }
+std::string ms(double ns)
+{
+    return fmt::format("{:.2f} ms", ns / 1e6);
+}
 
-Cell cell(bool right, std::string text) { return { std::move(text), right ? Verdict::Right : Verdict::Wrong }; }
-Cell not_judged(std::string text) { return { std::move(text), Verdict::NotJudged }; }
+Cell cell(bool right, std::string text)
+{
+    return { std::move(text), right ? Verdict::Right : Verdict::Wrong };
+}
+Cell not_judged(std::string text)
+{
+    return { std::move(text), Verdict::NotJudged };
+}
 
 std::optional<double> number(const json& j, const char* key)
 {
@@ -139,8 +148,7 @@ Cell judge_boundaries(const std::vector<Trace>& traces)
         size_t judged = 0, within = 0;
         std::vector<std::string> misses; // "step:offset" of each boundary further than 1 activity
         for (size_t i = kUnjudgedFirstSteps; i < found.steps.size(); ++i) {
-            const int64_t off
-                = int64_t(testing::position_of(a, found.steps[i].start_ns)) - int64_t(expected[i]);
+            const int64_t off = int64_t(testing::position_of(a, found.steps[i].start_ns)) - int64_t(expected[i]);
             ++judged;
             within += std::llabs(off) <= 1 ? 1 : 0;
             if (std::llabs(off) > 1)
@@ -231,8 +239,8 @@ Cell judge_idle(const Trace& t, const Report& r)
         const bool in_step = planted.value("host_stall_where", "") == "in_step";
         const double host = double(in_step ? f.host_in_launches_ns : f.host_ns - f.host_in_launches_ns) / 1e6;
         right = right && within(host, *stall, kIdleTolerance);
-        text += fmt::format("; host {} the launches {:.2f} ms vs stall {:.2f} ms", in_step ? "inside" : "outside",
-            host, *stall);
+        text += fmt::format(
+            "; host {} the launches {:.2f} ms vs stall {:.2f} ms", in_step ? "inside" : "outside", host, *stall);
     }
     // The job counts its own syncs; in a multi-rank job the communication library makes more on the same thread
     // (DDP's and NCCL's event and stream syncs), which the job cannot count: not judged there.
@@ -253,7 +261,8 @@ Cell judge_top_recommendation(const Trace& t, const Report& r)
     if (w.recommendations.empty())
         return not_judged("none");
     const Recommendation& top = w.recommendations.front();
-    std::string text = fmt::format("{} saves {}", recommendation_kind_name(top.kind), ms(double(top.saving_per_step_ns)));
+    std::string text
+        = fmt::format("{} saves {}", recommendation_kind_name(top.kind), ms(double(top.saving_per_step_ns)));
     const json& measured = t.truth.value("measured", json::object());
     if (const auto replay = number(measured, "graph_replay_ms")) {
         const double predicted = double(w.without_launch_overhead_ns) / 1e6;
@@ -335,9 +344,9 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
     const int64_t onset = c.first_divergent ? c.sites[*c.first_divergent].onset_step.value_or(-1) : -1;
     if (planted.is_string()) {
         drift = cell(c.flagged.empty(),
-            c.flagged.empty() ? "clean: no site drifts"
-                              : fmt::format("clean, but {} sites flagged, first {} from step {}", c.flagged.size(),
-                                    first, onset));
+            c.flagged.empty()
+                ? "clean: no site drifts"
+                : fmt::format("clean, but {} sites flagged, first {} from step {}", c.flagged.size(), first, onset));
     } else if (planted.is_object()) {
         const std::string layer = planted.at("layer").get<std::string>();
         const int64_t planted_onset = planted.at("onset_step").get<int64_t>();
@@ -346,7 +355,7 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
         drift = cell(right,
             c.flagged.empty() ? fmt::format("missed: {} from step {}", layer, planted_onset)
                               : fmt::format("{} sites, first {} from step {} (planted {} from {})", c.flagged.size(),
-                                    first, onset, layer, planted_onset));
+                                  first, onset, layer, planted_onset));
     } else {
         drift = not_judged("");
     }

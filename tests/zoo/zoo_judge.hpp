@@ -17,9 +17,8 @@ struct Cell {
 };
 
 // The scoreboard's columns, in order.
-inline constexpr const char* kColumns[]
-    = { "steps", "boundaries", "idle by cause", "top recommendation", "straggler", "drift verdict", "recipe",
-          "FP8 price" };
+inline constexpr const char* kColumns[] = { "steps", "boundaries", "idle by cause", "top recommendation", "straggler",
+    "drift verdict", "recipe", "FP8 price" };
 inline constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
 
 struct Row {

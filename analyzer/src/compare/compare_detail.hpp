@@ -43,16 +43,18 @@ struct SiteMatching {
     std::vector<Pair> pairs; // by run site id
     std::vector<UnmatchedSite> run_unmatched, ref_unmatched;
 };
-SiteMatching match_sites(const TraceModel& run, const SiteSamples& run_samples, const TraceModel& ref,
-    const SiteSamples& ref_samples);
+SiteMatching match_sites(
+    const TraceModel& run, const SiteSamples& run_samples, const TraceModel& ref, const SiteSamples& ref_samples);
 
 // Per-step figures of one matched pair over the common steps where both have a sample (CompareSite::steps), the
 // early-step baselines and the one-step events.
-void fill_site_steps(CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref);
+void fill_site_steps(
+    CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref);
 
 // The run's scaling recipe for one site, from its samples' scale_inv and amax, and from its twin's when it has one:
 // the probe of the high-precision tensor that was cast with the same scale (LogicalRoles::twin).
-void decide_recipe(CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>* twin);
+void decide_recipe(
+    CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>* twin);
 
 // What a site's tensor is in the model: "activation", "weight", "gradient" or "output", when the trace says. A probe
 // says by its role; a GEMM output is "output"; an E5M2 operand is a gradient (the HYBRID recipe); another FP8
@@ -83,8 +85,8 @@ std::optional<DriftEvidence> change_point(const std::string& series, const std::
 
 // change_point() for a rise that climbs: the onset is the knee of the least-squares flat-then-linear fit up to the
 // split, when the shift measured from the knee passes the same test; else the split.
-std::optional<DriftEvidence> climb_onset(const std::string& series, const std::vector<int64_t>& steps,
-    const std::vector<double>& values, double floor);
+std::optional<DriftEvidence> climb_onset(
+    const std::string& series, const std::vector<int64_t>& steps, const std::vector<double>& values, double floor);
 
 // Runs change_point over a site's series and fills site.drift and site.onset_step.
 void detect_drift(CompareSite& site);

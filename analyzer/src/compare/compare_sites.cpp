@@ -62,8 +62,8 @@ void add_histogram(StepSample& into, const TensorStats& s)
     }
     const int32_t lo = std::min(into.hist_first_exponent, s.hist_first_exponent);
     const auto end = [](int32_t first, size_t n) { return static_cast<int64_t>(first) + static_cast<int64_t>(n); };
-    const int64_t hi = std::max(end(into.hist_first_exponent, into.histogram.size()),
-        end(s.hist_first_exponent, s.exponent_histogram.size()));
+    const int64_t hi = std::max(
+        end(into.hist_first_exponent, into.histogram.size()), end(s.hist_first_exponent, s.exponent_histogram.size()));
     std::vector<uint64_t> merged(static_cast<size_t>(hi - lo), 0);
     for (size_t i = 0; i < into.histogram.size(); ++i)
         merged[static_cast<size_t>(into.hist_first_exponent - lo) + i] += into.histogram[i];
@@ -243,8 +243,8 @@ Keyed key_sites(const TraceModel& model, const SiteSamples& samples)
     return keyed;
 }
 
-std::string unmatched_reason(const TraceModel& model, const TensorSite& site, const Keyed& mine, const Keyed& other,
-    std::string_view other_name)
+std::string unmatched_reason(
+    const TraceModel& model, const TensorSite& site, const Keyed& mine, const Keyed& other, std::string_view other_name)
 {
     const SiteIdentity& id = mine.identity.at(site.id);
     if (id.unknown_position)
@@ -257,7 +257,7 @@ std::string unmatched_reason(const TraceModel& model, const TensorSite& site, co
     if (group == other.group_sizes.end())
         return id.gemm ? fmt::format("the {} has no GEMM of this shape (m and n in either order) with this operand "
                                      "under this path",
-                             other_name)
+                   other_name)
                        : fmt::format("the {} has no probe of this name and role under this path", other_name);
     return fmt::format("the {} has {} such site(s) under this path; this is #{} in step order", other_name,
         group->second, mine.rank.at(site.id));
@@ -360,8 +360,8 @@ SiteSamples collect_site_samples(const TraceModel& model, const StepSet& steps, 
     return out;
 }
 
-SiteMatching match_sites(const TraceModel& run, const SiteSamples& run_samples, const TraceModel& ref,
-    const SiteSamples& ref_samples)
+SiteMatching match_sites(
+    const TraceModel& run, const SiteSamples& run_samples, const TraceModel& ref, const SiteSamples& ref_samples)
 {
     const Keyed run_keys = key_sites(run, run_samples);
     const Keyed ref_keys = key_sites(ref, ref_samples);
@@ -399,8 +399,8 @@ SiteMatching match_sites(const TraceModel& run, const SiteSamples& run_samples, 
     for (const auto& [id, identity] : run_keys.identity)
         if (!run_matched.contains(id))
             if (const TensorSite* site = site_by_id(run, id))
-                matching.run_unmatched.push_back(
-                    { tensor_site_label(run, *site), id, unmatched_reason(run, *site, run_keys, ref_keys, "reference") });
+                matching.run_unmatched.push_back({ tensor_site_label(run, *site), id,
+                    unmatched_reason(run, *site, run_keys, ref_keys, "reference") });
     for (const auto& [id, identity] : ref_keys.identity)
         if (!ref_matched.contains(id))
             if (const TensorSite* site = site_by_id(ref, id))
@@ -409,7 +409,8 @@ SiteMatching match_sites(const TraceModel& run, const SiteSamples& run_samples, 
     return matching;
 }
 
-void fill_site_steps(CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref)
+void fill_site_steps(
+    CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref)
 {
     for (const auto& [step, r] : run) {
         const auto found = ref.find(step);
@@ -474,31 +475,32 @@ void fill_site_steps(CompareSite& site, const std::map<int64_t, StepSample>& run
 
 namespace {
 
-    // (scale_inv * fp8_max, amax) of each sample with both, in step order; nullopt when no sample has an FP8 format.
-    std::optional<std::vector<std::pair<double, double>>> scaled_amax(const std::map<int64_t, StepSample>& samples)
-    {
-        std::vector<std::pair<double, double>> out;
-        bool fp8 = false;
-        for (const auto& [step, s] : samples) {
-            const std::optional<double> fp8_max = fp8_max_of(s);
-            fp8 = fp8 || fp8_max.has_value();
-            if (fp8_max && s.scale_inv && positive_finite(s.amax))
-                out.emplace_back(*s.scale_inv * *fp8_max, s.amax);
-        }
-        if (!fp8)
-            return std::nullopt;
-        return out;
+// (scale_inv * fp8_max, amax) of each sample with both, in step order; nullopt when no sample has an FP8 format.
+std::optional<std::vector<std::pair<double, double>>> scaled_amax(const std::map<int64_t, StepSample>& samples)
+{
+    std::vector<std::pair<double, double>> out;
+    bool fp8 = false;
+    for (const auto& [step, s] : samples) {
+        const std::optional<double> fp8_max = fp8_max_of(s);
+        fp8 = fp8 || fp8_max.has_value();
+        if (fp8_max && s.scale_inv && positive_finite(s.amax))
+            out.emplace_back(*s.scale_inv * *fp8_max, s.amax);
     }
+    if (!fp8)
+        return std::nullopt;
+    return out;
+}
 
-    size_t zero_headroom_count(const std::vector<std::pair<double, double>>& scaled)
-    {
-        return static_cast<size_t>(std::ranges::count_if(
-            scaled, [](const auto& p) { return std::abs(std::log2(p.first / p.second)) <= kZeroHeadroomBits; }));
-    }
+size_t zero_headroom_count(const std::vector<std::pair<double, double>>& scaled)
+{
+    return static_cast<size_t>(std::ranges::count_if(
+        scaled, [](const auto& p) { return std::abs(std::log2(p.first / p.second)) <= kZeroHeadroomBits; }));
+}
 
 } // namespace
 
-void decide_recipe(CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>* twin)
+void decide_recipe(
+    CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>* twin)
 {
     const auto scaled = scaled_amax(run);
     if (!scaled) {
@@ -525,8 +527,9 @@ void decide_recipe(CompareSite& site, const std::map<int64_t, StepSample>& run, 
             site.recipe_evidence = fmt::format("the same scale in all {} samples and the {} amax at fp8_max / scale in "
                                                "each: a constant amax, whose current scale is a static one{}",
                 n, probed ? "cast's input" : "codes'",
-                probed ? "" : " (without a probe of the cast's input, a fixed scale that the amax outgrows every step "
-                              "looks the same)");
+                probed ? ""
+                       : " (without a probe of the cast's input, a fixed scale that the amax outgrows every step "
+                         "looks the same)");
             return;
         }
         site.recipe = ScalingRecipe::Static;
@@ -543,7 +546,8 @@ void decide_recipe(CompareSite& site, const std::map<int64_t, StepSample>& run, 
         site.recipe = current ? ScalingRecipe::Current : ScalingRecipe::Delayed;
         site.recipe_evidence = fmt::format("the cast's input (probed with the same scale) has amax = fp8_max / scale "
                                            "in {} of {} samples{}",
-            zero, m, current ? ": each scale comes from the tensor's own amax" : ": the scale comes from earlier steps");
+            zero, m,
+            current ? ": each scale comes from the tensor's own amax" : ": the scale comes from earlier steps");
         return;
     }
     const size_t zero = zero_headroom_count(*scaled);

@@ -291,8 +291,8 @@ Expected<RowCounts> recorded_row_counts(const TraceFile& file)
         const auto* key = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
         const std::string table = valid_utf8(key ? key : "").substr(schema::meta::kRowCountPrefix.size());
         if (sqlite3_column_type(stmt, 1) != SQLITE_INTEGER || sqlite3_column_int64(stmt, 1) < 0)
-            return std::unexpected(file.invalid(fmt::format(
-                "FP8SCOPE_META {}{} is not a row count", schema::meta::kRowCountPrefix, table)));
+            return std::unexpected(file.invalid(
+                fmt::format("FP8SCOPE_META {}{} is not a row count", schema::meta::kRowCountPrefix, table)));
         counts[table] = sqlite3_column_int64(stmt, 1);
     }
 }

@@ -5,13 +5,16 @@
 // (docs/benchmarks.md "The analyzer at the speed of its storage").
 #pragma once
 
-#include "model/correlation_index.hpp"
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/trace/launch_stats.hpp"
+#include "model/correlation_index.hpp"
 
 namespace fp8scope::analyzer::detail {
 
-inline CorrelationIndex launch_call_index(const ApiTable& api) { return CorrelationIndex(api.correlation_id, &api.is_driver); }
+inline CorrelationIndex launch_call_index(const ApiTable& api)
+{
+    return CorrelationIndex(api.correlation_id, &api.is_driver);
+}
 
 BubbleAnalysis analyze_bubbles(const TraceModel& model, const StepSet& steps,
     const std::vector<HostBlockingCall>& blocking, const CorrelationIndex& launch_calls);

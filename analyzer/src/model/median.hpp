@@ -24,7 +24,10 @@ template <typename Value> int64_t upper_median(std::vector<Value>& values)
     return int64_t { upper_median_value(values) };
 }
 
-inline int64_t median_of(std::vector<int64_t> values) { return upper_median(values); }
+inline int64_t median_of(std::vector<int64_t> values)
+{
+    return upper_median(values);
+}
 
 // Many values (one per kernel or API call) kept for a median or percentiles: 4 bytes each while every value fits
 // int32, 8 bytes from the first one that does not. Launch latencies, launch delays and the silences between API
@@ -53,10 +56,7 @@ public:
     size_t size() const { return wide_mode_ ? wide_.size() : narrow_.size(); }
 
     // Calls `use` with the vector that holds the values (std::vector<int32_t> or std::vector<int64_t>).
-    template <typename Use> decltype(auto) visit(Use&& use)
-    {
-        return wide_mode_ ? use(wide_) : use(narrow_);
-    }
+    template <typename Use> decltype(auto) visit(Use&& use) { return wide_mode_ ? use(wide_) : use(narrow_); }
 
     int64_t median()
     {

@@ -83,8 +83,8 @@ std::vector<HostClock> group_clocks(const Ranks& ranks, std::vector<size_t>& clo
     clock_of.assign(ranks.size(), 0);
     for (size_t p = 0; p < ranks.size(); ++p) {
         const std::string& host = ranks[p]->host;
-        auto same = std::find_if(clocks.begin(), clocks.end(),
-            [&](const HostClock& clock) { return !host.empty() && clock.host == host; });
+        auto same = std::find_if(
+            clocks.begin(), clocks.end(), [&](const HostClock& clock) { return !host.empty() && clock.host == host; });
         if (same == clocks.end())
             same = clocks.insert(clocks.end(), HostClock { host, {}, 0, 0 });
         same->ranks.push_back(ranks[p]->rank);
@@ -96,8 +96,8 @@ std::vector<HostClock> group_clocks(const Ranks& ranks, std::vector<size_t>& clo
 // Shifts every clock but the reference rank's so that the median end difference of the matched collectives against
 // the reference rank is 0 (NCCL collectives end together on every rank to within the link latency), and measures
 // the residual. `shift_ns` per rank: session start against the reference rank's, plus its clock's offset.
-ClockAlignment align_clocks(const Ranks& ranks, const std::map<CollectiveKey, std::vector<size_t>>& matched,
-    std::vector<int64_t>& shift_ns)
+ClockAlignment align_clocks(
+    const Ranks& ranks, const std::map<CollectiveKey, std::vector<size_t>>& matched, std::vector<int64_t>& shift_ns)
 {
     ClockAlignment clock;
     clock.reference_rank = ranks.front()->rank;
@@ -130,8 +130,8 @@ ClockAlignment align_clocks(const Ranks& ranks, const std::map<CollectiveKey, st
     return clock;
 }
 
-MatchedCollective straggler_of(const Ranks& ranks, const CollectiveKey& key, const std::vector<size_t>& rows,
-    const std::vector<int64_t>& shift_ns)
+MatchedCollective straggler_of(
+    const Ranks& ranks, const CollectiveKey& key, const std::vector<size_t>& rows, const std::vector<int64_t>& shift_ns)
 {
     MatchedCollective collective;
     std::tie(collective.step_index, collective.kind, collective.ordinal) = key;
@@ -187,8 +187,8 @@ std::optional<LeadCause> lead_cause(
     return std::nullopt;
 }
 
-std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<int64_t>& common,
-    const std::vector<MatchedCollective>& collectives)
+std::vector<StepAcrossRanks> steps_across(
+    const Ranks& ranks, const std::vector<int64_t>& common, const std::vector<MatchedCollective>& collectives)
 {
     const size_t n = ranks.size();
     // Per rank, its step of each common index (every rank has every common step).
@@ -265,7 +265,8 @@ std::vector<StepAcrossRanks> steps_across(const Ranks& ranks, const std::vector<
         size_t slowest = static_cast<size_t>(most_caused - step.caused_wait_ns.begin());
         step.slowest_by = SlowestBy::CausedWait;
         if (*most_caused == 0) {
-            slowest = static_cast<size_t>(std::max_element(step.step_ns.begin(), step.step_ns.end()) - step.step_ns.begin());
+            slowest = static_cast<size_t>(
+                std::max_element(step.step_ns.begin(), step.step_ns.end()) - step.step_ns.begin());
             step.slowest_by = SlowestBy::StepTime;
         }
         step.slowest_rank = ranks[slowest]->rank;
@@ -284,7 +285,10 @@ std::optional<double> scale_inv_of(const RankScaleSample& sample)
     return 1.0 / sample.value;
 }
 
-bool agree(double a, double b) { return std::abs(a - b) <= kScaleRelativeTolerance * std::max(std::abs(a), std::abs(b)); }
+bool agree(double a, double b)
+{
+    return std::abs(a - b) <= kScaleRelativeTolerance * std::max(std::abs(a), std::abs(b));
+}
 
 ScaleAgreement check_scales(const Ranks& ranks)
 {
@@ -342,7 +346,10 @@ std::string_view lead_cause_name(LeadCause cause)
     return cause == LeadCause::Compute ? "compute" : bubble_cause_name(static_cast<BubbleCause>(cause));
 }
 
-const char* slowest_by_name(SlowestBy by) { return by == SlowestBy::CausedWait ? "caused_wait" : "step_time"; }
+const char* slowest_by_name(SlowestBy by)
+{
+    return by == SlowestBy::CausedWait ? "caused_wait" : "step_time";
+}
 
 CrossRankReport analyze_across_ranks(std::span<const RankSummary> summaries)
 {
@@ -366,7 +373,8 @@ CrossRankReport analyze_across_ranks(std::span<const RankSummary> summaries)
     report.clock = align_clocks(ranks, matched, shift_ns);
     for (const auto& [key, rows] : matched) {
         MatchedCollective collective = straggler_of(ranks, key, rows, shift_ns);
-        if (!report.worst_collective || collective.max_wait_ns > report.collectives[*report.worst_collective].max_wait_ns)
+        if (!report.worst_collective
+            || collective.max_wait_ns > report.collectives[*report.worst_collective].max_wait_ns)
             report.worst_collective = report.collectives.size();
         for (RankAcross& rank : report.per_rank)
             rank.times_last += rank.rank == collective.last_rank ? 1 : 0;

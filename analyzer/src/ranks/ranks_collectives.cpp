@@ -1,7 +1,8 @@
 // Collectives classed by kernel name (docs/analysis.md "Across ranks", "Collectives"). NCCL names its device kernels
 // after the collective: ncclDevKernel_<Coll>_<Op>_<type>_<algo>_<proto> (NCCL >= 2.19, src/device/generate.py) and
 // ncclKernel_<Coll>_<algo>_<proto>_<Op>_<type> before; all-to-all and point-to-point run as grouped send/recv
-// (ncclDevKernel_SendRecv). Outside NCCL (custom all-reduce, TransformerEngine's userbuffers) the name says what it can.
+// (ncclDevKernel_SendRecv). Outside NCCL (custom all-reduce, TransformerEngine's userbuffers) the name says what it
+// can.
 #include "fp8scope/analyzer/ranks/ranks.hpp"
 
 #include <algorithm>
@@ -11,7 +12,10 @@ namespace fp8scope::analyzer {
 
 namespace {
 
-bool has(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
+bool has(std::string_view name, std::string_view part)
+{
+    return name.find(part) != std::string_view::npos;
+}
 
 // NCCL's kernel for collective `coll` (lower case), either naming scheme.
 bool nccl_kernel_of(std::string_view name, std::string_view coll)
@@ -33,13 +37,17 @@ const CollectiveRule kRules[] = {
     { CollectiveKind::ReduceScatter, "contains `reducescatter` or `reduce_scatter`",
         [](std::string_view n) { return has(n, "reducescatter") || has(n, "reduce_scatter"); } },
     { CollectiveKind::AllReduce, "contains `allreduce`, `all_reduce` or `cross_device_reduce`",
-        [](std::string_view n) { return has(n, "allreduce") || has(n, "all_reduce") || has(n, "cross_device_reduce"); } },
+        [](std::string_view n) {
+            return has(n, "allreduce") || has(n, "all_reduce") || has(n, "cross_device_reduce");
+        } },
     { CollectiveKind::AllGather, "contains `allgather` or `all_gather`",
         [](std::string_view n) { return has(n, "allgather") || has(n, "all_gather"); } },
     { CollectiveKind::AllToAll, "contains `alltoall` or `all_to_all`",
         [](std::string_view n) { return has(n, "alltoall") || has(n, "all_to_all"); } },
     { CollectiveKind::SendRecv, "contains `sendrecv`, or is NCCL's `Send` or `Recv` kernel",
-        [](std::string_view n) { return has(n, "sendrecv") || nccl_kernel_of(n, "send") || nccl_kernel_of(n, "recv"); } },
+        [](std::string_view n) {
+            return has(n, "sendrecv") || nccl_kernel_of(n, "send") || nccl_kernel_of(n, "recv");
+        } },
     { CollectiveKind::Broadcast, "contains `broadcast`", [](std::string_view n) { return has(n, "broadcast"); } },
     { CollectiveKind::Reduce, "is NCCL's `Reduce` kernel (`ncclDevKernel_Reduce_*`, `ncclKernel_Reduce_*`)",
         [](std::string_view n) { return nccl_kernel_of(n, "reduce"); } },
@@ -72,7 +80,10 @@ std::string_view collective_kind_id(CollectiveKind kind)
     return "other";
 }
 
-std::span<const CollectiveRule> collective_rules() { return kRules; }
+std::span<const CollectiveRule> collective_rules()
+{
+    return kRules;
+}
 
 CollectiveKind classify_collective(std::string_view kernel_name)
 {

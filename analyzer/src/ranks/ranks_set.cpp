@@ -1,9 +1,9 @@
 // The rank set (docs/analysis.md "Across ranks", "One job"): the traces loaded and analysed in parallel, checked to
 // be the ranks of one job, then analysed across ranks.
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/analyzer/model/parallel_each.hpp"
 #include "fp8scope/analyzer/model/progress.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
-#include "fp8scope/analyzer/load/trace_loader.hpp"
 
 #include <fmt/format.h>
 
@@ -33,7 +33,10 @@ std::string job_command_line(std::string_view command_line)
     return job;
 }
 
-std::string name_of(const RankSummary& rank) { return fmt::format("'{}'", rank.path); }
+std::string name_of(const RankSummary& rank)
+{
+    return fmt::format("'{}'", rank.path);
+}
 
 // One trace of the set: its summary, or why it is left out.
 struct RankFile {
@@ -145,8 +148,8 @@ std::optional<std::string> check_one_job(std::span<const RankSummary> ranks)
     }
     for (size_t i = 0; i < ranks.size(); ++i) {
         if (ranks[i].rank >= ranks[i].world_size)
-            return fmt::format("{} is rank {}, not below its world size {}", name_of(ranks[i]), ranks[i].rank,
-                ranks[i].world_size);
+            return fmt::format(
+                "{} is rank {}, not below its world size {}", name_of(ranks[i]), ranks[i].rank, ranks[i].world_size);
         for (size_t j = 0; j < i; ++j)
             if (ranks[j].rank == ranks[i].rank)
                 return fmt::format("{} and {} are both rank {}: one trace per rank", name_of(ranks[j]),
@@ -186,7 +189,8 @@ Expected<RankSetReport> analyze_rank_set(
             fmt::format("no rank among the traces: '{}': {}", set.left_out.front().path, set.left_out.front().reason));
     if (auto refusal = check_one_job(set.ranks))
         return make_error(ErrorCode::InvalidTrace, std::move(*refusal));
-    std::sort(set.ranks.begin(), set.ranks.end(), [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
+    std::sort(
+        set.ranks.begin(), set.ranks.end(), [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
     set.across = analyze_across_ranks(set.ranks);
     return set;
 }

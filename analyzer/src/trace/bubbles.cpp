@@ -4,10 +4,10 @@
 // binary searches over per-thread arrays built once: O(n log n).
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 
+#include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "model/device_activity.hpp"
 #include "model/launch_call_index.hpp"
 #include "model/median.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
 
 #include <algorithm>
 #include <unordered_map>
@@ -51,8 +51,7 @@ struct IntervalUnion {
     }
 
     // Calls `on_covered(start, end)` for each covered stretch of [a, b), clipped to it, in time order.
-    template <typename OnCovered>
-    void for_each_within(int64_t a, int64_t b, OnCovered on_covered) const
+    template <typename OnCovered> void for_each_within(int64_t a, int64_t b, OnCovered on_covered) const
     {
         for (size_t i = size_t(std::upper_bound(end_ns.begin(), end_ns.end(), a) - end_ns.begin());
              i < start_ns.size() && start_ns[i] < b; ++i)
@@ -102,8 +101,7 @@ public:
 
     // Calls `on_hole(start, end)` for each stretch of [a, b) that no interval covers and that is longer than
     // `min_ns`, in time order.
-    template <typename OnHole>
-    void for_each_hole(int64_t a, int64_t b, int64_t min_ns, OnHole on_hole) const
+    template <typename OnHole> void for_each_hole(int64_t a, int64_t b, int64_t min_ns, OnHole on_hole) const
     {
         int64_t from = a;
         for (size_t i = first_ending_after(a); i < first_row_.size() && start_ns(i) < b; ++i) {
@@ -280,8 +278,8 @@ private:
     }
 
     // Appends the gap [a, b) of one cause, split under rule 1 into `sync` and `host` pieces.
-    void split_sync(std::vector<CausePiece>& pieces, const Bubble& bubble, int64_t a, int64_t b,
-        std::optional<size_t> call) const
+    void split_sync(
+        std::vector<CausePiece>& pieces, const Bubble& bubble, int64_t a, int64_t b, std::optional<size_t> call) const
     {
         if (bubble.cause != BubbleCause::Sync || !call) {
             pieces.push_back({ a, b, bubble.cause, bubble.sync_call });
@@ -544,8 +542,8 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
             if (!call)
                 continue;
             const int64_t call_ns = model.api_calls.start_ns[*call];
-            const auto step = std::upper_bound(steps.begin(), steps.end(), call_ns,
-                [](int64_t t, const StepInterval& s) { return t < s.start_ns; });
+            const auto step = std::upper_bound(
+                steps.begin(), steps.end(), call_ns, [](int64_t t, const StepInterval& s) { return t < s.start_ns; });
             if (step == steps.begin() || call_ns >= (step - 1)->end_ns)
                 continue;
             auto& span = launch_span[size_t(step - steps.begin()) - 1];

@@ -6,93 +6,92 @@
 namespace fp8scope::analyzer {
 namespace {
 
-    double ratio(int64_t part, int64_t whole)
-    {
-        return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-    }
+double ratio(int64_t part, int64_t whole)
+{
+    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
 
-    // The step with the highest figure; steps without device time have no figure (a trace with no GPU activity
-    // has no worst step).
-    template <class Figure>
-    void worst(BudgetResult& result, const std::vector<StepBubbleTotals>& steps, Figure figure)
-    {
-        for (const StepBubbleTotals& s : steps) {
-            if (s.totals.step_ns <= 0)
-                continue;
-            const double value = figure(s.totals);
-            if (!result.worst_step || value > result.worst_value) {
-                result.worst_step = s.step_index;
-                result.worst_value = value;
-            }
+// The step with the highest figure; steps without device time have no figure (a trace with no GPU activity
+// has no worst step).
+template <class Figure> void worst(BudgetResult& result, const std::vector<StepBubbleTotals>& steps, Figure figure)
+{
+    for (const StepBubbleTotals& s : steps) {
+        if (s.totals.step_ns <= 0)
+            continue;
+        const double value = figure(s.totals);
+        if (!result.worst_step || value > result.worst_value) {
+            result.worst_step = s.step_index;
+            result.worst_value = value;
         }
     }
+}
 
-    BudgetResult make_result(const char* name, double limit, double value)
-    {
-        BudgetResult r;
-        r.name = name;
-        r.limit = limit;
-        r.value = value;
-        return r;
-    }
+BudgetResult make_result(const char* name, double limit, double value)
+{
+    BudgetResult r;
+    r.name = name;
+    r.limit = limit;
+    r.value = value;
+    return r;
+}
 
-    // Why a timeline budget has no figure, or an empty string when it has one: no steps (a trace without activity),
-    // no GPU time in them, or (for figures that need the host side) no CUDA API calls to charge a gap or a sync to.
-    std::string missing_timeline_data(const Report& report, bool needs_gpu_time, bool needs_api_calls)
-    {
-        if (report.steps.steps.empty())
-            return "the trace has no steps (no GPU activity or NVTX ranges to analyse)";
-        if (needs_gpu_time && report.totals.step_ns <= 0)
-            return "no GPU activity in the analysed steps";
-        if (needs_api_calls && report.recording.api_calls == 0)
-            return "the trace has no CUDA API calls (no launch or sync to judge)";
-        return {};
-    }
+// Why a timeline budget has no figure, or an empty string when it has one: no steps (a trace without activity),
+// no GPU time in them, or (for figures that need the host side) no CUDA API calls to charge a gap or a sync to.
+std::string missing_timeline_data(const Report& report, bool needs_gpu_time, bool needs_api_calls)
+{
+    if (report.steps.steps.empty())
+        return "the trace has no steps (no GPU activity or NVTX ranges to analyse)";
+    if (needs_gpu_time && report.totals.step_ns <= 0)
+        return "no GPU activity in the analysed steps";
+    if (needs_api_calls && report.recording.api_calls == 0)
+        return "the trace has no CUDA API calls (no launch or sync to judge)";
+    return {};
+}
 
-    // Why a tensor budget has no figure, or an empty string when it has one.
-    std::string missing_tensor_data(const TensorHealth& health)
-    {
-        if (health.totals.samples == 0)
-            return "the trace has no tensor statistics";
-        if (health.totals.samples_in_steps == 0)
-            return "no tensor statistics in the analysed steps";
-        return {};
-    }
+// Why a tensor budget has no figure, or an empty string when it has one.
+std::string missing_tensor_data(const TensorHealth& health)
+{
+    if (health.totals.samples == 0)
+        return "the trace has no tensor statistics";
+    if (health.totals.samples_in_steps == 0)
+        return "no tensor statistics in the analysed steps";
+    return {};
+}
 
-    // The worst single sample over the sites (ties: the lowest site id, as `sites` is ordered by id).
-    template <class Count, class Worst, class Step>
-    BudgetResult worst_tensor_sample(const char* name, double limit, const TensorHealth& health,
-        const std::string& no_figure, Count count, Worst worst, Step step)
-    {
-        BudgetResult r = make_result(name, limit, 0.0);
-        r.unavailable = missing_tensor_data(health);
-        const TensorSiteHealth* found = nullptr;
-        for (const TensorSiteHealth& site : health.sites)
-            if (count(site) > 0 && (!found || worst(site) > worst(*found)))
-                found = &site;
-        if (found) {
-            r.value = r.worst_value = worst(*found);
-            r.worst_step = step(*found);
-            r.where = found->label;
-        } else if (r.unavailable.empty()) {
-            r.unavailable = no_figure;
-        }
-        return r;
+// The worst single sample over the sites (ties: the lowest site id, as `sites` is ordered by id).
+template <class Count, class Worst, class Step>
+BudgetResult worst_tensor_sample(const char* name, double limit, const TensorHealth& health,
+    const std::string& no_figure, Count count, Worst worst, Step step)
+{
+    BudgetResult r = make_result(name, limit, 0.0);
+    r.unavailable = missing_tensor_data(health);
+    const TensorSiteHealth* found = nullptr;
+    for (const TensorSiteHealth& site : health.sites)
+        if (count(site) > 0 && (!found || worst(site) > worst(*found)))
+            found = &site;
+    if (found) {
+        r.value = r.worst_value = worst(*found);
+        r.worst_step = step(*found);
+        r.where = found->label;
+    } else if (r.unavailable.empty()) {
+        r.unavailable = no_figure;
     }
+    return r;
+}
 
-    BudgetResult nonfinite_result(const TensorHealth& health)
-    {
-        // Limit 0 samples; the value counts the samples with NaN/Inf, the worst step is the first one's.
-        BudgetResult r = make_result("no-nonfinite", 0.0, static_cast<double>(health.totals.nonfinite_samples));
-        if (health.totals.samples == 0)
-            r.unavailable = "the trace has no tensor statistics";
-        if (const auto& first = health.first_nonfinite) {
-            r.worst_step = first->where.step;
-            r.worst_value = static_cast<double>(first->nans + first->infs);
-            r.where = first->where.site_label + (first->nan_scale ? " (its scale is NaN)" : "");
-        }
-        return r;
+BudgetResult nonfinite_result(const TensorHealth& health)
+{
+    // Limit 0 samples; the value counts the samples with NaN/Inf, the worst step is the first one's.
+    BudgetResult r = make_result("no-nonfinite", 0.0, static_cast<double>(health.totals.nonfinite_samples));
+    if (health.totals.samples == 0)
+        r.unavailable = "the trace has no tensor statistics";
+    if (const auto& first = health.first_nonfinite) {
+        r.worst_step = first->where.step;
+        r.worst_value = static_cast<double>(first->nans + first->infs);
+        r.where = first->where.site_label + (first->nan_scale ? " (its scale is NaN)" : "");
     }
+    return r;
+}
 
 } // namespace
 
@@ -176,13 +175,15 @@ std::vector<BudgetResult> evaluate_budgets(const Report& report, const Budgets& 
     }
     const TensorHealth& health = report.tensor_health;
     if (budgets.max_saturation)
-        results.push_back(worst_tensor_sample("max-saturation", *budgets.max_saturation, health,
+        results.push_back(worst_tensor_sample(
+            "max-saturation", *budgets.max_saturation, health,
             "no tensor sample in the analysed steps has an FP8 format (a target format, or FP8 codes)",
             [](const TensorSiteHealth& s) { return s.saturation_samples; },
             [](const TensorSiteHealth& s) { return s.worst_saturation_ratio; },
             [](const TensorSiteHealth& s) { return s.worst_saturation_step; }));
     if (budgets.max_underflow)
-        results.push_back(worst_tensor_sample("max-underflow", *budgets.max_underflow, health,
+        results.push_back(worst_tensor_sample(
+            "max-underflow", *budgets.max_underflow, health,
             "no tensor sample in the analysed steps can show underflow (that needs a high-precision tensor with a "
             "target FP8 format; FP8 codes seen at a GEMM cannot)",
             [](const TensorSiteHealth& s) { return s.underflow_samples; },

@@ -32,8 +32,8 @@ struct OwnIds {
     bool contains(uint32_t id) const { return id != 0 && ids.contains(id); }
 };
 
-void add_activity(CollectorWorkTable& out, CollectorWorkTable::Kind kind, int64_t start, int64_t end,
-    uint32_t device, uint32_t stream)
+void add_activity(CollectorWorkTable& out, CollectorWorkTable::Kind kind, int64_t start, int64_t end, uint32_t device,
+    uint32_t stream)
 {
     out.start_ns.push_back(start);
     out.end_ns.push_back(end);
@@ -83,12 +83,12 @@ void separate_collector_work(TraceModel& model)
         return;
     auto& c = model.memcpys;
     move_own(
-        c, out, CollectorWorkTable::Kind::Memcpy, [&](size_t i) { return own.contains(c.correlation_id[i]); },
-        c.bytes, c.copy_kind, c.src_kind, c.dst_kind);
+        c, out, CollectorWorkTable::Kind::Memcpy, [&](size_t i) { return own.contains(c.correlation_id[i]); }, c.bytes,
+        c.copy_kind, c.src_kind, c.dst_kind);
     auto& m = model.memsets;
     move_own(
-        m, out, CollectorWorkTable::Kind::Memset, [&](size_t i) { return own.contains(m.correlation_id[i]); },
-        m.bytes, m.mem_kind);
+        m, out, CollectorWorkTable::Kind::Memset, [&](size_t i) { return own.contains(m.correlation_id[i]); }, m.bytes,
+        m.mem_kind);
     auto& a = model.api_calls;
     std::vector<uint8_t> keep(a.size(), 1);
     for (size_t i = 0; i < a.size(); ++i) {

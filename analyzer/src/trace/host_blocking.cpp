@@ -3,8 +3,8 @@
 // one too (cuMemcpyDtoH_v2), and per-thread default-stream variants end in _ptds/_ptsz.
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
 
-#include "model/correlation_index.hpp"
 #include "fp8scope/format/schema.hpp"
+#include "model/correlation_index.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -200,8 +200,8 @@ int64_t inductor_kernel_count(const TraceModel& model)
     int64_t count = 0;
     for (size_t i = 0; i < model.kernels.size(); ++i) {
         // Triton's kernels are not mangled: the demangled name is the function's, else the short name is.
-        const StringRef ref = model.strings[model.kernels.name[i]].empty() ? model.kernels.short_name[i]
-                                                                           : model.kernels.name[i];
+        const StringRef ref
+            = model.strings[model.kernels.name[i]].empty() ? model.kernels.short_name[i] : model.kernels.name[i];
         int8_t& known = seen[ref.index];
         if (known < 0)
             known = is_inductor_kernel_name(model.strings[ref]) ? 1 : 0;

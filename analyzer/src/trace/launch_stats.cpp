@@ -225,7 +225,8 @@ LaunchStats detail::compute_launch_stats(
             for (size_t i = 0; i < count; ++i)
                 rise_ns[i] = rise_of(i);
             std::sort(rise_ns.begin(), rise_ns.end());
-            sweep_stream(steps, [&](size_t i) { return rise_ns[i]; }, kernels, members, count, depth, integral);
+            sweep_stream(
+                steps, [&](size_t i) { return rise_ns[i]; }, kernels, members, count, depth, integral);
         }
         double total = 0;
         for (size_t i = 0; i < list.size(); ++i) {

@@ -167,7 +167,8 @@ WhatIf estimate_what_if(const Report& report)
     w.without_syncs_ns = w.mean_step_ns - sync_ns;
     const int64_t removable_ns = per_step(t.graph_removable_ns);
     const int64_t after_sync_ns = per_step(t.sync_after_return_ns);
-    const int64_t overlap_ns = std::max<int64_t>(0, graph_saving_ns - removable_ns - host_in_launches_ns - after_sync_ns);
+    const int64_t overlap_ns
+        = std::max<int64_t>(0, graph_saving_ns - removable_ns - host_in_launches_ns - after_sync_ns);
 
     auto add = [&](RecommendationKind kind, std::string title, std::string reason, int64_t saving_ns) {
         const double share = static_cast<double>(saving_ns) / static_cast<double>(w.mean_step_ns);
@@ -175,12 +176,14 @@ WhatIf estimate_what_if(const Report& report)
             w.recommendations.push_back({ kind, std::move(title), std::move(reason), saving_ns, share,
                 recommendation_worst_step(report, kind) });
     };
-    const auto of_step = [&](int64_t ns) { return percent(static_cast<double>(ns) / static_cast<double>(w.mean_step_ns)); };
+    const auto of_step
+        = [&](int64_t ns) { return percent(static_cast<double>(ns) / static_cast<double>(w.mean_step_ns)); };
     // Parts under 0.05% of a step would print as 0.0%: left out.
     const auto shows = [&](int64_t ns) { return ns * 2000 >= w.mean_step_ns; };
     std::string graph_reason = "the GPU waited for kernel launches for " + of_step(launch_ns) + " of each step";
     if (shows(host_in_launches_ns))
-        graph_reason += ", for the framework's host work between the step's launches for " + of_step(host_in_launches_ns);
+        graph_reason
+            += ", for the framework's host work between the step's launches for " + of_step(host_in_launches_ns);
     if (shows(after_sync_ns))
         graph_reason += ", for the dispatch after each host-blocking sync returned for " + of_step(after_sync_ns);
     if (shows(overlap_ns))
@@ -205,9 +208,11 @@ WhatIf estimate_what_if(const Report& report)
             between_ns);
     } else {
         add(RecommendationKind::CudaGraphs,
-            graph_share > 0 ? "Capture the rest of the step in CUDA Graphs (or torch.compile with mode=\"reduce-overhead\")"
-                            : "Capture the step in a CUDA Graph (or torch.compile with mode=\"reduce-overhead\")",
-            graph_share > 0 ? fmt::format("{}% of the step's kernels run from CUDA graphs already; ", std::lround(100 * graph_share))
+            graph_share > 0
+                ? "Capture the rest of the step in CUDA Graphs (or torch.compile with mode=\"reduce-overhead\")"
+                : "Capture the step in a CUDA Graph (or torch.compile with mode=\"reduce-overhead\")",
+            graph_share > 0 ? fmt::format("{}% of the step's kernels run from CUDA graphs already; ",
+                                  std::lround(100 * graph_share))
                     + graph_reason
                             : std::move(graph_reason),
             graph_saving_ns);

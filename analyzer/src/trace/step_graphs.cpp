@@ -120,11 +120,11 @@ std::optional<Period> find_graph_step_period(const TraceModel& model)
             const auto call = calls.find(activity.correlation_id);
             if (!call || api.global_tid[*call] != thread->first)
                 continue;
-            const bool optimizer
-                = activity.kind == ActivityKind::Kernel && optimizer_name(model.strings[model.kernels.name[activity.row]]);
+            const bool optimizer = activity.kind == ActivityKind::Kernel
+                && optimizer_name(model.strings[model.kernels.name[activity.row]]);
             const bool on_graph_stream = optimizer && model.kernels.stream_id[activity.row] == graph_stream;
-            auto [it, inserted]
-                = of_call.try_emplace(*call, Eager { api.start_ns[*call], activity.start_ns, optimizer, on_graph_stream });
+            auto [it, inserted] = of_call.try_emplace(
+                *call, Eager { api.start_ns[*call], activity.start_ns, optimizer, on_graph_stream });
             if (!inserted) {
                 it->second.first_activity_ns = std::min(it->second.first_activity_ns, activity.start_ns);
                 it->second.optimizer = it->second.optimizer || optimizer;
@@ -232,10 +232,10 @@ std::optional<Period> find_graph_step_period(const TraceModel& model)
     period.description = by_thread.size() == 1
         ? fmt::format("{} CUDA graph launches on thread {}, {} per step ({} of their activities against {} launched "
                       "otherwise)",
-              ids.size(), thread->first & 0xFFFFFF, *per_step, graph_activities, other_activities)
+            ids.size(), thread->first & 0xFFFFFF, *per_step, graph_activities, other_activities)
         : fmt::format("{} CUDA graph launches on {} threads (the loop's: thread {}), {} per step ({} of their "
                       "activities against {} launched otherwise)",
-              ids.size(), by_thread.size(), thread->first & 0xFFFFFF, *per_step, graph_activities, other_activities);
+            ids.size(), by_thread.size(), thread->first & 0xFFFFFF, *per_step, graph_activities, other_activities);
     if (eager_steps > 0)
         period.description += fmt::format(", after {} eager step{} (each closed by its optimizer update on the "
                                           "graphs' stream)",

@@ -1,8 +1,8 @@
 #include "trace/step_period.hpp"
 
+#include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "model/correlation_index.hpp"
 #include "model/device_activity.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "model/median.hpp"
 
 #include <fmt/format.h>
@@ -176,8 +176,8 @@ struct LoopOffset {
 
 // The offset from a landmark (the anchor's occurrences, or the optimizer groups' last kernels) to the boundary after
 // it that at least half the landmarks share, with the longest median pause.
-std::optional<LoopOffset> loop_offset(const Sequence& s, const std::vector<uint32_t>& boundaries,
-    const std::vector<uint32_t>& anchor_positions)
+std::optional<LoopOffset> loop_offset(
+    const Sequence& s, const std::vector<uint32_t>& boundaries, const std::vector<uint32_t>& anchor_positions)
 {
     std::map<int64_t, std::vector<int64_t>> pauses_by_offset;
     for (uint32_t best : boundaries) {
@@ -401,11 +401,10 @@ std::optional<Period> find_step_period(const TraceModel& model)
         const std::vector<uint32_t> update_ends = spaced_update_ends(group_ends);
         const auto from_update = loop_offset(sequence, boundaries, update_ends);
         const bool by_update = from_update && from_update->offset > 0
-            && from_update->support > (offset ? offset->support : 0)
-            && update_ends.size() + 1 >= best->positions.size() && update_ends.size() <= best->positions.size() + 1;
+            && from_update->support > (offset ? offset->support : 0) && update_ends.size() + 1 >= best->positions.size()
+            && update_ends.size() <= best->positions.size() + 1;
         const int64_t shift = by_update ? from_update->offset : offset ? offset->offset : 0;
-        period.step_starts_ns
-            = aligned_starts(sequence, by_update ? update_ends : best->positions, shift, shift > 0);
+        period.step_starts_ns = aligned_starts(sequence, by_update ? update_ends : best->positions, shift, shift > 0);
         if (by_update)
             drop_after_last_update(sequence, period.step_starts_ns);
         if (period.step_starts_ns.size() < kMinSteps)
@@ -421,11 +420,11 @@ std::optional<Period> find_step_period(const TraceModel& model)
             by_update ? fmt::format("; steps begin {} activities after the optimizer's last kernel, at the launching "
                                     "thread's longest pause after it (a fixed distance in more steps than from the "
                                     "anchor)",
-                            shift)
+                shift)
                 : shift != 0
                 ? fmt::format("; steps begin {} activities after it, at the launching thread's longest pause "
                               "after the optimizer",
-                      shift)
+                    shift)
                 : std::string());
         return period;
     };
@@ -467,8 +466,8 @@ std::optional<Period> find_step_period(const TraceModel& model)
     auto median_pause_at = [&](const std::vector<int64_t>& starts) {
         std::vector<int64_t> pauses;
         for (int64_t start : starts) {
-            const size_t p = size_t(
-                std::lower_bound(sequence.start_ns.begin(), sequence.start_ns.end(), start) - sequence.start_ns.begin());
+            const size_t p = size_t(std::lower_bound(sequence.start_ns.begin(), sequence.start_ns.end(), start)
+                - sequence.start_ns.begin());
             if (p < sequence.host_gap_ns.size() && p > 0)
                 pauses.push_back(sequence.host_gap_ns[p]);
         }
@@ -479,27 +478,27 @@ std::optional<Period> find_step_period(const TraceModel& model)
             && 4 * median_pause_at(found->step_starts_ns) >= median_pause_at(sync_starts);
     };
     if (!regular_spacing(boundaries)) {
-        const std::string no_optimizer = boundaries.empty() ? "no optimizer kernels"
-                                                            : "the optimizer's kernels are irregular";
+        const std::string no_optimizer
+            = boundaries.empty() ? "no optimizer kernels" : "the optimizer's kernels are irregular";
         if (by_sync > 0 && !syncs_every_few_steps()) {
             if (!found)
                 return from_syncs(fmt::format("; {}, no kernel-sequence period", no_optimizer));
             // The same count: the sequence's own starts stand (its anchor and offset fit every step); one step more or
             // less is a partial repetition at an end, which the syncs, at the steps' exact ends, do not have.
             if (by_sequence == by_sync) {
-                found->description += fmt::format("; {} steps closed by host-blocking calls, which agrees; {}",
-                    by_sync, no_optimizer);
+                found->description
+                    += fmt::format("; {} steps closed by host-blocking calls, which agrees; {}", by_sync, no_optimizer);
                 return found;
             }
-            return from_syncs(fmt::format("; the kernel sequence alone repeats {} times, overruled; {}", by_sequence,
-                no_optimizer));
+            return from_syncs(
+                fmt::format("; the kernel sequence alone repeats {} times, overruled; {}", by_sequence, no_optimizer));
         }
         if (found) {
             found->description
                 += "; " + no_optimizer + (boundaries.empty() ? " to check it against" : ", no second opinion");
             if (by_sync > 0)
-                found->description += fmt::format("; host-blocking syncs close one step in {}, which agrees",
-                    (by_sequence + by_sync / 2) / by_sync);
+                found->description += fmt::format(
+                    "; host-blocking syncs close one step in {}, which agrees", (by_sequence + by_sync / 2) / by_sync);
         }
         return found;
     }
@@ -538,8 +537,8 @@ std::optional<Period> find_step_period(const TraceModel& model)
         !found ? std::string()
             : whole_multiple(by_optimizer, by_sequence)
             ? fmt::format(" (the kernel sequence alone repeats {} times: it spans several steps)", by_sequence)
-            : fmt::format(" (the kernel sequence alone repeats {} times: it locked onto a longer period)",
-                  by_sequence));
+            : fmt::format(
+                " (the kernel sequence alone repeats {} times: it locked onto a longer period)", by_sequence));
     return period;
 }
 

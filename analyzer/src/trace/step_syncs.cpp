@@ -82,8 +82,8 @@ std::vector<uint32_t> recurring(const Sequence& s, const std::vector<uint32_t>& 
 namespace {
 
 // The places of the main launching thread's host-blocking calls: all of them, and those of device-wide syncs.
-void return_places(const TraceModel& model, const Sequence& s, std::vector<uint32_t>& all,
-    std::vector<uint32_t>& device_wide)
+void return_places(
+    const TraceModel& model, const Sequence& s, std::vector<uint32_t>& all, std::vector<uint32_t>& device_wide)
 {
     const int64_t tid = main_launching_thread(s);
     if (tid == 0)

@@ -3,8 +3,8 @@
 // by site), so the whole analysis is O(samples log samples).
 #include "fp8scope/analyzer/trace/tensor_health.hpp"
 
-#include "trace/gemm_places.hpp"
 #include "model/step_locator.hpp"
+#include "trace/gemm_places.hpp"
 
 #include "fp8scope/format/schema.hpp"
 

@@ -2,8 +2,8 @@
 // bubbles each host-blocking call caused, and which track shows which device, stream or thread.
 #pragma once
 
-#include "model/correlation_index.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
+#include "model/correlation_index.hpp"
 
 #include <cstdint>
 #include <map>

@@ -19,7 +19,10 @@ using Catch::Matchers::WithinAbs;
 
 namespace {
 
-nlohmann::json truth_of(const std::string& name) { return recorded_truth("compare/" + name + ".truth.json"); }
+nlohmann::json truth_of(const std::string& name)
+{
+    return recorded_truth("compare/" + name + ".truth.json");
+}
 
 using RealPair = RecordedPair;
 
@@ -104,8 +107,7 @@ TEST_CASE("real H100 pair with a planted drift: the planted activation is the fi
     CHECK_THAT(budgets[0].where, Contains(planted_site));
     CHECK(budgets[0].worst_step == first.onset_step);
     REQUIRE(r.loss.final_relative_delta);
-    CHECK_THAT(*r.loss.final_relative_delta,
-        WithinAbs(printed_loss_delta(truth, truth_of("h100-drift-bf16")), 1e-9));
+    CHECK_THAT(*r.loss.final_relative_delta, WithinAbs(printed_loss_delta(truth, truth_of("h100-drift-bf16")), 1e-9));
 }
 
 TEST_CASE("real H100 current-scaling run: every FP8 site is named current scaling", "[compare][real]")

@@ -601,8 +601,8 @@ TEST_CASE("drift: an amax that climbs away from its tensor's bulk is drift from 
     // Current scaling (the scale from each step's own amax), the same amax in both runs: the reference's amax ratio
     // says nothing, and the reference has no histogram (no underflow figure).
     const auto sample = [&](int64_t run_site, int64_t ref_site, int i, double position, double amax, int32_t bulk) {
-        TensorStatsRow& row = run.sample(run_site, i, position, schema::Dtype::E4M3, amax, amax / 448,
-            static_cast<int64_t>(kNumel));
+        TensorStatsRow& row
+            = run.sample(run_site, i, position, schema::Dtype::E4M3, amax, amax / 448, static_cast<int64_t>(kNumel));
         bulk_and_max(row, bulk, amax, kNumel);
         ref.sample(ref_site, i, position, schema::Dtype::BFloat16, amax, std::nullopt, static_cast<int64_t>(kNumel));
     };
@@ -643,8 +643,8 @@ TEST_CASE("drift: an amax that climbs away from its tensor's bulk is drift from 
     CHECK(e.statistic >= kDriftSigmas);
 }
 
-TEST_CASE("drift: the reference's underflow under the run's scale must rise by 1 point and at least double",
-    "[compare]")
+TEST_CASE(
+    "drift: the reference's underflow under the run's scale must rise by 1 point and at least double", "[compare]")
 {
     constexpr int kSteps = 16;
     constexpr int kOnset = 8;
@@ -687,8 +687,8 @@ TEST_CASE("drift: the reference's underflow under the run's scale must rise by 1
     CHECK_THAT(f.drift[0].floor, WithinAbs(0.02, 1e-12)); // the level before, above the 1-point floor
 }
 
-TEST_CASE("scaling recipe: a constant amax at fp8_max / scale cannot tell current from static, and says so",
-    "[compare]")
+TEST_CASE(
+    "scaling recipe: a constant amax at fp8_max / scale cannot tell current from static, and says so", "[compare]")
 {
     constexpr int kSteps = 6;
     Job run, ref;

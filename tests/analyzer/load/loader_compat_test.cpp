@@ -48,8 +48,8 @@ std::vector<std::pair<std::string, int64_t>> plain_row_counts(const std::string&
     REQUIRE(sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) == SQLITE_OK);
     std::vector<std::string> tables;
     sqlite3_stmt* stmt = nullptr;
-    REQUIRE(sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'ENUM_%'",
-                -1, &stmt, nullptr)
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'ENUM_%'", -1,
+                &stmt, nullptr)
         == SQLITE_OK);
     while (sqlite3_step(stmt) == SQLITE_ROW)
         tables.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
@@ -110,7 +110,8 @@ TEST_CASE("a trace of every schema version ever written loads with the current r
         CHECK(std::ranges::count(minors_seen, minor) > 0);
 }
 
-TEST_CASE("a newer minor version's additions are ignored: a table, a column, a meta key, an enum value", "[loader][compat]")
+TEST_CASE(
+    "a newer minor version's additions are ignored: a table, a column, a meta key, an enum value", "[loader][compat]")
 {
     const std::string path = scratch_dir("compat_newer_minor") + "/trace.sqlite";
     REQUIRE(full_scenario().write_fp8scope(path));

@@ -1,9 +1,10 @@
 // The reader's promises for untrusted files (docs/security.md), one test each: the connection's hardening as SQLite
-// reports it, views and triggers in a trace never run, names from the file never spliced into SQL. Size caps are in loader_bad_input_test.cpp and loader_limits_test.cpp.
+// reports it, views and triggers in a trace never run, names from the file never spliced into SQL. Size caps are in
+// loader_bad_input_test.cpp and loader_limits_test.cpp.
 #include "fp8scope/analyzer/load/trace_loader.hpp"
+#include "load/sqlite_reader.hpp"
 #include "loader_test_support.hpp"
 #include "readonly_view.hpp"
-#include "load/sqlite_reader.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -68,8 +69,8 @@ TEST_CASE("the reader's connection is read-only, defensive, without extensions, 
     CHECK(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1) == 64 * 1024 * 1024);
     CHECK(sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1) == 0);
     // And what that means for statements on it.
-    CHECK_THAT(sqlite_refusal(*file, "SELECT load_extension('/nonexistent/evil.so')"),
-        Catch::Contains("not authorized"));
+    CHECK_THAT(
+        sqlite_refusal(*file, "SELECT load_extension('/nonexistent/evil.so')"), Catch::Contains("not authorized"));
     CHECK_THAT(sqlite_refusal(*file, "ATTACH DATABASE ':memory:' AS other"), Catch::Contains("too many attached"));
     CHECK_THAT(sqlite_refusal(*file, "DELETE FROM FP8SCOPE_KERNEL"), Catch::Contains("readonly"));
     CHECK_THAT(sqlite_refusal(*file, "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL"), Catch::Contains("view"));

@@ -46,7 +46,8 @@ TEST_CASE("a real nsys export loads and its report agrees with fp8scope's trace 
     CHECK(b.syncs.total.count == 90);
     CHECK(a.syncs.by_api.size() == b.syncs.by_api.size());
     CHECK(a.totals.bubble_ratio == Approx(recorded_figures("nsys-1").at("bubble_ratio").get<double>()).margin(5e-5));
-    CHECK(b.totals.bubble_ratio == Approx(recorded_figures("fp8scope-1").at("bubble_ratio").get<double>()).margin(5e-5));
+    CHECK(
+        b.totals.bubble_ratio == Approx(recorded_figures("fp8scope-1").at("bubble_ratio").get<double>()).margin(5e-5));
 }
 
 TEST_CASE("a real nsys export of the host_stall sample: the same bubble ratio within 1 pp", "[nsys][real]")

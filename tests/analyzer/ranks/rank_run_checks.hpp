@@ -40,8 +40,9 @@ struct RankRunFindings {
 // warm-up; where a straggler was planted (straggler_rank, straggler_sleep_ms, straggler_steps), it is the slowest
 // rank of each such step, by the wait it caused, within kStragglerWaitTolerance of its sleep, led by `host` (it
 // slept); a rank planted slow in compute (realjobs/ddp_mlp.py: "straggler": {"rank", "cause": "compute"}) is the
-// slowest of each step by caused wait, led by `compute`; a clean FP8 run with its amaxes reduced ("amax_reduction": "max ...") has scales compared on both ranks and
-// no mismatch; an FP8 run without the reduction ("none ...") has mismatches, the first named (site and step).
+// slowest of each step by caused wait, led by `compute`; a clean FP8 run with its amaxes reduced ("amax_reduction":
+// "max ...") has scales compared on both ranks and no mismatch; an FP8 run without the reduction ("none ...") has
+// mismatches, the first named (site and step).
 RankRunFindings check_rank_run(const RankRun& run);
 
 } // namespace fp8scope::testing

@@ -38,8 +38,8 @@ TEST_CASE("a launcher's trace (no rank, no kernel) is left out of the rank set a
     RankTrace launcher(-1, {}, -1);
     const std::string launcher_path = written(launcher, "ranks-launcher");
 
-    const auto set = analyze_rank_set({ launcher_path, written(r1, "ranks-launcher-1"), written(r0, "ranks-launcher-0") },
-        no_warmup());
+    const auto set = analyze_rank_set(
+        { launcher_path, written(r1, "ranks-launcher-1"), written(r0, "ranks-launcher-0") }, no_warmup());
     REQUIRE(set.has_value());
     REQUIRE(set->ranks.size() == 2);
     CHECK(set->ranks[0].rank == 0);

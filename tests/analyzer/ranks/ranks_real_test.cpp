@@ -11,8 +11,7 @@
 
 using namespace fp8scope::testing;
 
-TEST_CASE(
-    "real DDP ranks: steps, communication, the planted straggler, FP8 scale agreement and its absence as printed",
+TEST_CASE("real DDP ranks: steps, communication, the planted straggler, FP8 scale agreement and its absence as printed",
     "[ranks][real]")
 {
     const std::vector<RankRun> runs = rank_runs_in(std::string(FP8SCOPE_SAMPLE_TRACES) + "/ranks");

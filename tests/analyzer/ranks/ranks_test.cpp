@@ -13,11 +13,11 @@
 
 using namespace fp8scope;
 using namespace fp8scope::analyzer;
-using fp8scope::testing::RankTrace;
-using fp8scope::testing::kAllReduce;
 using fp8scope::testing::kAllGather;
+using fp8scope::testing::kAllReduce;
 using fp8scope::testing::kBroadcast;
 using fp8scope::testing::kCommStream;
+using fp8scope::testing::RankTrace;
 
 namespace {
 
@@ -257,8 +257,10 @@ TEST_CASE("FP8 scale agreement: a mismatch planted on one rank is named", "[rank
         RankTrace& trace = traces[static_cast<size_t>(rank)];
         trace.kernel(1000, 2000);
         trace.kernel(11'000, 12'000);
-        const int64_t fc1 = trace.s.tensor_site("encoder.fc1", schema::TensorRole::Weight, schema::Dtype::BFloat16, 8, 8);
-        const int64_t fc2 = trace.s.tensor_site("encoder.fc2", schema::TensorRole::Weight, schema::Dtype::BFloat16, 8, 8);
+        const int64_t fc1
+            = trace.s.tensor_site("encoder.fc1", schema::TensorRole::Weight, schema::Dtype::BFloat16, 8, 8);
+        const int64_t fc2
+            = trace.s.tensor_site("encoder.fc2", schema::TensorRole::Weight, schema::Dtype::BFloat16, 8, 8);
         for (int64_t step = 1; step <= 2; ++step)
             for (const int64_t site : { fc1, fc2 }) {
                 TensorStatsRow row;
@@ -337,7 +339,8 @@ TEST_CASE("traces of different jobs are refused with one line", "[ranks]")
     SECTION("world size mismatch")
     {
         other.world_size = 4;
-        CHECK(refusal(other) == "the traces are of different jobs: '" + rank0.path + "' has world size 2, '" + other.path + "' 4");
+        CHECK(refusal(other)
+            == "the traces are of different jobs: '" + rank0.path + "' has world size 2, '" + other.path + "' 4");
     }
     SECTION("a rank outside the world size")
     {
@@ -427,12 +430,20 @@ TEST_CASE("gloo: buckets staged through pinned host memory are collectives, matc
     auto stage = [](RankTrace& r, int64_t step_start, int64_t late, uint32_t stream, uint64_t bytes, int64_t out_at,
                      int64_t back_at, schema::MemoryKind host_kind = schema::MemoryKind::Pinned) {
         r.s.memcpy(r.host, { step_start + out_at + late - 500, step_start + out_at + late - 400 },
-            { .start_ns = step_start + out_at + late, .end_ns = step_start + out_at + late + 1'000, .bytes = bytes,
-                .kind = schema::MemcpyKind::DtoH, .src_kind = schema::MemoryKind::Device, .dst_kind = host_kind,
+            { .start_ns = step_start + out_at + late,
+                .end_ns = step_start + out_at + late + 1'000,
+                .bytes = bytes,
+                .kind = schema::MemcpyKind::DtoH,
+                .src_kind = schema::MemoryKind::Device,
+                .dst_kind = host_kind,
                 .stream_id = stream });
         r.s.memcpy(r.host, { step_start + back_at - 500, step_start + back_at - 400 },
-            { .start_ns = step_start + back_at, .end_ns = step_start + back_at + 1'000, .bytes = bytes,
-                .kind = schema::MemcpyKind::HtoD, .src_kind = host_kind, .dst_kind = schema::MemoryKind::Device,
+            { .start_ns = step_start + back_at,
+                .end_ns = step_start + back_at + 1'000,
+                .bytes = bytes,
+                .kind = schema::MemcpyKind::HtoD,
+                .src_kind = host_kind,
+                .dst_kind = schema::MemoryKind::Device,
                 .stream_id = stream });
     };
     for (int64_t step_start : { 0, 100'000 }) {
@@ -477,11 +488,21 @@ TEST_CASE("a rank with NCCL kernels has no host-staged collectives", "[ranks][is
     RankTrace r0(0);
     r0.collective(4000, 7000);
     r0.s.memcpy(r0.host, { 7000, 7100 },
-        { .start_ns = 7200, .end_ns = 7300, .bytes = 1 << 20, .kind = schema::MemcpyKind::DtoH,
-            .src_kind = schema::MemoryKind::Device, .dst_kind = schema::MemoryKind::Pinned, .stream_id = 9 });
+        { .start_ns = 7200,
+            .end_ns = 7300,
+            .bytes = 1 << 20,
+            .kind = schema::MemcpyKind::DtoH,
+            .src_kind = schema::MemoryKind::Device,
+            .dst_kind = schema::MemoryKind::Pinned,
+            .stream_id = 9 });
     r0.s.memcpy(r0.host, { 8000, 8100 },
-        { .start_ns = 8200, .end_ns = 8300, .bytes = 1 << 20, .kind = schema::MemcpyKind::HtoD,
-            .src_kind = schema::MemoryKind::Pinned, .dst_kind = schema::MemoryKind::Device, .stream_id = 9 });
+        { .start_ns = 8200,
+            .end_ns = 8300,
+            .bytes = 1 << 20,
+            .kind = schema::MemcpyKind::HtoD,
+            .src_kind = schema::MemoryKind::Pinned,
+            .dst_kind = schema::MemoryKind::Device,
+            .stream_id = 9 });
     const RankSummary rank = summarize(r0, "ranks-nccl-no-staging");
     REQUIRE(rank.collectives.size() == 1);
     CHECK(rank.collectives[0].kind == CollectiveKind::AllReduce);

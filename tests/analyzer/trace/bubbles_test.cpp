@@ -1,10 +1,10 @@
 // Host-blocking calls, busy time, bubbles and their causes (docs/analysis.md "Busy time and bubbles", "Causes of
 // bubbles"): one synthetic scenario per rule with exact numbers, the edge cases, and the recorded sync sample.
 #include "analysis_test_support.hpp"
-#include "timeline_test_support.hpp"
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
 #include "fp8scope/analyzer/trace/steps.hpp"
+#include "timeline_test_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -125,8 +125,8 @@ TEST_CASE("rule 2: work submitted long before the gap ended is a dependency", "[
     CHECK(totals.gap_counts == std::array<int64_t, kGapBucketCount> { 3, 0, 0, 0 });
 }
 
-TEST_CASE("rule 3: a thread that keeps issuing work is launch-bound, one silent past its threshold host-bound",
-    "[bubbles]")
+TEST_CASE(
+    "rule 3: a thread that keeps issuing work is launch-bound, one silent past its threshold host-bound", "[bubbles]")
 {
     Scenario s;
     const auto host = s.thread(4242, 4242);
@@ -140,8 +140,7 @@ TEST_CASE("rule 3: a thread that keeps issuing work is launch-bound, one silent 
     CHECK(analysis.epsilon_ns == 10'000);
     CHECK(analysis.host_stall_median_silence_ns == 2'000);
     CHECK(analysis.host_stall_threshold_ns == kHostStallMinNs);
-    check_bubbles(
-        analysis, { { 100'000, 200'000, BubbleCause::Launch }, { 300'000, 500'000, BubbleCause::Host } });
+    check_bubbles(analysis, { { 100'000, 200'000, BubbleCause::Launch }, { 300'000, 500'000, BubbleCause::Host } });
     const BubbleTotals& totals = analysis.per_device_step[0].totals;
     CHECK(totals.busy_ns == 280'000);
     CHECK(totals.idle_ns == 300'000);
@@ -168,8 +167,8 @@ TEST_CASE("rule 3: calls that overlap without nesting cover the thread until the
     check_bubbles(analysis, { { 100'000, 320'000, BubbleCause::Launch } });
 }
 
-TEST_CASE("a driver call sharing the launch's correlation id and start: the runtime call is the launch call",
-    "[bubbles]")
+TEST_CASE(
+    "a driver call sharing the launch's correlation id and start: the runtime call is the launch call", "[bubbles]")
 {
     // Built in memory: the driver row comes first (equal starts keep file order), as a tie can leave it.
     TraceModel model = memory_model();

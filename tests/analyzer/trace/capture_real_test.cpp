@@ -28,7 +28,8 @@ nlohmann::json truth_of(const std::string& name)
 
 } // namespace
 
-TEST_CASE("real capture windows: exactly the steps inside them are analysed, every kernel in a window", "[capture][real]")
+TEST_CASE(
+    "real capture windows: exactly the steps inside them are analysed, every kernel in a window", "[capture][real]")
 {
     for (const std::string name : { "h100-steps-20-29", "h100-profiler-range", "h100-periodic-every-20" }) {
         INFO(name);

@@ -123,8 +123,10 @@ TEST_CASE("a job that launches one CUDA graph per step gets one step per launch"
         starts.push_back(at + 25'000);
         for (int k = 1; k < 5; ++k)
             s.more_of(id,
-                { .start_ns = at + 25'000 + k * 6'000, .end_ns = at + 30'000 + k * 6'000,
-                    .name = "k" + std::to_string(k), .graph_id = 7 });
+                { .start_ns = at + 25'000 + k * 6'000,
+                    .end_ns = at + 30'000 + k * 6'000,
+                    .name = "k" + std::to_string(k),
+                    .graph_id = 7 });
     }
     // A trailing eager kernel after the last replay is not a step of its own.
     s.launch(t, { at + 100'000, at + 101'000 }, { at + 102'000, at + 103'000, "k0" });

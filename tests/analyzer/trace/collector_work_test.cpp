@@ -10,8 +10,8 @@ using namespace fp8scope;
 using namespace fp8scope::analyzer;
 using namespace fp8scope::testing;
 
-TEST_CASE("the collector's marked kernels and memsets are left out of busy time, counts and launches",
-    "[collector_work]")
+TEST_CASE(
+    "the collector's marked kernels and memsets are left out of busy time, counts and launches", "[collector_work]")
 {
     Scenario s;
     const HostThread t = s.thread(4242, 10);

@@ -14,7 +14,10 @@ using namespace fp8scope::testing;
 
 namespace {
 
-int64_t cause_ns(const BubbleTotals& totals, BubbleCause cause) { return totals.cause_ns[size_t(cause)]; }
+int64_t cause_ns(const BubbleTotals& totals, BubbleCause cause)
+{
+    return totals.cause_ns[size_t(cause)];
+}
 
 // Every step but the last marked one, which only holds the launches that end the previous step's last gap.
 Report analyze_all_steps(const TraceModel& model, int64_t last_step)
@@ -122,13 +125,14 @@ TEST_CASE("item 1: a stall before a sync that no longer waits is host too", "[bu
         const int64_t sync = (row.step_index == 0 ? 0 : 4'000) + 2'000 + 10'000;
         CHECK(cause_ns(row.totals, BubbleCause::Sync) == sync);
         CHECK(cause_ns(row.totals, BubbleCause::Launch) == (row.step_index == 0 ? 4'000 : 0));
-        CHECK(cause_ns(row.totals, BubbleCause::Host) == row.totals.idle_ns - sync - cause_ns(row.totals, BubbleCause::Launch));
+        CHECK(cause_ns(row.totals, BubbleCause::Host)
+            == row.totals.idle_ns - sync - cause_ns(row.totals, BubbleCause::Launch));
         CHECK(cause_ns(row.totals, BubbleCause::Host) > kStallNs - 300'000);
     }
 }
 
-TEST_CASE("item 1: a sync that waits for the GPU and relaunches at once keeps the whole gap",
-    "[bubbles][rule1][issue25]")
+TEST_CASE(
+    "item 1: a sync that waits for the GPU and relaunches at once keeps the whole gap", "[bubbles][rule1][issue25]")
 {
     // A copy engine transfer on another stream makes the GPU idle on the compute stream while the host waits in a
     // device sync; the thread relaunches 20 us after the sync returns: no silence, so the gap is all sync.
@@ -164,8 +168,8 @@ namespace {
 // One step of a job without optimizer kernels: `names` launched back to back (calls 5 us apart, 20 us kernels, so
 // the GPU runs behind the host), then `syncs` host-blocking calls that return when the GPU drains, then the host
 // pauses `pause_ns` before the next step. Returns the time the next step starts.
-int64_t sync_closed_step(Scenario& s, HostThread t, int64_t at, const std::vector<std::string>& names, int syncs,
-    int64_t pause_ns)
+int64_t sync_closed_step(
+    Scenario& s, HostThread t, int64_t at, const std::vector<std::string>& names, int syncs, int64_t pause_ns)
 {
     int64_t call = 0;
     const int64_t gpu_free = launch_all(s, t, at, names, call);
@@ -203,8 +207,8 @@ StepSet check_automatic_starts(const Scenario& s, const std::string& name, const
 
 } // namespace
 
-TEST_CASE("item 2: a sync per step finds the steps a kernel sequence with a longer period misses",
-    "[steps][syncs][issue25]")
+TEST_CASE(
+    "item 2: a sync per step finds the steps a kernel sequence with a longer period misses", "[steps][syncs][issue25]")
 {
     // 40 steps of a hand-written SGD loop (no optimizer kernels) closed by torch.cuda.synchronize(). Every 4th step
     // also rolls the amax history, so the kernel sequence alone repeats only 10 times.
@@ -252,8 +256,8 @@ TEST_CASE("item 2: a sync every 5th step leaves the kernel sequence's steps alon
     std::vector<int64_t> truth;
     for (int step = 0; step < 30; ++step) {
         truth.push_back(at + 4'000);
-        at = sync_closed_step(s, t, at, { "embed", "fwd_gemm", "gelu", "bwd_gemm", "sgd_update" },
-            step % 5 == 4 ? 1 : 0, 300'000);
+        at = sync_closed_step(
+            s, t, at, { "embed", "fwd_gemm", "gelu", "bwd_gemm", "sgd_update" }, step % 5 == 4 ? 1 : 0, 300'000);
     }
     const StepSet steps = check_automatic_starts(s, "issue25-item2-sync-every-5", truth);
     CHECK_THAT(steps.detail, Catch::Contains("one step in 5"));
@@ -390,8 +394,10 @@ TEST_CASE("torch.compile reduce-overhead: graphs from two threads, an eager firs
             { .start_ns = at + 12'000, .end_ns = at + 17'000, .name = "graph_k0", .graph_id = id });
         for (int k = 1; k < 6; ++k)
             s.more_of(launch,
-                { .start_ns = at + 12'000 + k * 6'000, .end_ns = at + 17'000 + k * 6'000,
-                    .name = "graph_k" + std::to_string(k), .graph_id = id });
+                { .start_ns = at + 12'000 + k * 6'000,
+                    .end_ns = at + 17'000 + k * 6'000,
+                    .name = "graph_k" + std::to_string(k),
+                    .graph_id = id });
         at += 60'000;
     };
     auto update = [&] {

@@ -3,9 +3,9 @@
 // change splits into GEMM time, cast and amax/scale kernel time, the idle the extra launches add and the rest; the
 // first three explain it within 10%, the launches most of it, and the figure that stood for FP8's price before (GEMM
 // saved - bookkeeping added) almost none of it.
-#include "recorded_pair.hpp"
 #include "fp8scope/analyzer/compare/compare.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
+#include "recorded_pair.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -26,10 +26,8 @@ TEST_CASE("FP8's price on the zoo's eager pairs: launches explain the step chang
     const std::string zoo = "zoo/";
     const RecordedPair pair = compare_recorded(zoo + run + ".sqlite", zoo + ref + ".sqlite");
     // The job's own measurement: FP8's median step - BF16's, untraced.
-    const double untraced_change_ms = recorded_truth(zoo + run + ".truth.json")
-                                          .at("measured")
-                                          .at("fp8_step_change_ms")
-                                          .get<double>();
+    const double untraced_change_ms
+        = recorded_truth(zoo + run + ".truth.json").at("measured").at("fp8_step_change_ms").get<double>();
     const PerformanceComparison& p = pair.result.performance;
     INFO("traced change " << p.step_change_ns / 1e6 << " ms, GEMM " << -p.gemm_saved_ns / 1e6 << ", bookkeeping "
                           << p.bookkeeping_added_ns / 1e6 << ", launch idle " << p.launch_idle_added_ns / 1e6

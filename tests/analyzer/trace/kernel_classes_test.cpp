@@ -82,9 +82,10 @@ TEST_CASE("kernel names of other FP8 stacks get their classes", "[kernel_classes
 
 TEST_CASE("fp8scope's own statistics kernels are other, never an FP8 cast", "[kernel_classes]")
 {
-    for (const char* name :
-        { "void fp8scope::probes::detail::(anonymous namespace)::fp8_stats_kernel(fp8scope::probes::detail::KernelArgs)",
-            "void fp8scope::probes::detail::(anonymous namespace)::hp_stats_kernel(fp8scope::probes::detail::KernelArgs)" }) {
+    for (const char* name : { "void fp8scope::probes::detail::(anonymous "
+                              "namespace)::fp8_stats_kernel(fp8scope::probes::detail::KernelArgs)",
+             "void fp8scope::probes::detail::(anonymous "
+             "namespace)::hp_stats_kernel(fp8scope::probes::detail::KernelArgs)" }) {
         INFO(name);
         const auto result = classify_kernel_name(name);
         CHECK(result.cls == KernelClass::Other);
@@ -104,10 +105,11 @@ TEST_CASE("names that only contain the letters fp8 inside a word are not FP8 ker
 
 TEST_CASE("every classification rule is documented and decides some name", "[kernel_classes]")
 {
-    const std::vector<std::string_view> names { kNccl, "void userbuffers_fp16_sum_inplace_gpu_rw(int)",
-        kNvjetFp8Forward, "sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n", kNvjetBf16, "triton_red_fused_abs_amax_0",
-        kFloat8Copy, kAmaxReduce,
-        "void fp8scope::probes::detail::(anonymous namespace)::fp8_stats_kernel(fp8scope::probes::detail::KernelArgs)" };
+    const std::vector<std::string_view> names {
+        kNccl, "void userbuffers_fp16_sum_inplace_gpu_rw(int)", kNvjetFp8Forward,
+        "sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n", kNvjetBf16, "triton_red_fused_abs_amax_0", kFloat8Copy, kAmaxReduce,
+        "void fp8scope::probes::detail::(anonymous namespace)::fp8_stats_kernel(fp8scope::probes::detail::KernelArgs)"
+    };
     std::set<size_t> decided;
     for (const std::string_view name : names) {
         const auto result = classify_kernel_name(name);

@@ -1,10 +1,10 @@
 // Real jobs nobody wrote for fp8scope (docs/analysis.md "Steps"; samples/traces/realjobs/, recorded on an H100 by
 // tests/gpu/check_realjobs.py). Each job marked its steps with fp8scope.step(i) and printed what it did; the
 // truth is that print (.truth.json) and those markers. Automatic detection runs with markers and NVTX hidden.
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
 #include "fp8scope/analyzer/trace/steps.hpp"
-#include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "job_truth.hpp"
 
 #include <catch2/catch.hpp>
@@ -95,8 +95,8 @@ TEST_CASE("the CUDA-graph estimate of a traced eager step is within 20% of the s
     CHECK(predicted_ms <= 1.2 * measured_ms);
 }
 
-TEST_CASE("launch and host separate on real jobs: graphs are the top finding where they help most",
-    "[whatif][realjobs]")
+TEST_CASE(
+    "launch and host separate on real jobs: graphs are the top finding where they help most", "[whatif][realjobs]")
 {
     // The FP8 sample step: graphs took it from 47 to 20 ms per step; a 4 ms sleeping loader dominates the other.
     const TraceModel fp8 = load_job("h100-whatif-fp8-sample-eager");

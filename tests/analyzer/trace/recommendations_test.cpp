@@ -3,9 +3,9 @@
 // exact figures and on the real traces.
 #include "analysis_test_support.hpp"
 
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/analyzer/trace/budgets.hpp"
 #include "fp8scope/analyzer/trace/recommendations.hpp"
-#include "fp8scope/analyzer/load/trace_loader.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -190,7 +190,8 @@ TEST_CASE("each kind of recommendation names the bubble cause its figure measure
     }
 }
 
-TEST_CASE("the sync recommendation saves what the what-if's 'without sync stalls' gives back", "[recommendations][sample]")
+TEST_CASE(
+    "the sync recommendation saves what the what-if's 'without sync stalls' gives back", "[recommendations][sample]")
 {
     // docs/analysis.md "What-if estimates": on the syncs sample the recommendation once said 14.6 us (cudaMemcpy's idle
     // alone) where the what-if line said 61 us (every sync's). Both are now every host-blocking call's idle time.
@@ -222,8 +223,8 @@ TEST_CASE("the CUDA Graphs recommendation names every part of its saving", "[rec
     // + what the median adds, each per step.
     const auto steps = static_cast<int64_t>(report.steps.steps.size());
     const BubbleTotals& t = report.totals;
-    const int64_t parts = (t.cause_ns[static_cast<size_t>(BubbleCause::Launch)] + t.host_in_launches_ns
-                              + t.sync_after_return_ns)
+    const int64_t parts
+        = (t.cause_ns[static_cast<size_t>(BubbleCause::Launch)] + t.host_in_launches_ns + t.sync_after_return_ns)
         / steps;
     CHECK(parts > graphs->saving_per_step_ns * 9 / 10); // the remainder is small here: a median against means
     // Every recommendation on every sample trace: its saving never exceeds the step.
@@ -237,7 +238,8 @@ TEST_CASE("steps that run from CUDA graphs already are not told to capture one",
     // Graph-aware recommendations (docs/analysis.md "What-if estimates"), on the zoo's real traces (tests/gpu/zoo): a
     // hand-made graph replay, a JAX job (XLA's command buffers: every kernel from a graph), torch.compile
     // reduce-overhead (81% from graphs, the optimizer eager) and an eager MLP.
-    const auto what_if = [](const char* name) { return estimate_what_if(report_of((std::string("zoo/") + name).c_str())); };
+    const auto what_if
+        = [](const char* name) { return estimate_what_if(report_of((std::string("zoo/") + name).c_str())); };
     const WhatIf replay = what_if("graph_replay.sqlite");
     CHECK(replay.graph_kernel_share >= kGraphedStepShare);
     for (const Recommendation& r : replay.recommendations)

@@ -68,7 +68,8 @@ TEST_CASE("a selection that leaves nothing says why and names what exists", "[se
         // Before the first step left after warm-up: the warm-up took them, and --warmup 0 gives them back.
         const Report open = analyse(model, selected({}, 1));
         CHECK(open.selection.empty
-            == "--steps :1 falls in the warm-up: the first 2 steps are left out as warm-up (the steps left start at 2); "
+            == "--steps :1 falls in the warm-up: the first 2 steps are left out as warm-up (the steps left start at "
+               "2); "
                "add --warmup 0 to analyse them");
     }
     SECTION("a warm-up the user chose that leaves no step")

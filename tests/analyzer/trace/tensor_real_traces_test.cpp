@@ -1,8 +1,8 @@
 // Tensor health on the real traces recorded with tensor statistics (samples/traces/README.md): train.py FP8 and
 // BF16 under `fp8scope record`, GEMM interception and the fp8scope package on, statistics every 10 steps.
+#include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
 #include "fp8scope/analyzer/trace/tensor_health.hpp"
-#include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/format/schema.hpp"
 
 #include <catch2/catch.hpp>
@@ -41,8 +41,9 @@ TEST_CASE("the recorded FP8 run has per-GEMM-site FP8 statistics named after the
     // LM head's 3 GEMMs x A/B/D) and 48 explicit probes (16 Fp8Linears x input/weight/grad_output).
     CHECK(health.totals.samples == 603);
     CHECK(health.totals.sites == 201);
-    CHECK(sites_where(model, [](const TensorSite& s) { return s.source == int32_t(schema::StatsSource::GemmInterception); })
-        == 153);
+    CHECK(sites_where(model, [](const TensorSite& s) {
+        return s.source == int32_t(schema::StatsSource::GemmInterception);
+    }) == 153);
     // The FP8 operands: E4M3 inputs and weights, E5M2 gradients (TransformerEngine's HYBRID format).
     CHECK(sites_where(model, [](const TensorSite& s) { return s.dtype == int32_t(schema::Dtype::E4M3); }) == 64);
     CHECK(sites_where(model, [](const TensorSite& s) { return s.dtype == int32_t(schema::Dtype::E5M2); }) == 32);

@@ -13,7 +13,8 @@ enum class ErrorCode {
     InvalidTrace, // the file is not a trace, or a trace with bad content
     NewerVersion, // the trace's schema major version is newer than this build reads
     Usage, // a caller passed an invalid argument
-    Cancelled, // the caller's progress hook asked to stop (analyzer/progress.hpp); no partial result is returned
+    Cancelled, // the caller's progress hook asked to stop (fp8scope/analyzer/model/progress.hpp); no partial result is
+               // returned
 };
 
 struct Error {
@@ -21,8 +22,7 @@ struct Error {
     std::string message; // one line, no trailing newline, names the file or value at fault
 };
 
-template <class T>
-using Expected = std::expected<T, Error>;
+template <class T> using Expected = std::expected<T, Error>;
 
 inline std::unexpected<Error> make_error(ErrorCode code, std::string message)
 {

@@ -24,8 +24,8 @@ class BackgroundWriter {
 public:
     using Task = std::function<void(TraceDb&)>;
 
-    static Expected<std::unique_ptr<BackgroundWriter>> start(std::unique_ptr<TraceDb> db,
-        const BackgroundWriterOptions& options = {});
+    static Expected<std::unique_ptr<BackgroundWriter>> start(
+        std::unique_ptr<TraceDb> db, const BackgroundWriterOptions& options = {});
     ~BackgroundWriter(); // finishes with reason "destroyed" if finish() was not called
     BackgroundWriter(const BackgroundWriter&) = delete;
     BackgroundWriter& operator=(const BackgroundWriter&) = delete;

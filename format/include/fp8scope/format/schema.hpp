@@ -20,9 +20,18 @@ inline constexpr int kMajorVersion = 1;
 // source CAPTURE_DETACH; 1.4: FP8SCOPE_SCALAR_NAN, FP8SCOPE_TENSOR_STATS.nanColumns
 inline constexpr int kMinorVersion = 4;
 // PRAGMA user_version holds (major << 16) | minor.
-inline constexpr int32_t encode_user_version(int major, int minor) { return (major << 16) | minor; }
-inline constexpr int decode_major(int32_t user_version) { return user_version >> 16; }
-inline constexpr int decode_minor(int32_t user_version) { return user_version & 0xFFFF; }
+inline constexpr int32_t encode_user_version(int major, int minor)
+{
+    return (major << 16) | minor;
+}
+inline constexpr int decode_major(int32_t user_version)
+{
+    return user_version >> 16;
+}
+inline constexpr int decode_minor(int32_t user_version)
+{
+    return user_version & 0xFFFF;
+}
 
 // One column: its SQL type, whether NULL is allowed, and its unit or meaning as documented in
 // docs/trace-format.md (a test checks that the document states it).
@@ -50,334 +59,334 @@ struct Table {
 };
 
 namespace detail {
-    using C = Column;
-    inline constexpr bool N = true; // nullable
-    inline constexpr bool R = false; // required
+using C = Column;
+inline constexpr bool N = true; // nullable
+inline constexpr bool R = false; // required
 
-    inline constexpr Column kStringIds[] = {
-        { "id", "INTEGER", R, "id" },
-        { "value", "TEXT", R, "text" },
-    };
+inline constexpr Column kStringIds[] = {
+    { "id", "INTEGER", R, "id" },
+    { "value", "TEXT", R, "text" },
+};
 
-    // Kernels are stored compactly (goal: <= 48 bytes per kernel on disk): the start and a duration, and one
-    // id for the kernel function plus its launch configuration, which repeats across launches. The nsys-shaped
-    // CUPTI_ACTIVITY_KIND_KERNEL is a view over these two tables.
-    inline constexpr Column kKernel[] = {
-        { "id", "INTEGER", R, "id" },
-        { "start", "INTEGER", R, "ns" },
-        { "duration", "INTEGER", R, "ns" },
-        { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
-        { "contextId", "INTEGER", R, "id" },
-        { "streamId", "INTEGER", R, "id" },
-        { "correlationId", "INTEGER", R, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
-        { "configId", "INTEGER", R, "FP8SCOPE_KERNEL_CONFIG.id" },
-        { "graphId", "INTEGER", R, "id" },
-        { "graphNodeId", "INTEGER", R, "id" },
-    };
+// Kernels are stored compactly (goal: <= 48 bytes per kernel on disk): the start and a duration, and one
+// id for the kernel function plus its launch configuration, which repeats across launches. The nsys-shaped
+// CUPTI_ACTIVITY_KIND_KERNEL is a view over these two tables.
+inline constexpr Column kKernel[] = {
+    { "id", "INTEGER", R, "id" },
+    { "start", "INTEGER", R, "ns" },
+    { "duration", "INTEGER", R, "ns" },
+    { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
+    { "contextId", "INTEGER", R, "id" },
+    { "streamId", "INTEGER", R, "id" },
+    { "correlationId", "INTEGER", R, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
+    { "configId", "INTEGER", R, "FP8SCOPE_KERNEL_CONFIG.id" },
+    { "graphId", "INTEGER", R, "id" },
+    { "graphNodeId", "INTEGER", R, "id" },
+};
 
-    inline constexpr Column kKernelConfig[] = {
-        { "id", "INTEGER", R, "id" },
-        { "mangledName", "INTEGER", R, "StringIds.id" },
-        { "demangledName", "INTEGER", R, "StringIds.id" },
-        { "shortName", "INTEGER", R, "StringIds.id" },
-        { "gridX", "INTEGER", R, "blocks" },
-        { "gridY", "INTEGER", R, "blocks" },
-        { "gridZ", "INTEGER", R, "blocks" },
-        { "blockX", "INTEGER", R, "threads" },
-        { "blockY", "INTEGER", R, "threads" },
-        { "blockZ", "INTEGER", R, "threads" },
-        { "clusterX", "INTEGER", R, "blocks" },
-        { "clusterY", "INTEGER", R, "blocks" },
-        { "clusterZ", "INTEGER", R, "blocks" },
-        { "registersPerThread", "INTEGER", R, "registers" },
-        { "staticSharedMemory", "INTEGER", R, "bytes" },
-        { "dynamicSharedMemory", "INTEGER", R, "bytes" },
-        { "localMemoryPerThread", "INTEGER", R, "bytes" },
-        { "localMemoryTotal", "INTEGER", R, "bytes" },
-        { "sharedMemoryExecuted", "INTEGER", R, "bytes" },
-        { "launchType", "INTEGER", R, "ENUM_CUPTI_KERNEL_LAUNCH_TYPE" },
-    };
+inline constexpr Column kKernelConfig[] = {
+    { "id", "INTEGER", R, "id" },
+    { "mangledName", "INTEGER", R, "StringIds.id" },
+    { "demangledName", "INTEGER", R, "StringIds.id" },
+    { "shortName", "INTEGER", R, "StringIds.id" },
+    { "gridX", "INTEGER", R, "blocks" },
+    { "gridY", "INTEGER", R, "blocks" },
+    { "gridZ", "INTEGER", R, "blocks" },
+    { "blockX", "INTEGER", R, "threads" },
+    { "blockY", "INTEGER", R, "threads" },
+    { "blockZ", "INTEGER", R, "threads" },
+    { "clusterX", "INTEGER", R, "blocks" },
+    { "clusterY", "INTEGER", R, "blocks" },
+    { "clusterZ", "INTEGER", R, "blocks" },
+    { "registersPerThread", "INTEGER", R, "registers" },
+    { "staticSharedMemory", "INTEGER", R, "bytes" },
+    { "dynamicSharedMemory", "INTEGER", R, "bytes" },
+    { "localMemoryPerThread", "INTEGER", R, "bytes" },
+    { "localMemoryTotal", "INTEGER", R, "bytes" },
+    { "sharedMemoryExecuted", "INTEGER", R, "bytes" },
+    { "launchType", "INTEGER", R, "ENUM_CUPTI_KERNEL_LAUNCH_TYPE" },
+};
 
-    inline constexpr Column kKernelView[] = {
-        { "start", "INTEGER", R, "ns" },
-        { "end", "INTEGER", R, "ns" },
-        { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
-        { "contextId", "INTEGER", R, "id" },
-        { "streamId", "INTEGER", R, "id" },
-        { "correlationId", "INTEGER", R, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
-        { "globalPid", "INTEGER", R, "globalPid" },
-        { "demangledName", "INTEGER", R, "StringIds.id" },
-        { "shortName", "INTEGER", R, "StringIds.id" },
-        { "mangledName", "INTEGER", R, "StringIds.id" },
-        { "launchType", "INTEGER", R, "ENUM_CUPTI_KERNEL_LAUNCH_TYPE" },
-        { "registersPerThread", "INTEGER", R, "registers" },
-        { "gridX", "INTEGER", R, "blocks" },
-        { "gridY", "INTEGER", R, "blocks" },
-        { "gridZ", "INTEGER", R, "blocks" },
-        { "blockX", "INTEGER", R, "threads" },
-        { "blockY", "INTEGER", R, "threads" },
-        { "blockZ", "INTEGER", R, "threads" },
-        { "staticSharedMemory", "INTEGER", R, "bytes" },
-        { "dynamicSharedMemory", "INTEGER", R, "bytes" },
-        { "localMemoryPerThread", "INTEGER", R, "bytes" },
-        { "localMemoryTotal", "INTEGER", R, "bytes" },
-        { "sharedMemoryExecuted", "INTEGER", R, "bytes" },
-        { "graphNodeId", "INTEGER", R, "id" },
-        { "graphId", "INTEGER", R, "id" },
-        { "clusterX", "INTEGER", R, "blocks" },
-        { "clusterY", "INTEGER", R, "blocks" },
-        { "clusterZ", "INTEGER", R, "blocks" },
-    };
+inline constexpr Column kKernelView[] = {
+    { "start", "INTEGER", R, "ns" },
+    { "end", "INTEGER", R, "ns" },
+    { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
+    { "contextId", "INTEGER", R, "id" },
+    { "streamId", "INTEGER", R, "id" },
+    { "correlationId", "INTEGER", R, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
+    { "globalPid", "INTEGER", R, "globalPid" },
+    { "demangledName", "INTEGER", R, "StringIds.id" },
+    { "shortName", "INTEGER", R, "StringIds.id" },
+    { "mangledName", "INTEGER", R, "StringIds.id" },
+    { "launchType", "INTEGER", R, "ENUM_CUPTI_KERNEL_LAUNCH_TYPE" },
+    { "registersPerThread", "INTEGER", R, "registers" },
+    { "gridX", "INTEGER", R, "blocks" },
+    { "gridY", "INTEGER", R, "blocks" },
+    { "gridZ", "INTEGER", R, "blocks" },
+    { "blockX", "INTEGER", R, "threads" },
+    { "blockY", "INTEGER", R, "threads" },
+    { "blockZ", "INTEGER", R, "threads" },
+    { "staticSharedMemory", "INTEGER", R, "bytes" },
+    { "dynamicSharedMemory", "INTEGER", R, "bytes" },
+    { "localMemoryPerThread", "INTEGER", R, "bytes" },
+    { "localMemoryTotal", "INTEGER", R, "bytes" },
+    { "sharedMemoryExecuted", "INTEGER", R, "bytes" },
+    { "graphNodeId", "INTEGER", R, "id" },
+    { "graphId", "INTEGER", R, "id" },
+    { "clusterX", "INTEGER", R, "blocks" },
+    { "clusterY", "INTEGER", R, "blocks" },
+    { "clusterZ", "INTEGER", R, "blocks" },
+};
 
-    // Runtime and driver API calls share one table, told apart by eventClass (ENUM_NSYS_EVENT_CLASS).
-    inline constexpr Column kRuntime[] = {
-        { "start", "INTEGER", R, "ns" },
-        { "end", "INTEGER", R, "ns" },
-        { "eventClass", "INTEGER", R, "ENUM_NSYS_EVENT_CLASS" },
-        { "globalTid", "INTEGER", R, "globalTid" },
-        { "correlationId", "INTEGER", R, "id" },
-        { "nameId", "INTEGER", R, "StringIds.id" },
-        { "returnValue", "INTEGER", R, "CUresult or cudaError_t" },
-    };
+// Runtime and driver API calls share one table, told apart by eventClass (ENUM_NSYS_EVENT_CLASS).
+inline constexpr Column kRuntime[] = {
+    { "start", "INTEGER", R, "ns" },
+    { "end", "INTEGER", R, "ns" },
+    { "eventClass", "INTEGER", R, "ENUM_NSYS_EVENT_CLASS" },
+    { "globalTid", "INTEGER", R, "globalTid" },
+    { "correlationId", "INTEGER", R, "id" },
+    { "nameId", "INTEGER", R, "StringIds.id" },
+    { "returnValue", "INTEGER", R, "CUresult or cudaError_t" },
+};
 
-    inline constexpr Column kSynchronization[] = {
-        { "start", "INTEGER", R, "ns" },
-        { "end", "INTEGER", R, "ns" },
-        { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
-        { "contextId", "INTEGER", R, "id" },
-        { "streamId", "INTEGER", N, "id, NULL for context and event syncs" },
-        { "correlationId", "INTEGER", R, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
-        { "globalPid", "INTEGER", R, "globalPid" },
-        { "syncType", "INTEGER", R, "ENUM_CUPTI_SYNC_TYPE" },
-        { "eventId", "INTEGER", N, "id, NULL for context and stream syncs" },
-        { "eventSyncId", "INTEGER", N, "id, NULL for context and stream syncs" },
-    };
+inline constexpr Column kSynchronization[] = {
+    { "start", "INTEGER", R, "ns" },
+    { "end", "INTEGER", R, "ns" },
+    { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
+    { "contextId", "INTEGER", R, "id" },
+    { "streamId", "INTEGER", N, "id, NULL for context and event syncs" },
+    { "correlationId", "INTEGER", R, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
+    { "globalPid", "INTEGER", R, "globalPid" },
+    { "syncType", "INTEGER", R, "ENUM_CUPTI_SYNC_TYPE" },
+    { "eventId", "INTEGER", N, "id, NULL for context and stream syncs" },
+    { "eventSyncId", "INTEGER", N, "id, NULL for context and stream syncs" },
+};
 
-    inline constexpr Column kMemcpy[] = {
-        { "start", "INTEGER", R, "ns" },
-        { "end", "INTEGER", R, "ns" },
-        { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
-        { "contextId", "INTEGER", R, "id" },
-        { "streamId", "INTEGER", R, "id" },
-        { "correlationId", "INTEGER", R, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
-        { "globalPid", "INTEGER", R, "globalPid" },
-        { "bytes", "INTEGER", R, "bytes" },
-        { "copyKind", "INTEGER", R, "ENUM_CUDA_MEMCPY_OPER" },
-        { "srcKind", "INTEGER", R, "ENUM_CUDA_MEM_KIND" },
-        { "dstKind", "INTEGER", R, "ENUM_CUDA_MEM_KIND" },
-        { "srcDeviceId", "INTEGER", N, "TARGET_INFO_GPU.id, NULL for host memory" },
-        { "dstDeviceId", "INTEGER", N, "TARGET_INFO_GPU.id, NULL for host memory" },
-        { "graphNodeId", "INTEGER", R, "id" },
-    };
+inline constexpr Column kMemcpy[] = {
+    { "start", "INTEGER", R, "ns" },
+    { "end", "INTEGER", R, "ns" },
+    { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
+    { "contextId", "INTEGER", R, "id" },
+    { "streamId", "INTEGER", R, "id" },
+    { "correlationId", "INTEGER", R, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
+    { "globalPid", "INTEGER", R, "globalPid" },
+    { "bytes", "INTEGER", R, "bytes" },
+    { "copyKind", "INTEGER", R, "ENUM_CUDA_MEMCPY_OPER" },
+    { "srcKind", "INTEGER", R, "ENUM_CUDA_MEM_KIND" },
+    { "dstKind", "INTEGER", R, "ENUM_CUDA_MEM_KIND" },
+    { "srcDeviceId", "INTEGER", N, "TARGET_INFO_GPU.id, NULL for host memory" },
+    { "dstDeviceId", "INTEGER", N, "TARGET_INFO_GPU.id, NULL for host memory" },
+    { "graphNodeId", "INTEGER", R, "id" },
+};
 
-    inline constexpr Column kMemset[] = {
-        { "start", "INTEGER", R, "ns" },
-        { "end", "INTEGER", R, "ns" },
-        { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
-        { "contextId", "INTEGER", R, "id" },
-        { "streamId", "INTEGER", R, "id" },
-        { "correlationId", "INTEGER", R, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
-        { "globalPid", "INTEGER", R, "globalPid" },
-        { "value", "INTEGER", R, "byte value" },
-        { "bytes", "INTEGER", R, "bytes" },
-        { "memKind", "INTEGER", R, "ENUM_CUDA_MEM_KIND" },
-        { "graphNodeId", "INTEGER", R, "id" },
-    };
+inline constexpr Column kMemset[] = {
+    { "start", "INTEGER", R, "ns" },
+    { "end", "INTEGER", R, "ns" },
+    { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
+    { "contextId", "INTEGER", R, "id" },
+    { "streamId", "INTEGER", R, "id" },
+    { "correlationId", "INTEGER", R, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
+    { "globalPid", "INTEGER", R, "globalPid" },
+    { "value", "INTEGER", R, "byte value" },
+    { "bytes", "INTEGER", R, "bytes" },
+    { "memKind", "INTEGER", R, "ENUM_CUDA_MEM_KIND" },
+    { "graphNodeId", "INTEGER", R, "id" },
+};
 
-    inline constexpr Column kNvtxEvents[] = {
-        { "start", "INTEGER", R, "ns" },
-        { "end", "INTEGER", N, "ns, NULL for marks and ranges never closed" },
-        { "eventType", "INTEGER", R, "ENUM_NSYS_EVENT_TYPE" },
-        { "rangeId", "INTEGER", N, "id" },
-        { "category", "INTEGER", N, "id" },
-        { "color", "INTEGER", N, "ARGB" },
-        { "text", "TEXT", N, "text, used when textId is NULL" },
-        { "globalTid", "INTEGER", R, "globalTid" },
-        { "endGlobalTid", "INTEGER", N, "globalTid" },
-        { "textId", "INTEGER", N, "StringIds.id" },
-        { "domainId", "INTEGER", N, "id" },
-    };
+inline constexpr Column kNvtxEvents[] = {
+    { "start", "INTEGER", R, "ns" },
+    { "end", "INTEGER", N, "ns, NULL for marks and ranges never closed" },
+    { "eventType", "INTEGER", R, "ENUM_NSYS_EVENT_TYPE" },
+    { "rangeId", "INTEGER", N, "id" },
+    { "category", "INTEGER", N, "id" },
+    { "color", "INTEGER", N, "ARGB" },
+    { "text", "TEXT", N, "text, used when textId is NULL" },
+    { "globalTid", "INTEGER", R, "globalTid" },
+    { "endGlobalTid", "INTEGER", N, "globalTid" },
+    { "textId", "INTEGER", N, "StringIds.id" },
+    { "domainId", "INTEGER", N, "id" },
+};
 
-    inline constexpr Column kThreadNames[] = {
-        { "nameId", "INTEGER", R, "StringIds.id" },
-        { "priority", "INTEGER", N, "scheduler priority" },
-        { "globalTid", "INTEGER", R, "globalTid" },
-    };
+inline constexpr Column kThreadNames[] = {
+    { "nameId", "INTEGER", R, "StringIds.id" },
+    { "priority", "INTEGER", N, "scheduler priority" },
+    { "globalTid", "INTEGER", R, "globalTid" },
+};
 
-    inline constexpr Column kTargetInfoGpu[] = {
-        { "id", "INTEGER", R, "id" },
-        { "name", "TEXT", R, "text" },
-        { "busLocation", "TEXT", R, "PCI bus id" },
-        { "totalMemory", "INTEGER", R, "bytes" },
-        { "memoryBandwidth", "INTEGER", R, "bytes/s" },
-        { "clockRate", "INTEGER", R, "Hz" },
-        { "smCount", "INTEGER", R, "count" },
-        { "uuid", "TEXT", R, "text" },
-        { "chipName", "TEXT", R, "text" },
-        { "computeMajor", "INTEGER", R, "version" },
-        { "computeMinor", "INTEGER", R, "version" },
-    };
+inline constexpr Column kTargetInfoGpu[] = {
+    { "id", "INTEGER", R, "id" },
+    { "name", "TEXT", R, "text" },
+    { "busLocation", "TEXT", R, "PCI bus id" },
+    { "totalMemory", "INTEGER", R, "bytes" },
+    { "memoryBandwidth", "INTEGER", R, "bytes/s" },
+    { "clockRate", "INTEGER", R, "Hz" },
+    { "smCount", "INTEGER", R, "count" },
+    { "uuid", "TEXT", R, "text" },
+    { "chipName", "TEXT", R, "text" },
+    { "computeMajor", "INTEGER", R, "version" },
+    { "computeMinor", "INTEGER", R, "version" },
+};
 
-    inline constexpr Column kSessionStart[] = {
-        { "utcEpochNs", "INTEGER", R, "ns since the Unix epoch" },
-        { "utcTime", "TEXT", R, "ISO 8601 UTC" },
-        { "localTime", "TEXT", R, "ISO 8601 local" },
-    };
+inline constexpr Column kSessionStart[] = {
+    { "utcEpochNs", "INTEGER", R, "ns since the Unix epoch" },
+    { "utcTime", "TEXT", R, "ISO 8601 UTC" },
+    { "localTime", "TEXT", R, "ISO 8601 local" },
+};
 
-    // Every ENUM_* table has this shape (nsys: id, name, label; there is no value column).
-    inline constexpr Column kEnum[] = {
-        { "id", "INTEGER", R, "id" },
-        { "name", "TEXT", R, "text" },
-        { "label", "TEXT", R, "text" },
-    };
+// Every ENUM_* table has this shape (nsys: id, name, label; there is no value column).
+inline constexpr Column kEnum[] = {
+    { "id", "INTEGER", R, "id" },
+    { "name", "TEXT", R, "text" },
+    { "label", "TEXT", R, "text" },
+};
 
-    // Key/value metadata. Keys are listed in schema::meta below.
-    inline constexpr Column kMeta[] = {
-        { "key", "TEXT", R, "text" },
-        { "value", "ANY", R, "text or integer, by key" },
-    };
+// Key/value metadata. Keys are listed in schema::meta below.
+inline constexpr Column kMeta[] = {
+    { "key", "TEXT", R, "text" },
+    { "value", "ANY", R, "text or integer, by key" },
+};
 
-    inline constexpr Column kKernelLatency[] = {
-        { "kernelId", "INTEGER", R, "FP8SCOPE_KERNEL.id" },
-        { "queued", "INTEGER", R, "ns" },
-        { "submitted", "INTEGER", R, "ns" },
-    };
+inline constexpr Column kKernelLatency[] = {
+    { "kernelId", "INTEGER", R, "FP8SCOPE_KERNEL.id" },
+    { "queued", "INTEGER", R, "ns" },
+    { "submitted", "INTEGER", R, "ns" },
+};
 
-    // A tensor site is the stable identity of a tensor across steps (docs/collector.md "Tensor statistics", site
-    // identity): the NVTX range path, the ordinal among GEMMs of the same shape within the step (without steps: within
-    // the GEMM period the collector learned; -1 when neither was known), the shape, the dtype and the operand role.
-    inline constexpr Column kTensorSite[] = {
-        { "id", "INTEGER", R, "id" },
-        { "nameId", "INTEGER", R, "StringIds.id" },
-        { "nvtxPathId", "INTEGER", N, "StringIds.id" },
-        { "ordinal", "INTEGER", R, "count" },
-        { "rows", "INTEGER", R, "elements" },
-        { "cols", "INTEGER", R, "elements" },
-        { "batch", "INTEGER", R, "count" },
-        { "dtype", "INTEGER", R, "ENUM_FP8SCOPE_DTYPE" },
-        { "role", "INTEGER", R, "ENUM_FP8SCOPE_TENSOR_ROLE" },
-        { "source", "INTEGER", R, "ENUM_FP8SCOPE_STATS_SOURCE" },
-    };
+// A tensor site is the stable identity of a tensor across steps (docs/collector.md "Tensor statistics", site
+// identity): the NVTX range path, the ordinal among GEMMs of the same shape within the step (without steps: within
+// the GEMM period the collector learned; -1 when neither was known), the shape, the dtype and the operand role.
+inline constexpr Column kTensorSite[] = {
+    { "id", "INTEGER", R, "id" },
+    { "nameId", "INTEGER", R, "StringIds.id" },
+    { "nvtxPathId", "INTEGER", N, "StringIds.id" },
+    { "ordinal", "INTEGER", R, "count" },
+    { "rows", "INTEGER", R, "elements" },
+    { "cols", "INTEGER", R, "elements" },
+    { "batch", "INTEGER", R, "count" },
+    { "dtype", "INTEGER", R, "ENUM_FP8SCOPE_DTYPE" },
+    { "role", "INTEGER", R, "ENUM_FP8SCOPE_TENSOR_ROLE" },
+    { "source", "INTEGER", R, "ENUM_FP8SCOPE_STATS_SOURCE" },
+};
 
-    inline constexpr Column kTensorStats[] = {
-        { "id", "INTEGER", R, "id" },
-        { "siteId", "INTEGER", R, "FP8SCOPE_TENSOR_SITE.id" },
-        { "step", "INTEGER", N, "step number, NULL without step markers" },
-        { "timestamp", "INTEGER", R, "ns" },
-        { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
-        { "streamId", "INTEGER", R, "id" },
-        { "correlationId", "INTEGER", N, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
-        { "dtype", "INTEGER", R, "ENUM_FP8SCOPE_DTYPE" },
-        { "targetFormat", "INTEGER", R, "ENUM_FP8SCOPE_FP8_FORMAT" },
-        { "numel", "INTEGER", R, "elements" },
-        { "scale", "REAL", N, "factor" },
-        { "scaleInv", "REAL", N, "factor" },
-        { "amax", "REAL", R, "value" },
-        { "minNonzeroAbs", "REAL", N, "value, NULL when no element is nonzero" },
-        { "zeros", "INTEGER", R, "elements" },
-        { "nans", "INTEGER", R, "elements" },
-        { "infs", "INTEGER", R, "elements" },
-        { "overflows", "INTEGER", R, "elements" },
-        { "underflows", "INTEGER", R, "elements" },
-        { "subnormals", "INTEGER", R, "elements" },
-        { "saturated", "INTEGER", R, "elements" },
-        { "sum", "REAL", R, "value" },
-        { "sumSquares", "REAL", R, "value^2" },
-        { "sumCubes", "REAL", R, "value^3" },
-        { "sumFourth", "REAL", R, "value^4" },
-        { "histFirstExponent", "INTEGER", R, "power of two" },
-        { "exponentHistogram", "BLOB", R, "little-endian uint64 counts" },
-        { "nanColumns", "INTEGER", N, "bit mask, NULL for 0", 4 },
-    };
+inline constexpr Column kTensorStats[] = {
+    { "id", "INTEGER", R, "id" },
+    { "siteId", "INTEGER", R, "FP8SCOPE_TENSOR_SITE.id" },
+    { "step", "INTEGER", N, "step number, NULL without step markers" },
+    { "timestamp", "INTEGER", R, "ns" },
+    { "deviceId", "INTEGER", R, "TARGET_INFO_GPU.id" },
+    { "streamId", "INTEGER", R, "id" },
+    { "correlationId", "INTEGER", N, "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId" },
+    { "dtype", "INTEGER", R, "ENUM_FP8SCOPE_DTYPE" },
+    { "targetFormat", "INTEGER", R, "ENUM_FP8SCOPE_FP8_FORMAT" },
+    { "numel", "INTEGER", R, "elements" },
+    { "scale", "REAL", N, "factor" },
+    { "scaleInv", "REAL", N, "factor" },
+    { "amax", "REAL", R, "value" },
+    { "minNonzeroAbs", "REAL", N, "value, NULL when no element is nonzero" },
+    { "zeros", "INTEGER", R, "elements" },
+    { "nans", "INTEGER", R, "elements" },
+    { "infs", "INTEGER", R, "elements" },
+    { "overflows", "INTEGER", R, "elements" },
+    { "underflows", "INTEGER", R, "elements" },
+    { "subnormals", "INTEGER", R, "elements" },
+    { "saturated", "INTEGER", R, "elements" },
+    { "sum", "REAL", R, "value" },
+    { "sumSquares", "REAL", R, "value^2" },
+    { "sumCubes", "REAL", R, "value^3" },
+    { "sumFourth", "REAL", R, "value^4" },
+    { "histFirstExponent", "INTEGER", R, "power of two" },
+    { "exponentHistogram", "BLOB", R, "little-endian uint64 counts" },
+    { "nanColumns", "INTEGER", N, "bit mask, NULL for 0", 4 },
+};
 
-    // SQLite stores a bound NaN as NULL (sqlite.org/c3ref/bind_blob.html), which a NOT NULL REAL refuses and a
-    // nullable one reads as "unknown". The writer therefore never binds a NaN: a NaN cell of FP8SCOPE_TENSOR_STATS is
-    // stored as NULL with its bit set in nanColumns (1.4). Bit i stands for the i-th REAL column of kTensorStats, in
-    // this order; only the nullable ones can be flagged (the NOT NULL ones are never NaN: the probes leave NaN
-    // elements out of amax and the sums, docs/tensor-stats.md).
-    inline constexpr std::string_view kTensorStatsNanColumns[]
-        = { "scale", "scaleInv", "amax", "minNonzeroAbs", "sum", "sumSquares", "sumCubes", "sumFourth" };
+// SQLite stores a bound NaN as NULL (sqlite.org/c3ref/bind_blob.html), which a NOT NULL REAL refuses and a
+// nullable one reads as "unknown". The writer therefore never binds a NaN: a NaN cell of FP8SCOPE_TENSOR_STATS is
+// stored as NULL with its bit set in nanColumns (1.4). Bit i stands for the i-th REAL column of kTensorStats, in
+// this order; only the nullable ones can be flagged (the NOT NULL ones are never NaN: the probes leave NaN
+// elements out of amax and the sums, docs/tensor-stats.md).
+inline constexpr std::string_view kTensorStatsNanColumns[]
+    = { "scale", "scaleInv", "amax", "minNonzeroAbs", "sum", "sumSquares", "sumCubes", "sumFourth" };
 
-    inline constexpr Column kScalar[] = {
-        { "timestamp", "INTEGER", R, "ns" },
-        { "step", "INTEGER", N, "step number" },
-        { "nameId", "INTEGER", R, "StringIds.id" },
-        { "value", "REAL", R, "value" },
-        { "globalTid", "INTEGER", R, "globalTid" },
-    };
+inline constexpr Column kScalar[] = {
+    { "timestamp", "INTEGER", R, "ns" },
+    { "step", "INTEGER", N, "step number" },
+    { "nameId", "INTEGER", R, "StringIds.id" },
+    { "value", "REAL", R, "value" },
+    { "globalTid", "INTEGER", R, "globalTid" },
+};
 
-    // A scalar logged as NaN (1.4): FP8SCOPE_SCALAR.value is NOT NULL and SQLite cannot store a NaN, so the writer
-    // puts these here. An older reader does not know the table and reads the other scalars as before.
-    inline constexpr Column kScalarNan[] = {
-        { "timestamp", "INTEGER", R, "ns" },
-        { "step", "INTEGER", N, "step number" },
-        { "nameId", "INTEGER", R, "StringIds.id" },
-        { "globalTid", "INTEGER", R, "globalTid" },
-    };
+// A scalar logged as NaN (1.4): FP8SCOPE_SCALAR.value is NOT NULL and SQLite cannot store a NaN, so the writer
+// puts these here. An older reader does not know the table and reads the other scalars as before.
+inline constexpr Column kScalarNan[] = {
+    { "timestamp", "INTEGER", R, "ns" },
+    { "step", "INTEGER", N, "step number" },
+    { "nameId", "INTEGER", R, "StringIds.id" },
+    { "globalTid", "INTEGER", R, "globalTid" },
+};
 
-    inline constexpr Column kStepMarker[] = {
-        { "timestamp", "INTEGER", R, "ns" },
-        { "step", "INTEGER", R, "step number" },
-        { "globalTid", "INTEGER", R, "globalTid" },
-    };
+inline constexpr Column kStepMarker[] = {
+    { "timestamp", "INTEGER", R, "ns" },
+    { "step", "INTEGER", R, "step number" },
+    { "globalTid", "INTEGER", R, "globalTid" },
+};
 
-    inline constexpr Column kOverhead[] = {
-        { "start", "INTEGER", R, "ns" },
-        { "end", "INTEGER", R, "ns" },
-        { "kind", "INTEGER", R, "ENUM_FP8SCOPE_OVERHEAD_KIND" },
-        { "globalTid", "INTEGER", N, "globalTid" },
-        { "deviceId", "INTEGER", N, "TARGET_INFO_GPU.id" },
-    };
+inline constexpr Column kOverhead[] = {
+    { "start", "INTEGER", R, "ns" },
+    { "end", "INTEGER", R, "ns" },
+    { "kind", "INTEGER", R, "ENUM_FP8SCOPE_OVERHEAD_KIND" },
+    { "globalTid", "INTEGER", N, "globalTid" },
+    { "deviceId", "INTEGER", N, "TARGET_INFO_GPU.id" },
+};
 
-    // The correlation ids of the collector's own CUDA calls (tensor statistics kernels, their scratch memsets and
-    // allocations): kernels, copies and memsets with these ids are the profiler's work, not the job's.
-    inline constexpr Column kCollectorWork[] = {
-        { "correlationId", "INTEGER", R, "correlationId" },
-    };
+// The correlation ids of the collector's own CUDA calls (tensor statistics kernels, their scratch memsets and
+// allocations): kernels, copies and memsets with these ids are the profiler's work, not the job's.
+inline constexpr Column kCollectorWork[] = {
+    { "correlationId", "INTEGER", R, "correlationId" },
+};
 
-    // The windows a windowed recording captured (`fp8scope record --capture-*`, docs/collector.md "Capture
-    // windows"). A trace without the table, or with meta capture_mode "full", captured the whole run.
-    inline constexpr Column kCaptureWindow[] = {
-        { "id", "INTEGER", R, "id" },
-        { "start", "INTEGER", R, "ns" },
-        { "end", "INTEGER", N, "ns, NULL while the window is open (a trace that ended inside it)" },
-        { "firstStep", "INTEGER", N, "step number, NULL when no step began in the window" },
-        { "lastStep", "INTEGER", N, "step number, NULL when no step began in the window" },
-        { "trigger", "INTEGER", R, "ENUM_FP8SCOPE_CAPTURE_TRIGGER" },
-    };
+// The windows a windowed recording captured (`fp8scope record --capture-*`, docs/collector.md "Capture
+// windows"). A trace without the table, or with meta capture_mode "full", captured the whole run.
+inline constexpr Column kCaptureWindow[] = {
+    { "id", "INTEGER", R, "id" },
+    { "start", "INTEGER", R, "ns" },
+    { "end", "INTEGER", N, "ns, NULL while the window is open (a trace that ended inside it)" },
+    { "firstStep", "INTEGER", N, "step number, NULL when no step began in the window" },
+    { "lastStep", "INTEGER", N, "step number, NULL when no step began in the window" },
+    { "trigger", "INTEGER", R, "ENUM_FP8SCOPE_CAPTURE_TRIGGER" },
+};
 
-    inline constexpr Column kDropped[] = {
-        { "timestamp", "INTEGER", R, "ns" },
-        { "source", "INTEGER", R, "ENUM_FP8SCOPE_DROP_SOURCE" },
-        { "count", "INTEGER", R, "records" },
-        { "deviceId", "INTEGER", N, "TARGET_INFO_GPU.id" },
-    };
+inline constexpr Column kDropped[] = {
+    { "timestamp", "INTEGER", R, "ns" },
+    { "source", "INTEGER", R, "ENUM_FP8SCOPE_DROP_SOURCE" },
+    { "count", "INTEGER", R, "records" },
+    { "deviceId", "INTEGER", N, "TARGET_INFO_GPU.id" },
+};
 } // namespace detail
 
 namespace table {
-    inline constexpr std::string_view kStringIds = "StringIds";
-    inline constexpr std::string_view kKernel = "CUPTI_ACTIVITY_KIND_KERNEL"; // a view in our traces
-    inline constexpr std::string_view kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    inline constexpr std::string_view kSynchronization = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
-    inline constexpr std::string_view kMemcpy = "CUPTI_ACTIVITY_KIND_MEMCPY";
-    inline constexpr std::string_view kMemset = "CUPTI_ACTIVITY_KIND_MEMSET";
-    inline constexpr std::string_view kNvtxEvents = "NVTX_EVENTS";
-    inline constexpr std::string_view kThreadNames = "ThreadNames";
-    inline constexpr std::string_view kTargetInfoGpu = "TARGET_INFO_GPU";
-    inline constexpr std::string_view kSessionStart = "TARGET_INFO_SESSION_START_TIME";
-    inline constexpr std::string_view kMeta = "FP8SCOPE_META";
-    inline constexpr std::string_view kFp8Kernel = "FP8SCOPE_KERNEL";
-    inline constexpr std::string_view kKernelConfig = "FP8SCOPE_KERNEL_CONFIG";
-    inline constexpr std::string_view kKernelLatency = "FP8SCOPE_KERNEL_LATENCY";
-    inline constexpr std::string_view kTensorSite = "FP8SCOPE_TENSOR_SITE";
-    inline constexpr std::string_view kTensorStats = "FP8SCOPE_TENSOR_STATS";
-    inline constexpr std::string_view kScalar = "FP8SCOPE_SCALAR";
-    inline constexpr std::string_view kStepMarker = "FP8SCOPE_STEP_MARKER";
-    inline constexpr std::string_view kOverhead = "FP8SCOPE_OVERHEAD";
-    inline constexpr std::string_view kDropped = "FP8SCOPE_DROPPED";
-    inline constexpr std::string_view kCollectorWork = "FP8SCOPE_COLLECTOR_WORK";
-    inline constexpr std::string_view kCaptureWindow = "FP8SCOPE_CAPTURE_WINDOW";
-    inline constexpr std::string_view kScalarNan = "FP8SCOPE_SCALAR_NAN";
+inline constexpr std::string_view kStringIds = "StringIds";
+inline constexpr std::string_view kKernel = "CUPTI_ACTIVITY_KIND_KERNEL"; // a view in our traces
+inline constexpr std::string_view kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
+inline constexpr std::string_view kSynchronization = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+inline constexpr std::string_view kMemcpy = "CUPTI_ACTIVITY_KIND_MEMCPY";
+inline constexpr std::string_view kMemset = "CUPTI_ACTIVITY_KIND_MEMSET";
+inline constexpr std::string_view kNvtxEvents = "NVTX_EVENTS";
+inline constexpr std::string_view kThreadNames = "ThreadNames";
+inline constexpr std::string_view kTargetInfoGpu = "TARGET_INFO_GPU";
+inline constexpr std::string_view kSessionStart = "TARGET_INFO_SESSION_START_TIME";
+inline constexpr std::string_view kMeta = "FP8SCOPE_META";
+inline constexpr std::string_view kFp8Kernel = "FP8SCOPE_KERNEL";
+inline constexpr std::string_view kKernelConfig = "FP8SCOPE_KERNEL_CONFIG";
+inline constexpr std::string_view kKernelLatency = "FP8SCOPE_KERNEL_LATENCY";
+inline constexpr std::string_view kTensorSite = "FP8SCOPE_TENSOR_SITE";
+inline constexpr std::string_view kTensorStats = "FP8SCOPE_TENSOR_STATS";
+inline constexpr std::string_view kScalar = "FP8SCOPE_SCALAR";
+inline constexpr std::string_view kStepMarker = "FP8SCOPE_STEP_MARKER";
+inline constexpr std::string_view kOverhead = "FP8SCOPE_OVERHEAD";
+inline constexpr std::string_view kDropped = "FP8SCOPE_DROPPED";
+inline constexpr std::string_view kCollectorWork = "FP8SCOPE_COLLECTOR_WORK";
+inline constexpr std::string_view kCaptureWindow = "FP8SCOPE_CAPTURE_WINDOW";
+inline constexpr std::string_view kScalarNan = "FP8SCOPE_SCALAR_NAN";
 } // namespace table
 
 // The SELECT behind the nsys-shaped kernel view. globalPid is the same for every row of a file and lives in
@@ -464,16 +473,37 @@ struct Enum {
 enum class EventClass : int32_t { CudaRuntime = 0, CudaDriver = 1 };
 // CUpti_ActivityMemcpyKind; nsys uses the same numbers.
 enum class MemcpyKind : int32_t {
-    Unknown = 0, HtoD = 1, DtoH = 2, HtoA = 3, AtoH = 4, AtoA = 5, AtoD = 6, DtoA = 7, DtoD = 8, HtoH = 9, PtoP = 10
+    Unknown = 0,
+    HtoD = 1,
+    DtoH = 2,
+    HtoA = 3,
+    AtoH = 4,
+    AtoA = 5,
+    AtoD = 6,
+    DtoA = 7,
+    DtoD = 8,
+    HtoH = 9,
+    PtoP = 10
 };
 // nsys' memory kind, which is CUPTI's CUpti_ActivityMemoryKind shifted by one (CUPTI: 0 UNKNOWN, 1 PAGEABLE,
 // ...). The collector converts; the trace always holds these values.
 enum class MemoryKind : int32_t {
-    Pageable = 0, Pinned = 1, Device = 2, Array = 3, Managed = 4, DeviceStatic = 5, ManagedStatic = 6, Unknown = 7
+    Pageable = 0,
+    Pinned = 1,
+    Device = 2,
+    Array = 3,
+    Managed = 4,
+    DeviceStatic = 5,
+    ManagedStatic = 6,
+    Unknown = 7
 };
 // CUpti_ActivitySynchronizationType.
 enum class SyncType : int32_t {
-    Unknown = 0, EventSynchronize = 1, StreamWaitEvent = 2, StreamSynchronize = 3, ContextSynchronize = 4
+    Unknown = 0,
+    EventSynchronize = 1,
+    StreamWaitEvent = 2,
+    StreamSynchronize = 3,
+    ContextSynchronize = 4
 };
 // nsys ENUM_NSYS_EVENT_TYPE values used for NVTX rows.
 enum class NvtxEventType : int32_t { Mark = 34, PushPopRange = 59, StartEndRange = 60 };
@@ -485,16 +515,29 @@ enum class Fp8Format : int32_t { None = 0, E4M3 = 1, E5M2 = 2 };
 enum class TensorRole : int32_t { A = 0, B = 1, D = 2, Input = 3, Weight = 4, Output = 5, Gradient = 6, Other = 7 };
 enum class StatsSource : int32_t { GemmInterception = 0, ExplicitProbe = 1, Annotate = 2 };
 enum class OverheadKind : int32_t {
-    CuptiBufferFlush = 0, CuptiInstrumentation = 1, CuptiResource = 2, DriverCompiler = 3, CommandBufferFull = 4,
-    WriterCommit = 5, WriterDecode = 6, Other = 7
+    CuptiBufferFlush = 0,
+    CuptiInstrumentation = 1,
+    CuptiResource = 2,
+    DriverCompiler = 3,
+    CommandBufferFull = 4,
+    WriterCommit = 5,
+    WriterDecode = 6,
+    Other = 7
 };
 // TensorStatsCap is found in older traces only: their collectors counted statistics samples skipped by
 // FP8SCOPE_STATS_CAP as dropped. Skipped samples are not lost records; they are counted in meta
 // tensor_stats_skipped. TensorStatsLost is a real loss (every result slot in flight, or kernels still pending when
 // the trace ended). CaptureDetach: records CUPTI handed over while it was being detached between capture windows
 // (a kernel of the window that ended after the window's last flush), which cannot be decoded once it is gone.
-enum class DropSource : int32_t { CuptiNoBuffer = 0, BufferPoolExhausted = 1, WriterQueueFull = 2, WriterError = 3,
-    TensorStatsCap = 4, TensorStatsLost = 5, CaptureDetach = 6 };
+enum class DropSource : int32_t {
+    CuptiNoBuffer = 0,
+    BufferPoolExhausted = 1,
+    WriterQueueFull = 2,
+    WriterError = 3,
+    TensorStatsCap = 4,
+    TensorStatsLost = 5,
+    CaptureDetach = 6
+};
 // What opened a capture window (FP8SCOPE_CAPTURE_WINDOW.trigger): --capture-steps, --capture-every,
 // --capture-range cudaProfilerApi, --delay/--duration.
 enum class CaptureTrigger : int32_t { Steps = 0, Periodic = 1, ProfilerApi = 2, Time = 3 };
@@ -507,50 +550,68 @@ std::string create_enum_sql(const Enum& e);
 
 // FP8SCOPE_META keys. Integers are stored as INTEGER, everything else as TEXT.
 namespace meta {
-    inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.4"
-    inline constexpr std::string_view kProducer = "producer"; // "fp8scope 0.1.0 (collector)"
-    inline constexpr std::string_view kToolVersion = "tool_version";
-    inline constexpr std::string_view kCommandLine = "command_line";
-    inline constexpr std::string_view kHost = "host";
-    inline constexpr std::string_view kPid = "pid";
-    inline constexpr std::string_view kGlobalPid = "global_pid";
-    inline constexpr std::string_view kRank = "rank"; // -1 when the job has no rank
-    inline constexpr std::string_view kWorldSize = "world_size"; // -1 when unknown
-    inline constexpr std::string_view kCudaRuntimeVersion = "cuda_runtime_version"; // e.g. 13000
-    inline constexpr std::string_view kCudaDriverVersion = "cuda_driver_version";
-    inline constexpr std::string_view kCuptiVersion = "cupti_version";
-    inline constexpr std::string_view kSessionStartUtcNs = "session_start_utc_ns";
-    inline constexpr std::string_view kFinished = "finished"; // 0 while recording or after a crash, 1 when closed
-    inline constexpr std::string_view kFinishReason = "finish_reason"; // "exit", "SIGTERM", "cudaDeviceReset", ...
-    inline constexpr std::string_view kSessionEndNs = "session_end_ns"; // relative to session start
-    inline constexpr std::string_view kDroppedRecords = "dropped_records"; // total, written when finished
-    // Tensor statistics samples not taken because FP8SCOPE_STATS_CAP was reached in their step (or period, or
-    // second); not lost records. 0 at creation, updated while recording.
-    inline constexpr std::string_view kTensorStatsSkipped = "tensor_stats_skipped";
-    // What the recording was asked to capture (1.2): "full" (the whole run), "steps", "periodic", "cudaProfilerApi"
-    // or "time"; absent from older traces, which captured the whole run. capture_options: the options as given
-    // ("--capture-steps 20:29"), empty for "full".
-    inline constexpr std::string_view kCaptureMode = "capture_mode";
-    inline constexpr std::string_view kCaptureOptions = "capture_options";
-    // NVTX step ranges (ProfilerStep#N, step, train_step, iteration) the collector saw pushed in a windowed recording,
-    // inside and outside its windows, where CUPTI records none: written at the first and when the trace is finished
-    // (so 1 in an unfinished trace means "at least 1"). Absent from whole-run traces and older ones. No version bump:
-    // it adds no table or column, and readers that do not know it ignore it.
-    inline constexpr std::string_view kNvtxStepRanges = "nvtx_step_ranges";
-    // "row_count.<TABLE>": the rows of every table of kTables (views and FP8SCOPE_META aside), counted when the
-    // trace is finished (1.2). A reader compares the rows it reads against them: a damaged b-tree that reads as
-    // fewer rows without an error is found without a full integrity check.
-    inline constexpr std::string_view kRowCountPrefix = "row_count.";
-    inline std::string row_count_key(std::string_view table) { return std::string(kRowCountPrefix) + std::string(table); }
-    // The tables whose rows a finished trace counts.
-    inline constexpr bool counts_rows(const Table& t) { return t.kind == TableKind::Table && t.name != table::kMeta; }
+inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.4"
+inline constexpr std::string_view kProducer = "producer"; // "fp8scope 0.1.0 (collector)"
+inline constexpr std::string_view kToolVersion = "tool_version";
+inline constexpr std::string_view kCommandLine = "command_line";
+inline constexpr std::string_view kHost = "host";
+inline constexpr std::string_view kPid = "pid";
+inline constexpr std::string_view kGlobalPid = "global_pid";
+inline constexpr std::string_view kRank = "rank"; // -1 when the job has no rank
+inline constexpr std::string_view kWorldSize = "world_size"; // -1 when unknown
+inline constexpr std::string_view kCudaRuntimeVersion = "cuda_runtime_version"; // e.g. 13000
+inline constexpr std::string_view kCudaDriverVersion = "cuda_driver_version";
+inline constexpr std::string_view kCuptiVersion = "cupti_version";
+inline constexpr std::string_view kSessionStartUtcNs = "session_start_utc_ns";
+inline constexpr std::string_view kFinished = "finished"; // 0 while recording or after a crash, 1 when closed
+inline constexpr std::string_view kFinishReason = "finish_reason"; // "exit", "SIGTERM", "cudaDeviceReset", ...
+inline constexpr std::string_view kSessionEndNs = "session_end_ns"; // relative to session start
+inline constexpr std::string_view kDroppedRecords = "dropped_records"; // total, written when finished
+// Tensor statistics samples not taken because FP8SCOPE_STATS_CAP was reached in their step (or period, or
+// second); not lost records. 0 at creation, updated while recording.
+inline constexpr std::string_view kTensorStatsSkipped = "tensor_stats_skipped";
+// What the recording was asked to capture (1.2): "full" (the whole run), "steps", "periodic", "cudaProfilerApi"
+// or "time"; absent from older traces, which captured the whole run. capture_options: the options as given
+// ("--capture-steps 20:29"), empty for "full".
+inline constexpr std::string_view kCaptureMode = "capture_mode";
+inline constexpr std::string_view kCaptureOptions = "capture_options";
+// NVTX step ranges (ProfilerStep#N, step, train_step, iteration) the collector saw pushed in a windowed recording,
+// inside and outside its windows, where CUPTI records none: written at the first and when the trace is finished
+// (so 1 in an unfinished trace means "at least 1"). Absent from whole-run traces and older ones. No version bump:
+// it adds no table or column, and readers that do not know it ignore it.
+inline constexpr std::string_view kNvtxStepRanges = "nvtx_step_ranges";
+// "row_count.<TABLE>": the rows of every table of kTables (views and FP8SCOPE_META aside), counted when the
+// trace is finished (1.2). A reader compares the rows it reads against them: a damaged b-tree that reads as
+// fewer rows without an error is found without a full integrity check.
+inline constexpr std::string_view kRowCountPrefix = "row_count.";
+inline std::string row_count_key(std::string_view table)
+{
+    return std::string(kRowCountPrefix) + std::string(table);
+}
+// The tables whose rows a finished trace counts.
+inline constexpr bool counts_rows(const Table& t)
+{
+    return t.kind == TableKind::Table && t.name != table::kMeta;
+}
 } // namespace meta
 
 // nsys encodes process and thread ids into one integer: globalTid = (pid << 24) | (tid & 0xFFFFFF) and
 // globalPid = pid << 24 (shared/reference/nsys_cupti.md §1.2).
-inline constexpr int64_t global_pid(int64_t pid) { return pid << 24; }
-inline constexpr int64_t global_tid(int64_t pid, int64_t tid) { return (pid << 24) | (tid & 0xFFFFFF); }
-inline constexpr int64_t pid_of(int64_t global_tid) { return (global_tid >> 24) & 0xFFFFFF; }
-inline constexpr int64_t tid_of(int64_t global_tid) { return global_tid & 0xFFFFFF; }
+inline constexpr int64_t global_pid(int64_t pid)
+{
+    return pid << 24;
+}
+inline constexpr int64_t global_tid(int64_t pid, int64_t tid)
+{
+    return (pid << 24) | (tid & 0xFFFFFF);
+}
+inline constexpr int64_t pid_of(int64_t global_tid)
+{
+    return (global_tid >> 24) & 0xFFFFFF;
+}
+inline constexpr int64_t tid_of(int64_t global_tid)
+{
+    return global_tid & 0xFFFFFF;
+}
 
 } // namespace fp8scope::schema

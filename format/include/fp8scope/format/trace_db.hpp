@@ -49,8 +49,8 @@ class TraceDb {
 public:
     // Creates a new trace at `path`. Never follows a symlink and never replaces an existing file: another
     // process's trace is not clobbered (ErrorCode::Io with a message naming the path).
-    static Expected<std::unique_ptr<TraceDb>> create(const std::string& path, const SessionInfo& session,
-        const TraceDbOptions& options = {});
+    static Expected<std::unique_ptr<TraceDb>> create(
+        const std::string& path, const SessionInfo& session, const TraceDbOptions& options = {});
     ~TraceDb(); // closes without finishing if finish() was not called: the trace stays marked unfinished
     TraceDb(const TraceDb&) = delete;
     TraceDb& operator=(const TraceDb&) = delete;

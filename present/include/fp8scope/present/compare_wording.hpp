@@ -68,8 +68,8 @@ std::vector<UnmatchedGroup> unmatched_groups(const std::vector<analyzer::Unmatch
 inline constexpr size_t kLabelsPerUnmatchedGroup = 3; // labels named in a group's line; the JSON lists every site
 // "N sites (REASON): a, b, c and K more"; one site: "LABEL: REASON". `label` and `text` render a site's label and
 // the reason (both strings from the traces) for the output format.
-std::string unmatched_group_text(const UnmatchedGroup& group,
-    const std::function<std::string(std::string_view)>& label, const std::function<std::string(std::string_view)>& text);
+std::string unmatched_group_text(const UnmatchedGroup& group, const std::function<std::string(std::string_view)>& label,
+    const std::function<std::string(std::string_view)>& text);
 // How sites were matched: dtype ignored, roles normalised, with the counts of swapped and ambiguous orientations.
 std::string role_normalisation_sentence(const analyzer::CompareResult& result);
 // A site's scaling recipe with the analyzer's evidence: "delayed (the scale changes every step)".

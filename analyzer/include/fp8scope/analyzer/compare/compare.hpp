@@ -6,10 +6,10 @@
 // `check --ref`.
 #pragma once
 
-#include "fp8scope/analyzer/trace/budgets.hpp"
 #include "fp8scope/analyzer/compare/compare_performance.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/analyzer/trace/budgets.hpp"
+#include "fp8scope/analyzer/trace/report.hpp"
 
 #include <cstdint>
 #include <optional>

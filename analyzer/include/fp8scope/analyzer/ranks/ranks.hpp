@@ -11,10 +11,10 @@
 #pragma once
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"
-#include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/model/progress.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/analyzer/trace/bubbles.hpp"
+#include "fp8scope/analyzer/trace/report.hpp"
 #include "fp8scope/common/error.hpp"
 
 #include <array>
@@ -33,7 +33,15 @@ namespace fp8scope::analyzer {
 // HostStaged: no kernel, a buffer the rank copied to pinned host memory and back (gloo's collectives on CUDA tensors:
 // device -> host, the collective on the CPU, host -> device), found only on a rank with no communication kernel.
 enum class CollectiveKind : uint8_t {
-    AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, SendRecv, Other, HostStaged
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Reduce,
+    AllToAll,
+    SendRecv,
+    Other,
+    HostStaged
 };
 inline constexpr size_t kCollectiveKindCount = 9;
 

@@ -3,18 +3,18 @@
 #pragma once
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"
-#include "fp8scope/analyzer/views/api_table.hpp"
+#include "fp8scope/analyzer/model/progress.hpp"
+#include "fp8scope/analyzer/model/trace_model.hpp"
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/trace/collector_work.hpp"
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"
-#include "fp8scope/analyzer/views/kernel_table.hpp"
 #include "fp8scope/analyzer/trace/launch_stats.hpp"
 #include "fp8scope/analyzer/trace/nan_scalars.hpp"
-#include "fp8scope/analyzer/model/progress.hpp"
 #include "fp8scope/analyzer/trace/steps.hpp"
 #include "fp8scope/analyzer/trace/syncs.hpp"
 #include "fp8scope/analyzer/trace/tensor_health.hpp"
-#include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/analyzer/views/api_table.hpp"
+#include "fp8scope/analyzer/views/kernel_table.hpp"
 #include "fp8scope/common/error.hpp"
 
 #include <cstdint>

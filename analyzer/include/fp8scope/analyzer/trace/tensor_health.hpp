@@ -159,7 +159,7 @@ struct TensorHealth {
 // A trace without tensor statistics gives an empty result (totals all 0). O(samples log samples).
 // With `device`, only that device's samples count (as `report --device` limits the bubble totals); totals.samples and
 // totals.sites still count the whole trace.
-TensorHealth analyze_tensor_health(const TraceModel& model, const StepSet& steps, size_t top_n = 10,
-    std::optional<uint32_t> device = std::nullopt);
+TensorHealth analyze_tensor_health(
+    const TraceModel& model, const StepSet& steps, size_t top_n = 10, std::optional<uint32_t> device = std::nullopt);
 
 } // namespace fp8scope::analyzer

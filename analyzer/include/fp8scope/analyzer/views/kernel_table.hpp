@@ -5,8 +5,8 @@
 #pragma once
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/analyzer/trace/kernel_classes.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,0 +1,606 @@
+#include "stats/stats_engine.hpp"
+
+#include "calls/nvtx_paths.hpp"
+#include "capture/capture.hpp"
+#include "cupti/cupti_api.hpp"
+#include "session/own_work.hpp"
+#include "session/session.hpp"
+#include "session/warn.hpp"
+
+#include "fp8scope.h"
+#include "fp8scope/format/trace_db.hpp"
+
+#include <cuda_runtime_api.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+namespace fp8scope::collector {
+namespace {
+
+// Slots of pinned memory the kernels write into. A slot is free, claimed (being launched) or in flight (the
+// writer polls it). With every slot in flight a probe is dropped and counted, never waited for.
+constexpr size_t kSlots = 2048; // 2,336 bytes each: 4.6 MiB of pinned memory
+// A harvest is asked of the writer after this many launches (besides the flusher's every 500 ms): a job probing
+// every GEMM of every step fills slots faster than twice a second (seen on the H200: 3,420 samples dropped).
+constexpr int64_t kLaunchesPerHarvest = 128;
+enum SlotState : uint8_t { kFree = 0, kClaimed = 1, kInFlight = 2 };
+
+struct SlotMeta {
+    std::atomic<uint8_t> state { kFree };
+    bool is_scalar = false;
+    uint64_t sequence = 0;
+    int64_t site_id = 0; // or, for a scalar, its name's index in Engine::scalar_names
+    std::optional<int64_t> step;
+    int64_t timestamp_ns = 0;
+    int64_t global_tid = 0;
+    uint32_t device_id = 0, stream_id = 0;
+    schema::Dtype dtype = schema::Dtype::Float32;
+    schema::Fp8Format target = schema::Fp8Format::None;
+    uint64_t numel = 0;
+    bool has_scale = false;
+};
+
+struct Engine {
+    std::once_flag init_once;
+    bool ready = false;
+    int device = -1;
+    probes::StatsResult* results = nullptr; // kSlots, pinned and mapped
+    // One kernel scratch per stream (launches on one stream never overlap, so they can share it), allocated and
+    // zeroed on the stream's first probe; a fixed table, so a job with very many streams gets a warning.
+    struct StreamScratch {
+        void* stream = nullptr;
+        void* scratch = nullptr;
+    };
+    static constexpr size_t kMaxStreams = 32;
+    StreamScratch scratches[kMaxStreams];
+    size_t stream_count = 0;
+    std::mutex scratch_mutex;
+    size_t scratch_bytes = 0;
+    SlotMeta slots[kSlots];
+    std::atomic<size_t> cursor { 0 };
+    std::atomic<uint64_t> next_sequence { 1 };
+    // Lost samples (all slots in flight) are dropped records; samples the cap left out are skipped, by design.
+    std::atomic<int64_t> lost_full { 0 }, skipped_cap { 0 };
+    std::atomic<int64_t> launches_since_harvest { 0 };
+    int64_t lost_written = 0, skipped_written = 0; // writer thread
+
+    // Sites, ordinals, scalar names and the GEMM period learner: touched by GEMM calls and probes, never by
+    // launches.
+    std::mutex sites_mutex;
+    std::unordered_map<std::string, std::pair<int64_t, int64_t>> sites; // key -> (id, calls)
+    std::unordered_map<std::string, std::pair<int64_t, int32_t>> ordinals; // key -> (step epoch, next ordinal)
+    std::unordered_map<std::string, int64_t> scalar_ids;
+    std::vector<std::string> scalar_names;
+    std::optional<GemmSampler> gemm_sampler; // made by the first GEMM without steps (about 250 KB)
+
+    std::atomic<int64_t> explicit_step { -1 };
+    std::atomic<int64_t> cap_unit { INT64_MIN }; // what probes_in_unit counts: a step, a period or a second
+    std::atomic<int64_t> probes_in_unit { 0 };
+};
+
+// FP8SCOPE_STATS_EVERY and FP8SCOPE_STATS_CAP, read once on first use, with no CUDA call: sampling decisions are
+// made before the engine's CUDA set-up (an unsampled GEMM never reaches it).
+struct Settings {
+    size_t every = 10, cap = 256;
+};
+
+Engine& engine()
+{
+    static Engine* e = new Engine; // never destroyed: probes may arrive during exit
+    return *e;
+}
+
+size_t env_count(const char* name, size_t fallback)
+{
+    const char* value = std::getenv(name);
+    if (!value || !*value)
+        return fallback;
+    char* end = nullptr;
+    const unsigned long long parsed = std::strtoull(value, &end, 10);
+    if (end == value || *end || parsed == 0 || parsed > 1'000'000) {
+        warn(std::string("ignoring ") + name + "=" + value + " (expected 1..1000000)");
+        return fallback;
+    }
+    return static_cast<size_t>(parsed);
+}
+
+const Settings& settings()
+{
+    static const Settings s { env_count("FP8SCOPE_STATS_EVERY", 10), env_count("FP8SCOPE_STATS_CAP", 256) };
+    return s;
+}
+
+int64_t steady_now_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+bool init_engine(Engine& e)
+{
+    if (cudaGetDevice(&e.device) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    e.scratch_bytes = probes::stats_scratch_bytes();
+    void* results = nullptr;
+    // A one-time allocation; not a synchronizing call in the trace's sense (no SYNCHRONIZATION record).
+    if (cudaHostAlloc(&results, kSlots * sizeof(probes::StatsResult), cudaHostAllocMapped | cudaHostAllocPortable)
+        != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    std::memset(results, 0, kSlots * sizeof(probes::StatsResult));
+    e.results = static_cast<probes::StatsResult*>(results);
+    return true;
+}
+
+bool engine_ready()
+{
+    Engine& e = engine();
+    std::call_once(e.init_once, [&e] {
+        const OwnWorkScope own_work;
+        e.ready = init_engine(e);
+        if (!e.ready)
+            warn("cannot allocate memory for tensor statistics (no tensor statistics in this trace)");
+    });
+    return e.ready;
+}
+
+std::optional<size_t> claim_slot(Engine& e)
+{
+    const size_t start = e.cursor.fetch_add(1, std::memory_order_relaxed);
+    for (size_t i = 0; i < kSlots; ++i) {
+        SlotMeta& slot = e.slots[(start + i) % kSlots];
+        uint8_t expected = kFree;
+        if (slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire))
+            return (start + i) % kSlots;
+    }
+    return std::nullopt;
+}
+
+int64_t now_ns()
+{
+    return std::max<int64_t>(0, session_now_ns());
+}
+
+int64_t calling_thread_gtid()
+{
+    return schema::global_tid(getpid(), static_cast<uint32_t>(syscall(SYS_gettid)));
+}
+
+uint32_t stream_id_of(void* stream)
+{
+    const SessionServices* s = running_session_services();
+    uint32_t id = 0;
+    if (!s || !cupti_attached() || !s->cupti->getStreamIdEx
+        || s->cupti->getStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id) != CUPTI_SUCCESS)
+        return 0;
+    return id;
+}
+
+// The scratch of `stream`, made (and zeroed in stream order) on its first probe; null when none can be had.
+void* scratch_for(Engine& e, void* stream)
+{
+    std::lock_guard lock(e.scratch_mutex);
+    for (size_t i = 0; i < e.stream_count; ++i)
+        if (e.scratches[i].stream == stream)
+            return e.scratches[i].scratch;
+    if (e.stream_count == Engine::kMaxStreams) {
+        warn_once("tensor-stats-streams",
+            "tensor statistics on more than " + std::to_string(Engine::kMaxStreams)
+                + " streams: the others are skipped");
+        return nullptr;
+    }
+    void* scratch = nullptr;
+    if (cudaMalloc(&scratch, e.scratch_bytes) != cudaSuccess) {
+        cudaGetLastError();
+        warn_once("tensor-stats-memory", "cannot allocate device memory for tensor statistics (samples are lost)");
+        return nullptr;
+    }
+    if (cudaMemsetAsync(scratch, 0, e.scratch_bytes, static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+        cudaGetLastError();
+        cudaFree(scratch);
+        return nullptr;
+    }
+    e.scratches[e.stream_count++] = { stream, scratch };
+    return scratch;
+}
+
+// Launches the statistics kernel into a claimed slot. Fills `slot` first: the writer may see the slot the
+// moment it is marked in flight.
+int launch_into(Engine& e, size_t index, const probes::StatsParams& params, void* stream)
+{
+    SlotMeta& slot = e.slots[index];
+    auto cuda_stream = static_cast<cudaStream_t>(stream);
+    void* scratch = scratch_for(e, stream);
+    if (!scratch) {
+        slot.state.store(kFree, std::memory_order_release);
+        return FP8SCOPE_E_CUDA;
+    }
+    slot.sequence = e.next_sequence.fetch_add(1, std::memory_order_relaxed);
+    slot.timestamp_ns = now_ns();
+    slot.global_tid = calling_thread_gtid();
+    slot.device_id = static_cast<uint32_t>(e.device);
+    slot.stream_id = stream_id_of(stream);
+    slot.dtype = params.dtype;
+    slot.target = params.target;
+    slot.numel = params.numel;
+    slot.has_scale = params.scale_kind != probes::ScaleKind::None;
+    const cudaError_t launched
+        = probes::launch_tensor_stats(params, scratch, &e.results[index], slot.sequence, cuda_stream);
+    if (launched != cudaSuccess) {
+        cudaGetLastError();
+        slot.state.store(kFree, std::memory_order_release);
+        warn_once("tensor-stats-launch",
+            std::string("cannot launch a tensor statistics kernel: ") + cudaGetErrorString(launched)
+                + " (that sample is lost)");
+        return FP8SCOPE_E_CUDA;
+    }
+    slot.state.store(kInFlight, std::memory_order_release);
+    if (e.launches_since_harvest.fetch_add(1, std::memory_order_relaxed) + 1 >= kLaunchesPerHarvest) {
+        e.launches_since_harvest.store(0, std::memory_order_relaxed);
+        post_to_writer([](TraceDb& db) { harvest_tensor_stats(db, false); });
+    }
+    return FP8SCOPE_OK;
+}
+
+// Whether a probe may go on `stream`: the engine's device, and not a stream being captured into a CUDA graph (a
+// statistics kernel would become part of the job's graph).
+bool usable_stream(const Engine& e, void* stream)
+{
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture) != cudaSuccess
+        || capture != cudaStreamCaptureStatusNone) {
+        cudaGetLastError();
+        warn_once("tensor-stats-capture", "GEMMs captured into a CUDA graph get no tensor statistics");
+        return false;
+    }
+    int device = -1;
+    if (cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &device) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    if (device != e.device) {
+        warn_once("tensor-stats-device",
+            "tensor statistics are taken on device " + std::to_string(e.device) + " only (a tensor on device "
+                + std::to_string(device) + " was skipped)");
+        return false;
+    }
+    return true;
+}
+
+std::string site_key(const SiteKey& k)
+{
+    std::string key;
+    key.reserve(k.name.size() + k.nvtx_path.size() + 64);
+    key.append(k.name).push_back('\x1f');
+    key.append(k.nvtx_path).push_back('\x1f');
+    key += std::to_string(k.ordinal) + ',' + std::to_string(k.rows) + ',' + std::to_string(k.cols) + ','
+        + std::to_string(k.batch) + ',' + std::to_string(int(k.dtype)) + ',' + std::to_string(int(k.role)) + ','
+        + std::to_string(int(k.source));
+    return key;
+}
+
+// The site's id and how often it was probed before, creating the site (and its row) on first sight.
+std::pair<int64_t, int64_t> site_of(Engine& e, const SiteKey& k)
+{
+    std::string key = site_key(k);
+    std::lock_guard lock(e.sites_mutex);
+    auto [it, inserted] = e.sites.try_emplace(std::move(key), int64_t(e.sites.size() + 1), 0);
+    const auto result = it->second;
+    it->second.second += 1;
+    if (inserted) {
+        post_to_writer(
+            [site = k, name = std::string(k.name), path = std::string(k.nvtx_path), id = result.first](TraceDb& db) {
+                TensorSiteRow row;
+                row.id = id;
+                row.name = db.intern(name);
+                if (!path.empty())
+                    row.nvtx_path = db.intern(path);
+                row.ordinal = site.ordinal;
+                row.rows = site.rows;
+                row.cols = site.cols;
+                row.batch = site.batch;
+                row.dtype = site.dtype;
+                row.role = site.role;
+                row.source = site.source;
+                [[maybe_unused]] auto added = db.add_tensor_site(row);
+            });
+    }
+    return result;
+}
+
+// FP8SCOPE_STATS_CAP: at most `cap` samples per unit (a step; without steps a locked GEMM period, else a second).
+// The rest are skipped and counted as such: not lost records.
+bool within_cap(Engine& e, int64_t unit)
+{
+    int64_t seen = e.cap_unit.load(std::memory_order_relaxed);
+    if (seen != unit && e.cap_unit.compare_exchange_strong(seen, unit))
+        e.probes_in_unit.store(0, std::memory_order_relaxed);
+    if (e.probes_in_unit.fetch_add(1, std::memory_order_relaxed) < int64_t(settings().cap))
+        return true;
+    e.skipped_cap.fetch_add(1, std::memory_order_relaxed);
+    return false;
+}
+
+// An explicit probe made with no step known, at its site's `site_calls`-th call: its cap unit when sampled.
+std::optional<int64_t> probe_unit_without_steps(Engine& e, int64_t site_calls)
+{
+    const int64_t now_ns = steady_now_ns();
+    std::lock_guard lock(e.sites_mutex);
+    if (e.gemm_sampler)
+        return e.gemm_sampler->probe_unit(site_calls, now_ns);
+    return site_calls % int64_t(settings().every) == 0 ? std::optional(cap_unit_of_second(now_ns)) : std::nullopt;
+}
+
+// Claims a free slot and launches into it; with every slot in flight the sample is dropped and counted.
+int claim_and_launch(Engine& e, bool is_scalar, int64_t site_id, std::optional<int64_t> step,
+    const probes::StatsParams& params, void* stream)
+{
+    const auto index = claim_slot(e);
+    if (!index) {
+        e.lost_full.fetch_add(1, std::memory_order_relaxed);
+        return FP8SCOPE_E_SAMPLED_OUT;
+    }
+    SlotMeta& slot = e.slots[*index];
+    slot.is_scalar = is_scalar;
+    slot.site_id = site_id;
+    slot.step = step;
+    const OwnWorkScope own_work; // the scratch's allocation and memset, and the kernel
+    return launch_into(e, *index, params, stream);
+}
+
+} // namespace
+
+std::optional<int64_t> current_step()
+{
+    const int64_t explicit_step = engine().explicit_step.load(std::memory_order_relaxed);
+    if (explicit_step >= 0)
+        return explicit_step;
+    const int64_t nvtx = nvtx_steps_seen();
+    if (nvtx > 0)
+        return nvtx - 1;
+    return std::nullopt;
+}
+
+void set_explicit_step(int64_t step)
+{
+    engine().explicit_step.store(step, std::memory_order_relaxed);
+}
+
+bool step_sampled(int64_t step)
+{
+    return step % int64_t(settings().every) == 0;
+}
+
+GemmDecision decide_gemm_without_steps(uint64_t key)
+{
+    Engine& e = engine();
+    const int64_t now_ns = steady_now_ns();
+    std::lock_guard lock(e.sites_mutex);
+    if (!e.gemm_sampler)
+        e.gemm_sampler.emplace(int64_t(settings().every));
+    return e.gemm_sampler->on_gemm(key, now_ns);
+}
+
+int32_t next_gemm_ordinal(std::string_view nvtx_path, int64_t m, int64_t n, int64_t k, int32_t dtypes)
+{
+    Engine& e = engine();
+    std::string key(nvtx_path);
+    key += '\x1f' + std::to_string(m) + ',' + std::to_string(n) + ',' + std::to_string(k) + ','
+        + std::to_string(dtypes);
+    const int64_t epoch = current_step().value_or(-1);
+    std::lock_guard lock(e.sites_mutex);
+    auto& [seen_epoch, next] = e.ordinals[key];
+    if (epoch < 0) // steps ended (not expected): one site per path and shape, never an endless series
+        return 0;
+    if (seen_epoch != epoch) {
+        seen_epoch = epoch;
+        next = 0;
+    }
+    return next++;
+}
+
+bool stats_wanted()
+{
+    if (!running_session_services() || !capture_allows_stats())
+        return false;
+    const std::optional<int64_t> step = current_step();
+    return !step || step_sampled(*step);
+}
+
+int enqueue_probe(const ProbeRequest& request)
+{
+    if (!running_session_services())
+        return FP8SCOPE_E_NOT_RECORDING;
+    if (!request.params.data || request.params.numel == 0)
+        return FP8SCOPE_E_INVALID_ARGUMENT;
+    if (!capture_allows_stats()) // outside capture windows (unless --stats-outside-windows)
+        return FP8SCOPE_E_SAMPLED_OUT;
+    // With steps known, an unsampled step returns here, before any CUDA call or site look-up. (A GEMM with no step
+    // known comes here only when its hook sampled it.)
+    const std::optional<int64_t> step = current_step();
+    if (step && !step_sampled(*step))
+        return FP8SCOPE_E_SAMPLED_OUT;
+    if (!engine_ready())
+        return FP8SCOPE_E_CUDA;
+    Engine& e = engine();
+    const auto [site_id, calls] = site_of(e, request.site);
+    const std::optional<int64_t> unit = step ? std::optional(cap_unit_of_step(*step))
+        : request.cap_unit                   ? request.cap_unit
+                                             : probe_unit_without_steps(e, calls);
+    if (!unit)
+        return FP8SCOPE_E_SAMPLED_OUT;
+    if (!usable_stream(e, request.stream))
+        return FP8SCOPE_E_SAMPLED_OUT;
+    if (!within_cap(e, *unit))
+        return FP8SCOPE_E_SAMPLED_OUT;
+    return claim_and_launch(e, false, site_id, step, request.params, request.stream);
+}
+
+int log_scalar(std::string_view name, double value)
+{
+    if (!running_session_services())
+        return FP8SCOPE_E_NOT_RECORDING;
+    const int64_t at = now_ns();
+    const int64_t gtid = calling_thread_gtid();
+    const std::optional<int64_t> step = current_step();
+    const bool posted = post_to_writer([name = std::string(name), value, at, gtid, step](TraceDb& db) {
+        [[maybe_unused]] auto added = db.add_scalar({ at, step, db.intern(name), value, gtid });
+    });
+    return posted ? FP8SCOPE_OK : FP8SCOPE_E_SAMPLED_OUT;
+}
+
+int log_scalar_device(std::string_view name, const void* value_device, schema::Dtype dtype, void* stream)
+{
+    if (!running_session_services())
+        return FP8SCOPE_E_NOT_RECORDING;
+    if (!value_device
+        || (dtype != schema::Dtype::Float32 && dtype != schema::Dtype::BFloat16 && dtype != schema::Dtype::Float16))
+        return FP8SCOPE_E_INVALID_ARGUMENT;
+    if (!capture_allows_stats()) // a statistics kernel: it follows the capture windows like the probes
+        return FP8SCOPE_E_SAMPLED_OUT;
+    if (!engine_ready())
+        return FP8SCOPE_E_CUDA;
+    Engine& e = engine();
+    if (!usable_stream(e, stream))
+        return FP8SCOPE_E_SAMPLED_OUT;
+    int64_t name_id = 0;
+    {
+        std::lock_guard lock(e.sites_mutex);
+        auto [it, inserted] = e.scalar_ids.try_emplace(std::string(name), int64_t(e.scalar_names.size()));
+        if (inserted)
+            e.scalar_names.emplace_back(name);
+        name_id = it->second;
+    }
+    // A one-element statistics kernel: its sum is the value (NaN and Inf are told by their counts).
+    probes::StatsParams params {};
+    params.data = value_device;
+    params.numel = 1;
+    params.dtype = dtype;
+    params.target = schema::Fp8Format::None;
+    params.scale_kind = probes::ScaleKind::None;
+    return claim_and_launch(e, true, name_id, current_step(), params, stream);
+}
+
+namespace {
+
+double scalar_value(const probes::StatsResult& r)
+{
+    if (r.nans > 0)
+        return std::nan("");
+    if (r.infs > 0)
+        return INFINITY; // the sign is not kept: sums are over finite values
+    return r.sum;
+}
+
+void write_slot(Engine& e, const SlotMeta& slot, const probes::StatsResult& r, TraceDb& db)
+{
+    if (slot.is_scalar) {
+        std::string name;
+        {
+            std::lock_guard lock(e.sites_mutex);
+            name = e.scalar_names[size_t(slot.site_id)];
+        }
+        [[maybe_unused]] auto added
+            = db.add_scalar({ slot.timestamp_ns, slot.step, db.intern(name), scalar_value(r), slot.global_tid });
+        return;
+    }
+    TensorStatsRow row;
+    row.site_id = slot.site_id;
+    row.step = slot.step;
+    row.timestamp_ns = slot.timestamp_ns;
+    row.device_id = slot.device_id;
+    row.stream_id = slot.stream_id;
+    row.dtype = slot.dtype;
+    row.target_format = slot.target;
+    row.numel = int64_t(slot.numel);
+    if (slot.has_scale) {
+        row.scale = r.scale;
+        row.scale_inv = r.scale_inv;
+    }
+    row.amax = r.amax;
+    if (std::isfinite(r.min_nonzero_abs))
+        row.min_nonzero_abs = r.min_nonzero_abs;
+    row.zeros = int64_t(r.zeros);
+    row.nans = int64_t(r.nans);
+    row.infs = int64_t(r.infs);
+    row.overflows = int64_t(r.overflows);
+    row.underflows = int64_t(r.underflows);
+    row.subnormals = int64_t(r.subnormals);
+    row.saturated = int64_t(r.saturated);
+    row.sum = r.sum;
+    row.sum_squares = r.sum_squares;
+    row.sum_cubes = r.sum_cubes;
+    row.sum_fourth = r.sum_fourth;
+    const probes::TrimmedHistogram histogram = probes::trim_histogram(r);
+    row.hist_first_exponent = histogram.first_exponent;
+    row.exponent_histogram = histogram.counts;
+    [[maybe_unused]] auto added = db.add_tensor_stats(row);
+}
+
+// One pass over the slots; returns how many are still in flight.
+size_t harvest_once(Engine& e, TraceDb& db)
+{
+    size_t pending = 0;
+    for (size_t i = 0; i < kSlots; ++i) {
+        SlotMeta& slot = e.slots[i];
+        if (slot.state.load(std::memory_order_acquire) != kInFlight)
+            continue;
+        // The kernel writes `sequence` last, after a system-wide fence (probes/tensor_stats.hpp).
+        const uint64_t done = std::atomic_ref<uint64_t>(e.results[i].sequence).load(std::memory_order_acquire);
+        if (done != slot.sequence) {
+            ++pending;
+            continue;
+        }
+        write_slot(e, slot, e.results[i], db);
+        slot.state.store(kFree, std::memory_order_release);
+    }
+    return pending;
+}
+
+} // namespace
+
+void harvest_tensor_stats(TraceDb& db, bool final)
+{
+    Engine& e = engine();
+    if (!e.ready)
+        return;
+    size_t pending = harvest_once(e, db);
+    if (final) {
+        // The job is ending: give kernels still queued a second to finish, by polling, never by a device sync.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        while (pending > 0 && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            pending = harvest_once(e, db);
+        }
+    }
+    // Lost: every slot was in flight, or (at the end) the kernel has not finished. Skipped by the cap: not lost.
+    const int64_t lost = e.lost_full.load() + (final ? int64_t(pending) : 0);
+    if (lost > e.lost_written) {
+        DroppedRow row;
+        row.timestamp_ns = now_ns();
+        row.source = schema::DropSource::TensorStatsLost;
+        row.count = lost - e.lost_written;
+        [[maybe_unused]] auto added = db.add_dropped(row);
+        e.lost_written = lost;
+    }
+    const int64_t skipped = e.skipped_cap.load();
+    if (skipped != e.skipped_written) {
+        [[maybe_unused]] auto written = db.set_tensor_stats_skipped(skipped);
+        e.skipped_written = skipped;
+    }
+}
+
+} // namespace fp8scope::collector

@@ -1,0 +1,72 @@
+// Tensor statistics in the collector (docs/collector.md "Tensor statistics"): the GEMM hooks and the C API describe a
+// tensor; this file names its site, samples, launches the statistics kernel on the tensor's own stream into a slot of
+// pinned memory, and later (on the writer thread) turns finished slots into rows. Nothing here waits for the GPU: the
+// writer polls each slot's sequence number, which the kernel writes last.
+#pragma once
+
+#include "stats/gemm_period.hpp"
+
+#include "fp8scope/format/rows.hpp"
+#include "fp8scope/probes/tensor_stats.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace fp8scope {
+class TraceDb;
+}
+
+namespace fp8scope::collector {
+
+struct SiteKey {
+    std::string_view name;
+    std::string_view nvtx_path;
+    int32_t ordinal = 0;
+    int64_t rows = 0, cols = 0, batch = 1;
+    schema::Dtype dtype = schema::Dtype::Float32;
+    schema::TensorRole role = schema::TensorRole::Other;
+    schema::StatsSource source = schema::StatsSource::ExplicitProbe;
+};
+
+struct ProbeRequest {
+    SiteKey site;
+    probes::StatsParams params;
+    void* stream = nullptr; // cudaStream_t
+    // Set by the GEMM hooks for a GEMM they sampled with no step known (decide_gemm_without_steps): what the cap
+    // counts it in. Unset for explicit probes, and for GEMMs when steps are known.
+    std::optional<int64_t> cap_unit;
+};
+
+// Status codes of probes/include/fp8scope.h (FP8SCOPE_OK, FP8SCOPE_E_*).
+int enqueue_probe(const ProbeRequest& request);
+// fp8scope_stats_wanted(): whether enqueue_probe, called now, would get past the capture window and the step
+// sampling (probes/include/fp8scope.h).
+bool stats_wanted();
+
+// The step a probe made now belongs to: the last fp8scope_step() if there was one, else the number of NVTX step
+// ranges seen minus one; nullopt without either.
+std::optional<int64_t> current_step();
+void set_explicit_step(int64_t step);
+
+// Sampling (FP8SCOPE_STATS_EVERY, FP8SCOPE_STATS_CAP; docs/collector.md "Tensor statistics"). With steps known:
+// whether `step` is sampled (every N-th step). No CUDA call.
+bool step_sampled(int64_t step);
+
+// With steps known: the ordinal of a GEMM among those with the same NVTX path and shape in the current step
+// (docs/collector.md "Tensor statistics", site identity).
+int32_t next_gemm_ordinal(std::string_view nvtx_path, int64_t m, int64_t n, int64_t k, int32_t dtypes);
+
+// With no step known: every GEMM call's key goes through the period learner (gemm_period.hpp), which gives its
+// ordinal within the job's repeating GEMM period and whether it is sampled. No CUDA call.
+GemmDecision decide_gemm_without_steps(uint64_t key);
+
+// A scalar, stored by the writer. `value_device` non-null: read when `stream` gets there, no sync.
+int log_scalar(std::string_view name, double value);
+int log_scalar_device(std::string_view name, const void* value_device, schema::Dtype dtype, void* stream);
+
+// Writer thread: writes the rows of every finished slot. `final`: waits (up to a second, polling; never a device
+// sync) for slots still in flight, then counts the rest as dropped.
+void harvest_tensor_stats(TraceDb& db, bool final);
+
+} // namespace fp8scope::collector
