@@ -6,8 +6,8 @@
 #include "commands/exit_codes.hpp"
 #include "commands/export_command.hpp"
 #include "commands/info_command.hpp"
-#include "record/record_command.hpp"
 #include "commands/report_command.hpp"
+#include "record/record_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
