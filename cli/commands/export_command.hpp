@@ -1,6 +1,6 @@
 // `fp8scope export TRACE --perfetto OUT.json[.gz] [--steps A:B] [--device N] [--warmup N] [--step-pattern RE]
 // [--step-source SOURCE] [--no-progress]`: the trace and its analysis as Chrome-trace JSON for Perfetto UI,
-// chrome://tracing and Holistic Trace Analysis (perfetto_export.hpp; docs/cli.md, docs/export.md).
+// chrome://tracing and Holistic Trace Analysis (export/kineto_trace.hpp; docs/cli.md, docs/export.md).
 #pragma once
 
 #include "commands/trace_args.hpp"

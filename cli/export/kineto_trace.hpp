@@ -39,7 +39,7 @@ struct PerfettoExportCounts {
     int64_t counter_values = 0;
     int64_t nonfinite_values = 0; // counter values left out: NaN or Inf (JSON has no such numbers)
     int64_t nan_scalars = 0; // scalar values that were NaN, written as instants "<name> = NaN" instead of counters
-    int64_t overflow_lanes = 0; // tracks added for slices that did not nest (chrome_trace_tracks.hpp)
+    int64_t overflow_lanes = 0; // tracks added for slices that did not nest (trace_event_tracks.hpp)
 };
 
 // Writes the whole document into `file` (which the caller then commits). `report` must be analyze(model, ...).

@@ -1,4 +1,4 @@
-// Where `fp8scope export` puts things (perfetto_export.hpp): the pids and tids of GPUs, streams and host threads, their
+// Where `fp8scope export` puts things (kineto_trace.hpp): the pids and tids of GPUs, streams and host threads, their
 // names, the window of time written, and the document's header. Also the tracks that show the analysis (steps,
 // bubbles, the collector's own GPU work) and the counter tracks (scalars, tensor statistics).
 #pragma once

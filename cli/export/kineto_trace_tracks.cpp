@@ -1,4 +1,4 @@
-// The tracks of `fp8scope export` that show the analysis and the counters (perfetto_export_layout.hpp).
+// The tracks of `fp8scope export` that show the analysis and the counters (kineto_trace_layout.hpp).
 #include "export/kineto_trace_layout.hpp"
 
 #include "fp8scope/analyzer/trace/bubbles.hpp"

@@ -1,4 +1,4 @@
-// ChromeTraceFile: the temporary file, the writer thread, gzip, the rename (chrome_trace_output.hpp).
+// ChromeTraceFile: the temporary file, the writer thread, gzip, the rename (trace_event_writer.hpp).
 #include "export/trace_event_writer.hpp"
 
 #include <zlib.h>

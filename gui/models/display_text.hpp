@@ -1,6 +1,7 @@
-// How the viewer writes figures and colours, as QStrings and QColors. The wording is the CLI's (cli/human_units,
-// report_figures, compare_figures), so that a figure reads the same in a report and in the viewer; this file only
-// converts. Trace text (kernel names, NVTX paths) is shown as plain text by every view, never as rich text.
+// How the viewer writes figures and colours, as QStrings and QColors. The wording is the presentation library's
+// (present/: units, figures, compare and tensor wording), which the CLI uses too, so that a figure reads the same in
+// a report and in the viewer; this file only converts. Trace text (kernel names, NVTX paths) is shown as plain text by
+// every view, never as rich text.
 #pragma once
 
 #include "fp8scope/analyzer/trace/bubbles.hpp"

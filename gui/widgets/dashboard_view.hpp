@@ -1,7 +1,7 @@
 // The dashboard: the session at a glance. A headline (step time, bubble ratio, top cause), the compare verdict
 // when a reference is open, the top findings with their estimated savings (click one to go to it), charts of the
 // bubble ratio and of the idle time by cause per step, the kernel time per step by class (the FP8 overhead), and
-// the tensor health summary. Every figure is the analyzer's; the wording is the CLI's (cli/*_figures.hpp).
+// the tensor health summary. Every figure is the analyzer's; the wording is the presentation library's (present/).
 #pragma once
 
 #include "models/findings_model.hpp"

@@ -1,4 +1,4 @@
-// The performance per step that every `compare` format shows (compare_figures.hpp): the medians, idle by cause,
+// The performance per step that every `compare` format shows (compare_wording.hpp): the medians, idle by cause,
 // kernel classes, the kernel diff and what recording added, as rows and sentences. The figures are the analyzer's
 // (compare_performance.hpp).
 #include "fp8scope/present/compare_wording.hpp"

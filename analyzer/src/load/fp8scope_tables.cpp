@@ -225,7 +225,8 @@ Expected<void> read_dropped(ReadContext& context)
     return record_count(context, kTable, rows);
 }
 
-// Absent from traces before schema 1.1; then the collector's kernels are still told by name (own_work.cpp).
+// Absent from traces before schema 1.1; then the collector's kernels are still told by name
+// (collector/src/session/own_work.hpp).
 Expected<void> read_collector_work(ReadContext& context)
 {
     constexpr std::string_view kTable = schema::table::kCollectorWork;

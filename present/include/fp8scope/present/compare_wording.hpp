@@ -95,7 +95,7 @@ struct PerformanceRow {
 };
 std::vector<PerformanceRow> performance_rows(const analyzer::PerformanceComparison& performance);
 
-// The performance per step (compare_performance_figures.cpp; docs/analysis.md "Compare", performance).
+// The performance per step (compare_performance_wording.cpp; docs/analysis.md "Compare", performance).
 // Text and Markdown list this many kernels per list; HTML and JSON every one the analyzer lists (kKernelChangesListed).
 inline constexpr size_t kListedKernelChangesText = 5;
 // "Drift and loss not compared: <the analyzer's reason>; performance only", or "" when they were compared.
