@@ -1,15 +1,18 @@
 // The parts of compare (compare.hpp) that its files share: site matching and per-step figures (compare_sites.cpp),
-// the change-point test (compare_drift.cpp), the performance (compare_performance.cpp), and the assembly
-// (compare.cpp).
+// the recipe and logical roles (site_recipe.cpp), the change-point test (compare_drift.cpp), the performance
+// (compare_performance.cpp), and the assembly (compare.cpp).
 #pragma once
 
 #include "fp8scope/analyzer/compare/compare.hpp"
+#include "fp8scope/analyzer/trace/tensor_health.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fp8scope::analyzer::detail {
@@ -77,6 +80,39 @@ private:
     const SiteSamples& samples_;
     std::map<std::pair<int64_t, std::string>, std::vector<ProbeScale>> probes_; // (step, module) -> scales
 };
+
+// Small figures and names the compare files share.
+// The FP8 maximum of a step sample's format (tensor_health.hpp's fp8_max_of); nullopt for a high-precision one.
+inline std::optional<double> fp8_max_of(const StepSample& s)
+{
+    TensorStats stats;
+    stats.dtype = s.dtype;
+    stats.target_format = s.target_format;
+    return analyzer::fp8_max_of(stats);
+}
+
+inline bool positive_finite(double v)
+{
+    return std::isfinite(v) && v > 0;
+}
+
+// A string of the model, empty when absent or out of range.
+inline std::string_view text_of(const TraceModel& model, std::optional<StringRef> ref)
+{
+    return ref && ref->index < model.strings.size() ? model.strings[*ref] : std::string_view {};
+}
+
+// The module a path ends in, with the backward range's suffix dropped: "blocks.1.fc1" for both
+// "train_step/Transformer/blocks.1/blocks.1.fc1" and "blocks.1.backward/blocks.1.fc1.backward".
+inline std::string module_of(std::string_view path)
+{
+    const size_t slash = path.rfind('/');
+    std::string_view last = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    constexpr std::string_view kBackward = ".backward";
+    if (last.ends_with(kBackward))
+        last.remove_suffix(kBackward.size());
+    return std::string(last);
+}
 
 // The change-point test over one series (docs/analysis.md "Compare: drift"). `direction`: +1 a rise is drift, -1 a
 // fall, 0 either. `relative_floor`: the shift must also reach this many times |mean before|. nullopt: no drift.

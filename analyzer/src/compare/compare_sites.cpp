@@ -1,5 +1,5 @@
-// Compare: tensor sites of the run matched with the reference's, their per-step figures and the run's scaling recipe
-// (docs/analysis.md "Compare").
+// Compare: tensor sites of the run matched with the reference's and their per-step figures (the recipe:
+// site_recipe.cpp) (docs/analysis.md "Compare").
 #include "compare/compare_detail.hpp"
 #include "model/step_locator.hpp"
 
@@ -22,27 +22,9 @@ namespace schema = fp8scope::schema;
 // The smallest subnormals: a value below half of it rounds to zero (OCP FP8: E4M3 2^-9, E5M2 2^-16).
 constexpr double kE4M3MinSubnormalLog2 = -9;
 constexpr double kE5M2MinSubnormalLog2 = -16;
-// Headroom within this many bits of 0 is "amax = fp8_max * scale_inv": the scale was made from this very amax.
-constexpr double kZeroHeadroomBits = 1e-3;
-// A recipe share: this fraction of a site's samples with zero headroom means current scaling.
-constexpr double kCurrentScalingShare = 0.8;
-
-std::optional<double> fp8_max_of(const StepSample& s)
-{
-    TensorStats stats;
-    stats.dtype = s.dtype;
-    stats.target_format = s.target_format;
-    return analyzer::fp8_max_of(stats);
-}
-
 double min_subnormal_log2(double fp8_max)
 {
     return fp8_max == kE5M2Max ? kE5M2MinSubnormalLog2 : kE4M3MinSubnormalLog2;
-}
-
-bool positive_finite(double v)
-{
-    return std::isfinite(v) && v > 0;
 }
 
 bool is_high_precision(int32_t dtype)
@@ -142,23 +124,6 @@ std::string_view role_word(int32_t role)
     return word.empty() ? "other" : word;
 }
 
-std::string_view text_of(const TraceModel& model, std::optional<StringRef> ref)
-{
-    return ref && ref->index < model.strings.size() ? model.strings[*ref] : std::string_view {};
-}
-
-// The module a path ends in, with the backward range's suffix dropped: "blocks.1.fc1" for both
-// "train_step/Transformer/blocks.1/blocks.1.fc1" and "blocks.1.backward/blocks.1.fc1.backward".
-std::string module_of(std::string_view path)
-{
-    const size_t slash = path.rfind('/');
-    std::string_view last = slash == std::string_view::npos ? path : path.substr(slash + 1);
-    constexpr std::string_view kBackward = ".backward";
-    if (last.ends_with(kBackward))
-        last.remove_suffix(kBackward.size());
-    return std::string(last);
-}
-
 // A site's identity across precisions, without the position among its like (the group), and how its role was
 // normalised.
 struct SiteIdentity {
@@ -185,7 +150,7 @@ SiteIdentity identity_of(const TraceModel& model, const TensorSite& site)
         // C = A·B is also C^T = B^T·A^T: one library's A is another's B. The canonical form has m <= n.
         if (g.m > g.n && (role == "A" || role == "B")) {
             std::swap(g.m, g.n);
-            role = role == "A" ? "B" : "A";
+            role = role == "A" ? std::string("B") : std::string("A"); // a move: GCC 12 warns (-Wrestrict) at a copy
             id.swapped = true;
         } else if (g.m > g.n) {
             std::swap(g.m, g.n);
@@ -471,177 +436,6 @@ void fill_site_steps(
         if (row.stale_scale)
             ++site.stale_scale_events;
     }
-}
-
-namespace {
-
-// (scale_inv * fp8_max, amax) of each sample with both, in step order; nullopt when no sample has an FP8 format.
-std::optional<std::vector<std::pair<double, double>>> scaled_amax(const std::map<int64_t, StepSample>& samples)
-{
-    std::vector<std::pair<double, double>> out;
-    bool fp8 = false;
-    for (const auto& [step, s] : samples) {
-        const std::optional<double> fp8_max = fp8_max_of(s);
-        fp8 = fp8 || fp8_max.has_value();
-        if (fp8_max && s.scale_inv && positive_finite(s.amax))
-            out.emplace_back(*s.scale_inv * *fp8_max, s.amax);
-    }
-    if (!fp8)
-        return std::nullopt;
-    return out;
-}
-
-size_t zero_headroom_count(const std::vector<std::pair<double, double>>& scaled)
-{
-    return static_cast<size_t>(std::ranges::count_if(
-        scaled, [](const auto& p) { return std::abs(std::log2(p.first / p.second)) <= kZeroHeadroomBits; }));
-}
-
-} // namespace
-
-void decide_recipe(
-    CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>* twin)
-{
-    const auto scaled = scaled_amax(run);
-    if (!scaled) {
-        site.recipe = ScalingRecipe::NotFp8;
-        site.recipe_evidence = "no FP8 format (a high-precision tensor without a cast target)";
-        return;
-    }
-    const size_t n = scaled->size();
-    if (n < 3) {
-        site.recipe = ScalingRecipe::Unknown;
-        site.recipe_evidence = fmt::format("{} sample(s) with a scale and an amax; 3 are needed", n);
-        return;
-    }
-    // FP8 codes reach fp8_max both under current scaling and when a delayed scale is outgrown (the max element is
-    // clipped to it), so the cast's high-precision input decides when it was probed: current scaling never clips.
-    const auto twin_scaled = twin ? scaled_amax(*twin) : std::nullopt;
-    const bool probed = twin_scaled && twin_scaled->size() >= 3;
-    if (std::ranges::all_of(*scaled, [&](const auto& p) { return p.first == scaled->front().first; })) {
-        // The same scale, and the amax at fp8_max / scale in every sample: a constant amax, for which a scale made
-        // from each step's own amax (current) and a fixed one made from that amax are the same scale.
-        const auto& amaxes = probed ? *twin_scaled : *scaled;
-        if (zero_headroom_count(amaxes) == amaxes.size()) {
-            site.recipe = ScalingRecipe::CurrentOrStatic;
-            site.recipe_evidence = fmt::format("the same scale in all {} samples and the {} amax at fp8_max / scale in "
-                                               "each: a constant amax, whose current scale is a static one{}",
-                n, probed ? "cast's input" : "codes'",
-                probed ? ""
-                       : " (without a probe of the cast's input, a fixed scale that the amax outgrows every step "
-                         "looks the same)");
-            return;
-        }
-        site.recipe = ScalingRecipe::Static;
-        site.recipe_evidence = fmt::format("the same scale in all {} samples while the amax is not at fp8_max / scale "
-                                           "in {} of them, so not made from each step's amax (a delayed scale whose "
-                                           "history maximum did not change in these steps looks the same)",
-            n, amaxes.size() - zero_headroom_count(amaxes));
-        return;
-    }
-    if (probed) {
-        const size_t zero = zero_headroom_count(*twin_scaled);
-        const size_t m = twin_scaled->size();
-        const bool current = static_cast<double>(zero) >= kCurrentScalingShare * static_cast<double>(m);
-        site.recipe = current ? ScalingRecipe::Current : ScalingRecipe::Delayed;
-        site.recipe_evidence = fmt::format("the cast's input (probed with the same scale) has amax = fp8_max / scale "
-                                           "in {} of {} samples{}",
-            zero, m,
-            current ? ": each scale comes from the tensor's own amax" : ": the scale comes from earlier steps");
-        return;
-    }
-    const size_t zero = zero_headroom_count(*scaled);
-    if (static_cast<double>(zero) >= kCurrentScalingShare * static_cast<double>(n)) {
-        site.recipe = ScalingRecipe::Current;
-        site.recipe_evidence = fmt::format("the codes reach fp8_max (headroom 0) in {} of {} samples; without a probe "
-                                           "of the cast's input this can also be a delayed scale outgrown every step",
-            zero, n);
-        return;
-    }
-    site.recipe = ScalingRecipe::Delayed;
-    site.recipe_evidence = fmt::format("headroom above 0 in {} of {} samples: the scale does not follow each step's "
-                                       "own amax",
-        n - zero, n);
-}
-
-LogicalRoles::LogicalRoles(const TraceModel& model, const SiteSamples& samples)
-    : model_(model)
-    , samples_(samples)
-{
-    for (const TensorSite& site : model.tensor_sites) {
-        if (static_cast<schema::StatsSource>(site.source) == schema::StatsSource::GemmInterception)
-            continue;
-        const auto role = static_cast<schema::TensorRole>(site.role);
-        const char* word = role == schema::TensorRole::Input ? "activation"
-            : role == schema::TensorRole::Weight             ? "weight"
-            : role == schema::TensorRole::Gradient           ? "gradient"
-                                                             : nullptr;
-        const auto found = samples.find(site.id);
-        if (!word || found == samples.end())
-            continue;
-        const std::string module = module_of(text_of(model, site.nvtx_path));
-        for (const auto& [step, s] : found->second)
-            if (s.scale_inv)
-                probes_[{ step, module }].push_back({ *s.scale_inv, word, site.id });
-    }
-}
-
-std::optional<std::string> LogicalRoles::of(const TensorSite& site) const
-{
-    const auto role = static_cast<schema::TensorRole>(site.role);
-    switch (role) {
-    case schema::TensorRole::Input:
-        return "activation";
-    case schema::TensorRole::Weight:
-        return "weight";
-    case schema::TensorRole::Gradient:
-        return "gradient";
-    case schema::TensorRole::D:
-    case schema::TensorRole::Output:
-        return "output";
-    case schema::TensorRole::A:
-    case schema::TensorRole::B:
-        break;
-    case schema::TensorRole::Other:
-        return std::nullopt;
-    }
-    if (static_cast<schema::Dtype>(site.dtype) == schema::Dtype::E5M2)
-        return "gradient";
-    if (const auto probe = twin(site)) {
-        const auto it = std::ranges::find(model_.tensor_sites, *probe, &TensorSite::id);
-        if (it != model_.tensor_sites.end())
-            return of(*it);
-    }
-    return std::nullopt;
-}
-
-std::optional<int64_t> LogicalRoles::twin(const TensorSite& site) const
-{
-    const auto role = static_cast<schema::TensorRole>(site.role);
-    if (role != schema::TensorRole::A && role != schema::TensorRole::B)
-        return std::nullopt;
-    const auto found = samples_.find(site.id);
-    if (found == samples_.end())
-        return std::nullopt;
-    const std::string module = module_of(text_of(model_, site.nvtx_path));
-    std::map<int64_t, int> votes;
-    int steps = 0;
-    for (const auto& [step, s] : found->second) {
-        if (!s.scale_inv)
-            continue;
-        ++steps;
-        const auto probes = probes_.find({ step, module });
-        if (probes == probes_.end())
-            continue;
-        for (const ProbeScale& p : probes->second)
-            if (std::abs(p.scale_inv - *s.scale_inv) <= 1e-6 * std::abs(p.scale_inv))
-                ++votes[p.site_id];
-    }
-    // The probe the scales name in more than half of the steps: at step 0 every scale is 1 and names them all.
-    for (const auto& [probe, n] : votes)
-        if (2 * n > steps)
-            return probe;
-    return std::nullopt;
 }
 
 } // namespace fp8scope::analyzer::detail
