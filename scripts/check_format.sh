@@ -15,7 +15,17 @@ if [[ -z $formatter ]]; then
     echo "check_format: clang-format not found (apt-get install clang-format)" >&2
     exit 2
 fi
-mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.cu' '*.cuh' | grep -v '^third_party/')
+# The tracked sources; outside a git checkout (an exported tree), the same files found by name.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.cu' '*.cuh')
+else
+    mapfile -t files < <(find analyzer bench cli collector common format fuzz gui present probes samples tests \
+        -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) | sort)
+fi
+if [[ ${#files[@]} -eq 0 ]]; then
+    echo "check_format: no source file found" >&2
+    exit 2
+fi
 if [[ ${1:-} == --fix ]]; then
     printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -n 20 "$formatter" -i
     echo "check_format: formatted ${#files[@]} files"
