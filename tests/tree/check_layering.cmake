@@ -1,0 +1,61 @@
+# The dependency rules of docs/architecture.md "Dependency rules", checked on every source's #include lines:
+#   the analyzer only reads: no writer, no CUDA or CUPTI, no Qt, no presentation or CLI header;
+#   the presentation library words and computes nothing of its own: no CLI header, no Qt;
+#   the viewer never includes the CLI (its wording comes from present/);
+#   the collector never includes the analyzer;
+#   common/ includes no other part of fp8scope.
+# Run as: cmake -DSOURCE_DIR=<repo> -P check_layering.cmake. Fails with one line per broken rule, naming the file and
+# the include.
+cmake_minimum_required(VERSION 3.25)
+
+# The CLI's folders, as the CLI includes them ("report/report_render.hpp"): none may be included outside cli/. The
+# analyzer has a private compare/ folder of its own, so its rule leaves that name out.
+set(cli_folders "commands|record|report|compare|trace_info|export|rank_json|output")
+set(cli_folders_but_compare "commands|record|report|trace_info|export|rank_json|output")
+
+# rule: <folder> <regex of a forbidden include target> <why>
+set(rules
+    "analyzer|fp8scope/format/(trace_db|background_writer)\\.hpp|the analyzer only reads: no writer"
+    "analyzer|^(cuda|cupti|nvtx)|the analyzer has no CUDA"
+    "analyzer|^Q|the analyzer has no Qt"
+    "analyzer|^fp8scope/present/|the analyzer computes, present/ words: no wording in the analyzer"
+    "analyzer|^(${cli_folders_but_compare})/|the analyzer never includes the CLI"
+    "present|^(${cli_folders})/|present/ never includes the CLI"
+    "present|^Q|present/ has no Qt"
+    "gui|^(${cli_folders})/|the viewer never includes the CLI: its wording is present/'s"
+    "collector|^fp8scope/analyzer/|the collector records and never includes the analyzer"
+    "collector|^fp8scope/present/|the collector never includes the presentation library"
+    "common|^fp8scope/(format|analyzer|present)/|common/ depends on nothing")
+
+set(problems "")
+set(checked 0)
+foreach(rule IN LISTS rules)
+    string(REPLACE "|" ";" parts "${rule}")
+    # The folder is the first part and the reason the last; the regex may itself hold '|'.
+    list(GET parts 0 folder)
+    list(POP_BACK parts why)
+    list(POP_FRONT parts)
+    list(JOIN parts "|" forbidden)
+    file(GLOB_RECURSE sources "${SOURCE_DIR}/${folder}/*.cpp" "${SOURCE_DIR}/${folder}/*.hpp" "${SOURCE_DIR}/${folder}/*.h"
+        "${SOURCE_DIR}/${folder}/*.cu" "${SOURCE_DIR}/${folder}/*.cuh")
+    if(NOT sources)
+        set(problems "${problems}\n  ${folder}/: no source found (the rule checks nothing)")
+        continue()
+    endif()
+    foreach(source IN LISTS sources)
+        math(EXPR checked "${checked} + 1")
+        file(STRINGS "${source}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
+        foreach(line IN LISTS includes)
+            string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]*)[>\"].*" "\\1" target "${line}")
+            if(target MATCHES "${forbidden}")
+                file(RELATIVE_PATH rel "${SOURCE_DIR}" "${source}")
+                set(problems "${problems}\n  ${rel}: #include \"${target}\": ${why}")
+            endif()
+        endforeach()
+    endforeach()
+endforeach()
+if(problems)
+    message(FATAL_ERROR "layering rules broken (docs/architecture.md \"Dependency rules\"):${problems}")
+endif()
+list(LENGTH rules rule_count)
+message(STATUS "${rule_count} layering rules hold over ${checked} source checks")
