@@ -206,10 +206,11 @@ std::string render_notes(const std::vector<TraceFileSummary>& traces, size_t rem
     for (const TraceFileSummary& trace : traces)
         inductor += trace.counts ? trace.counts->inductor_kernels : 0;
     if (inductor > 0)
-        out += fmt::format("fp8scope: note: {} kernels came from torch.compile (Inductor), which picks some launch "
-                           "configs by timing them on a cold cache: any two runs, recorded or not, may then differ in "
-                           "the last bits of their losses. To compare numbers bitwise, run both on the same warm cache "
-                           "(TORCHINDUCTOR_CACHE_DIR)\n",
+        out += fmt::format(
+            "fp8scope: note: {} kernels came from torch.compile (Inductor): two runs of a compiled job, "
+            "recorded or not, may differ in the last bits of their losses (Inductor picks launch configs "
+            "by timing them, and some kernels are not deterministic). Under "
+            "torch.use_deterministic_algorithms(True), recorded losses are bitwise the untraced ones\n",
             inductor);
     return out;
 }

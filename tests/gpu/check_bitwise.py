@@ -1,18 +1,22 @@
 """Never a changed number (docs/benchmarks.md "Never a changed number: the bitwise stage"): every zoo workload, a
-torch.compile'd Hugging Face GPT-2 (default and reduce-overhead) and the FP8 training sample, run untraced and under
-`fp8scope record` with GEMM statistics on (the collector's default, and FP8SCOPE_STATS_EVERY=1 where the zoo sets it);
-the losses each printed (final_loss, and the per-step losses where it prints them) must be bitwise equal.
+torch.compile'd Hugging Face GPT-2 (default and reduce-overhead, each also under torch.use_deterministic_algorithms)
+and the FP8 training sample, run untraced and under `fp8scope record` with GEMM statistics on (the collector's
+default, and FP8SCOPE_STATS_EVERY=1 where the zoo sets it); the losses each printed (final_loss, and the per-step
+losses where it prints them) must be bitwise equal.
 
 Each run gets an empty Inductor and Triton cache (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR), so compiled jobs
 compile and autotune in both runs, traced and untraced alike: a cache shared between the two would hide whatever
 the recording does to the compile. When the two differ, the stage finds out whose doing it is:
-  - the untraced run once more on an empty cache (the A/A control): differing too means the job is not bitwise
-    reproducible from a cold cache even untraced (Inductor and XLA pick kernels by timing them);
+  - the untraced run once more on an empty cache, and once more on a copy of its own cache (the A/A controls):
+    when any two untraced runs differ, the job is not bitwise reproducible even untraced, and is reported, not
+    judged. Inductor picks launch configs by timing them on a cold cache, and a compiled GPT-2 gives one of three
+    last losses at random on one warm cache, untraced (docs/benchmarks.md);
   - both runs once more on copies of the untraced run's cache (Inductor's, Triton's and JAX's persistent
     compilation cache): the same kernels and autotuned configs on both sides.
-The check passes when the runs on the same cache are bitwise equal; it fails when they differ while untraced runs
-reproduce (on the same cache or from cold); a job whose untraced runs do not reproduce either is reported, not
-judged. The autotuned configs chosen otherwise are named (hf_gpt2_compile.py prints them).
+The check passes when the runs on the same cache are bitwise equal, and fails when they differ while every
+untraced run agreed. The autotuned configs chosen otherwise are named (hf_gpt2_compile.py prints them). The
+deterministic GPT-2 jobs are the judged case for torch.compile: their untraced runs reproduce, so a difference there
+is the recording's.
 
 Each run takes the GPUs its job needs (CUDA_VISIBLE_DEVICES), at most two runs per GPU at a time, and as many jobs
 go side by side as there are GPUs: the same model of GPU gives the same bits (cuBLAS's reproducibility is per
@@ -50,14 +54,25 @@ class Job:
     timeout_s: int = 120
     gpus: int = 1
     requires: tuple = ()
+    # False for a job shown not bitwise reproducible untraced (docs/benchmarks.md): its runs are reported, never
+    # judged, since one traced run that differs (or agrees) says nothing about the recording.
+    judged: bool = True
 
 
 def extras():
     stats = dict(registry.STATS_EVERY_STEP)
     return [
-        Job("hf_gpt2_compile default", [*GPT2, "--mode", "default"], timeout_s=180, requires=("transformers",)),
+        # Without deterministic algorithms, eight untraced runs of the default mode on one H100 gave three different
+        # last losses, two of them alone on the GPU on copies of one warm cache (docs/benchmarks.md): reported, not
+        # judged.
+        Job("hf_gpt2_compile default", [*GPT2, "--mode", "default"], timeout_s=180, requires=("transformers",),
+            judged=False),
         Job("hf_gpt2_compile reduce-overhead", [*GPT2, "--mode", "reduce-overhead"], timeout_s=180,
+            requires=("transformers",), judged=False),
+        Job("hf_gpt2_compile default deterministic", [*GPT2, "--mode", "default", "--deterministic"], timeout_s=180,
             requires=("transformers",)),
+        Job("hf_gpt2_compile reduce-overhead deterministic", [*GPT2, "--mode", "reduce-overhead", "--deterministic"],
+            timeout_s=180, requires=("transformers",)),
         Job("train fp8 delayed, statistics every step", registry._train("fp8", 30), env=stats),
         Job("train fp8 current, statistics every step", registry._train("fp8", 30, ["--scaling", "current"]),
             env=stats),
@@ -174,6 +189,10 @@ def judge(ctx, report, runner, job):
         report.add(f"bitwise {job.name}", "SKIP", "the workload prints no loss")
         return
     figure = f"last losses traced {finals(t_losses)}, untraced {finals(u_losses)}"
+    if not job.judged:
+        report.add(f"bitwise {job.name}", "INFO", "not bitwise reproducible untraced (docs/benchmarks.md): not judged; "
+                   + ("equal this time" if t_losses == u_losses else "differ this time"), figure)
+        return
     if t_losses == u_losses:
         report.judge(f"bitwise {job.name}", True, f"{len(u_losses)} process(es), cold caches; {figure}")
         return
@@ -197,11 +216,13 @@ def judge(ctx, report, runner, job):
     if warm_same:
         report.judge(f"bitwise {job.name}", True, "same kernels, same bits; a cold compile chose otherwise"
                      + ("" if cold_reproducible else ", as two untraced cold compiles do"), detail)
-    elif not warm_reproducible and not cold_reproducible:
-        # Not even two untraced runs agree on the same cache: bitwise equality is not this job's property.
+    elif not (warm_reproducible and cold_reproducible):
+        # Two untraced runs disagree (from cold, or on the same cache): bitwise equality is not this job's property,
+        # and one traced run that differs says nothing about the recording.
         report.add(f"bitwise {job.name}", "INFO", "not bitwise reproducible untraced either: not judged", detail)
     else:
-        report.judge(f"bitwise {job.name}", False, "the recording changed a number", detail)
+        report.judge(f"bitwise {job.name}", False, "the recording changed a number (three untraced runs agree)",
+                     detail)
 
 
 def run_all(ctx, report, state):

@@ -213,7 +213,7 @@ TEST_CASE("record summary: the real FP8 trace gets its bubble ratio and top caus
     CHECK(summary.counts->bubbles == "0.676 launch");
 }
 
-TEST_CASE("record summary: torch.compile's kernels get a note that cold-cache runs may differ in the last bits",
+TEST_CASE("record summary: torch.compile's kernels get a note that runs may differ in the last bits, and the way out",
     "[cli][record][summary]")
 {
     // Real zoo traces (tests/gpu/zoo): a torch.compile'd MLP, and an eager one.
@@ -228,4 +228,6 @@ TEST_CASE("record summary: torch.compile's kernels get a note that cold-cache ru
     const std::string note = "kernels came from torch.compile (Inductor)";
     CHECK(render_record_summary({ compiled }).find(note) != std::string::npos);
     CHECK(render_record_summary({ eager }).find(note) == std::string::npos);
+    // The way to bitwise numbers that the GPU stage verified (docs/benchmarks.md, "Never a changed number").
+    CHECK(render_record_summary({ compiled }).find("torch.use_deterministic_algorithms(True)") != std::string::npos);
 }

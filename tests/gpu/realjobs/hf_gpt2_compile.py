@@ -4,8 +4,11 @@ AdamW, the loss read with .item() every step. The case of a changed number in
 docs/benchmarks.md "Never a changed number: the bitwise stage": its last loss under `fp8scope record` (GEMM statistics
 on) differed from the untraced run's.
 
-  hf_gpt2_compile.py [--steps N] [--layers N] [--mode default|reduce-overhead|none]
+  hf_gpt2_compile.py [--steps N] [--layers N] [--mode default|reduce-overhead|none] [--deterministic]
       prints FP8SCOPE_GROUND_TRUTH {"losses": [...], "final_loss": ..., ...}
+
+--deterministic calls torch.use_deterministic_algorithms(True) (with CUBLAS_WORKSPACE_CONFIG=:4096:8), which also
+turns on Inductor's deterministic mode: no launch config chosen by timing, no atomic accumulation.
 
 With TORCHINDUCTOR_CACHE_DIR pointing at an empty folder, Inductor compiles (and autotunes) from scratch; the
 truth line then names the autotuned kernels' chosen configs (autotuned: {kernel: config}), read back from that
@@ -21,6 +24,8 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
+if "--deterministic" in sys.argv:
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before cuBLAS starts: its deterministic workspace
 import torch  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
@@ -47,7 +52,10 @@ def main():
     p.add_argument("--steps", type=int, default=25)
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--mode", choices=("default", "reduce-overhead", "none"), default="default")
+    p.add_argument("--deterministic", action="store_true")
     args = p.parse_args()
+    if args.deterministic:
+        torch.use_deterministic_algorithms(True)
     if not torch.cuda.is_available():
         common.fail("no CUDA device", 77)
     torch.manual_seed(0)
@@ -69,8 +77,10 @@ def main():
         optimizer.zero_grad(set_to_none=True)
         losses.append(out.loss.item())  # the host sync of each step
         clock.tick()
+    import torch._inductor.config as inductor_config  # noqa: E402  (imported by torch.compile already)
     common.print_truth("hf_gpt2_compile", args.steps, clock.times, final_loss=losses[-1], losses=losses,
-                       mode=args.mode, layers=args.layers, autotuned=autotuned_configs())
+                       mode=args.mode, layers=args.layers, autotuned=autotuned_configs(),
+                       deterministic=bool(getattr(inductor_config, "deterministic", False)))
 
 
 if __name__ == "__main__":
