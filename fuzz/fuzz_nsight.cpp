@@ -1,6 +1,6 @@
 // fuzz_nsight: the Nsight Systems export reader (nsight_reader.cpp, activity_readers.cpp), fed the layout of
-// `nsys export --type sqlite` (the seeds come from tests/support/scenario_nsight.cpp). Inputs that load as our own
-// format are rejected (-1: libFuzzer keeps them out of the corpus), so the corpus stays on the nsys path.
+// `nsys export --type sqlite` (the seeds come from tests/support/scenario/scenario_nsight.cpp). Inputs that load as our
+// own format are rejected (-1: libFuzzer keeps them out of the corpus), so the corpus stays on the nsys path.
 #include "fuzz_support.hpp"
 
 #include "fp8scope/analyzer/load/trace_loader.hpp"

@@ -1,7 +1,7 @@
 // A valid-schema trace whose rows the fuzzer chooses: the input is read as a list of operations on the scenario
-// builder (tests/support/scenario.hpp), each with its values, so that the loader's range checks and the analyses'
-// logic see extreme and inconsistent values (negative and huge times, ends before starts, dangling correlation ids,
-// step markers out of order, NaN statistics) in files SQLite reads without complaint.
+// builder (tests/support/scenario/scenario.hpp), each with its values, so that the loader's range checks and the
+// analyses' logic see extreme and inconsistent values (negative and huge times, ends before starts, dangling
+// correlation ids, step markers out of order, NaN statistics) in files SQLite reads without complaint.
 #pragma once
 
 #include "scenario.hpp"

@@ -1,5 +1,5 @@
-// Traces with a known layout for the viewer's tests, written through the real writer (tests/support/scenario.hpp)
-// into FP8SCOPE_TEST_TMP/gui/, and helpers that wait for the background loader.
+// Traces with a known layout for the viewer's tests, written through the real writer
+// (tests/support/scenario/scenario.hpp) into FP8SCOPE_TEST_TMP/gui/, and helpers that wait for the background loader.
 #pragma once
 
 #include "models/session_loader.hpp"

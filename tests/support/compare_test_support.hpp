@@ -123,4 +123,21 @@ inline Compared compare_jobs(Job& run, Job& ref, const std::string& name, int wa
     return c;
 }
 
+// The matched site whose run site is `run_site` (the test fails when none is).
+inline const analyzer::CompareSite& site_with(const analyzer::CompareResult& r, int64_t run_site)
+{
+    for (const analyzer::CompareSite& s : r.sites)
+        if (s.run_site_id == run_site)
+            return s;
+    FAIL("run site " << run_site << " is not matched");
+    throw 0;
+}
+
+// Deterministic noise in [-0.08, 0.08] bits.
+inline double noise(int i)
+{
+    constexpr double kValues[] = { 0.03, -0.05, 0.08, -0.02, 0.0, 0.06, -0.08, 0.01, -0.04, 0.05, -0.01, 0.02 };
+    return kValues[static_cast<size_t>(i) % std::size(kValues)];
+}
+
 } // namespace fp8scope::testing

@@ -1,5 +1,6 @@
 // The per-rank traces the CLI's multi-rank tests share (report_ranks_test.cpp, report_merge_test.cpp): written by the
-// scenario builder (tests/support/rank_scenario.hpp) into a test's scratch directory, with figures the tests know.
+// scenario builder (tests/support/scenario/rank_scenario.hpp) into a test's scratch directory, with figures the tests
+// know.
 #pragma once
 
 #include "rank_scenario.hpp"
