@@ -9,8 +9,8 @@
 // timeline canvas at full, step and kernel zoom, over N windows panned evenly across the trace (so that no cache
 // flatters a frame). Each frame is the analyzer's level-of-detail query for every visible lane plus our painting.
 #include "widgets/main_window.hpp"
-#include "widgets/timeline_canvas.hpp"
-#include "widgets/timeline_view.hpp"
+#include "widgets/timeline/timeline_canvas.hpp"
+#include "widgets/timeline/timeline_view.hpp"
 
 #include <QApplication>
 #include <QElapsedTimer>

@@ -5,7 +5,7 @@
 #include "widgets/kernels_view.hpp"
 #include "widgets/message_banner.hpp"
 #include "widgets/tensors_view.hpp"
-#include "widgets/timeline_view.hpp"
+#include "widgets/timeline/timeline_view.hpp"
 
 #include <QFileDialog>
 #include <QFileInfo>

@@ -2,8 +2,8 @@
 
 #include "widgets/findings_view.hpp"
 #include "widgets/main_window.hpp"
-#include "widgets/timeline_canvas.hpp"
-#include "widgets/timeline_view.hpp"
+#include "widgets/timeline/timeline_canvas.hpp"
+#include "widgets/timeline/timeline_view.hpp"
 
 #include <QApplication>
 #include <QDir>

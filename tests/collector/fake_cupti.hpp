@@ -35,7 +35,8 @@ struct FakeWorld {
     std::function<void()> while_draining; // runs inside wait_for_writer, as another thread would
     int api_ids_off = 0; // cuptiActivityEnableRuntimeApi/DriverApi(cbid, 0): counted, not listed
     std::vector<std::string> informed, warned;
-};extern FakeWorld* g_world;
+};
+extern FakeWorld* g_world;
 
 // Appends a call to the running test's world.
 void record(std::string what);

@@ -5,8 +5,8 @@
 
 #include "widgets/findings_view.hpp"
 #include "widgets/main_window.hpp"
-#include "widgets/timeline_canvas.hpp"
-#include "widgets/timeline_view.hpp"
+#include "widgets/timeline/timeline_canvas.hpp"
+#include "widgets/timeline/timeline_view.hpp"
 
 #include <QLabel>
 #include <QSignalSpy>

@@ -5,7 +5,7 @@
 #include "gui_scenarios.hpp"
 
 #include "models/display_text.hpp"
-#include "widgets/timeline_canvas.hpp"
+#include "widgets/timeline/timeline_canvas.hpp"
 
 #include <QApplication>
 #include <QImage>

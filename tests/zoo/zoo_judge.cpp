@@ -2,6 +2,8 @@
 // threshold of its own).
 #include "zoo_judge.hpp"
 
+#include "zoo_cells.hpp"
+
 #include "fp8scope/analyzer/compare/compare.hpp"
 #include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
@@ -25,23 +27,11 @@
 #include <stdexcept>
 
 namespace fp8scope::zoo {
-namespace {
+namespace detail {
 
-using namespace analyzer;
 using nlohmann::json;
 
-constexpr double kIdleTolerance = 0.25; // planted stall against the cause's idle per step
-constexpr double kSavingTolerance = 0.25; // planted stall against the top recommendation's saving
-constexpr double kGraphTolerance = 0.20; // the CUDA-graph what-if against the measured replay
-constexpr double kDominantStallShare = 0.30; // a stall of at least this share of the step must lead the advice
-constexpr int64_t kDriftOnsetSteps = 3; // the flagged onset within this many steps of the planted one
-constexpr size_t kUnjudgedFirstSteps = 2; // compilation, lazy init: the first steps' boundaries are not judged
-
-struct Trace {
-    std::string file; // <name>.sqlite without the folder
-    json truth;
-    TraceModel model;
-};
+namespace {
 
 json read_json(const std::string& path)
 {
@@ -51,14 +41,52 @@ json read_json(const std::string& path)
     return json::parse(in);
 }
 
+} // namespace
+
 Trace load(const std::string& dir, const std::string& stem)
 {
     const std::string path = dir + "/" + stem + ".sqlite";
-    auto model = load_trace(path);
+    auto model = analyzer::load_trace(path);
     if (!model)
         throw std::runtime_error(path + ": " + model.error().message);
     return { stem, read_json(dir + "/" + stem + ".truth.json"), std::move(*model) };
 }
+
+Cell cell(bool right, std::string text)
+{
+    return { std::move(text), right ? Verdict::Right : Verdict::Wrong };
+}
+Cell not_judged(std::string text)
+{
+    return { std::move(text), Verdict::NotJudged };
+}
+
+std::optional<double> number(const json& j, const char* key)
+{
+    if (j.is_object() && j.contains(key) && j.at(key).is_number())
+        return j.at(key).get<double>();
+    return std::nullopt;
+}
+
+bool within(double value, double expected, double tolerance)
+{
+    return std::abs(value - expected) <= tolerance * std::abs(expected);
+}
+
+} // namespace detail
+
+namespace {
+
+using namespace detail;
+
+using namespace analyzer;
+using nlohmann::json;
+
+constexpr double kIdleTolerance = 0.25; // planted stall against the cause's idle per step
+constexpr double kSavingTolerance = 0.25; // planted stall against the top recommendation's saving
+constexpr double kGraphTolerance = 0.20; // the CUDA-graph what-if against the measured replay
+constexpr double kDominantStallShare = 0.30; // a stall of at least this share of the step must lead the advice
+constexpr size_t kUnjudgedFirstSteps = 2; // compilation, lazy init: the first steps' boundaries are not judged
 
 // The workload's traces: <name>.sqlite, or <name>-rank<r>.sqlite per rank, ascending.
 std::vector<Trace> load_workload(const std::string& dir, const std::string& workload)
@@ -79,22 +107,6 @@ std::vector<Trace> load_workload(const std::string& dir, const std::string& work
 std::string ms(double ns)
 {
     return fmt::format("{:.2f} ms", ns / 1e6);
-}
-
-Cell cell(bool right, std::string text)
-{
-    return { std::move(text), right ? Verdict::Right : Verdict::Wrong };
-}
-Cell not_judged(std::string text)
-{
-    return { std::move(text), Verdict::NotJudged };
-}
-
-std::optional<double> number(const json& j, const char* key)
-{
-    if (j.is_object() && j.contains(key) && j.at(key).is_number())
-        return j.at(key).get<double>();
-    return std::nullopt;
 }
 
 StepOptions automatic_only()
@@ -210,11 +222,6 @@ std::optional<double> planted_stall_ms(const json& truth)
     return number(truth.value("planted", json::object()), "host_stall_ms");
 }
 
-bool within(double value, double expected, double tolerance)
-{
-    return std::abs(value - expected) <= tolerance * std::abs(expected);
-}
-
 // The trace the idle and advice cells judge: the straggler's rank for a DDP job, else the only one.
 const Trace& subject(const std::vector<Trace>& traces)
 {
@@ -313,103 +320,6 @@ Cell judge_straggler(const std::string& dir, const std::vector<Trace>& traces)
         right = right && led * 10 >= n * 8;
     }
     return cell(right, text);
-}
-
-struct PairCells {
-    Cell drift, recipe;
-};
-
-PairCells judge_pair(const std::string& dir, const Trace& run)
-{
-    const json& pair = run.truth.value("pair", json());
-    if (!pair.is_object())
-        return { not_judged(""), not_judged("") };
-    const std::string twin = pair.at("twin").get<std::string>();
-    if (pair.value("role", "") != "run")
-        return { not_judged("reference of " + twin), not_judged("reference") };
-    const Trace ref = load(dir, twin);
-    const Report run_report = analyze(run.model);
-    const Report ref_report = analyze(ref.model);
-    const auto compared = compare_runs({ run.model, run_report, ref.model, ref_report });
-    if (const auto* refusal = std::get_if<CompareRefusal>(&compared))
-        return { cell(false, "refused: " + refusal->message), cell(false, "refused") };
-    const CompareResult& c = std::get<CompareResult>(compared);
-    if (!c.numerics_compared()) // a performance-only comparison has no drift or loss to judge
-        return { cell(false, "refused: " + c.numerics_not_compared), cell(false, "refused") };
-
-    Cell drift;
-    const json& planted = run.truth.value("drift", json());
-    const std::string first = c.first_divergent ? c.sites[*c.first_divergent].label : std::string();
-    // The first divergent site's onset step, -1 when there is none.
-    const int64_t onset = c.first_divergent ? c.sites[*c.first_divergent].onset_step.value_or(-1) : -1;
-    if (planted.is_string()) {
-        drift = cell(c.flagged.empty(),
-            c.flagged.empty()
-                ? "clean: no site drifts"
-                : fmt::format("clean, but {} sites flagged, first {} from step {}", c.flagged.size(), first, onset));
-    } else if (planted.is_object()) {
-        const std::string layer = planted.at("layer").get<std::string>();
-        const int64_t planted_onset = planted.at("onset_step").get<int64_t>();
-        const bool right = !c.flagged.empty() && first.find(layer) != std::string::npos && onset >= 0
-            && std::llabs(onset - planted_onset) <= kDriftOnsetSteps;
-        drift = cell(right,
-            c.flagged.empty() ? fmt::format("missed: {} from step {}", layer, planted_onset)
-                              : fmt::format("{} sites, first {} from step {} (planted {} from {})", c.flagged.size(),
-                                  first, onset, layer, planted_onset));
-    } else {
-        drift = not_judged("");
-    }
-
-    Cell recipe;
-    const std::string expected = run.truth.value("recipe", "");
-    const std::map<std::string, int64_t> counts { { "delayed", c.delayed_sites }, { "current", c.current_sites },
-        { "static", c.static_sites }, { "unknown", c.unknown_recipe_sites } };
-    const auto majority = std::max_element(
-        counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    recipe = cell(majority->first == expected && majority->second > 0,
-        fmt::format("delayed {}, current {}, static {}, unknown {} (truth {})", c.delayed_sites, c.current_sites,
-            c.static_sites, c.unknown_recipe_sites, expected));
-    return { drift, recipe };
-}
-
-Cell judge_price(const Trace& run)
-{
-    // The explained part (GEMM time, bookkeeping, launch idle) against the traced step change, as the issue asks.
-    constexpr double kExplainedTolerance = 0.10;
-    // The traced change, less the recording's idle (the idle around the collector's own statistics work), against
-    // the change the job measured untraced (docs/analysis.md "Compare", FP8's price). The traced change is a mean of
-    // 10-23 steps with their host stalls: fp8_delayed_clean's step 7 holds 58 ms of host idle, and the standard error
-    // of that pair's mean change is 42% of its untraced change. Recording also costs the FP8 run's extra launches
-    // 1.3-2.9 us each beyond that idle (docs/benchmarks.md, "Collector overhead"). 40% allows both and still fails a
-    // price that recording has inflated by half or more: the raw traced changes of the train.py pairs, +53% and +83%.
-    constexpr double kUntracedTolerance = 0.40;
-    const auto untraced = number(run.truth.value("measured", json::object()), "fp8_step_change_ms");
-    const json& pair = run.truth.value("pair", json());
-    if (!pair.is_object() || pair.value("role", "") != "run")
-        return not_judged("");
-    const std::string dir = std::filesystem::path(run.model.path).parent_path().string();
-    const Trace ref = load(dir, pair.at("twin").get<std::string>());
-    const Report run_report = analyze(run.model);
-    const Report ref_report = analyze(ref.model);
-    const auto compared = compare_runs({ run.model, run_report, ref.model, ref_report });
-    if (const auto* refusal = std::get_if<CompareRefusal>(&compared))
-        return cell(false, "refused: " + refusal->message);
-    if (const CompareResult& c = std::get<CompareResult>(compared); !c.numerics_compared())
-        return cell(false, "refused: " + c.numerics_not_compared); // the pair's numerics, as the scoreboard has it
-    const PerformanceComparison& p = std::get<CompareResult>(compared).performance;
-    std::string text = fmt::format("traced {:+.1f} ms = GEMM {:+.2f} + cast/amax {:+.2f} + launch idle {:+.1f} + rest "
-                                   "{:+.1f}",
-        p.step_change_ns / 1e6, -p.gemm_saved_ns / 1e6, p.bookkeeping_added_ns / 1e6, p.launch_idle_added_ns / 1e6,
-        p.rest_ns / 1e6);
-    if (p.explained_share)
-        text += fmt::format("; explained {:.0f}%", 100 * *p.explained_share);
-    const double estimate_ms = p.untraced_change_estimate_ns / 1e6;
-    if (!untraced)
-        return not_judged(text + fmt::format("; less the recording's idle {:+.1f} ms (no untraced run)", estimate_ms));
-    text += fmt::format("; less the recording's idle {:+.1f} ms vs untraced {:+.1f} ms ({:+.0f}%)", estimate_ms,
-        *untraced, 100 * (estimate_ms / *untraced - 1));
-    const bool explained = p.explained_share && std::abs(*p.explained_share - 1) <= kExplainedTolerance;
-    return cell(explained && within(estimate_ms, *untraced, kUntracedTolerance), text);
 }
 
 const char* mark(Verdict v)

@@ -56,6 +56,20 @@ std::vector<uint32_t> sync_boundaries(const TraceModel& model, const Sequence& s
 // thread returned.
 std::vector<uint32_t> sync_return_positions(const TraceModel& model, const Sequence& s);
 
+// The fewest repetitions that make a loop.
+inline constexpr uint32_t kMinSteps = 3;
+
+// A training step ends with its update: activity after the last update (an evaluation pass, a checkpoint's copies)
+// is no step of its own, however long. Drops the starts after the sequence's last optimizer kernel.
+void drop_after_last_update(const Sequence& s, std::vector<int64_t>& starts);
+
+// The kernel-sequence period on `device` (step_sequence.cpp): the largest step count that (nearly) all repeated
+// tokens' counts agree with and that has a regular anchor, its steps beginning at the anchor or, where more steps
+// share that distance, a fixed distance after the optimizer's last kernel (`group_ends`) at the launching thread's
+// longest pause (`boundaries`). nullopt when no candidate count has a regular anchor.
+std::optional<Period> sequence_period(const TraceModel& model, uint32_t device, const Sequence& sequence,
+    const std::vector<uint32_t>& boundaries, const std::vector<uint32_t>& group_ends);
+
 // The repeating activity sequence of the busiest device (docs/analysis.md "Steps", automatic detection).
 // Each activity is a token (kernel name, copy kind, memset). A loop of S steps makes each periodic token occur
 // about a multiple of S times, so S is the largest number that the counts of (nearly) all tokens seen at least

@@ -1,10 +1,12 @@
-// The fp8scope trace format, version 1: every table, column, enum and meta key, defined once.
+// The fp8scope trace format, version 1: every table, column, enum (schema_enums.hpp) and meta key, defined once.
 //
 // Both the writer (format/, linked into the collector) and the loader (analyzer/) compile this header, and
 // docs/trace-format.md is checked against it by a test. Core tables copy the names and columns of the Nsight
 // Systems SQLite export (schema 3.x, see shared/reference/nsys_cupti.md §1.4) as a subset, so SQL written for
 // nsys runs on our traces. Our own tables carry the prefix FP8SCOPE_.
 #pragma once
+
+#include "fp8scope/format/schema_enums.hpp"
 
 #include <cstdint>
 #include <span>
@@ -456,97 +458,6 @@ std::string_view declared_type(const Column& column);
 // CREATE TABLE or CREATE VIEW text for a table of kTables, generated from its constant column list: quoted
 // names, declared_type(), NOT NULL for required columns, then `extra`.
 std::string create_sql(const Table& table);
-
-// Enums. Values are those of the CUPTI headers (CUDA 13.0) or of the nsys export where the two differ; each
-// enum is stored in its ENUM_* table with (id, name, label).
-struct EnumValue {
-    int32_t id;
-    std::string_view name;
-    std::string_view label;
-};
-struct Enum {
-    std::string_view table;
-    std::span<const EnumValue> values;
-};
-
-// nsys ENUM_NSYS_EVENT_CLASS (subset): which API a CUPTI_ACTIVITY_KIND_RUNTIME row came from.
-enum class EventClass : int32_t { CudaRuntime = 0, CudaDriver = 1 };
-// CUpti_ActivityMemcpyKind; nsys uses the same numbers.
-enum class MemcpyKind : int32_t {
-    Unknown = 0,
-    HtoD = 1,
-    DtoH = 2,
-    HtoA = 3,
-    AtoH = 4,
-    AtoA = 5,
-    AtoD = 6,
-    DtoA = 7,
-    DtoD = 8,
-    HtoH = 9,
-    PtoP = 10
-};
-// nsys' memory kind, which is CUPTI's CUpti_ActivityMemoryKind shifted by one (CUPTI: 0 UNKNOWN, 1 PAGEABLE,
-// ...). The collector converts; the trace always holds these values.
-enum class MemoryKind : int32_t {
-    Pageable = 0,
-    Pinned = 1,
-    Device = 2,
-    Array = 3,
-    Managed = 4,
-    DeviceStatic = 5,
-    ManagedStatic = 6,
-    Unknown = 7
-};
-// CUpti_ActivitySynchronizationType.
-enum class SyncType : int32_t {
-    Unknown = 0,
-    EventSynchronize = 1,
-    StreamWaitEvent = 2,
-    StreamSynchronize = 3,
-    ContextSynchronize = 4
-};
-// nsys ENUM_NSYS_EVENT_TYPE values used for NVTX rows.
-enum class NvtxEventType : int32_t { Mark = 34, PushPopRange = 59, StartEndRange = 60 };
-// CUpti_ActivityLaunchType.
-enum class KernelLaunchType : int32_t { Regular = 0, CooperativeSingleDevice = 1, CooperativeMultiDevice = 2 };
-
-enum class Dtype : int32_t { Float32 = 0, BFloat16 = 1, Float16 = 2, E4M3 = 3, E5M2 = 4 };
-enum class Fp8Format : int32_t { None = 0, E4M3 = 1, E5M2 = 2 };
-enum class TensorRole : int32_t { A = 0, B = 1, D = 2, Input = 3, Weight = 4, Output = 5, Gradient = 6, Other = 7 };
-enum class StatsSource : int32_t { GemmInterception = 0, ExplicitProbe = 1, Annotate = 2 };
-enum class OverheadKind : int32_t {
-    CuptiBufferFlush = 0,
-    CuptiInstrumentation = 1,
-    CuptiResource = 2,
-    DriverCompiler = 3,
-    CommandBufferFull = 4,
-    WriterCommit = 5,
-    WriterDecode = 6,
-    Other = 7
-};
-// TensorStatsCap is found in older traces only: their collectors counted statistics samples skipped by
-// FP8SCOPE_STATS_CAP as dropped. Skipped samples are not lost records; they are counted in meta
-// tensor_stats_skipped. TensorStatsLost is a real loss (every result slot in flight, or kernels still pending when
-// the trace ended). CaptureDetach: records CUPTI handed over while it was being detached between capture windows
-// (a kernel of the window that ended after the window's last flush), which cannot be decoded once it is gone.
-enum class DropSource : int32_t {
-    CuptiNoBuffer = 0,
-    BufferPoolExhausted = 1,
-    WriterQueueFull = 2,
-    WriterError = 3,
-    TensorStatsCap = 4,
-    TensorStatsLost = 5,
-    CaptureDetach = 6
-};
-// What opened a capture window (FP8SCOPE_CAPTURE_WINDOW.trigger): --capture-steps, --capture-every,
-// --capture-range cudaProfilerApi, --delay/--duration.
-enum class CaptureTrigger : int32_t { Steps = 0, Periodic = 1, ProfilerApi = 2, Time = 3 };
-
-std::span<const Enum> enums();
-// The name of an enum value ("CONTEXT_SYNCHRONIZE"), or an empty view if the id is not in the enum.
-std::string_view enum_name(std::string_view enum_table, int32_t id);
-// CREATE TABLE text for an ENUM_* table: detail::kEnum's columns with PRIMARY KEY (id).
-std::string create_enum_sql(const Enum& e);
 
 // FP8SCOPE_META keys. Integers are stored as INTEGER, everything else as TEXT.
 namespace meta {

@@ -1,6 +1,6 @@
-#include "widgets/timeline_view.hpp"
+#include "widgets/timeline/timeline_view.hpp"
 
-#include "widgets/timeline_canvas.hpp"
+#include "widgets/timeline/timeline_canvas.hpp"
 
 #include "models/display_text.hpp"
 
