@@ -1,4 +1,5 @@
 #include "stats/stats_engine.hpp"
+#include "stats/stats_slots.hpp"
 
 #include "calls/nvtx_paths.hpp"
 #include "capture/capture.hpp"
@@ -25,80 +26,31 @@
 #include <unordered_map>
 
 namespace fp8scope::collector {
-namespace {
 
-// Slots of pinned memory the kernels write into. A slot is free, claimed (being launched) or in flight (the
-// writer polls it). With every slot in flight a probe is dropped and counted, never waited for.
-constexpr size_t kSlots = 2048; // 2,336 bytes each: 4.6 MiB of pinned memory
-// A harvest is asked of the writer after this many launches (besides the flusher's every 500 ms): a job probing
-// every GEMM of every step fills slots faster than twice a second (seen on the H200: 3,420 samples dropped).
-constexpr int64_t kLaunchesPerHarvest = 128;
-enum SlotState : uint8_t { kFree = 0, kClaimed = 1, kInFlight = 2 };
-
-struct SlotMeta {
-    std::atomic<uint8_t> state { kFree };
-    bool is_scalar = false;
-    uint64_t sequence = 0;
-    int64_t site_id = 0; // or, for a scalar, its name's index in Engine::scalar_names
-    std::optional<int64_t> step;
-    int64_t timestamp_ns = 0;
-    int64_t global_tid = 0;
-    uint32_t device_id = 0, stream_id = 0;
-    schema::Dtype dtype = schema::Dtype::Float32;
-    schema::Fp8Format target = schema::Fp8Format::None;
-    uint64_t numel = 0;
-    bool has_scale = false;
-};
-
-struct Engine {
-    std::once_flag init_once;
-    bool ready = false;
-    int device = -1;
-    probes::StatsResult* results = nullptr; // kSlots, pinned and mapped
-    // One kernel scratch per stream (launches on one stream never overlap, so they can share it), allocated and
-    // zeroed on the stream's first probe; a fixed table, so a job with very many streams gets a warning.
-    struct StreamScratch {
-        void* stream = nullptr;
-        void* scratch = nullptr;
-    };
-    static constexpr size_t kMaxStreams = 32;
-    StreamScratch scratches[kMaxStreams];
-    size_t stream_count = 0;
-    std::mutex scratch_mutex;
-    size_t scratch_bytes = 0;
-    SlotMeta slots[kSlots];
-    std::atomic<size_t> cursor { 0 };
-    std::atomic<uint64_t> next_sequence { 1 };
-    // Lost samples (all slots in flight) are dropped records; samples the cap left out are skipped, by design.
-    std::atomic<int64_t> lost_full { 0 }, skipped_cap { 0 };
-    std::atomic<int64_t> launches_since_harvest { 0 };
-    int64_t lost_written = 0, skipped_written = 0; // writer thread
-
-    // Sites, ordinals, scalar names and the GEMM period learner: touched by GEMM calls and probes, never by
-    // launches.
-    std::mutex sites_mutex;
-    std::unordered_map<std::string, std::pair<int64_t, int64_t>> sites; // key -> (id, calls)
-    std::unordered_map<std::string, std::pair<int64_t, int32_t>> ordinals; // key -> (step epoch, next ordinal)
-    std::unordered_map<std::string, int64_t> scalar_ids;
-    std::vector<std::string> scalar_names;
-    std::optional<GemmSampler> gemm_sampler; // made by the first GEMM without steps (about 250 KB)
-
-    std::atomic<int64_t> explicit_step { -1 };
-    std::atomic<int64_t> cap_unit { INT64_MIN }; // what probes_in_unit counts: a step, a period or a second
-    std::atomic<int64_t> probes_in_unit { 0 };
-};
-
-// FP8SCOPE_STATS_EVERY and FP8SCOPE_STATS_CAP, read once on first use, with no CUDA call: sampling decisions are
-// made before the engine's CUDA set-up (an unsampled GEMM never reaches it).
-struct Settings {
-    size_t every = 10, cap = 256;
-};
+namespace stats {
 
 Engine& engine()
 {
     static Engine* e = new Engine; // never destroyed: probes may arrive during exit
     return *e;
 }
+
+int64_t now_ns()
+{
+    return std::max<int64_t>(0, session_now_ns());
+}
+
+} // namespace stats
+
+namespace {
+
+using namespace stats;
+
+// FP8SCOPE_STATS_EVERY and FP8SCOPE_STATS_CAP, read once on first use, with no CUDA call: sampling decisions are
+// made before the engine's CUDA set-up (an unsampled GEMM never reaches it).
+struct Settings {
+    size_t every = 10, cap = 256;
+};
 
 size_t env_count(const char* name, size_t fallback)
 {
@@ -167,11 +119,6 @@ std::optional<size_t> claim_slot(Engine& e)
             return (start + i) % kSlots;
     }
     return std::nullopt;
-}
-
-int64_t now_ns()
-{
-    return std::max<int64_t>(0, session_now_ns());
 }
 
 int64_t calling_thread_gtid()
@@ -492,115 +439,6 @@ int log_scalar_device(std::string_view name, const void* value_device, schema::D
     params.target = schema::Fp8Format::None;
     params.scale_kind = probes::ScaleKind::None;
     return claim_and_launch(e, true, name_id, current_step(), params, stream);
-}
-
-namespace {
-
-double scalar_value(const probes::StatsResult& r)
-{
-    if (r.nans > 0)
-        return std::nan("");
-    if (r.infs > 0)
-        return INFINITY; // the sign is not kept: sums are over finite values
-    return r.sum;
-}
-
-void write_slot(Engine& e, const SlotMeta& slot, const probes::StatsResult& r, TraceDb& db)
-{
-    if (slot.is_scalar) {
-        std::string name;
-        {
-            std::lock_guard lock(e.sites_mutex);
-            name = e.scalar_names[size_t(slot.site_id)];
-        }
-        [[maybe_unused]] auto added
-            = db.add_scalar({ slot.timestamp_ns, slot.step, db.intern(name), scalar_value(r), slot.global_tid });
-        return;
-    }
-    TensorStatsRow row;
-    row.site_id = slot.site_id;
-    row.step = slot.step;
-    row.timestamp_ns = slot.timestamp_ns;
-    row.device_id = slot.device_id;
-    row.stream_id = slot.stream_id;
-    row.dtype = slot.dtype;
-    row.target_format = slot.target;
-    row.numel = int64_t(slot.numel);
-    if (slot.has_scale) {
-        row.scale = r.scale;
-        row.scale_inv = r.scale_inv;
-    }
-    row.amax = r.amax;
-    if (std::isfinite(r.min_nonzero_abs))
-        row.min_nonzero_abs = r.min_nonzero_abs;
-    row.zeros = int64_t(r.zeros);
-    row.nans = int64_t(r.nans);
-    row.infs = int64_t(r.infs);
-    row.overflows = int64_t(r.overflows);
-    row.underflows = int64_t(r.underflows);
-    row.subnormals = int64_t(r.subnormals);
-    row.saturated = int64_t(r.saturated);
-    row.sum = r.sum;
-    row.sum_squares = r.sum_squares;
-    row.sum_cubes = r.sum_cubes;
-    row.sum_fourth = r.sum_fourth;
-    const probes::TrimmedHistogram histogram = probes::trim_histogram(r);
-    row.hist_first_exponent = histogram.first_exponent;
-    row.exponent_histogram = histogram.counts;
-    [[maybe_unused]] auto added = db.add_tensor_stats(row);
-}
-
-// One pass over the slots; returns how many are still in flight.
-size_t harvest_once(Engine& e, TraceDb& db)
-{
-    size_t pending = 0;
-    for (size_t i = 0; i < kSlots; ++i) {
-        SlotMeta& slot = e.slots[i];
-        if (slot.state.load(std::memory_order_acquire) != kInFlight)
-            continue;
-        // The kernel writes `sequence` last, after a system-wide fence (probes/tensor_stats.hpp).
-        const uint64_t done = std::atomic_ref<uint64_t>(e.results[i].sequence).load(std::memory_order_acquire);
-        if (done != slot.sequence) {
-            ++pending;
-            continue;
-        }
-        write_slot(e, slot, e.results[i], db);
-        slot.state.store(kFree, std::memory_order_release);
-    }
-    return pending;
-}
-
-} // namespace
-
-void harvest_tensor_stats(TraceDb& db, bool final)
-{
-    Engine& e = engine();
-    if (!e.ready)
-        return;
-    size_t pending = harvest_once(e, db);
-    if (final) {
-        // The job is ending: give kernels still queued a second to finish, by polling, never by a device sync.
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-        while (pending > 0 && std::chrono::steady_clock::now() < deadline) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-            pending = harvest_once(e, db);
-        }
-    }
-    // Lost: every slot was in flight, or (at the end) the kernel has not finished. Skipped by the cap: not lost.
-    const int64_t lost = e.lost_full.load() + (final ? int64_t(pending) : 0);
-    if (lost > e.lost_written) {
-        DroppedRow row;
-        row.timestamp_ns = now_ns();
-        row.source = schema::DropSource::TensorStatsLost;
-        row.count = lost - e.lost_written;
-        [[maybe_unused]] auto added = db.add_dropped(row);
-        e.lost_written = lost;
-    }
-    const int64_t skipped = e.skipped_cap.load();
-    if (skipped != e.skipped_written) {
-        [[maybe_unused]] auto written = db.set_tensor_stats_skipped(skipped);
-        e.skipped_written = skipped;
-    }
 }
 
 } // namespace fp8scope::collector
