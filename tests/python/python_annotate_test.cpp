@@ -1,6 +1,6 @@
 // fp8scope.torch.annotate on a stand-in PyTorch (fake_torch/torch): the NVTX ranges the hooks push and pop, the
 // cast-statistics mode entered once around the outermost module, the probes at FP8 casts with their names, and
-// that nothing is installed without a collector. Real PyTorch is checked by tests/gpu/python_package_check.py.
+// that nothing is installed without a collector. Real PyTorch is checked by tests/gpu/tools/python_package_check.py.
 #include "python_test_support.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // The fp8scope Python package (probes/python/fp8scope) on a machine without torch or a GPU: probe, step,
 // log_scalar and enabled, and how the package finds the collector. The stand-in collector (fake_collector.c)
 // reaches python3 the way libfp8scope.so would (LD_PRELOAD, or a local dlopen like the CUDA driver's) and logs
-// every C API call with its arguments. The real torch and GPU checks are tests/gpu/python_package_check.py.
+// every C API call with its arguments. The real torch and GPU checks are tests/gpu/tools/python_package_check.py.
 #include "python_test_support.hpp"
 
 #include <catch2/catch.hpp>

@@ -3,7 +3,7 @@
 # fp8scope and by Nsight Systems in the same session, ROUNDS rounds alternating, from a folder holding
 # build-gpu/{bin,samples} and debs/ (libdw1, libelf1: the importer needs them); run from the repository root on the GPU
 # machine.
-#   tests/gpu/nsys_pair.sh [SAMPLE [ROUNDS [SAMPLE ARGS...]]]     default: syncs 3
+#   tests/gpu/tools/nsys_pair.sh [SAMPLE [ROUNDS [SAMPLE ARGS...]]]     default: syncs 3
 # fp8scope report on each (JSON), the figures side by side; round 1's pair kept, in $OUT/nsyspair-SAMPLE.tar.xz.
 sample=${1:-syncs}
 rounds=${2:-3}

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """GPU check of the fp8scope Python package (probes/python) with real PyTorch. Run on the GPU machine:
 
-    fp8scope record -o DIR/pkg-%p.sqlite -- python3 tests/gpu/python_package_check.py --expect-collector
-    CUDA_INJECTION64_PATH=$PWD/BUILD/lib/libfp8scope.so python3 tests/gpu/python_package_check.py --expect-collector
-    python3 tests/gpu/python_package_check.py        # no collector: every call must be a silent no-op
+    fp8scope record -o DIR/pkg-%p.sqlite -- python3 tests/gpu/tools/python_package_check.py --expect-collector
+    CUDA_INJECTION64_PATH=$PWD/BUILD/lib/libfp8scope.so python3 tests/gpu/tools/python_package_check.py --expect-collector
+    python3 tests/gpu/tools/python_package_check.py        # no collector: every call must be a silent no-op
 
 It calls probe (bf16, fp16, fp32 and FP8 tensors; host and device scales; a non-contiguous and a CPU tensor that
 must be skipped with one warning each), step, log_scalar (host numbers and the CUDA loss), and
@@ -21,7 +21,7 @@ import sys
 import warnings
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "probes" / "python"))
 sys.path.insert(0, str(REPO / "samples" / "torch"))
 

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TRAIN = REPO / "samples" / "torch" / "train.py"
 ARGS = ["--precision", "fp8"]  # the sample's default model: 4 layers, d_model 1024, statistics every 10th step
 SAMPLE_EVERY_S = 60
