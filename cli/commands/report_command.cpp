@@ -2,6 +2,8 @@
 
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"
+#include "fp8scope/present/units.hpp"
+#include "output/present_names.hpp"
 #include "rank_json/rank_summary_json.hpp"
 #include "report/report_csv.hpp"
 #include "report/report_ranks.hpp"
@@ -26,6 +28,8 @@ constexpr const char* kReportExamples = R"(Examples:
   fp8scope report run.sqlite --format csv -o steps.csv
   fp8scope report run.sqlite --format csv --table kernels --top 1000 > kernels.csv
   fp8scope report run.sqlite --color always | less -R
+  fp8scope report bf16.sqlite --fp8-whatif
+  fp8scope report bf16.sqlite --fp8-whatif --gemm-table my-gpu.json --format json
   fp8scope report run.sqlite --steps 10:20 --device 0
   fp8scope report run.sqlite --warmup 0 --step-pattern 'iter_\d+'
   fp8scope report big.sqlite --no-progress
@@ -45,6 +49,12 @@ NaN/Inf or a stale scale; report still exits 0 (use fp8scope check to gate CI). 
 (RFC 4180, CRLF, a header row, numbers in the unit the column names: ns, ratio, share of 0..1): --table steps
 (the default; every step of every device), kernels (full names) or api, the last two --top N rows. Text is coloured only on a terminal without NO_COLOR, or
 with --color always.
+
+--fp8-whatif (text and json, one trace) adds what each FP8 recipe would make of this BF16 run's step, eager and
+compiled: GEMM time from a table of FP8 against BF16 GEMM time (the H100's, measured and shipped, or --gemm-table
+FILE, fp8scope.gemm_table/1 as tests/gpu/tools/gemm_table.py writes it on your GPU), each recipe implementation's
+measured bookkeeping, the step and speed-up with an interval, and which recipe and mode to pick; then the share of
+each GEMM operand's values that per-tensor E4M3 and E5M2 scales would flush (docs/analysis.md "FP8 what-if").
 
 Several traces, or a directory (its *.sqlite files), are the per-rank traces of one job (same command line and
 world size, distinct ranks; docs/analysis.md "Across ranks"), analysed together in text or json (schema
@@ -88,6 +98,14 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
         ->add_option("--top", options.top,
             "Rows of the top-kernels and CUDA API tables (whole trace, most time first; default 10, 0 hides the rows)")
         ->check(CLI::Range(0, 1000000));
+    report->add_flag("--fp8-whatif", options.fp8_whatif,
+        "What each FP8 recipe would make of this BF16 run, eager and compiled, and what its scales would flush "
+        "(text and json, one trace)");
+    report
+        ->add_option("--gemm-table", options.gemm_table,
+            "With --fp8-whatif: FP8 against BF16 GEMM times measured on this GPU (fp8scope.gemm_table/1 JSON) instead "
+            "of the H100's")
+        ->check(CLI::ExistingFile);
     report->add_flag("--all-steps", options.all_steps,
         "Every step's row in the text report (without it, more than 10 steps per device show the slowest, the median "
         "and the fastest)");
@@ -127,9 +145,22 @@ int run_report(const ReportCliOptions& given)
     if (given.table && given.format != "csv")
         return usage_error("report",
             fmt::format("--table selects the table of --format csv; --format {} prints every table", given.format));
+    if (!given.gemm_table.empty() && !given.fp8_whatif)
+        return usage_error("report", "--gemm-table is the GEMM table of --fp8-whatif");
+    if (given.fp8_whatif && given.format != "text" && given.format != "json")
+        return usage_error("report", fmt::format("--fp8-whatif is text or json, not --format {}", given.format));
+    std::optional<analyzer::GemmTable> gemm_table;
+    if (!given.gemm_table.empty()) {
+        std::string why;
+        gemm_table = read_gemm_table_file(given.gemm_table, why);
+        if (!gemm_table)
+            return usage_error("report", fmt::format("--gemm-table {}: {}", printable(given.gemm_table), why));
+    }
     const CliExpected<std::vector<std::string>> paths = resolve_trace_args(given);
     if (!paths)
         return print_failure("report", paths.error());
+    if (given.fp8_whatif && (paths->size() > 1 || given.merge))
+        return usage_error("report", "--fp8-whatif reads one trace");
     if (paths->size() > 1 || given.merge)
         return run_rank_report(given, *paths);
     ReportCliOptions options = given;
@@ -143,6 +174,9 @@ int run_report(const ReportCliOptions& given)
         auto json = render_report_json(model, report, options.top);
         // Everything `report --merge` needs of this rank, so that ranks can be analysed as independent jobs.
         json["rank_summary"] = rank_summary_json(analyzer::summarize_rank(model, report));
+        if (options.fp8_whatif)
+            json["fp8_whatif"] = fp8_whatif_json(
+                analyzer::predict_fp8(model, report, gemm_table ? *gemm_table : analyzer::h100_gemm_table()));
         return write_output(
             options.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
@@ -155,11 +189,13 @@ int run_report(const ReportCliOptions& given)
     if (options.format == "csv")
         return write_output(
             options.output, render_report_csv(model, report, options.table.value_or(kCsvTables[0]), options.top));
-    return write_output(options.output,
-        render_report_text(model, report,
-            ReportTextStyle { .color = use_color(options.color, options.output),
-                .top = options.top,
-                .all_steps = options.all_steps }));
+    const bool color = use_color(options.color, options.output);
+    std::string text = render_report_text(
+        model, report, ReportTextStyle { .color = color, .top = options.top, .all_steps = options.all_steps });
+    if (options.fp8_whatif)
+        text += render_fp8_whatif_text(
+            analyzer::predict_fp8(model, report, gemm_table ? *gemm_table : analyzer::h100_gemm_table()), color);
+    return write_output(options.output, text);
 }
 
 } // namespace fp8scope::cli

@@ -38,6 +38,8 @@ struct ReportCliOptions {
     bool all_steps = false; // --all-steps: every per-step row in text (report only)
     std::string output; // -o FILE: the output there instead of stdout (report, check, compare)
     std::optional<std::string> table; // --table steps|kernels|api: the one table of --format csv (report only)
+    bool fp8_whatif = false; // --fp8-whatif: the FP8 what-if section (report only, text and json)
+    std::string gemm_table; // --gemm-table FILE: its GEMM table instead of the H100's (with --fp8-whatif)
 };
 
 // The options `report` and `check` share: TRACE... (one trace, several, or a directory), --merge and

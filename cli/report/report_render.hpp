@@ -4,10 +4,12 @@
 #pragma once
 
 #include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <optional>
 #include <string>
 
 namespace fp8scope::cli {
@@ -19,6 +21,9 @@ struct ReportTextStyle {
     size_t top = 10; // rows of the top-kernels and API tables (`--top N`; report_tables.hpp's kDefaultTopRows)
     bool all_steps = false; // every step's row (`--all-steps`); else more than kStepRowsShown collapse
 };
+
+// Long sentences of the text report wrap at this width.
+inline constexpr size_t kTextWidth = 120;
 
 // Per-step rows listed in full up to this many; more collapse into the slowest, the median and the fastest step.
 inline constexpr size_t kStepRowsShown = 10;
@@ -47,5 +52,15 @@ std::string render_report_html(const analyzer::TraceModel& model, const analyzer
 // JUnit XML: one testsuite "fp8scope.report", one testcase per analysis area, failed when the area has a
 // recommendation (report_junit.cpp; layout in docs/cli.md).
 std::string render_report_junit(const analyzer::TraceModel& model, const analyzer::Report& report);
+
+// `report --fp8-whatif` (report_fp8_whatif.cpp; docs/cli.md "FP8 what-if"): the section after the text report, and
+// the JSON object "fp8_whatif".
+std::string render_fp8_whatif_text(const analyzer::Fp8WhatIf& whatif, bool color);
+nlohmann::ordered_json fp8_whatif_json(const analyzer::Fp8WhatIf& whatif);
+// A GEMM table file (`--gemm-table FILE`, format fp8scope.gemm_table/1, as tests/gpu/tools/gemm_table.py writes it);
+// nullopt with `error` saying what is wrong.
+std::optional<analyzer::GemmTable> parse_gemm_table(const std::string& text, std::string& error);
+// The same, of a file of at most 16 MiB.
+std::optional<analyzer::GemmTable> read_gemm_table_file(const std::string& path, std::string& error);
 
 } // namespace fp8scope::cli

@@ -23,8 +23,6 @@ using namespace analyzer;
 
 namespace {
 
-constexpr size_t kTextWidth = 120; // long sentences wrap here
-
 // The per-step rows of one device: every one with --all-steps or up to kStepRowsShown, else the slowest, the median
 // and the fastest step by step time.
 void step_rows_text(std::string& out, const std::vector<const DeviceStepBubbles*>& rows, bool all, const Paint& paint)

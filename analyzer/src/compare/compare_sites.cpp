@@ -19,14 +19,6 @@ namespace {
 
 namespace schema = fp8scope::schema;
 
-// The smallest subnormals: a value below half of it rounds to zero (OCP FP8: E4M3 2^-9, E5M2 2^-16).
-constexpr double kE4M3MinSubnormalLog2 = -9;
-constexpr double kE5M2MinSubnormalLog2 = -16;
-double min_subnormal_log2(double fp8_max)
-{
-    return fp8_max == kE5M2Max ? kE5M2MinSubnormalLog2 : kE4M3MinSubnormalLog2;
-}
-
 bool is_high_precision(int32_t dtype)
 {
     const auto d = static_cast<schema::Dtype>(dtype);
@@ -55,24 +47,11 @@ void add_histogram(StepSample& into, const TensorStats& s)
     into.histogram = std::move(merged);
 }
 
-// The fractions of a histogram's elements above fp8_max and below half the smallest subnormal once multiplied by
-// 1/scale_inv, each bin [2^e, 2^(e+1)) taken as log-uniform.
+// The fractions of the reference's elements above fp8_max and flushed to zero under the run's scale.
 std::pair<double, double> clipped_fractions(const StepSample& ref, double scale_inv, double fp8_max)
 {
-    const double shift = -std::log2(scale_inv);
-    const double top = std::log2(fp8_max);
-    const double bottom = min_subnormal_log2(fp8_max) - 1;
-    double total = 0, over = 0, under = 0;
-    for (size_t i = 0; i < ref.histogram.size(); ++i) {
-        const auto count = static_cast<double>(ref.histogram[i]);
-        const double lo = static_cast<double>(ref.hist_first_exponent) + static_cast<double>(i) + shift;
-        total += count;
-        over += count * std::clamp(lo + 1 - top, 0.0, 1.0);
-        under += count * std::clamp(bottom - lo, 0.0, 1.0);
-    }
-    if (total <= 0)
-        return { 0, 0 };
-    return { over / total, under / total };
+    const HistogramShares shares = shares_under_scale(ref.histogram, ref.hist_first_exponent, scale_inv, fp8_max);
+    return { shares.clipped, shares.flushed };
 }
 
 // log2 of the median magnitude of a sample's nonzero finite elements, from its exponent histogram: the bin holding

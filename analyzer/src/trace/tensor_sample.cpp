@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace fp8scope::analyzer {
@@ -30,6 +31,30 @@ bool positive_finite(double value)
 }
 
 } // namespace
+
+double min_subnormal_log2(double fp8_max)
+{
+    return fp8_max == kE5M2Max ? kE5M2MinSubnormalLog2 : kE4M3MinSubnormalLog2;
+}
+
+HistogramShares shares_under_scale(
+    const std::vector<uint64_t>& histogram, int32_t first_exponent, double scale_inv, double fp8_max)
+{
+    const double shift = -std::log2(scale_inv);
+    const double top = std::log2(fp8_max);
+    const double bottom = min_subnormal_log2(fp8_max) - 1;
+    double total = 0, over = 0, under = 0;
+    for (size_t i = 0; i < histogram.size(); ++i) {
+        const auto count = static_cast<double>(histogram[i]);
+        const double lo = static_cast<double>(first_exponent) + static_cast<double>(i) + shift;
+        total += count;
+        over += count * std::clamp(lo + 1 - top, 0.0, 1.0);
+        under += count * std::clamp(bottom - lo, 0.0, 1.0);
+    }
+    if (total <= 0)
+        return {};
+    return { over / total, under / total };
+}
 
 // scale_inv as recorded, else 1/scale: cuBLASLt's *_SCALE_POINTER holds scale_inv, probes may know only scale.
 std::optional<double> tensor_scale_inv(const TensorStats& sample)

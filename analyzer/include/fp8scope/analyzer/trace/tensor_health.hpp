@@ -28,6 +28,22 @@ inline constexpr double kStaleScaleHeadroomBits = -1e-6;
 // Each event list keeps its earliest events; `total` counts them all.
 inline constexpr size_t kTensorEventsListed = 20;
 
+// The smallest subnormals: a value below half of it rounds to zero (OCP FP8: E4M3 2^-9, E5M2 2^-16).
+inline constexpr double kE4M3MinSubnormalLog2 = -9;
+inline constexpr double kE5M2MinSubnormalLog2 = -16;
+// kE5M2MinSubnormalLog2 for kE5M2Max, else kE4M3MinSubnormalLog2.
+double min_subnormal_log2(double fp8_max);
+
+// The shares of a tensor's nonzero finite elements, given by their exponent histogram (bin i holds |x| in
+// [2^(first_exponent + i), 2^(first_exponent + i + 1)), taken as log-uniform), that a cast with this scale_inv (the
+// cast multiplies by 1/scale_inv) clips above fp8_max and flushes below half the format's smallest subnormal. Both 0
+// for an empty histogram.
+struct HistogramShares {
+    double clipped = 0, flushed = 0;
+};
+HistogramShares shares_under_scale(
+    const std::vector<uint64_t>& histogram, int32_t first_exponent, double scale_inv, double fp8_max);
+
 // The figures derived from one sample; nullopt where the sample cannot show the figure.
 struct TensorSampleFigures {
     // max(saturated, overflows) / numel: elements clipped to the FP8 format's max. Needs an FP8 format (target

@@ -1,0 +1,131 @@
+// FP8 what-if (docs/analysis.md "FP8 what-if"): from a BF16 run's trace, what each FP8 recipe would make of its
+// step, in eager mode and compiled (or CUDA-graphed), and what each recipe's scale would do to its GEMM operands.
+// GEMM time comes from a table of FP8 against BF16 GEMM time measured on the GPU (gemm_table.cpp), the bookkeeping
+// from each recipe implementation's measured price (recipe_profiles.cpp), the rest from the report's own figures.
+#pragma once
+
+#include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/analyzer/trace/report.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fp8scope::analyzer {
+
+// One measured GEMM shape on one GPU: C[m x n] = A[m x k] B[k x n], GPU time per call.
+struct GemmTimeRow {
+    int64_t m = 0, n = 0, k = 0;
+    int64_t bf16_ns = 0; // BF16 x BF16 -> BF16
+    int64_t fp8_tensorwise_ns = 0; // E4M3 x E4M3 -> BF16, one scale per operand
+    std::optional<int64_t> fp8_rowwise_ns; // E4M3 x E4M3 -> BF16, a scale per row of A and per column of B
+};
+
+struct GemmTable {
+    std::string gpu; // the device name it was measured on
+    std::string date;
+    std::string method;
+    std::vector<GemmTimeRow> rows;
+};
+
+// The table shipped with fp8scope for the H100 (docs/benchmarks.md "FP8 against BF16 GEMM time"): rows whose BF16 and
+// FP8 times are both at least kGemmTableMinNs.
+const GemmTable& h100_gemm_table();
+// Below this a GEMM's time per call is not in the table: the measurement it came from timed the host's dispatch
+// there, not the GPU (docs/benchmarks.md).
+inline constexpr int64_t kGemmTableMinNs = 40'000;
+
+// The FP8 time of a BF16 GEMM of `bf16_ns`: bf16_ns divided by the median speed-up of the table rows whose BF16
+// time is within a factor of 2 of it (the nearest row's when none is); the speed-up's first and third quartile over
+// those rows give the interval. Below the table's fastest row the speed-up is 1 (and the interval 1): nothing is
+// known there.
+struct GemmSpeedup {
+    double median = 1, low = 1, high = 1; // bf16 time / fp8 time
+    int64_t rows = 0; // table rows behind it
+};
+GemmSpeedup gemm_speedup(const GemmTable& table, int64_t bf16_ns, bool rowwise);
+
+// What one FP8 recipe, as one implementation runs it, costs beside its GEMMs.
+struct RecipeProfile {
+    std::string_view recipe; // "delayed", "current", "tensorwise", "rowwise"
+    std::string_view implementation;
+    bool rowwise_gemm = false; // its GEMM time is the table's rowwise column
+    // Eager mode: the host time one FP8 GEMM adds (its operands' amax, scale and cast, in the framework), in units
+    // of the BF16 job's own host time per launched kernel; nullopt where no run of the implementation was measured.
+    std::optional<double> eager_host_units_per_gemm;
+    // Eager mode: the kernels it adds per FP8 GEMM (casts, amax reductions, scale updates, transposes).
+    std::optional<double> eager_kernels_per_gemm;
+    // Compiled: bytes moved per operand element for the cast, fused (read BF16 2, write E4M3 1, and for current
+    // scaling a second read of 2 for the amax before the cast).
+    double compiled_bytes_per_element = 3;
+    std::string_view source; // where the figures come from
+};
+std::span<const RecipeProfile> fp8_recipe_profiles();
+
+enum class Fp8Mode { Eager, Compiled };
+const char* fp8_mode_name(Fp8Mode mode); // "eager", "compiled"
+
+// The bandwidth a fused cast reaches on the H100 (docs/benchmarks.md: a read-only reduction reads 3.07 TB/s).
+inline constexpr double kCastBytesPerNs = 3000.0;
+// The shortest kernel an eager cast or amax takes on the GPU (launch to end), whatever its size.
+inline constexpr int64_t kMinBookkeepingKernelNs = 2'500;
+// The uncertainty of an eager profile's host units: the three measured implementations' units per kernel of host
+// time differ by this much from their mean (docs/analysis.md "FP8 what-if").
+inline constexpr double kHostUnitsSpread = 0.2;
+
+struct Fp8Prediction {
+    std::string recipe, implementation;
+    Fp8Mode mode = Fp8Mode::Eager;
+    std::string unavailable; // non-empty: no prediction, and why
+    int64_t bf16_step_ns = 0; // the BF16 step in this mode: measured (eager), or the CUDA-graph estimate (compiled)
+    int64_t gemm_bf16_ns = 0; // per step: the GEMMs that would run in FP8, in BF16
+    int64_t gemm_fp8_ns = 0; // ... and in FP8 (median speed-up)
+    int64_t bookkeeping_host_ns = 0; // per step, eager: the host time the recipe's bookkeeping adds
+    int64_t bookkeeping_gpu_ns = 0; // per step: its kernels' GPU time
+    int64_t step_ns = 0, step_low_ns = 0, step_high_ns = 0; // the FP8 step, and its interval
+    double speedup = 0; // bf16_step_ns / step_ns
+};
+
+// One GEMM operand of the BF16 run under each per-tensor recipe's scale, over the sampled steps.
+struct OperandNumerics {
+    int64_t site_id = 0;
+    std::string label;
+    int64_t steps = 0; // sampled steps with a histogram
+    // Current scaling (scale from the step's own amax): nothing clips; the share flushed to zero, median and worst
+    // step, in E4M3 (forward operands) and E5M2 (gradients).
+    double e4m3_flushed = 0, e4m3_flushed_max = 0;
+    double e5m2_flushed = 0, e5m2_flushed_max = 0;
+    // Delayed scaling in E4M3 (scale from the largest amax of the kDelayedHistory sampled steps before), over the
+    // steps that have such a history: the worst step's clipped share and the median flushed share.
+    std::optional<double> delayed_clipped_max, delayed_flushed;
+};
+inline constexpr size_t kDelayedHistory = 16;
+// An operand is named as one that per-tensor scaling hurts when current E4M3 scaling flushes at least this share
+// of its values in its median step.
+inline constexpr double kHurtFlushShare = 0.01;
+
+struct Fp8WhatIf {
+    std::string not_applicable; // non-empty: no prediction at all, and why (already FP8, no GEMMs, no steps)
+    std::string table_gpu; // the GEMM table's GPU
+    std::string trace_gpu; // the trace's GPU, when the trace names it
+    int64_t steps = 0;
+    int64_t bf16_step_ns = 0; // mean analysed step
+    int64_t kernels_per_step = 0;
+    int64_t host_ns_per_kernel = 0; // (busy + launch idle) / kernels, per step
+    int64_t gemm_kernels_per_step = 0;
+    int64_t fp8_gemms_per_step = 0; // the GEMMs that would run in FP8
+    std::string fp8_gemm_source; // how they were counted
+    int64_t gemm_ns_per_step = 0;
+    std::vector<Fp8Prediction> predictions; // every profile, eager then compiled
+    std::optional<size_t> best; // the fastest available prediction
+    std::string advice; // one sentence: what to pick and why
+    std::vector<OperandNumerics> operands; // GEMM operand sites with histograms, most flushed first
+    std::vector<std::string> hurt; // labels of operands at or above kHurtFlushShare
+};
+
+Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmTable& table = h100_gemm_table());
+
+} // namespace fp8scope::analyzer

@@ -1,0 +1,38 @@
+// What each FP8 recipe implementation costs beside its GEMMs (docs/analysis.md "FP8 what-if", recipe profiles).
+#include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
+
+#include <array>
+
+namespace fp8scope::analyzer {
+
+std::span<const RecipeProfile> fp8_recipe_profiles()
+{
+    // Eager figures from the zoo's FP8 runs and their BF16 twins (samples/traces/zoo, recorded on nvidia-h100-x1):
+    // kernels added per FP8 GEMM = (FP8 kernels per step - BF16 kernels per step) / FP8 GEMMs per step; host units
+    // = (untraced FP8 step / untraced BF16 step - 1) x traced BF16 step / (the what-if's FP8 GEMMs per step x the
+    // BF16 trace's host time per kernel), the GEMMs counted as predict_fp8() counts them in the BF16 trace (the
+    // sampled 2-D GEMMs: 27 in bf16_clean_ref, where 24 ran in FP8; 15 in torchao_bf16_ref, where 12 did).
+    // tests/analyzer/whatif/fp8_whatif_real_test.cpp recomputes them from those traces.
+    static constexpr std::array<RecipeProfile, 4> kProfiles { {
+        { "delayed", "samples/torch/fp8_linear.py (TransformerEngine-style delayed scaling, amax history 16)", false,
+            11.26, 25.0, 3,
+            "fp8_delayed_clean against bf16_clean_ref: 24 FP8 GEMMs and 600 more kernels a step; untraced 29.07 "
+            "against 10.43 ms" },
+        { "current", "samples/torch/fp8_linear.py --scaling current (each cast's own amax)", false, 10.01, 21.0, 5,
+            "fp8_current_clean against bf16_clean_ref: 24 FP8 GEMMs and 504 more kernels a step; untraced 27.00 "
+            "against 10.43 ms" },
+        { "tensorwise", "torchao Float8Linear, tensorwise (current scaling per tensor)", false, 14.13, 26.0, 5,
+            "torchao_tensorwise_clean against torchao_bf16_ref: 12 FP8 GEMMs and 312 more kernels a step; untraced "
+            "13.82 against 2.72 ms" },
+        { "rowwise", "torchao Float8Linear, rowwise (a scale per row)", true, std::nullopt, std::nullopt, 5,
+            "no eager run measured yet; compiled: the GEMM table's rowwise column" },
+    } };
+    return kProfiles;
+}
+
+const char* fp8_mode_name(Fp8Mode mode)
+{
+    return mode == Fp8Mode::Eager ? "eager" : "compiled";
+}
+
+} // namespace fp8scope::analyzer

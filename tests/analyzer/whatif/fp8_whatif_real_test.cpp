@@ -1,0 +1,105 @@
+// The FP8 what-if on the zoo's recorded BF16 runs (samples/traces/zoo, nvidia-h100-x1): the recipe profiles' eager
+// figures are recomputed from the FP8 runs and their BF16 twins they were taken from, and the predictions for those
+// twins set against the FP8 step times each job measured untraced. These pairs are the profiles' source, so this
+// checks that the constants and the arithmetic agree with their data; the held-out validation is in
+// docs/benchmarks.md ("FP8 what-if: validation").
+#include "analysis_test_support.hpp"
+#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
+#include "recorded_pair.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace fp8scope;
+using namespace fp8scope::analyzer;
+using namespace fp8scope::testing;
+
+namespace {
+
+struct Twin {
+    const char* recipe; // the profile taken from this pair
+    const char* fp8; // samples/traces/zoo/<fp8>.sqlite and .truth.json
+    const char* bf16;
+};
+
+constexpr Twin kTwins[] = {
+    { "delayed", "fp8_delayed_clean", "bf16_clean_ref" },
+    { "current", "fp8_current_clean", "bf16_clean_ref" },
+    { "tensorwise", "torchao_tensorwise_clean", "torchao_bf16_ref" },
+};
+
+const RecipeProfile& profile(std::string_view recipe)
+{
+    for (const RecipeProfile& p : fp8_recipe_profiles())
+        if (p.recipe == recipe)
+            return p;
+    FAIL("no profile " << recipe);
+    throw 0;
+}
+
+double kernels_per_step(const Report& report)
+{
+    return static_cast<double>(report.launch.kernels) / static_cast<double>(report.steps.steps.size());
+}
+
+} // namespace
+
+TEST_CASE("FP8 what-if: the eager recipe profiles are what the zoo's FP8 runs and their BF16 twins give",
+    "[whatif][real]")
+{
+    for (const Twin& twin : kTwins) {
+        INFO(twin.fp8 << " against " << twin.bf16);
+        const TraceModel fp8 = load_recorded(std::string("zoo/") + twin.fp8 + ".sqlite");
+        const TraceModel bf16 = load_recorded(std::string("zoo/") + twin.bf16 + ".sqlite");
+        const Report fp8_report = analyze(fp8);
+        const Report bf16_report = analyze(bf16);
+        const nlohmann::json measured = recorded_truth(std::string("zoo/") + twin.fp8 + ".truth.json").at("measured");
+        const double ratio
+            = measured.at("fp8_median_step_ms").get<double>() / measured.at("bf16_median_step_ms").get<double>();
+        const Fp8WhatIf w = predict_fp8(bf16, bf16_report);
+        REQUIRE(w.not_applicable.empty());
+        const RecipeProfile& p = profile(twin.recipe);
+        // Kernels added per FP8 GEMM: the FP8 run's FP8 GEMMs are the ones that were converted.
+        const double fp8_gemms = static_cast<double>(fp8_report.kernel_classes.of(KernelClass::Fp8Gemm).count)
+            / static_cast<double>(fp8_report.steps.steps.size());
+        const double kernels = (kernels_per_step(fp8_report) - kernels_per_step(bf16_report)) / fp8_gemms;
+        CHECK(*p.eager_kernels_per_gemm == Approx(kernels).epsilon(0.01));
+        // Host units per FP8 GEMM as the what-if counts them in the BF16 trace.
+        const double units = (ratio - 1) * static_cast<double>(w.bf16_step_ns)
+            / (static_cast<double>(w.fp8_gemms_per_step) * static_cast<double>(w.host_ns_per_kernel));
+        CHECK(*p.eager_host_units_per_gemm == Approx(units).epsilon(0.01));
+    }
+}
+
+TEST_CASE("FP8 what-if: the zoo's small eager jobs are predicted slower in FP8, within 20% of their measured step",
+    "[whatif][real]")
+{
+    for (const Twin& twin : kTwins) {
+        INFO(twin.fp8 << " against " << twin.bf16);
+        const TraceModel bf16 = load_recorded(std::string("zoo/") + twin.bf16 + ".sqlite");
+        const Fp8WhatIf w = predict_fp8(bf16, analyze(bf16));
+        REQUIRE(w.not_applicable.empty());
+        const Fp8Prediction* eager = nullptr;
+        for (const Fp8Prediction& p : w.predictions)
+            if (p.recipe == twin.recipe && p.mode == Fp8Mode::Eager)
+                eager = &p;
+        REQUIRE(eager);
+        REQUIRE(eager->unavailable.empty());
+        const nlohmann::json measured = recorded_truth(std::string("zoo/") + twin.fp8 + ".truth.json").at("measured");
+        const double bf16_ms = measured.at("bf16_median_step_ms").get<double>();
+        const double fp8_ms = measured.at("fp8_median_step_ms").get<double>();
+        // The prediction is a ratio to the BF16 step; applied to the untraced BF16 step it predicts the untraced FP8
+        // step.
+        const double predicted_ms = bf16_ms / eager->speedup;
+        INFO("predicted " << predicted_ms << " ms, measured " << fp8_ms << " ms");
+        CHECK(predicted_ms == Approx(fp8_ms).epsilon(0.20));
+        CHECK(eager->step_low_ns <= eager->step_ns);
+        CHECK(eager->step_ns <= eager->step_high_ns);
+        // FP8 does not pay off on these small models: the advice says to stay in BF16.
+        CHECK(eager->speedup < 1);
+        CHECK(w.advice.rfind("stay in BF16", 0) == 0);
+    }
+}

@@ -1,0 +1,99 @@
+// `fp8scope report --fp8-whatif [--gemm-table FILE]` (docs/cli.md "FP8 what-if"): the text section and the JSON
+// object on the zoo's recorded BF16 run, a GEMM table of the user's own read back into the prediction, and the usage
+// errors (exit 2, the reason in one sentence): another format, several traces, a table without --fp8-whatif, a bad table file.
+#include "cli_test_support.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace fp8scope::cli_test;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+const std::string kZoo = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/zoo/";
+const std::string kBf16 = kZoo + "bf16_clean_ref.sqlite";
+
+std::string write_file(const std::string& dir, const std::string& name, const std::string& text)
+{
+    const std::string path = dir + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+} // namespace
+
+TEST_CASE("report --fp8-whatif: the section in text, the object in JSON, on a recorded BF16 run", "[cli][whatif]")
+{
+    const std::string text = run_fp8scope_ok({ "report", kBf16, "--fp8-whatif", "--color", "never" });
+    CHECK_THAT(text, Contains("FP8 what-if"));
+    CHECK_THAT(text, Contains("delayed     eager"));
+    CHECK_THAT(text, Contains("Advice: stay in BF16"));
+    CHECK_THAT(text, Contains("Operands under per-tensor scales"));
+    const auto json = nlohmann::json::parse(run_fp8scope_ok({ "report", kBf16, "--fp8-whatif", "--format", "json" }));
+    const auto& w = json.at("fp8_whatif");
+    CHECK(w.at("fp8_gemms_per_step") == 27);
+    CHECK(w.at("predictions").size() == 8); // 4 profiles, eager and compiled
+    CHECK(w.at("best").at("mode") == "compiled");
+    CHECK(w.at("operands").size() > 0);
+    // Without the flag, no what-if.
+    const auto plain = nlohmann::json::parse(run_fp8scope_ok({ "report", kBf16, "--format", "json" }));
+    CHECK_FALSE(plain.contains("fp8_whatif"));
+    // An FP8 run is refused in one sentence, not predicted.
+    const auto fp8 = nlohmann::json::parse(
+        run_fp8scope_ok({ "report", kZoo + "fp8_delayed_clean.sqlite", "--fp8-whatif", "--format", "json" }));
+    CHECK_THAT(fp8.at("fp8_whatif").at("not_applicable").get<std::string>(), Contains("already runs FP8 GEMMs"));
+}
+
+TEST_CASE("report --gemm-table: the user's own table decides the GEMM times", "[cli][whatif]")
+{
+    const std::string dir = scratch_dir("report-gemm-table");
+    // Every GEMM of the trace is a few microseconds: a table whose only row is 5 us BF16 against 1 us FP8 makes them
+    // five times faster, where the H100's table (40 us and up) leaves them as they are.
+    const std::string table = write_file(dir, "table.json",
+        R"({"format": "fp8scope.gemm_table/1", "gpu": "my GPU", "rows": [
+            {"m": 64, "n": 64, "k": 64, "bf16_ns": 5000, "fp8_tensorwise_ns": 1000}]})");
+    const auto mine = nlohmann::json::parse(
+        run_fp8scope_ok({ "report", kBf16, "--fp8-whatif", "--gemm-table", table, "--format", "json" }));
+    const auto shipped = nlohmann::json::parse(run_fp8scope_ok({ "report", kBf16, "--fp8-whatif", "--format", "json" }));
+    CHECK(mine.at("fp8_whatif").at("table_gpu") == "my GPU");
+    const auto& mine_delayed = mine.at("fp8_whatif").at("predictions").at(0);
+    const auto& shipped_delayed = shipped.at("fp8_whatif").at("predictions").at(0);
+    CHECK(mine_delayed.at("gemm_bf16_ns") == shipped_delayed.at("gemm_bf16_ns"));
+    CHECK(mine_delayed.at("gemm_fp8_ns").get<int64_t>() < shipped_delayed.at("gemm_fp8_ns").get<int64_t>());
+    CHECK(shipped_delayed.at("gemm_fp8_ns") == shipped_delayed.at("gemm_bf16_ns"));
+}
+
+TEST_CASE("report --fp8-whatif: usage errors are exit 2 with one line", "[cli][whatif]")
+{
+    const std::string dir = scratch_dir("report-fp8-whatif-usage");
+    const auto one_line_usage = [](const fp8scope::testing::ProcessResult& r, const std::string& says) {
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK_THAT(r.err, StartsWith("fp8scope: usage error: "));
+        CHECK_THAT(r.err, Contains(says));
+        // The reason, then where the usage is.
+        CHECK_THAT(r.err, Contains("\nRun 'fp8scope report --help'"));
+    };
+    one_line_usage(run_fp8scope({ "report", kBf16, "--fp8-whatif", "--format", "md" }), "text or json");
+    one_line_usage(run_fp8scope({ "report", kBf16, kBf16, "--fp8-whatif" }), "one trace");
+    const std::string good = write_file(dir, "good.json",
+        R"({"format": "fp8scope.gemm_table/1", "rows": [{"m": 1, "n": 1, "k": 1, "bf16_ns": 2, "fp8_tensorwise_ns": 1}]})");
+    one_line_usage(run_fp8scope({ "report", kBf16, "--gemm-table", good }), "--gemm-table is the GEMM table");
+    for (const auto& [name, text, says] : {
+             std::tuple { "not-json.json", "{", "not a JSON object" },
+             { "other.json", R"({"format": "something else", "rows": []})", "fp8scope.gemm_table/1" },
+             { "empty.json", R"({"format": "fp8scope.gemm_table/1", "rows": []})", "no \"rows\"" },
+             { "negative.json",
+                 R"({"format": "fp8scope.gemm_table/1", "rows": [{"m": 1, "n": 1, "k": 1, "bf16_ns": -5,
+                     "fp8_tensorwise_ns": 1}]})",
+                 "row 0: needs positive integers" },
+         }) {
+        INFO(name);
+        one_line_usage(run_fp8scope({ "report", kBf16, "--fp8-whatif", "--gemm-table", write_file(dir, name, text) }),
+            says);
+    }
+}
