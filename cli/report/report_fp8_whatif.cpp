@@ -69,8 +69,8 @@ std::string render_fp8_whatif_text(const Fp8WhatIf& w, bool color)
             static_cast<double>(p.bf16_step_ns) / static_cast<double>(std::max<int64_t>(1, p.step_high_ns)),
             static_cast<double>(p.bf16_step_ns) / static_cast<double>(std::max<int64_t>(1, p.step_low_ns)));
         out += fmt::format("  {:<11} {:<9} {:>10} {:>10} {:>10} {:>11} {:>10} {:>17}  {}\n", p.recipe,
-            analyzer::fp8_mode_name(p.mode), ms(p.bf16_step_ns), ms(p.gemm_bf16_ns), ms(p.gemm_fp8_ns),
-            ms(bookkeeping), ms(p.step_ns), speedup, p.implementation);
+            analyzer::fp8_mode_name(p.mode), ms(p.bf16_step_ns), ms(p.gemm_bf16_ns), ms(p.gemm_fp8_ns), ms(bookkeeping),
+            ms(p.step_ns), speedup, p.implementation);
     }
     out += "  Bookkeeping: eager, the host time the casts and scale updates add; compiled, their fused kernels' GPU "
            "time.\n";
@@ -90,10 +90,11 @@ std::string render_fp8_whatif_text(const Fp8WhatIf& w, bool color)
                 o.delayed_flushed ? percent_of(*o.delayed_flushed) : "-", printable(o.label));
         }
         if (w.operands.size() > kShown)
-            out += fmt::format("    ... {} more operands (--format json lists every one)\n", w.operands.size() - kShown);
+            out += fmt::format(
+                "    ... {} more operands (--format json lists every one)\n", w.operands.size() - kShown);
         out += w.hurt.empty()
             ? fmt::format("  No operand loses {} or more of its values to a per-tensor E4M3 scale.\n",
-                  percent_of(analyzer::kHurtFlushShare))
+                percent_of(analyzer::kHurtFlushShare))
             : wrapped(paint.warning(fmt::format("  {} operand(s) lose at least {} of their values to a per-tensor E4M3 "
                                                 "scale: a finer recipe (rowwise, blockwise) keeps them; the trace "
                                                 "holds no per-row figures to say how much",

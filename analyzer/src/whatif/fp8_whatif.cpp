@@ -144,9 +144,8 @@ std::vector<OperandNumerics> operand_numerics(const TraceModel& model, const Ste
         }
         out.push_back(std::move(o));
     }
-    std::ranges::stable_sort(out, [](const OperandNumerics& a, const OperandNumerics& b) {
-        return a.e4m3_flushed > b.e4m3_flushed;
-    });
+    std::ranges::stable_sort(
+        out, [](const OperandNumerics& a, const OperandNumerics& b) { return a.e4m3_flushed > b.e4m3_flushed; });
     return out;
 }
 

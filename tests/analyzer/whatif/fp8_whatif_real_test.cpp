@@ -47,8 +47,8 @@ double kernels_per_step(const Report& report)
 
 } // namespace
 
-TEST_CASE("FP8 what-if: the eager recipe profiles are what the zoo's FP8 runs and their BF16 twins give",
-    "[whatif][real]")
+TEST_CASE(
+    "FP8 what-if: the eager recipe profiles are what the zoo's FP8 runs and their BF16 twins give", "[whatif][real]")
 {
     for (const Twin& twin : kTwins) {
         INFO(twin.fp8 << " against " << twin.bf16);

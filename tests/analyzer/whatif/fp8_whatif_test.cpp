@@ -4,10 +4,10 @@
 // whose flushed shares under each per-tensor scale are exact.
 #include "analysis_test_support.hpp"
 #include "compare_test_support.hpp"
-#include "tensor_samples.hpp"
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
+#include "tensor_samples.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -134,8 +134,7 @@ TEST_CASE("FP8 what-if: a launch-bound eager step grows by the recipe's host tim
     CHECK_THAT(w.advice, Contains("compiled: predicted"));
 }
 
-TEST_CASE("FP8 what-if: the sampled 2-D GEMMs are the ones that run in FP8, and their operands move bytes",
-    "[whatif]")
+TEST_CASE("FP8 what-if: the sampled 2-D GEMMs are the ones that run in FP8, and their operands move bytes", "[whatif]")
 {
     Scenario s = launch_bound(kBf16Gemm);
     // Two of the four GEMMs of each step sampled, A (2048 x 512) and B (512 x 1024) each: 2 a step in FP8.
@@ -164,8 +163,8 @@ TEST_CASE("FP8 what-if: the sampled 2-D GEMMs are the ones that run in FP8, and 
     // Compiled: each FP8 GEMM's operands cast once, fused: (2048 x 512 + 512 x 1024) x 2 GEMMs x bytes per element.
     const double elements = 2.0 * (2048 * 512 + 512 * 1024);
     const Fp8Prediction& current = prediction(w, "current", Fp8Mode::Compiled);
-    CHECK(current.bookkeeping_gpu_ns == std::llround(elements * profile("current").compiled_bytes_per_element
-                                            / kCastBytesPerNs));
+    CHECK(current.bookkeeping_gpu_ns
+        == std::llround(elements * profile("current").compiled_bytes_per_element / kCastBytesPerNs));
 }
 
 TEST_CASE("FP8 what-if: a run that is FP8 already, or has no GEMM, gets no prediction and says why", "[whatif]")
@@ -176,12 +175,12 @@ TEST_CASE("FP8 what-if: a run that is FP8 already, or has no GEMM, gets no predi
     CHECK_THAT(predict_fp8(none, analysed(none)).not_applicable, Contains("no GEMM kernel"));
 }
 
-TEST_CASE("FP8 what-if: a GEMM below the table is no faster, one inside it takes the median of its neighbours",
-    "[whatif]")
+TEST_CASE(
+    "FP8 what-if: a GEMM below the table is no faster, one inside it takes the median of its neighbours", "[whatif]")
 {
     GemmTable table { "test GPU", "", "", {} };
-    for (const auto& [bf16, fp8] : { std::pair { 100'000, 50'000 }, { 150'000, 100'000 }, { 180'000, 60'000 },
-             { 1'000'000, 500'000 } })
+    for (const auto& [bf16, fp8] :
+        { std::pair { 100'000, 50'000 }, { 150'000, 100'000 }, { 180'000, 60'000 }, { 1'000'000, 500'000 } })
         table.rows.push_back({ 1, 1, 1, bf16, fp8, std::nullopt });
     // Under half the fastest row: nothing known.
     const GemmSpeedup below = gemm_speedup(table, 40'000, false);
@@ -200,8 +199,8 @@ TEST_CASE("FP8 what-if: a GEMM below the table is no faster, one inside it takes
     CHECK(gemm_speedup(table, 120'000, true).rows == 0);
 }
 
-TEST_CASE("FP8 what-if: the share of a BF16 operand each per-tensor scale flushes, and a delayed scale that lags",
-    "[whatif]")
+TEST_CASE(
+    "FP8 what-if: the share of a BF16 operand each per-tensor scale flushes, and a delayed scale that lags", "[whatif]")
 {
     Scenario s = launch_bound(kBf16Gemm);
     const int64_t site = s.tensor_site("gemm 2048x1024x512 #0", schema::TensorRole::A, schema::Dtype::BFloat16, 2048,

@@ -1,6 +1,7 @@
 // `fp8scope report --fp8-whatif [--gemm-table FILE]` (docs/cli.md "FP8 what-if"): the text section and the JSON
 // object on the zoo's recorded BF16 run, a GEMM table of the user's own read back into the prediction, and the usage
-// errors (exit 2, the reason in one sentence): another format, several traces, a table without --fp8-whatif, a bad table file.
+// errors (exit 2, the reason in one sentence): another format, several traces, a table without --fp8-whatif, a bad
+// table file.
 #include "cli_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -58,7 +59,8 @@ TEST_CASE("report --gemm-table: the user's own table decides the GEMM times", "[
             {"m": 64, "n": 64, "k": 64, "bf16_ns": 5000, "fp8_tensorwise_ns": 1000}]})");
     const auto mine = nlohmann::json::parse(
         run_fp8scope_ok({ "report", kBf16, "--fp8-whatif", "--gemm-table", table, "--format", "json" }));
-    const auto shipped = nlohmann::json::parse(run_fp8scope_ok({ "report", kBf16, "--fp8-whatif", "--format", "json" }));
+    const auto shipped
+        = nlohmann::json::parse(run_fp8scope_ok({ "report", kBf16, "--fp8-whatif", "--format", "json" }));
     CHECK(mine.at("fp8_whatif").at("table_gpu") == "my GPU");
     const auto& mine_delayed = mine.at("fp8_whatif").at("predictions").at(0);
     const auto& shipped_delayed = shipped.at("fp8_whatif").at("predictions").at(0);
@@ -93,7 +95,7 @@ TEST_CASE("report --fp8-whatif: usage errors are exit 2 with one line", "[cli][w
                  "row 0: needs positive integers" },
          }) {
         INFO(name);
-        one_line_usage(run_fp8scope({ "report", kBf16, "--fp8-whatif", "--gemm-table", write_file(dir, name, text) }),
-            says);
+        one_line_usage(
+            run_fp8scope({ "report", kBf16, "--fp8-whatif", "--gemm-table", write_file(dir, name, text) }), says);
     }
 }
