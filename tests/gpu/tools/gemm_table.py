@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """FP8 against BF16 GEMM time by shape on this GPU (docs/analysis.md "FP8 what-if"): for each (m, n, k) of a sweep,
-the median GPU time per call (a CUDA graph of 20 calls replayed between two CUDA events) of torch.mm in BF16 and of torch._scaled_mm (cuBLASLt) in E4M3 with tensorwise and with rowwise
-scales, output BF16.
+the median GPU time per call (a CUDA graph of 20 calls replayed between two CUDA events) of torch.mm in BF16 and of
+torch._scaled_mm (cuBLASLt) in E4M3 with tensorwise and with rowwise scales, output BF16. The table
+`fp8scope report --fp8-whatif --gemm-table` reads (docs/cli.md "FP8 what-if").
 
   gemm_table.py [--out FILE] [--reps N]      writes the table as JSON (fp8scope's GEMM table format)
 
