@@ -172,7 +172,12 @@ std::optional<GemmTable> parse_gemm_table(const std::string& text, std::string& 
         error = "not a JSON object";
         return std::nullopt;
     }
-    if (j.value("format", "") != "fp8scope.gemm_table/1") {
+    // A field of the wrong type reads as absent (json::value() would throw on it).
+    const auto text_of = [&](const char* key) {
+        const auto v = j.find(key);
+        return v != j.end() && v->is_string() ? v->get<std::string>() : std::string();
+    };
+    if (text_of("format") != "fp8scope.gemm_table/1") {
         error = "not an fp8scope.gemm_table/1 document (its \"format\")";
         return std::nullopt;
     }
@@ -182,9 +187,9 @@ std::optional<GemmTable> parse_gemm_table(const std::string& text, std::string& 
         return std::nullopt;
     }
     GemmTable table;
-    table.gpu = j.value("gpu", "");
-    table.date = j.value("date", "");
-    table.method = j.value("method", "");
+    table.gpu = text_of("gpu");
+    table.date = text_of("date");
+    table.method = text_of("method");
     auto positive = [](const nlohmann::json& row, const char* key) -> std::optional<int64_t> {
         const auto v = row.find(key);
         if (v == row.end() || !v->is_number_integer() || v->get<int64_t>() <= 0)
