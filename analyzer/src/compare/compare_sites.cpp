@@ -19,12 +19,6 @@ namespace {
 
 namespace schema = fp8scope::schema;
 
-bool is_high_precision(int32_t dtype)
-{
-    const auto d = static_cast<schema::Dtype>(dtype);
-    return d == schema::Dtype::Float32 || d == schema::Dtype::BFloat16 || d == schema::Dtype::Float16;
-}
-
 void add_histogram(StepSample& into, const TensorStats& s)
 {
     if (s.exponent_histogram.empty())

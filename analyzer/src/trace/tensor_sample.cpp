@@ -19,18 +19,18 @@ double ratio(int64_t count, int64_t numel)
     return static_cast<double>(count) / static_cast<double>(numel);
 }
 
-bool is_high_precision(int32_t dtype)
-{
-    const auto d = static_cast<schema::Dtype>(dtype);
-    return d == schema::Dtype::Float32 || d == schema::Dtype::BFloat16 || d == schema::Dtype::Float16;
-}
-
 bool positive_finite(double value)
 {
     return std::isfinite(value) && value > 0;
 }
 
 } // namespace
+
+bool is_high_precision(int32_t dtype)
+{
+    const auto d = static_cast<schema::Dtype>(dtype);
+    return d == schema::Dtype::Float32 || d == schema::Dtype::BFloat16 || d == schema::Dtype::Float16;
+}
 
 double min_subnormal_log2(double fp8_max)
 {

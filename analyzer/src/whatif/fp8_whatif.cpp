@@ -36,12 +36,6 @@ std::vector<int64_t> gemm_durations(const TraceModel& model, const StepSet& step
     return durations;
 }
 
-bool is_high_precision(int32_t dtype)
-{
-    const auto d = static_cast<schema::Dtype>(dtype);
-    return d == schema::Dtype::Float32 || d == schema::Dtype::BFloat16 || d == schema::Dtype::Float16;
-}
-
 // A 2-D GEMM operand the collector sampled at the GEMM call (zero-code sites): what an FP8 Linear layer would cast.
 bool linear_operand(const TensorSite& site)
 {

@@ -30,6 +30,14 @@ std::span<const RecipeProfile> fp8_recipe_profiles()
     return kProfiles;
 }
 
+const RecipeProfile* find_recipe_profile(std::string_view recipe)
+{
+    for (const RecipeProfile& p : fp8_recipe_profiles())
+        if (p.recipe == recipe)
+            return &p;
+    return nullptr;
+}
+
 const char* fp8_mode_name(Fp8Mode mode)
 {
     return mode == Fp8Mode::Eager ? "eager" : "compiled";

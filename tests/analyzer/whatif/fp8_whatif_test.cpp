@@ -71,11 +71,10 @@ const Fp8Prediction& prediction(const Fp8WhatIf& w, std::string_view recipe, Fp8
 
 const RecipeProfile& profile(std::string_view recipe)
 {
-    for (const RecipeProfile& p : fp8_recipe_profiles())
-        if (p.recipe == recipe)
-            return p;
-    FAIL("no profile " << recipe);
-    throw 0;
+    const RecipeProfile* found = find_recipe_profile(recipe);
+    if (!found)
+        FAIL("no profile " << recipe);
+    return *found;
 }
 
 } // namespace

@@ -28,6 +28,9 @@ inline constexpr double kStaleScaleHeadroomBits = -1e-6;
 // Each event list keeps its earliest events; `total` counts them all.
 inline constexpr size_t kTensorEventsListed = 20;
 
+// FP32, BF16 or FP16: a tensor an FP8 recipe would cast (schema::Dtype).
+bool is_high_precision(int32_t dtype);
+
 // The smallest subnormals: a value below half of it rounds to zero (OCP FP8: E4M3 2^-9, E5M2 2^-16).
 inline constexpr double kE4M3MinSubnormalLog2 = -9;
 inline constexpr double kE5M2MinSubnormalLog2 = -16;

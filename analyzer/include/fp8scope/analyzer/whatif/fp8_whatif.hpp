@@ -64,6 +64,8 @@ struct RecipeProfile {
     std::string_view source; // where the figures come from
 };
 std::span<const RecipeProfile> fp8_recipe_profiles();
+// The profile of `recipe` ("delayed", ...), or nullptr.
+const RecipeProfile* find_recipe_profile(std::string_view recipe);
 
 enum class Fp8Mode { Eager, Compiled };
 const char* fp8_mode_name(Fp8Mode mode); // "eager", "compiled"
