@@ -3,6 +3,7 @@
 #include "report/report_render.hpp"
 
 #include "fp8scope/present/units.hpp"
+#include "fp8scope/present/whatif_wording.hpp"
 #include "output/present_names.hpp"
 #include "output/text_paint.hpp"
 
@@ -12,26 +13,11 @@
 
 namespace fp8scope::cli {
 
-using analyzer::Fp8Mode;
 using analyzer::Fp8Prediction;
 using analyzer::Fp8WhatIf;
 using analyzer::GemmTable;
 using analyzer::GemmTimeRow;
 using analyzer::OperandNumerics;
-
-namespace {
-
-std::string ms(int64_t ns)
-{
-    return fmt::format("{:.2f} ms", static_cast<double>(ns) / 1e6);
-}
-
-std::string percent_of(double share)
-{
-    return fmt::format("{:.2f}%", 100 * share);
-}
-
-} // namespace
 
 std::string render_fp8_whatif_text(const Fp8WhatIf& w, bool color)
 {
@@ -44,63 +30,40 @@ std::string render_fp8_whatif_text(const Fp8WhatIf& w, bool color)
         return out;
     }
     out += "  ";
-    out += wrapped(fmt::format("BF16 step {} over {} steps: {} kernels a step, {} of host time per kernel; {} GEMM "
-                               "kernels a step, {} of GPU time; in FP8: {}",
-                       ms(w.bf16_step_ns), w.steps, w.kernels_per_step, ms(w.host_ns_per_kernel),
-                       w.gemm_kernels_per_step, ms(w.gemm_ns_per_step), w.fp8_gemm_source),
-               kTextWidth - 2, "  ")
-        + "\n";
+    out += wrapped(whatif_bf16_step_sentence(w), kTextWidth - 2, "  ") + "\n";
     out += "  ";
-    out += wrapped(fmt::format("GEMM times: the table measured on {}{}", w.table_gpu,
-                       w.trace_gpu.empty() || w.trace_gpu == w.table_gpu
-                           ? std::string()
-                           : fmt::format(" (this trace ran on {}: measure its own with --gemm-table)", w.trace_gpu)),
-               kTextWidth - 2, "  ")
-        + "\n";
-    out += fmt::format("  {:<11} {:<9} {:>10} {:>10} {:>10} {:>11} {:>10} {:>17}  {}\n", "recipe", "mode", "BF16 step",
-        "GEMM BF16", "GEMM FP8", "bookkeeping", "FP8 step", "speed-up", "implementation");
+    out += wrapped(whatif_gemm_table_sentence(w), kTextWidth - 2, "  ") + "\n";
+    constexpr std::string_view kRow = "  {:<11} {:<9} {:>10} {:>10} {:>10} {:>11} {:>10} {:>17}  {}\n";
+    const auto& title = kWhatIfColumnTitles;
+    out += fmt::format(kRow, title[0], title[1], title[2], title[3], title[4], title[5], title[6], title[7], title[8]);
     for (const Fp8Prediction& p : w.predictions) {
-        if (!p.unavailable.empty()) {
-            out += fmt::format("  {:<11} {:<9} {}\n", p.recipe, analyzer::fp8_mode_name(p.mode), p.unavailable);
+        const WhatIfPredictionCells c = whatif_prediction_cells(p);
+        if (!c.unavailable.empty()) {
+            out += fmt::format("  {:<11} {:<9} {}\n", c.recipe, c.mode, c.unavailable);
             continue;
         }
-        const int64_t bookkeeping = p.mode == Fp8Mode::Eager ? p.bookkeeping_host_ns : p.bookkeeping_gpu_ns;
-        const std::string speedup = fmt::format("{:.2f}x ({:.2f}-{:.2f})", p.speedup,
-            static_cast<double>(p.bf16_step_ns) / static_cast<double>(std::max<int64_t>(1, p.step_high_ns)),
-            static_cast<double>(p.bf16_step_ns) / static_cast<double>(std::max<int64_t>(1, p.step_low_ns)));
-        out += fmt::format("  {:<11} {:<9} {:>10} {:>10} {:>10} {:>11} {:>10} {:>17}  {}\n", p.recipe,
-            analyzer::fp8_mode_name(p.mode), ms(p.bf16_step_ns), ms(p.gemm_bf16_ns), ms(p.gemm_fp8_ns), ms(bookkeeping),
-            ms(p.step_ns), speedup, p.implementation);
+        const auto cell = c.cells();
+        out += fmt::format(kRow, cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8]);
     }
-    out += "  Bookkeeping: eager, the host time the casts and scale updates add; compiled, their fused kernels' GPU "
-           "time.\n";
     out += "  ";
-    out += wrapped("Advice: " + w.advice, kTextWidth - 2, "    ") + "\n";
+    out += whatif_bookkeeping_note();
+    out += "\n";
+    out += "  ";
+    out += wrapped(whatif_advice_sentence(w), kTextWidth - 2, "    ") + "\n";
     if (!w.operands.empty()) {
-        out += fmt::format("  Operands under per-tensor scales (share of values flushed to zero; delayed: scale from "
-                           "the last {} samples' amax):\n",
-            analyzer::kDelayedHistory);
-        out += fmt::format("    {:>6} {:>10} {:>10} {:>14} {:>14}  {}\n", "steps", "E4M3 cur.", "E5M2 cur.",
-            "delayed clip", "delayed flush", "operand");
-        constexpr size_t kShown = 10;
-        for (size_t i = 0; i < w.operands.size() && i < kShown; ++i) {
-            const OperandNumerics& o = w.operands[i];
-            out += fmt::format("    {:>6} {:>10} {:>10} {:>14} {:>14}  {}\n", o.steps, percent_of(o.e4m3_flushed),
-                percent_of(o.e5m2_flushed), o.delayed_clipped_max ? percent_of(*o.delayed_clipped_max) : "-",
-                o.delayed_flushed ? percent_of(*o.delayed_flushed) : "-", printable(o.label));
+        out += "  " + whatif_operands_title() + "\n";
+        constexpr std::string_view kOperandRow = "    {:>6} {:>10} {:>10} {:>14} {:>14}  {}\n";
+        const auto& head = kWhatIfOperandColumnTitles;
+        out += fmt::format(kOperandRow, head[0], head[1], head[2], head[3], head[4], head[5]);
+        for (size_t i = 0; i < w.operands.size() && i < kWhatIfOperandsListed; ++i) {
+            const auto cell = whatif_operand_cells(w.operands[i]);
+            out += fmt::format(kOperandRow, cell[0], cell[1], cell[2], cell[3], cell[4], printable(cell[5]));
         }
-        if (w.operands.size() > kShown)
-            out += fmt::format(
-                "    ... {} more operands (--format json lists every one)\n", w.operands.size() - kShown);
-        out += w.hurt.empty()
-            ? fmt::format("  No operand loses {} or more of its values to a per-tensor E4M3 scale.\n",
-                percent_of(analyzer::kHurtFlushShare))
-            : wrapped(paint.warning(fmt::format("  {} operand(s) lose at least {} of their values to a per-tensor E4M3 "
-                                                "scale: a finer recipe (rowwise, blockwise) keeps them; the trace "
-                                                "holds no per-row figures to say how much",
-                          w.hurt.size(), percent_of(analyzer::kHurtFlushShare))),
-                  kTextWidth, "    ")
-                + "\n";
+        if (w.operands.size() > kWhatIfOperandsListed)
+            out += fmt::format("    ... {} more operands (--format json lists every one)\n",
+                w.operands.size() - kWhatIfOperandsListed);
+        out += w.hurt.empty() ? "  " + whatif_hurt_sentence(w) + "\n"
+                              : wrapped(paint.warning("  " + whatif_hurt_sentence(w)), kTextWidth, "    ") + "\n";
     }
     return out;
 }

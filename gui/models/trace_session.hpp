@@ -11,6 +11,7 @@
 #include "fp8scope/analyzer/views/kernel_table.hpp"
 #include "fp8scope/analyzer/views/tensor_series.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
+#include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 
 #include <memory>
 #include <optional>
@@ -18,12 +19,16 @@
 
 namespace fp8scope::gui {
 
-// One trace as the analyzer sees it: the model, the report, the what-if estimates with their recommendations, and
-// the tables the views show (computed once here, so that a view opens and sorts without touching the model).
+// One trace as the analyzer sees it: the model, the report, the what-if estimates with their recommendations, the
+// FP8 what-if, and the tables the views show (computed once here, so that a view opens and sorts without touching
+// the model).
 struct AnalysedTrace {
     analyzer::TraceModel model;
     analyzer::Report report;
     analyzer::WhatIf what_if;
+    // What FP8 would make of a BF16 run, with the shipped H100 GEMM table (`report --fp8-whatif` without
+    // --gemm-table); its not_applicable says why not for any other run (FP8 already, no GEMMs).
+    analyzer::Fp8WhatIf fp8_whatif;
     analyzer::KernelTableResult kernels;
     std::vector<analyzer::TensorSiteSeries> tensor_series; // by site id
 

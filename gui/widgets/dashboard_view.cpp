@@ -2,6 +2,7 @@
 
 #include "widgets/charts.hpp"
 #include "widgets/eliding_delegate.hpp"
+#include "widgets/fp8_whatif_panel.hpp"
 
 #include "models/display_text.hpp"
 
@@ -304,6 +305,10 @@ DashboardView::DashboardView(FindingsModel& findings, QWidget* parent)
     });
     layout->addWidget(group(u"Top findings (click one to go to its step)"_s, findings_, page));
 
+    // A BF16 run's FP8 what-if, full width (its table has nine columns); hidden for any other run.
+    fp8_whatif_ = new Fp8WhatIfPanel(page);
+    layout->addWidget(fp8_whatif_);
+
     // Two rows of two (boxes, not a grid: a grid's height for a width ignores the charts' minimum heights): the
     // bubble ratio and the idle time by cause, then the FP8 overhead (rebuild_charts()) and the tensor health.
     charts_rows_ = { new QHBoxLayout(), new QHBoxLayout() };
@@ -326,6 +331,7 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
     const AnalysedTrace& run = *session_->run;
     headline_->setText(headline_html(run));
     tensor_health_->setText(tensor_health_html(run.report.tensor_health));
+    fp8_whatif_->set_whatif(run.fp8_whatif);
     // Kind is told by colour here (red: numerics); Why is in the Findings view and the tooltips. The finding takes
     // the width that the saving and the place, read whole, leave.
     findings_->hideColumn(FindingsModel::Kind);

@@ -1,7 +1,8 @@
 // The dashboard: the session at a glance. A headline (step time, bubble ratio, top cause), the compare verdict
 // when a reference is open, the top findings with their estimated savings (click one to go to it), charts of the
 // bubble ratio and of the idle time by cause per step, the kernel time per step by class (the FP8 overhead), and
-// the tensor health summary. Every figure is the analyzer's; the wording is the presentation library's (present/).
+// the tensor health summary; for a BF16 run, after the findings, the FP8 what-if (fp8_whatif_panel.hpp). Every figure
+// is the analyzer's; the wording is the presentation library's (present/).
 #pragma once
 
 #include "models/findings_model.hpp"
@@ -20,6 +21,8 @@ class QTreeView;
 class QVBoxLayout;
 
 namespace fp8scope::gui {
+
+class Fp8WhatIfPanel;
 
 class DashboardView : public QScrollArea {
     Q_OBJECT
@@ -46,6 +49,7 @@ private:
     QSortFilterProxyModel* top_findings_;
     QTreeView* findings_;
     QLabel* tensor_health_;
+    Fp8WhatIfPanel* fp8_whatif_;
 };
 
 } // namespace fp8scope::gui
