@@ -11,6 +11,9 @@ enum ExitCode : int {
     // A bug in fp8scope itself (an exception nobody expected). 70 is EX_SOFTWARE of sysexits.h, so it cannot be
     // mistaken for a verdict on the trace.
     kExitInternal = 70,
+    // `calibrate`: no GPU, CUDA driver or cuBLASLt to measure with, or a CUDA call failed during the measurement
+    // (out of GPU memory). 69 is EX_UNAVAILABLE of sysexits.h.
+    kExitUnavailable = 69,
     // The report could not be written to stdout (disk full, closed descriptor). 74 is EX_IOERR of sysexits.h.
     kExitOutput = 74,
 };

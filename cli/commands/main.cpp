@@ -1,5 +1,6 @@
 // fp8scope: the command-line tool. A thin layer over the analyzer: it parses arguments (CLI11), calls the
 // analyzer, and formats what comes back. Exit codes follow the spec's "CLI conventions" (exit_codes.hpp).
+#include "calibrate/calibrate_command.hpp"
 #include "commands/check_command.hpp"
 #include "commands/command_support.hpp"
 #include "commands/compare_command.hpp"
@@ -75,12 +76,13 @@ constexpr const char* kMainExamples = R"(Examples:
   fp8scope check fp8.sqlite --ref bf16.sqlite --junit check.xml
   fp8scope export run.sqlite --perfetto run.json.gz --steps 10:12
   fp8scope record -o 'traces/run-%r-%p.sqlite' -- python train.py --precision fp8
+  fp8scope calibrate bf16.sqlite -o gemm_table.json
   fp8scope record --help
 
 Exit codes: 0 ok, 1 a check budget failed (or had no data to judge), 2 usage error (also --steps, --device
 or --warmup selecting nothing), 3 unreadable or invalid trace, 74 output cannot be written, 70 internal error
 (a bug: please report it); 3 also for two traces that compare or check --ref cannot compare; 74 also for an
-export file that cannot be written. record exits with
+export file that cannot be written; 69 calibrate found no GPU, CUDA driver or cuBLASLt. record exits with
 the recorded command's exit code (see fp8scope record --help).
 Reference: docs/cli.md; trace format: docs/trace-format.md.
 )";
@@ -108,7 +110,9 @@ int run(int argc, char** argv)
     CLI::App* compare = add_compare_command(app, compare_options);
     ExportCliOptions export_options;
     CLI::App* export_command = add_export_command(app, export_options);
-    constexpr const char* kAvailable = "available: info, record, report, check, compare, export";
+    CalibrateOptions calibrate_options;
+    CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
+    constexpr const char* kAvailable = "available: info, record, report, check, compare, export, calibrate";
 
     // The recorded command's own arguments never reach CLI11 (`-- python train.py --lr 3`).
     const std::vector<const char*> args = split_record_command(*record, argc, argv, record_options);
@@ -123,6 +127,8 @@ int run(int argc, char** argv)
             return "fp8scope compare";
         if (export_command->parsed())
             return "fp8scope export";
+        if (calibrate->parsed())
+            return "fp8scope calibrate";
         return record->parsed() ? "fp8scope record" : "fp8scope";
     };
     try {
@@ -132,10 +138,10 @@ int run(int argc, char** argv)
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         const bool in_subcommand = info->parsed() || record->parsed() || report->parsed() || check->parsed()
-            || compare->parsed() || export_command->parsed();
+            || compare->parsed() || export_command->parsed() || calibrate->parsed();
         // CLI11 reports a mistyped subcommand as unexpected arguments, listed in reverse; name it plainly.
         std::optional<std::string> suggestion;
-        for (const CLI::App* command : { info, record, report, check, compare, export_command })
+        for (const CLI::App* command : { info, record, report, check, compare, export_command, calibrate })
             if (command->parsed())
                 suggestion = did_you_mean(*command, args);
         if (!in_subcommand && argc > 1 && argv[1][0] != '-')
@@ -158,6 +164,8 @@ int run(int argc, char** argv)
         return run_compare(compare_options);
     if (export_command->parsed())
         return run_export(export_options);
+    if (calibrate->parsed())
+        return run_calibrate(calibrate_options);
     if (record->parsed()) {
         if (const auto error = record_usage_error(record_options))
             return usage_error("record", *error);

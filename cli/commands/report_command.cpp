@@ -1,5 +1,7 @@
 #include "commands/report_command.hpp"
 
+#include "calibrate/gemm_table_json.hpp"
+
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"
 #include "fp8scope/present/units.hpp"

@@ -57,10 +57,5 @@ std::string render_report_junit(const analyzer::TraceModel& model, const analyze
 // the JSON object "fp8_whatif".
 std::string render_fp8_whatif_text(const analyzer::Fp8WhatIf& whatif, bool color);
 nlohmann::ordered_json fp8_whatif_json(const analyzer::Fp8WhatIf& whatif);
-// A GEMM table file (`--gemm-table FILE`, format fp8scope.gemm_table/1, as tests/gpu/tools/gemm_table.py writes it);
-// nullopt with `error` saying what is wrong.
-std::optional<analyzer::GemmTable> parse_gemm_table(const std::string& text, std::string& error);
-// The same, of a file of at most 16 MiB.
-std::optional<analyzer::GemmTable> read_gemm_table_file(const std::string& path, std::string& error);
 
 } // namespace fp8scope::cli

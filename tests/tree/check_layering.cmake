@@ -3,20 +3,22 @@
 #   the presentation library words and computes nothing of its own: no CLI header, no Qt;
 #   the viewer never includes the CLI (its wording comes from present/);
 #   the collector never includes the analyzer;
-#   common/ includes no other part of fp8scope.
+#   common/ includes no other part of fp8scope;
+#   the GEMM timer (calibrate/) includes only common/, and neither the analyzer nor the viewer includes it.
 # Run as: cmake -DSOURCE_DIR=<repo> -P check_layering.cmake. Fails with one line per broken rule, naming the file and
 # the include.
 cmake_minimum_required(VERSION 3.25)
 
 # The CLI's folders, as the CLI includes them ("report/report_render.hpp"): none may be included outside cli/. The
 # analyzer has a private compare/ folder of its own, so its rule leaves that name out.
-set(cli_folders "commands|record|report|compare|trace_info|export|rank_json|output")
-set(cli_folders_but_compare "commands|record|report|trace_info|export|rank_json|output")
+set(cli_folders "commands|record|report|compare|trace_info|export|rank_json|output|calibrate")
+set(cli_folders_but_compare "commands|record|report|trace_info|export|rank_json|output|calibrate")
 
 # rule: <folder> <regex of a forbidden include target> <why>
 set(rules
     "analyzer|fp8scope/format/(trace_db|background_writer)\\.hpp|the analyzer only reads: no writer"
-    "analyzer|^(cuda|cupti|nvtx)|the analyzer has no CUDA"
+    "analyzer|^(cuda|cupti|nvtx|cublas)|the analyzer has no CUDA"
+    "analyzer|^fp8scope/calibrate/|the analyzer decides and never measures"
     "analyzer|^Q|the analyzer has no Qt"
     "analyzer|^fp8scope/present/|the analyzer computes, present/ words: no wording in the analyzer"
     "analyzer|^(${cli_folders_but_compare})/|the analyzer never includes the CLI"
@@ -25,7 +27,9 @@ set(rules
     "gui|^(${cli_folders})/|the viewer never includes the CLI: its wording is present/'s"
     "collector|^fp8scope/analyzer/|the collector records and never includes the analyzer"
     "collector|^fp8scope/present/|the collector never includes the presentation library"
-    "common|^fp8scope/(format|analyzer|present)/|common/ depends on nothing")
+    "common|^fp8scope/(format|analyzer|present|calibrate)/|common/ depends on nothing"
+    "calibrate|^fp8scope/(format|analyzer|present)/|the GEMM timer measures: it depends on common/ alone"
+    "gui|^fp8scope/calibrate/|the viewer never measures")
 
 set(problems "")
 set(checked 0)

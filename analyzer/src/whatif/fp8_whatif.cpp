@@ -7,11 +7,14 @@
 #include "fp8scope/analyzer/trace/tensor_health.hpp"
 #include "fp8scope/format/schema.hpp"
 #include "model/step_locator.hpp"
+#include "whatif/host_time.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -54,11 +57,32 @@ double median(std::vector<double> values)
 }
 
 // Per analysed step with samples: the sampled 2-D GEMMs (their A operands) and the elements of their A and B
-// operands; the medians over those steps.
+// operands; the medians over those steps. Only when every sample's place in its step is known (ordinal >= 0): a
+// sample taken at the bounded rate of an unlocked period (ordinal -1, a short zero-code run) sees a few of the
+// step's GEMMs, not all of them; then `per_step` is 0 and the samples give only the operand elements of one GEMM on
+// average. Samples the per-step cap skipped (FP8SCOPE_STATS_CAP) are the step's last GEMMs, 3 samples (A, B, D)
+// each: they are added to the count.
 struct LinearGemms {
-    int64_t per_step = 0; // 0: no GEMM statistics in the steps
+    int64_t per_step = 0; // 0: the samples do not count the step's GEMMs
     double elements_per_step = 0;
+    double elements_per_gemm = 0; // mean A elements + mean B elements over the samples; 0: no sample
+    bool partial = false; // samples exist, but they do not count the step's GEMMs
+    double capped_per_step = 0; // GEMMs per sampled step whose samples the cap skipped (included in per_step)
 };
+
+// The cap's skipped samples per step with samples, in GEMMs (3 samples each).
+double capped_per_step(const TraceModel& model)
+{
+    if (model.meta.tensor_stats_skipped <= 0)
+        return 0;
+    std::set<int64_t> sampled_steps;
+    for (const TensorStats& s : model.tensor_stats)
+        if (s.step)
+            sampled_steps.insert(*s.step);
+    return sampled_steps.empty()
+        ? 0
+        : static_cast<double>(model.meta.tensor_stats_skipped) / (3.0 * static_cast<double>(sampled_steps.size()));
+}
 
 LinearGemms linear_gemms(const TraceModel& model, const StepSet& steps)
 {
@@ -68,24 +92,43 @@ LinearGemms linear_gemms(const TraceModel& model, const StepSet& steps)
             sites.emplace(site.id, &site);
     const detail::StepLocator locate(steps);
     std::map<int64_t, std::pair<std::set<int64_t>, double>> by_step; // step -> (A sites, elements)
+    std::array<std::pair<double, int64_t>, 2> role_elements {}; // A, B: (elements, samples)
+    bool positions_known = true;
     for (const TensorStats& s : model.tensor_stats) {
         const auto site = sites.find(s.site_id);
         if (site == sites.end())
             continue;
+        const bool is_a = static_cast<schema::TensorRole>(site->second->role) == schema::TensorRole::A;
+        auto& [role_sum, role_count] = role_elements[is_a ? 0 : 1];
+        role_sum += static_cast<double>(s.numel);
+        ++role_count;
+        if (site->second->ordinal < 0)
+            positions_known = false;
         const auto step = locate.analysed_step(s.step, s.timestamp_ns);
         if (!step)
             continue;
         auto& [a_sites, elements] = by_step[*step];
-        if (static_cast<schema::TensorRole>(site->second->role) == schema::TensorRole::A)
+        if (is_a)
             a_sites.insert(s.site_id);
         elements += static_cast<double>(s.numel);
+    }
+    LinearGemms out;
+    out.capped_per_step = capped_per_step(model);
+    for (const auto& [sum, count] : role_elements)
+        if (count > 0)
+            out.elements_per_gemm += sum / static_cast<double>(count);
+    if (!positions_known) {
+        out.partial = role_elements[0].second > 0;
+        return out;
     }
     std::vector<double> counts, elements;
     for (const auto& [step, entry] : by_step) {
         counts.push_back(static_cast<double>(entry.first.size()));
         elements.push_back(entry.second);
     }
-    return { static_cast<int64_t>(std::llround(median(counts))), median(elements) };
+    out.per_step = static_cast<int64_t>(std::llround(median(counts) + out.capped_per_step));
+    out.elements_per_step = median(elements);
+    return out;
 }
 
 std::vector<OperandNumerics> operand_numerics(const TraceModel& model, const StepSet& steps)
@@ -183,12 +226,14 @@ Fp8Prediction predict(const RecipeProfile& p, Fp8Mode mode, const StepFigures& f
             return out;
         }
         const double host = f.fp8_gemms * *p.eager_host_units_per_gemm * f.host_per_kernel;
-        const double gpu = std::max(f.fp8_gemms * *p.eager_kernels_per_gemm * kMinBookkeepingKernelNs, traffic);
+        const double eager_traffic
+            = p.eager_gpu_ns_per_element ? f.operand_elements * *p.eager_gpu_ns_per_element : traffic;
+        const double gpu = std::max(f.fp8_gemms * *p.eager_kernels_per_gemm * kMinBookkeepingKernelNs, eager_traffic);
         out.bookkeeping_host_ns = std::llround(host);
         out.bookkeeping_gpu_ns = std::llround(gpu);
         // The host span (busy + launch idle) grows by the bookkeeping's host time; the GPU's work by its kernels, less
         // what the GEMMs save. The idle the host causes otherwise (syncs, data loading) stays.
-        const double host_span = f.busy + f.launch_idle;
+        const double host_span = f.kernels * f.host_per_kernel; // busy + launch idle when the GPU waits for it
         auto step_with = [&](double host_extra, double gemm_saved) {
             return f.other_idle + std::max(f.busy - gemm_saved + gpu, host_span + host_extra);
         };
@@ -243,6 +288,30 @@ std::string advice_for(const Fp8WhatIf& w, const StepFigures& f)
 
 } // namespace
 
+std::vector<TraceGemmShape> trace_gemm_shapes(const TraceModel& model)
+{
+    std::map<int64_t, std::array<int64_t, 3>> site_shape; // A sites named "gemm MxNxK" -> (m, n, k)
+    for (const TensorSite& site : model.tensor_sites) {
+        if (!linear_operand(site) || static_cast<schema::TensorRole>(site.role) != schema::TensorRole::A)
+            continue;
+        long long m = 0, n = 0, k = 0;
+        char tail = 0;
+        const std::string name(model.strings[site.name]);
+        if (std::sscanf(name.c_str(), "gemm %lldx%lldx%lld%c", &m, &n, &k, &tail) == 3 && m > 0 && n > 0 && k > 0)
+            site_shape.emplace(site.id, std::array<int64_t, 3> { m, n, k });
+    }
+    if (site_shape.empty())
+        return {};
+    std::map<std::array<int64_t, 3>, int64_t> calls;
+    for (const TensorStats& s : model.tensor_stats)
+        if (const auto shape = site_shape.find(s.site_id); shape != site_shape.end())
+            ++calls[shape->second];
+    std::vector<TraceGemmShape> shapes;
+    for (const auto& [mnk, count] : calls)
+        shapes.push_back({ mnk[0], mnk[1], mnk[2], count });
+    return shapes;
+}
+
 Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmTable& table)
 {
     Fp8WhatIf w;
@@ -275,7 +344,12 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
     f.launch_idle = static_cast<double>(t.cause_ns[static_cast<size_t>(BubbleCause::Launch)]) / f.steps;
     f.other_idle = std::max(0.0, f.step - f.busy - f.launch_idle);
     f.kernels = static_cast<double>(report.launch.kernels) / f.steps;
+    // The host's time per kernel: the GPU timeline's (busy + launch idle) / kernels is it when the GPU waits for the
+    // host, and more than it when the host runs ahead; the API calls' own figure tells the second case.
     f.host_per_kernel = f.kernels > 0 ? (f.busy + f.launch_idle) / f.kernels : 0;
+    const double host_from_calls = detail::host_ns_per_kernel(model, steps, report.bubbles.host_stall_threshold_ns);
+    if (host_from_calls > 0)
+        f.host_per_kernel = std::min(f.host_per_kernel, host_from_calls);
     const WhatIf what_if = estimate_what_if(report);
     // A trace that is compiled or graphed already is its own compiled baseline.
     const bool graphed = what_if.graph_kernel_share >= kGraphedStepShare || inductor_kernel_count(model) > 0;
@@ -285,9 +359,19 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
     if (linear.per_step > 0) {
         f.fp8_gemms = std::min(gemm_kernels, static_cast<double>(linear.per_step));
         f.operand_elements = linear.elements_per_step;
-        w.fp8_gemm_source = fmt::format("the 2-D GEMMs the collector sampled ({} a step, of {:.0f} GEMM kernels); "
+        w.fp8_gemm_source = fmt::format("the 2-D GEMMs the collector sampled ({} a step, of {:.0f} GEMM kernels{}); "
                                         "batched GEMMs (attention) stay in BF16",
-            linear.per_step, gemm_kernels);
+            linear.per_step, gemm_kernels,
+            linear.capped_per_step > 0 ? fmt::format(
+                ", {:.1f} of them counted from the samples the per-step cap skipped", linear.capped_per_step)
+                                       : "");
+    } else if (linear.partial) {
+        f.fp8_gemms = gemm_kernels;
+        f.operand_elements = gemm_kernels * linear.elements_per_gemm;
+        w.fp8_gemm_source = "every GEMM kernel of the step: its GEMM statistics sampled some GEMMs, not every GEMM "
+                            "of a step (no step markers and too short a run for the collector to learn the step's "
+                            "GEMM sequence, or the per-step cap), so they cannot tell the Linear layers' GEMMs from "
+                            "batched ones; operand sizes from the sampled GEMMs' mean";
     } else {
         f.fp8_gemms = gemm_kernels;
         w.fp8_gemm_source = "every GEMM kernel of the step: the trace has no GEMM statistics to tell the Linear "
@@ -299,6 +383,7 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
     w.host_ns_per_kernel = std::llround(f.host_per_kernel);
     w.gemm_kernels_per_step = std::llround(gemm_kernels);
     w.fp8_gemms_per_step = std::llround(f.fp8_gemms);
+    w.operand_elements_per_step = std::llround(f.operand_elements);
     int64_t gemm_total = 0;
     for (const int64_t d : f.gemms)
         gemm_total += d;

@@ -113,8 +113,12 @@ TEST_CASE("FP8 what-if: a launch-bound eager step grows by the recipe's host tim
     CHECK(delayed.step_high_ns == std::llround(kStepNs + host * (1 + kHostUnitsSpread)));
     CHECK(delayed.speedup == Approx(static_cast<double>(kStepNs) / (kStepNs + host)));
 
-    // No eager run of torchao's rowwise recipe was measured: no eager prediction, and the reason.
-    CHECK_THAT(prediction(w, "rowwise", Fp8Mode::Eager).unavailable, Contains("no eager run"));
+    // torchao's rowwise recipe in eager mode: its own host units, and the table's rowwise column for its GEMMs.
+    const Fp8Prediction& rowwise_eager = prediction(w, "rowwise", Fp8Mode::Eager);
+    REQUIRE(rowwise_eager.unavailable.empty());
+    CHECK(rowwise_eager.gemm_fp8_ns == 4 * 25'000);
+    CHECK(
+        rowwise_eager.bookkeeping_host_ns == std::llround(4 * *profile("rowwise").eager_host_units_per_gemm * 50'000));
 
     // Compiled: the CUDA-graph estimate of the BF16 step, less the GEMM time saved; no operand sizes, no traffic.
     const int64_t graphed = estimate_what_if(report).without_launch_overhead_ns;
@@ -131,6 +135,51 @@ TEST_CASE("FP8 what-if: a launch-bound eager step grows by the recipe's host tim
     CHECK(w.predictions[*w.best].mode == Fp8Mode::Compiled);
     CHECK(w.predictions[*w.best].step_ns == graphed - 80'000);
     CHECK_THAT(w.advice, Contains("compiled: predicted"));
+}
+
+TEST_CASE("FP8 what-if: a GPU-bound step's host time per kernel comes from its API calls, not from the GPU", "[whatif]")
+{
+    // Steps of 1 ms: 10 kernels of 95 us back to back (GEMMs at 0 and 5), all launched in the step's first 100 us (a
+    // 5 us call every 10 us), then a stream sync until the step ends. The GPU timeline gives 100 us per kernel; the
+    // host spends 10 us on each launch, and its sync counts as a call's usual 5 us.
+    Scenario s;
+    const HostThread thread = s.thread(4242, 4242);
+    for (int i = 0; i <= kSteps; ++i) {
+        const int64_t t0 = i * kStepNs;
+        s.step_marker(thread, t0, i);
+        const int kernels = i == kSteps ? 1 : 10;
+        for (int k = 0; k < kernels; ++k) {
+            const int64_t call = t0 + k * 10'000;
+            s.launch(thread, { .api_start_ns = call, .api_end_ns = call + 5'000 },
+                { .start_ns = t0 + 10'000 + k * 95'000,
+                    .end_ns = t0 + 10'000 + (k + 1) * 95'000,
+                    .name = std::string(k % 5 == 0 ? kBf16Gemm : "elementwise_kernel") });
+        }
+        if (i < kSteps)
+            s.sync(thread, t0 + 100'000, t0 + kStepNs, schema::SyncType::StreamSynchronize, 7);
+    }
+    const TraceModel model = write_and_load(s, "whatif-gpu-bound");
+    const Report report = analysed(model);
+    const Fp8WhatIf w = predict_fp8(model, report, twice_as_fast());
+    REQUIRE(w.not_applicable.empty());
+    CHECK(w.kernels_per_step == 10);
+    // 10 launches of 10 us and the sync's usual 5 us, over 10 kernels: 10.5 us (the GPU's figure would be 100 us).
+    // The window ends with the last analysed step's last launch and the silence after it, so that step's sync is
+    // not in it: (60 x 10 us + 5 x 5 us) / 60.
+    CHECK(w.host_ns_per_kernel == 10'417);
+    // The host's extra time (2 GEMMs x units x 10.5 us) hides behind the GPU's 950 us: the GPU decides the step, less
+    // the GEMM time FP8 saves, plus the bookkeeping kernels' time.
+    const Fp8Prediction& delayed = prediction(w, "delayed", Fp8Mode::Eager);
+    REQUIRE(delayed.unavailable.empty());
+    const double host = 2 * *profile("delayed").eager_host_units_per_gemm * static_cast<double>(w.host_ns_per_kernel);
+    CHECK(delayed.bookkeeping_host_ns == Approx(host).epsilon(1e-4));
+    CHECK(10 * w.host_ns_per_kernel + host < 950'000);
+    // The step less the GEMM time saved (the table halves a 95 us GEMM), plus the bookkeeping kernels; the step's
+    // 1 ms holds a few us of idle around the sync that FP8 leaves as they are.
+    const int64_t saved = 2 * (95'000 - 95'000 / 2);
+    CHECK(delayed.step_ns == Approx(kStepNs - saved + delayed.bookkeeping_gpu_ns).epsilon(0.005));
+    // Taking the GPU's 100 us per kernel for the host's would have added the host time to the whole step.
+    CHECK(delayed.step_ns < kStepNs + host);
 }
 
 TEST_CASE("FP8 what-if: the sampled 2-D GEMMs are the ones that run in FP8, and their operands move bytes", "[whatif]")

@@ -53,7 +53,7 @@ TEST_CASE("report --gemm-table: the user's own table decides the GEMM times", "[
 {
     const std::string dir = scratch_dir("report-gemm-table");
     // Every GEMM of the trace is a few microseconds: a table whose only row is 5 us BF16 against 1 us FP8 makes them
-    // five times faster, where the H100's table (40 us and up) leaves them as they are.
+    // five times faster, where the H100's table gives its own small shapes' speed-ups (under 2x).
     const std::string table = write_file(dir, "table.json",
         R"({"format": "fp8scope.gemm_table/1", "gpu": "my GPU", "rows": [
             {"m": 64, "n": 64, "k": 64, "bf16_ns": 5000, "fp8_tensorwise_ns": 1000}]})");
@@ -66,7 +66,8 @@ TEST_CASE("report --gemm-table: the user's own table decides the GEMM times", "[
     const auto& shipped_delayed = shipped.at("fp8_whatif").at("predictions").at(0);
     CHECK(mine_delayed.at("gemm_bf16_ns") == shipped_delayed.at("gemm_bf16_ns"));
     CHECK(mine_delayed.at("gemm_fp8_ns").get<int64_t>() < shipped_delayed.at("gemm_fp8_ns").get<int64_t>());
-    CHECK(shipped_delayed.at("gemm_fp8_ns") == shipped_delayed.at("gemm_bf16_ns"));
+    CHECK(shipped_delayed.at("gemm_fp8_ns").get<int64_t>() * 2 > shipped_delayed.at("gemm_bf16_ns").get<int64_t>());
+    CHECK(mine_delayed.at("gemm_fp8_ns").get<int64_t>() * 4 < mine_delayed.at("gemm_bf16_ns").get<int64_t>());
 }
 
 TEST_CASE("report --fp8-whatif: usage errors are exit 2 with one line", "[cli][whatif]")

@@ -15,6 +15,7 @@ enum class ErrorCode {
     Usage, // a caller passed an invalid argument
     Cancelled, // the caller's progress hook asked to stop (fp8scope/analyzer/model/progress.hpp); no partial result is
                // returned
+    Unavailable, // something the operation needs is missing on this machine: a GPU, its driver, a CUDA library
 };
 
 struct Error {

@@ -31,12 +31,9 @@ struct GemmTable {
     std::vector<GemmTimeRow> rows;
 };
 
-// The table shipped with fp8scope for the H100 (docs/benchmarks.md "FP8 against BF16 GEMM time"): rows whose BF16 and
-// FP8 times are both at least kGemmTableMinNs.
+// The table shipped with fp8scope for the H100 (docs/benchmarks.md "FP8 against BF16 GEMM time"): `fp8scope
+// calibrate --sweep` on an H100, 252 shapes from 2 us to 3 ms.
 const GemmTable& h100_gemm_table();
-// Below this a GEMM's time per call is not in the table: the measurement it came from timed the host's dispatch
-// there, not the GPU (docs/benchmarks.md).
-inline constexpr int64_t kGemmTableMinNs = 40'000;
 
 // The FP8 time of a BF16 GEMM of `bf16_ns`: bf16_ns divided by the median speed-up of the table rows whose BF16
 // time is within a factor of 2 of it (the nearest row's when none is); the speed-up's first and third quartile over
@@ -58,6 +55,10 @@ struct RecipeProfile {
     std::optional<double> eager_host_units_per_gemm;
     // Eager mode: the kernels it adds per FP8 GEMM (casts, amax reductions, scale updates, transposes).
     std::optional<double> eager_kernels_per_gemm;
+    // Eager: the GPU time its unfused bookkeeping kernels (amax, scale, cast, transposed copies, and the
+    // element-wise ops around them) add per element of the FP8 GEMMs' A and B operands, from a GPU-bound run;
+    // nullopt where none was measured (then the compiled cast traffic stands in).
+    std::optional<double> eager_gpu_ns_per_element;
     // Compiled: bytes moved per operand element for the cast, fused (read BF16 2, write E4M3 1, and for current
     // scaling a second read of 2 for the amax before the cast).
     double compiled_bytes_per_element = 3;
@@ -120,6 +121,7 @@ struct Fp8WhatIf {
     int64_t gemm_kernels_per_step = 0;
     int64_t fp8_gemms_per_step = 0; // the GEMMs that would run in FP8
     std::string fp8_gemm_source; // how they were counted
+    int64_t operand_elements_per_step = 0; // their A and B operands' elements; 0: unknown (no GEMM statistics)
     int64_t gemm_ns_per_step = 0;
     std::vector<Fp8Prediction> predictions; // every profile, eager then compiled
     std::optional<size_t> best; // the fastest available prediction
@@ -127,6 +129,16 @@ struct Fp8WhatIf {
     std::vector<OperandNumerics> operands; // GEMM operand sites with histograms, most flushed first
     std::vector<std::string> hurt; // labels of operands at or above kHurtFlushShare
 };
+
+// A GEMM shape the trace's tensor statistics name: the GEMM-interception sites ("gemm MxNxK", docs/collector.md
+// "Tensor statistics") of 2-D, high-precision A operands, and how many of their calls were sampled. What
+// `fp8scope calibrate TRACE` measures (docs/cli.md "calibrate").
+struct TraceGemmShape {
+    int64_t m = 0, n = 0, k = 0;
+    int64_t sampled_calls = 0;
+};
+// In order of m, n, k; empty when the trace was recorded without tensor statistics.
+std::vector<TraceGemmShape> trace_gemm_shapes(const TraceModel& model);
 
 Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmTable& table = h100_gemm_table());
 

@@ -1,0 +1,24 @@
+// The GEMM table file (format fp8scope.gemm_table/1, docs/cli.md "calibrate"): what `fp8scope calibrate` and
+// tests/gpu/tools/gemm_table.py write, and what `report --fp8-whatif --gemm-table FILE` reads.
+#pragma once
+
+#include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace fp8scope::cli {
+
+inline constexpr const char* kGemmTableFormat = "fp8scope.gemm_table/1";
+
+// A table's text; nullopt with `error` saying what is wrong.
+std::optional<analyzer::GemmTable> parse_gemm_table(const std::string& text, std::string& error);
+// The same, of a file of at most 16 MiB.
+std::optional<analyzer::GemmTable> read_gemm_table_file(const std::string& path, std::string& error);
+// The document parse_gemm_table reads back as `table`; `extra` fields (tool, versions) go after "method".
+nlohmann::ordered_json gemm_table_json(
+    const analyzer::GemmTable& table, const nlohmann::ordered_json& extra = nlohmann::ordered_json::object());
+
+} // namespace fp8scope::cli
