@@ -7,6 +7,7 @@
 #       traces      record the BF16 eager runs (hf_llama, fp8_whatif_mlp small and large) and the small FP8 rowwise
 #                   run (the rowwise eager profile's source), statistics every step; calibrate on the large trace
 #       fp8traces   record the large model's FP8 eager runs (tensorwise, rowwise, delayed)
+#       llama-fp8-trace  record hf_llama.py --fp8
 #       untraced-llama, untraced-large, untraced-small, untraced-delayed, untraced-graphs
 #                   the jobs untraced: BF16 and FP8, eager and compiled; one FP8SCOPE_GROUND_TRUTH line each in
 #                   truth.jsonl
@@ -69,6 +70,8 @@ for part in "$@"; do
     untraced-delayed)
         run u_large_delayed_eager 120 "$py" $mlp --size large --precision fp8 --recipe delayed
         run u_small_delayed_eager 120 "$py" $mlp --size small --precision fp8 --recipe delayed ;;
+    llama-fp8-trace)
+        record hf_llama_fp8 120 "$py" $llama --steps 20 --fp8 ;;
     untraced-llama)
         run u_llama_bf16 120 "$py" $llama --steps 20
         run u_llama_fp8 120 "$py" $llama --steps 20 --fp8 ;;
