@@ -90,7 +90,8 @@ Expected<CublasLt> open_cublas_lt(const std::string& given)
     if (!library)
         return make_error(ErrorCode::Unavailable,
             "cuBLASLt cannot be opened (tried " + candidates.front()
-                + (candidates.size() > 1 ? " and the CUDA directories" : "") + "; set FP8SCOPE_CUBLASLT or --cublaslt)");
+                + (candidates.size() > 1 ? " and the CUDA directories" : "")
+                + "; set FP8SCOPE_CUBLASLT or --cublaslt)");
     CublasLt lt;
     lt.path = opened;
     std::string missing;

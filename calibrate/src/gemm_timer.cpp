@@ -31,7 +31,11 @@ enum class Variant { Bf16, Fp8Tensorwise, Fp8Rowwise };
 // The CUDA and cuBLASLt state of one measurement, released in the destructor whatever failed.
 class Bench {
 public:
-    Bench(const CudaDriver& d, const CublasLt& lt) : d_(d), lt_(lt) { }
+    Bench(const CudaDriver& d, const CublasLt& lt)
+        : d_(d)
+        , lt_(lt)
+    {
+    }
     Bench(const Bench&) = delete;
     Bench& operator=(const Bench&) = delete;
     ~Bench()
@@ -169,8 +173,8 @@ public:
                 return std::unexpected(r.error());
         }
         const uint64_t workspace_bytes = kWorkspaceBytes;
-        lt_.preference_set(lt.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-            sizeof workspace_bytes);
+        lt_.preference_set(
+            lt.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes, sizeof workspace_bytes);
         cublasLtMatmulHeuristicResult_t heuristic {};
         int found = 0;
         if (lt_.heuristic(handle_, lt.desc, lt.a, lt.b, lt.d, lt.d, lt.preference, 1, &heuristic, &found)
@@ -221,7 +225,8 @@ public:
         float ms = 0;
         for (auto r : { check(d_.event_record(start_, stream_), "cuEventRecord"),
                  check(d_.graph_launch(prepared.graph.exec, stream_), "cuGraphLaunch"),
-                 check(d_.event_record(end_, stream_), "cuEventRecord"), check(d_.event_sync(end_), "cuEventSynchronize"),
+                 check(d_.event_record(end_, stream_), "cuEventRecord"),
+                 check(d_.event_sync(end_), "cuEventSynchronize"),
                  check(d_.event_elapsed(&ms, start_, end_), "cuEventElapsedTime") }) {
             if (!r)
                 return std::unexpected(r.error());
@@ -236,7 +241,10 @@ private:
         cublasLtMatmulDesc_t desc = nullptr;
         cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
         cublasLtMatmulPreference_t preference = nullptr;
-        explicit Lt(const CublasLt& lt) : api(lt) { }
+        explicit Lt(const CublasLt& lt)
+            : api(lt)
+        {
+        }
         Lt(const Lt&) = delete;
         Lt& operator=(const Lt&) = delete;
         ~Lt()
@@ -254,7 +262,10 @@ private:
         const CudaDriver& api;
         CUgraph graph = nullptr;
         CUgraphExec exec = nullptr;
-        explicit Graph(const CudaDriver& d) : api(d) { }
+        explicit Graph(const CudaDriver& d)
+            : api(d)
+        {
+        }
         Graph(const Graph&) = delete;
         Graph& operator=(const Graph&) = delete;
         ~Graph()
@@ -286,7 +297,11 @@ public:
     struct Prepared {
         Lt lt;
         Graph graph;
-        Prepared(const CublasLt& api, const CudaDriver& driver) : lt(api), graph(driver) { }
+        Prepared(const CublasLt& api, const CudaDriver& driver)
+            : lt(api)
+            , graph(driver)
+        {
+        }
     };
 
 private:
@@ -381,8 +396,8 @@ Expected<TimerResult> time_gemms(std::span<const GemmShape> shapes, const TimerO
                     "BF16 with tensorwise and outer-vector (rowwise) scales, FP32 accumulation, the heuristic's first "
                     "algorithm; GPU time per call of a CUDA graph of "
         + std::to_string(options.calls_per_graph) + " calls, median of " + std::to_string(options.reps)
-        + " replays, the three types replayed in turn, after " + std::to_string(kWarmupCalls)
-        + " warm-up calls (and " + std::to_string(kFirstShapeExtraReps) + " unkept replays of the first shape)";
+        + " replays, the three types replayed in turn, after " + std::to_string(kWarmupCalls) + " warm-up calls (and "
+        + std::to_string(kFirstShapeExtraReps) + " unkept replays of the first shape)";
     const auto bf16_values = bf16_pattern();
     const auto e4m3_values = e4m3_pattern();
     for (size_t i = 0; i < shapes.size(); ++i) {
@@ -390,9 +405,9 @@ Expected<TimerResult> time_gemms(std::span<const GemmShape> shapes, const TimerO
         const auto mk = static_cast<size_t>(s.m * s.k), kn = static_cast<size_t>(s.k * s.n),
                    mn = static_cast<size_t>(s.m * s.n);
         Bench::Operands bf16, fp8;
-        for (auto [target, bytes, pattern] : { std::tuple { &bf16.a, mk * 2, &bf16_values },
-                 std::tuple { &bf16.b, kn * 2, &bf16_values }, std::tuple { &fp8.a, mk, &e4m3_values },
-                 std::tuple { &fp8.b, kn, &e4m3_values } }) {
+        for (auto [target, bytes, pattern] :
+            { std::tuple { &bf16.a, mk * 2, &bf16_values }, std::tuple { &bf16.b, kn * 2, &bf16_values },
+                std::tuple { &fp8.a, mk, &e4m3_values }, std::tuple { &fp8.b, kn, &e4m3_values } }) {
             auto p = bench.filled(bytes, *pattern);
             if (!p)
                 return std::unexpected(p.error());

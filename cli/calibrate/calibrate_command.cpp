@@ -68,8 +68,9 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& options)
     c->add_option("--reps", options.reps, "Timed replays per shape and type (median kept)")
         ->check(CLI::Range(1, 1000))
         ->default_str("11");
-    c->add_option("--cublaslt", options.cublaslt, "The cuBLASLt library to open (default: FP8SCOPE_CUBLASLT, then "
-                                                  "libcublasLt.so.13 and the CUDA directories)");
+    c->add_option("--cublaslt", options.cublaslt,
+        "The cuBLASLt library to open (default: FP8SCOPE_CUBLASLT, then "
+        "libcublasLt.so.13 and the CUDA directories)");
     c->add_flag("--no-progress", options.no_progress, "No progress line on stderr");
     c->footer(kCalibrateExamples);
     return c;
@@ -104,7 +105,9 @@ int run_calibrate(const CalibrateOptions& options)
 
     const bool show_progress = !options.no_progress && isatty(STDERR_FILENO);
     const auto started = std::chrono::steady_clock::now();
-    const calibrate::TimerOptions timer { .device = options.device, .reps = options.reps, .cublaslt_path = options.cublaslt };
+    const calibrate::TimerOptions timer {
+        .device = options.device, .reps = options.reps, .cublaslt_path = options.cublaslt
+    };
     const auto measured = calibrate::time_gemms(shapes, timer, [&](size_t done, size_t total) {
         if (show_progress)
             std::fprintf(stderr, "\rcalibrate: %zu/%zu shapes", done, total);
@@ -120,8 +123,7 @@ int run_calibrate(const CalibrateOptions& options)
 
     analyzer::GemmTable table { measured->gpu, today(), measured->method, {} };
     for (const calibrate::GemmTiming& t : measured->timings)
-        table.rows.push_back(
-            { t.shape.m, t.shape.n, t.shape.k, t.bf16_ns, t.fp8_tensorwise_ns, t.fp8_rowwise_ns });
+        table.rows.push_back({ t.shape.m, t.shape.n, t.shape.k, t.bf16_ns, t.fp8_tensorwise_ns, t.fp8_rowwise_ns });
     nlohmann::ordered_json extra;
     extra["tool"] = "fp8scope calibrate " FP8SCOPE_VERSION;
     extra["cublaslt"] = measured->cublaslt;
@@ -143,19 +145,20 @@ int run_calibrate(const CalibrateOptions& options)
         for (const analyzer::GemmTimeRow& r : table.rows)
             rows.emplace(std::array { r.m, r.n, r.k }, &r);
         text += fmt::format("\nThe trace's GEMMs ({}):\n", present::printable(options.trace_path));
-        text += fmt::format("  {:<20} {:>8} {:>11} {:>11} {:>11} {:>9}\n", "m x n x k", "sampled", "BF16",
-            "FP8 tensor", "FP8 row", "speed-up");
+        text += fmt::format("  {:<20} {:>8} {:>11} {:>11} {:>11} {:>9}\n", "m x n x k", "sampled", "BF16", "FP8 tensor",
+            "FP8 row", "speed-up");
         for (const analyzer::TraceGemmShape& s : traced) {
             const analyzer::GemmTimeRow& r = *rows.at({ s.m, s.n, s.k });
             text += fmt::format("  {:<20} {:>8} {:>11} {:>11} {:>11} {:>8.2f}x\n", shape_text(s.m, s.n, s.k),
-                s.sampled_calls, present::compact_duration(static_cast<double>(r.bf16_ns)), present::compact_duration(static_cast<double>(r.fp8_tensorwise_ns)),
+                s.sampled_calls, present::compact_duration(static_cast<double>(r.bf16_ns)),
+                present::compact_duration(static_cast<double>(r.fp8_tensorwise_ns)),
                 r.fp8_rowwise_ns ? present::compact_duration(static_cast<double>(*r.fp8_rowwise_ns)) : "-",
                 static_cast<double>(r.bf16_ns) / static_cast<double>(r.fp8_tensorwise_ns));
         }
         text += "  (sampled: the trace's samples of that shape; m x n x k as cuBLAS was called, column-major)\n";
     }
-    text += fmt::format("\nWrote {}. Use it: fp8scope report TRACE --fp8-whatif --gemm-table {}\n", options.output,
-        options.output);
+    text += fmt::format(
+        "\nWrote {}. Use it: fp8scope report TRACE --fp8-whatif --gemm-table {}\n", options.output, options.output);
     return write_stdout(text);
 #endif
 }

@@ -55,8 +55,9 @@ inline constexpr int64_t kMaxDimension = 65'536;
 // Times every shape in BF16, FP8 tensorwise and FP8 rowwise: for each, a CUDA graph of `calls_per_graph`
 // cublasLtMatmul calls on random operands (3 warm-up calls first); the three graphs replayed in turn `reps` times,
 // each replay between two CUDA events; the median per call. The first shape gets 50 more replays, not kept, to bring
-// the GPU to its working clock. `progress(done, total)` is called after each shape. Errors: Unavailable (no driver, no device, no cuBLASLt,
-// no FP8 GEMM on this GPU), Usage (a shape out of range, no shape), Io (a CUDA call failed mid-way: out of memory).
+// the GPU to its working clock. `progress(done, total)` is called after each shape. Errors: Unavailable (no driver, no
+// device, no cuBLASLt, no FP8 GEMM on this GPU), Usage (a shape out of range, no shape), Io (a CUDA call failed
+// mid-way: out of memory).
 Expected<TimerResult> time_gemms(std::span<const GemmShape> shapes, const TimerOptions& options,
     const std::function<void(size_t done, size_t total)>& progress = {});
 
