@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_runs  # noqa: E402
 import check_bitwise  # noqa: E402
+import check_calibrate  # noqa: E402
 import check_capture  # noqa: E402
 import check_compare  # noqa: E402
 import check_faults  # noqa: E402
@@ -38,10 +39,11 @@ import gpu_common as g  # noqa: E402
 
 STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs", "compare",
           "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2",
-          "bitwise")
+          "bitwise", "calibrate")
 # Stages that need only `fp8scope` and libfp8scope.so from the build (and PyTorch): the preflight asks for no more.
 # zoo1 also runs the CUDA sample fp8scope_sample_zoo_sync_loop, which check_zoo.py looks for itself.
-LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "bitwise"}
+LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "bitwise",
+                "calibrate"}
 
 
 def parse_args(argv):
@@ -145,6 +147,8 @@ def main(argv=None):
             check_zoo.run_all(ctx, report, state, zoo_stage)
     if "bitwise" in stages:
         check_bitwise.run_all(ctx, report, state)
+    if "calibrate" in stages:
+        check_calibrate.run_all(ctx, report)
     report.write()
     print("\n" + report.table(), flush=True)
     return 1 if any(r["result"] == "FAIL" for r in report.rows) else 0

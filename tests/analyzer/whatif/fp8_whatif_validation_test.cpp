@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -125,4 +126,24 @@ TEST_CASE("FP8 what-if: predictions against the FP8 runs measured untraced", "[w
             CHECK(std::abs(error) <= 0.20);
         }
     }
+}
+
+TEST_CASE("FP8 what-if: the GEMM shapes a trace's statistics name, for calibrate", "[whatif][real]")
+{
+    // The large MLP (width 4096, 8192 rows, a head of 512 classes), 12 steps with every GEMM sampled: cuBLAS's
+    // column-major m x n x k of its forward and backward GEMMs.
+    const TraceModel model = load_recorded("whatif/mlp_large_bf16.sqlite");
+    const std::vector<TraceGemmShape> shapes = trace_gemm_shapes(model);
+    std::vector<std::array<int64_t, 3>> found;
+    int64_t calls = 0;
+    for (const TraceGemmShape& s : shapes) {
+        found.push_back({ s.m, s.n, s.k });
+        calls += s.sampled_calls;
+    }
+    CHECK(found
+        == std::vector<std::array<int64_t, 3>> { { 512, 8192, 4096 }, { 4096, 512, 8192 }, { 4096, 8192, 512 },
+            { 4096, 8192, 16384 }, { 4096, 16384, 8192 }, { 16384, 4096, 8192 }, { 16384, 8192, 4096 } });
+    CHECK(calls == 12 * 15); // 15 GEMMs a step
+    // A trace recorded without statistics names none.
+    CHECK(trace_gemm_shapes(load_recorded("h100-train-fp8.sqlite")).empty());
 }
