@@ -48,6 +48,26 @@ class StepClock:
         self._last = now
 
 
+def to_fp8_linears(parents):
+    """Replaces every torch.nn.Linear child of each module in `parents` by samples/torch/fp8_linear.py's Fp8Linear
+    (delayed scaling) holding the same weights; returns how many. Imports torch and fp8_linear only when called."""
+    import torch
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "samples", "torch"))
+    from fp8_linear import Fp8Linear
+
+    count = 0
+    for parent in parents:
+        for name, child in list(parent.named_children()):
+            if isinstance(child, torch.nn.Linear):
+                fp8 = Fp8Linear(child.in_features, child.out_features).to(child.weight.device)
+                with torch.no_grad():
+                    fp8.weight.copy_(child.weight)
+                setattr(parent, name, fp8)
+                count += 1
+    return count
+
+
 def fail(message, code=1):
     print(f"workload error: {message}", file=sys.stderr, flush=True)
     sys.exit(code)

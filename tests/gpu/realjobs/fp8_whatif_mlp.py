@@ -67,19 +67,7 @@ def to_float8(model, recipe):
     Fp8Linear (TransformerEngine-style delayed scaling, the training sample's and hf_llama.py --fp8's); otherwise
     torchao's convert_to_float8_training with that recipe."""
     if recipe == "delayed":
-        sys.path.insert(0, z.SAMPLES_TORCH)
-        from fp8_linear import Fp8Linear
-
-        count = 0
-        for block in model.blocks:
-            for name in ("fc1", "fc2"):
-                old = getattr(block, name)
-                new = Fp8Linear(old.in_features, old.out_features).to(old.weight.device)
-                with torch.no_grad():
-                    new.weight.copy_(old.weight)
-                setattr(block, name, new)
-                count += 1
-        return count
+        return z.common.to_fp8_linears(model.blocks)
     from torchao.float8 import Float8LinearConfig, convert_to_float8_training
     from torchao.float8.float8_linear import Float8Linear
 

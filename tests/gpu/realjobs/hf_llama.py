@@ -32,19 +32,7 @@ CURRENT_STEP = [0]
 
 def to_fp8(model):
     """Replaces every nn.Linear of the decoder layers by an Fp8Linear holding the same weights."""
-    from fp8_linear import Fp8Linear
-
-    count = 0
-    for layer in model.model.layers:
-        for parent in (layer.self_attn, layer.mlp):
-            for name, child in list(parent.named_children()):
-                if isinstance(child, nn.Linear):
-                    fp8 = Fp8Linear(child.in_features, child.out_features).to(child.weight.device)
-                    with torch.no_grad():
-                        fp8.weight.copy_(child.weight)
-                    setattr(parent, name, fp8)
-                    count += 1
-    return count
+    return common.to_fp8_linears(p for layer in model.model.layers for p in (layer.self_attn, layer.mlp))
 
 
 def plant_drift(model, spec):
