@@ -1,9 +1,12 @@
 #include "commands/compare_command.hpp"
 
+#include "calibrate/gemm_table_json.hpp"
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"
 #include "commands/exit_codes.hpp"
 #include "compare/compare_render.hpp"
+#include "fp8scope/present/units.hpp"
+#include "output/present_names.hpp"
 #include "report/report_render.hpp"
 
 #include <CLI/CLI.hpp>
@@ -20,6 +23,7 @@ constexpr const char* kCompareExamples = R"(Examples:
   fp8scope compare fp8.sqlite bf16.sqlite --format html > fp8scope-compare.html
   fp8scope compare fp8.sqlite bf16.sqlite --steps 10:200 --loss-scalar train/loss
   fp8scope compare samples/traces/h100-train-fp8.sqlite samples/traces/h100-train-bf16.sqlite   # performance only
+  fp8scope compare fp8.sqlite bf16.sqlite --fp8-whatif     # the reference's FP8 what-if against the run
   fp8scope check fp8.sqlite --ref bf16.sqlite --junit compare.xml
 
 RUN is the run under test (typically FP8), REF its reference (the same job in BF16), both recorded with tensor
@@ -60,6 +64,14 @@ CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options)
     add_format_options(*compare, options.report);
     compare->add_option("--loss-scalar", options.loss_scalar, "Name of the loss scalar in both traces")
         ->default_str("loss");
+    compare->add_flag("--fp8-whatif", options.report.fp8_whatif,
+        "The reference's FP8 what-if (a BF16 run's), and the run's step against the prediction for its recipe (text "
+        "and json)");
+    compare
+        ->add_option("--gemm-table", options.report.gemm_table,
+            "With --fp8-whatif: FP8 against BF16 GEMM times measured on this GPU (fp8scope calibrate) instead of the "
+            "H100's")
+        ->check(CLI::ExistingFile);
     add_output_option(*compare, options.report.output);
     add_progress_option(*compare, options.report.no_progress);
     compare->footer(kCompareExamples);
@@ -111,6 +123,19 @@ CliExpected<ComparedRuns> load_and_compare(
 
 int run_compare(const CompareCliOptions& options)
 {
+    const ReportCliOptions& given = options.report;
+    if (!given.gemm_table.empty() && !given.fp8_whatif)
+        return usage_error("compare", "--gemm-table is the GEMM table of --fp8-whatif");
+    if (given.fp8_whatif && given.format != "text" && given.format != "json")
+        return usage_error("compare", fmt::format("--fp8-whatif is text or json, not --format {}", given.format));
+    std::optional<analyzer::GemmTable> gemm_table;
+    if (!given.gemm_table.empty()) {
+        std::string why;
+        gemm_table = read_gemm_table_file(given.gemm_table, why);
+        if (!gemm_table)
+            return usage_error(
+                "compare", fmt::format("--gemm-table {}: {}", present::printable(given.gemm_table), why));
+    }
     const CliExpected<ComparedRuns> compared
         = load_and_compare(options.report, options.ref_path, options.loss_scalar, CompareNeeds::Performance);
     if (!compared)
@@ -118,8 +143,14 @@ int run_compare(const CompareCliOptions& options)
     const analyzer::CompareInput input = compared->input();
     const analyzer::CompareResult& result = compared->result;
     const std::string& format = options.report.format;
+    std::optional<analyzer::Fp8WhatIf> whatif;
+    if (given.fp8_whatif)
+        whatif = gemm_table ? analyzer::predict_fp8(input.ref_model, input.ref_report, *gemm_table)
+                            : analyzer::predict_fp8(input.ref_model, input.ref_report);
     if (format == "json") {
-        const auto json = render_compare_json(input, result);
+        auto json = render_compare_json(input, result);
+        if (whatif)
+            json["fp8_whatif"] = compare_fp8_whatif_json(input, result, *whatif);
         return write_output(
             options.report.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
@@ -129,9 +160,11 @@ int run_compare(const CompareCliOptions& options)
         return write_output(options.report.output, render_compare_html(input, result));
     if (format == "junit")
         return write_output(options.report.output, render_compare_junit(input, result));
-    return write_output(options.report.output,
-        render_compare_text(
-            input, result, ReportTextStyle { .color = use_color(options.report.color, options.report.output) }));
+    const bool color = use_color(options.report.color, options.report.output);
+    std::string text = render_compare_text(input, result, ReportTextStyle { .color = color });
+    if (whatif)
+        text += "\n" + render_compare_fp8_whatif_text(input, result, *whatif, color);
+    return write_output(options.report.output, text);
 }
 
 } // namespace fp8scope::cli

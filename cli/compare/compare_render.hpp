@@ -25,5 +25,12 @@ std::string render_compare_html(const analyzer::CompareInput& input, const analy
 // One testsuite "fp8scope.compare" with the testcases drift and loss_delta (layout in docs/cli.md). `compare`
 // exits 0 either way: `check --ref` is the gate.
 std::string render_compare_junit(const analyzer::CompareInput& input, const analyzer::CompareResult& result);
+// `compare --fp8-whatif` (compare_fp8_whatif.cpp): the reference's FP8 what-if, then, for an FP8 run, the run's step
+// against the eager prediction for its scaling recipe; the JSON object "fp8_whatif" (report's, plus run_step_ns and
+// run_against).
+std::string render_compare_fp8_whatif_text(const analyzer::CompareInput& input, const analyzer::CompareResult& result,
+    const analyzer::Fp8WhatIf& whatif, bool color);
+nlohmann::ordered_json compare_fp8_whatif_json(
+    const analyzer::CompareInput& input, const analyzer::CompareResult& result, const analyzer::Fp8WhatIf& whatif);
 
 } // namespace fp8scope::cli

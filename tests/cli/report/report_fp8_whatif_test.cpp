@@ -103,3 +103,40 @@ TEST_CASE("report --fp8-whatif: usage errors are exit 2 with one line", "[cli][w
             run_fp8scope({ "report", kBf16, "--fp8-whatif", "--gemm-table", write_file(dir, name, text) }), says);
     }
 }
+
+TEST_CASE(
+    "compare --fp8-whatif: the reference's what-if, and the FP8 run against its recipe's prediction", "[cli][whatif]")
+{
+    const std::string run = kZoo + "fp8_delayed_clean.sqlite";
+    const std::string text = run_fp8scope_ok({ "compare", run, kBf16, "--fp8-whatif", "--color", "never" });
+    CHECK_THAT(text, Contains("FP8 what-if"));
+    CHECK_THAT(text, Contains("Against the run: its step is"));
+    CHECK_THAT(text, Contains("delayed eager predicted"));
+    CHECK_THAT(text, Contains("Both steps are traced"));
+    const auto json
+        = nlohmann::json::parse(run_fp8scope_ok({ "compare", run, kBf16, "--fp8-whatif", "--format", "json" }));
+    const auto& w = json.at("fp8_whatif");
+    // The same prediction as report --fp8-whatif on the reference, and the run's delayed recipe against it.
+    const auto report = nlohmann::json::parse(run_fp8scope_ok({ "report", kBf16, "--fp8-whatif", "--format", "json" }));
+    CHECK(w.at("predictions") == report.at("fp8_whatif").at("predictions"));
+    REQUIRE(w.at("run_against").size() == 1);
+    const auto& against = w.at("run_against").at(0);
+    CHECK(against.at("recipe") == "delayed");
+    const double predicted = against.at("predicted_step_ns").get<double>();
+    CHECK(against.at("run_vs_predicted").get<double>()
+        == Approx(w.at("run_step_ns").get<double>() / predicted - 1).margin(1e-6));
+    // Without the flag, nothing; the reference as an FP8 run gets the reason alone.
+    const auto plain = nlohmann::json::parse(run_fp8scope_ok({ "compare", run, kBf16, "--format", "json" }));
+    CHECK_FALSE(plain.contains("fp8_whatif"));
+    const auto swapped
+        = nlohmann::json::parse(run_fp8scope_ok({ "compare", kBf16, run, "--fp8-whatif", "--format", "json" }));
+    CHECK_THAT(swapped.at("fp8_whatif").at("not_applicable").get<std::string>(), Contains("already runs FP8 GEMMs"));
+    CHECK_FALSE(swapped.at("fp8_whatif").contains("run_against"));
+    // Usage errors, as report's.
+    const auto md = run_fp8scope({ "compare", run, kBf16, "--fp8-whatif", "--format", "md" });
+    CHECK(md.exit_code == 2);
+    CHECK_THAT(md.err, Contains("text or json"));
+    const auto table_alone = run_fp8scope({ "compare", run, kBf16, "--gemm-table", kBf16 });
+    CHECK(table_alone.exit_code == 2);
+    CHECK_THAT(table_alone.err, Contains("--gemm-table is the GEMM table of --fp8-whatif"));
+}
