@@ -177,8 +177,8 @@ int run_report(const ReportCliOptions& given)
         // Everything `report --merge` needs of this rank, so that ranks can be analysed as independent jobs.
         json["rank_summary"] = rank_summary_json(analyzer::summarize_rank(model, report));
         if (options.fp8_whatif)
-            json["fp8_whatif"] = fp8_whatif_json(
-                analyzer::predict_fp8(model, report, gemm_table ? *gemm_table : analyzer::h100_gemm_table()));
+            json["fp8_whatif"] = fp8_whatif_json((
+                gemm_table ? analyzer::predict_fp8(model, report, *gemm_table) : analyzer::predict_fp8(model, report)));
         return write_output(
             options.output, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     }
@@ -196,7 +196,8 @@ int run_report(const ReportCliOptions& given)
         model, report, ReportTextStyle { .color = color, .top = options.top, .all_steps = options.all_steps });
     if (options.fp8_whatif)
         text += render_fp8_whatif_text(
-            analyzer::predict_fp8(model, report, gemm_table ? *gemm_table : analyzer::h100_gemm_table()), color);
+            (gemm_table ? analyzer::predict_fp8(model, report, *gemm_table) : analyzer::predict_fp8(model, report)),
+            color);
     return write_output(options.output, text);
 }
 

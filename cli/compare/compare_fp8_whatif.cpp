@@ -62,8 +62,8 @@ std::string render_compare_fp8_whatif_text(
     for (const std::string_view recipe : recipes)
         if (const Fp8Prediction* p = eager_prediction(whatif, recipe))
             out += fmt::format("    {} eager predicted {} ({}-{}): the run is {:+.1f}% from it\n", recipe,
-                present::whatif_ms(p->step_ns), present::whatif_ms(p->step_low_ns),
-                present::whatif_ms(p->step_high_ns), 100 * (run_ns / static_cast<double>(p->step_ns) - 1));
+                present::whatif_ms(p->step_ns), present::whatif_ms(p->step_low_ns), present::whatif_ms(p->step_high_ns),
+                100 * (run_ns / static_cast<double>(p->step_ns) - 1));
     out += "  Both steps are traced, and the recording adds more to an FP8 step than to a BF16 one: judge the\n"
            "  prediction on untraced steps (docs/benchmarks.md \"FP8 what-if\").\n";
     return out;

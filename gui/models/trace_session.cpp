@@ -22,7 +22,7 @@ Expected<AnalysedTrace> AnalysedTrace::analyse(analyzer::TraceModel model, const
     analysed.model = std::move(model);
     analysed.report = std::move(*report);
     analysed.what_if = analyzer::estimate_what_if(analysed.report);
-    analysed.fp8_whatif = analyzer::predict_fp8(analysed.model, analysed.report, analyzer::h100_gemm_table());
+    analysed.fp8_whatif = analyzer::predict_fp8(analysed.model, analysed.report);
     analysed.kernels = analyzer::kernel_table(analysed.model, analysed.report.steps);
     analysed.tensor_series
         = analyzer::tensor_series(analysed.model, analysed.report.steps, Session::options().report.device);

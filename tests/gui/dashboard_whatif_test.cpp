@@ -38,7 +38,7 @@ TEST_CASE("dashboard: a BF16 run shows the analyzer's FP8 what-if", "[gui][dashb
     const auto session = open_session(sample_trace(trace));
     const gui::AnalysedTrace& run = *session->run;
     // The analyzer's answer, computed here again from the same model and report: the session must hold this.
-    const analyzer::Fp8WhatIf expected = analyzer::predict_fp8(run.model, run.report, analyzer::h100_gemm_table());
+    const analyzer::Fp8WhatIf expected = analyzer::predict_fp8(run.model, run.report);
     REQUIRE(expected.not_applicable.empty());
     REQUIRE(expected.predictions.size() >= 4);
     REQUIRE(expected.best);

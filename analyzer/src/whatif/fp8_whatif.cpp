@@ -312,6 +312,11 @@ std::vector<TraceGemmShape> trace_gemm_shapes(const TraceModel& model)
     return shapes;
 }
 
+Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report)
+{
+    return predict_fp8(model, report, shipped_gemm_table(model.gpus.empty() ? "" : model.gpus.front().name));
+}
+
 Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmTable& table)
 {
     Fp8WhatIf w;

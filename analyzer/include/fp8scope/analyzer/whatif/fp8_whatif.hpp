@@ -34,6 +34,10 @@ struct GemmTable {
 // The table shipped with fp8scope for the H100 (docs/benchmarks.md "FP8 against BF16 GEMM time"): `fp8scope
 // calibrate --sweep` on an H100, 252 shapes from 2 us to 3 ms.
 const GemmTable& h100_gemm_table();
+// The same sweep on an H200 (gemm_table_h200.cpp).
+const GemmTable& h200_gemm_table();
+// The shipped table for a GPU of this name: the H200's for an H200, else the H100's.
+const GemmTable& shipped_gemm_table(std::string_view gpu);
 
 // The FP8 time of a BF16 GEMM of `bf16_ns`: bf16_ns divided by the median speed-up of the table rows whose BF16
 // time is within a factor of 2 of it (the nearest row's when none is); the speed-up's first and third quartile over
@@ -140,6 +144,8 @@ struct TraceGemmShape {
 // In order of m, n, k; empty when the trace was recorded without tensor statistics.
 std::vector<TraceGemmShape> trace_gemm_shapes(const TraceModel& model);
 
-Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmTable& table = h100_gemm_table());
+Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmTable& table);
+// With the shipped table for the trace's GPU (shipped_gemm_table() of its first GPU's name).
+Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report);
 
 } // namespace fp8scope::analyzer
