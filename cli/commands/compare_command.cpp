@@ -124,18 +124,10 @@ CliExpected<ComparedRuns> load_and_compare(
 int run_compare(const CompareCliOptions& options)
 {
     const ReportCliOptions& given = options.report;
-    if (!given.gemm_table.empty() && !given.fp8_whatif)
-        return usage_error("compare", "--gemm-table is the GEMM table of --fp8-whatif");
-    if (given.fp8_whatif && given.format != "text" && given.format != "json")
-        return usage_error("compare", fmt::format("--fp8-whatif is text or json, not --format {}", given.format));
-    std::optional<analyzer::GemmTable> gemm_table;
-    if (!given.gemm_table.empty()) {
-        std::string why;
-        gemm_table = read_gemm_table_file(given.gemm_table, why);
-        if (!gemm_table)
-            return usage_error(
-                "compare", fmt::format("--gemm-table {}: {}", present::printable(given.gemm_table), why));
-    }
+    const auto whatif_table = fp8_whatif_table(given);
+    if (!whatif_table)
+        return usage_error("compare", whatif_table.error());
+    const std::optional<analyzer::GemmTable>& gemm_table = *whatif_table;
     const CliExpected<ComparedRuns> compared
         = load_and_compare(options.report, options.ref_path, options.loss_scalar, CompareNeeds::Performance);
     if (!compared)

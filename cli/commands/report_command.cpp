@@ -53,8 +53,8 @@ NaN/Inf or a stale scale; report still exits 0 (use fp8scope check to gate CI). 
 with --color always.
 
 --fp8-whatif (text and json, one trace) adds what each FP8 recipe would make of this BF16 run's step, eager and
-compiled: GEMM time from a table of FP8 against BF16 GEMM time (the H100's, measured and shipped, or --gemm-table
-FILE, fp8scope.gemm_table/1 as tests/gpu/tools/gemm_table.py writes it on your GPU), each recipe implementation's
+compiled: GEMM time from a table of FP8 against BF16 GEMM time (the one shipped for the trace's GPU, H100 or H200,
+or --gemm-table FILE, as fp8scope calibrate measures it on your GPU), each recipe implementation's
 measured bookkeeping, the step and speed-up with an interval, and which recipe and mode to pick; then the share of
 each GEMM operand's values that per-tensor E4M3 and E5M2 scales would flush (docs/analysis.md "FP8 what-if").
 
@@ -105,8 +105,8 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
         "(text and json, one trace)");
     report
         ->add_option("--gemm-table", options.gemm_table,
-            "With --fp8-whatif: FP8 against BF16 GEMM times measured on this GPU (fp8scope.gemm_table/1 JSON) instead "
-            "of the H100's")
+            "With --fp8-whatif: FP8 against BF16 GEMM times measured on this GPU (fp8scope calibrate) instead "
+            "of the shipped table")
         ->check(CLI::ExistingFile);
     report->add_flag("--all-steps", options.all_steps,
         "Every step's row in the text report (without it, more than 10 steps per device show the slowest, the median "
@@ -147,17 +147,10 @@ int run_report(const ReportCliOptions& given)
     if (given.table && given.format != "csv")
         return usage_error("report",
             fmt::format("--table selects the table of --format csv; --format {} prints every table", given.format));
-    if (!given.gemm_table.empty() && !given.fp8_whatif)
-        return usage_error("report", "--gemm-table is the GEMM table of --fp8-whatif");
-    if (given.fp8_whatif && given.format != "text" && given.format != "json")
-        return usage_error("report", fmt::format("--fp8-whatif is text or json, not --format {}", given.format));
-    std::optional<analyzer::GemmTable> gemm_table;
-    if (!given.gemm_table.empty()) {
-        std::string why;
-        gemm_table = read_gemm_table_file(given.gemm_table, why);
-        if (!gemm_table)
-            return usage_error("report", fmt::format("--gemm-table {}: {}", printable(given.gemm_table), why));
-    }
+    const auto whatif_table = fp8_whatif_table(given);
+    if (!whatif_table)
+        return usage_error("report", whatif_table.error());
+    const std::optional<analyzer::GemmTable>& gemm_table = *whatif_table;
     const CliExpected<std::vector<std::string>> paths = resolve_trace_args(given);
     if (!paths)
         return print_failure("report", paths.error());

@@ -1,5 +1,6 @@
 #include "commands/trace_args.hpp"
 
+#include "calibrate/gemm_table_json.hpp"
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"
 #include "output/present_names.hpp"
@@ -258,6 +259,21 @@ CliExpected<analyzer::Report> analyse_selection(const analyzer::TraceModel& mode
             count_of(selection.steps_found, "step", "steps"), analyzer::step_source_name(report.steps.source),
             count_of(report.steps.warmup_excluded, "warm-up step", "warm-up steps"), selection.warmup_requested));
     return std::move(report);
+}
+
+std::expected<std::optional<analyzer::GemmTable>, std::string> fp8_whatif_table(const ReportCliOptions& options)
+{
+    if (!options.gemm_table.empty() && !options.fp8_whatif)
+        return std::unexpected("--gemm-table is the GEMM table of --fp8-whatif");
+    if (options.fp8_whatif && options.format != "text" && options.format != "json")
+        return std::unexpected(fmt::format("--fp8-whatif is text or json, not --format {}", options.format));
+    if (options.gemm_table.empty())
+        return std::nullopt;
+    std::string why;
+    auto table = read_gemm_table_file(options.gemm_table, why);
+    if (!table)
+        return std::unexpected(fmt::format("--gemm-table {}: {}", present::printable(options.gemm_table), why));
+    return table;
 }
 
 } // namespace fp8scope::cli

@@ -8,8 +8,10 @@
 
 #include "fp8scope/analyzer/ranks/ranks.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 
 #include <cstdint>
+#include <expected>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +54,10 @@ void add_selection_options(CLI::App& command, ReportCliOptions& options);
 // `compare`).
 void add_format_options(CLI::App& command, ReportCliOptions& options, bool csv = false);
 // Fills the analyzer's options from the command line's; a one-line usage error instead when one is bad.
+// --fp8-whatif and --gemm-table, as report and compare take them: the table file read (nullopt: the shipped one), or
+// the usage problem's message (the table without the what-if, a format other than text or json, a bad table file).
+std::expected<std::optional<analyzer::GemmTable>, std::string> fp8_whatif_table(const ReportCliOptions& options);
+
 std::optional<std::string> to_analysis_options(const ReportCliOptions& options, analyzer::ReportOptions& out);
 
 // TRACE... as files: a directory stands for every file directly in it whose name ends in ".sqlite" (".json" with
