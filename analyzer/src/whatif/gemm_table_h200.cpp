@@ -9,7 +9,10 @@ const GemmTable& h200_gemm_table()
     // A second run gave every row's FP8/BF16 speed-up within 10% but 2 (tensorwise) and 3 (rowwise) of 252, and the
     // lookup within 1.9% (tensorwise) and 4.1% (rowwise) at every BF16 time.
     static const GemmTable table { "NVIDIA H200", "2026-11-27",
-        "fp8scope calibrate: cublasLtMatmul, A transposed (TN), BF16 x BF16 -> BF16 and E4M3 x E4M3 -> BF16 with tensorwise and outer-vector (rowwise) scales, FP32 accumulation, the heuristic's first algorithm; GPU time per call of a CUDA graph of 20 calls, median of 11 replays, the three types replayed in turn, after 3 warm-up calls (and 50 unkept replays of the first shape)",
+        "fp8scope calibrate: cublasLtMatmul, A transposed (TN), BF16 x BF16 -> BF16 and E4M3 x E4M3 -> BF16 with "
+        "tensorwise and outer-vector (rowwise) scales, FP32 accumulation, the heuristic's first algorithm; GPU time "
+        "per call of a CUDA graph of 20 calls, median of 11 replays, the three types replayed in turn, after 3 warm-up "
+        "calls (and 50 unkept replays of the first shape)",
         {
             { 256, 256, 256, 2691, 2667, 4051 },
             { 256, 256, 512, 3032, 2931, 4568 },
