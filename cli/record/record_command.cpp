@@ -161,6 +161,13 @@ void configure_environment(
                                     "LD_PRELOAD cannot carry (only CUDA_INJECTION64_PATH is set)\n",
             library));
     }
+    // Python jobs: the fp8scope package on the path, and its sitecustomize first, which wraps PyTorch's scaled
+    // matmuls once the job imports torch (docs/python.md, "Scaled GEMMs"; FP8SCOPE_TORCH_SCALED_MM=0 turns it off).
+    if (const std::string python = locate_python_package(); !python.empty()) {
+        const char* existing = std::getenv("PYTHONPATH");
+        set_environment("PYTHONPATH",
+            prepend_python_path(existing != nullptr ? existing : "", { python + "/fp8scope/_boot", python }));
+    }
     if (!pattern.empty())
         set_environment("FP8SCOPE_OUTPUT", pattern);
     if (!manifest.path.empty())

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -151,6 +152,44 @@ Expected<std::string> locate_collector_library()
         return make_error(
             ErrorCode::Io, fmt::format("collector library not found: {} (set FP8SCOPE_LIBRARY)", library.string()));
     return library.string();
+}
+
+std::string locate_python_package()
+{
+    namespace fs = std::filesystem;
+    std::error_code error;
+    fs::path directory;
+    if (const char* configured = std::getenv("FP8SCOPE_PYTHON"); configured != nullptr && *configured != '\0') {
+        directory = fs::absolute(configured, error);
+    } else {
+        const fs::path executable = fs::read_symlink("/proc/self/exe", error);
+        if (error)
+            return {};
+        directory = executable.parent_path().parent_path() / "share" / "fp8scope" / "python";
+    }
+    directory = directory.lexically_normal();
+    if (error || !fs::is_regular_file(directory / "fp8scope" / "_boot" / "sitecustomize.py", error))
+        return {};
+    return directory.string();
+}
+
+std::string prepend_python_path(std::string_view existing, const std::vector<std::string>& entries)
+{
+    std::vector<std::string_view> kept;
+    size_t at = 0;
+    while (at <= existing.size() && !existing.empty()) {
+        const size_t end = std::min(existing.find(':', at), existing.size());
+        const std::string_view entry = existing.substr(at, end - at);
+        if (std::find(entries.begin(), entries.end(), entry) == entries.end())
+            kept.push_back(entry);
+        at = end + 1;
+    }
+    std::string out;
+    for (const std::string& entry : entries)
+        out.append(out.empty() ? "" : ":").append(entry);
+    for (std::string_view entry : kept)
+        out.append(":").append(entry);
+    return out;
 }
 
 std::string prepend_preload(std::string_view existing, const std::string& library)

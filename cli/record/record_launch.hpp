@@ -15,6 +15,14 @@ namespace fp8scope::cli {
 // directory still finds it. The error message is the path that was tried.
 Expected<std::string> locate_collector_library();
 
+// The directory holding the `fp8scope` Python package (probes/python in the source tree): $FP8SCOPE_PYTHON if set,
+// else <directory of this executable>/../share/fp8scope/python (a link to probes/python in the build tree, a copy in
+// an install). Empty when it has no fp8scope/_boot/sitecustomize.py.
+std::string locate_python_package();
+
+// `existing` (a PYTHONPATH value) with `entries` in front, each once.
+std::string prepend_python_path(std::string_view existing, const std::vector<std::string>& entries);
+
 // `existing` (an LD_PRELOAD value: entries separated by ':' or ' ') with `library` in front, unless it is
 // already one of the entries.
 std::string prepend_preload(std::string_view existing, const std::string& library);

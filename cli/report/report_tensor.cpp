@@ -47,6 +47,8 @@ void tensor_health_text(
     }
     out += "\n" + heading("Tensor health (FP8 statistics per tensor site)") + "\n";
     out += fmt::format("  samples          {}\n", tensor_totals_sentence(h));
+    if (const std::string recipes = recipes_sentence(h); !recipes.empty())
+        out += fmt::format("  recipes          {}\n", wrapped(recipes, 100, "                   "));
     if (const std::string unnamed = unnamed_sites_sentence(h); !unnamed.empty())
         out += fmt::format("  site names       {}\n", wrapped(unnamed, 100, "                   "));
     out += fmt::format("  thresholds       {} (docs/analysis.md)\n", tensor_thresholds_sentence());
@@ -108,6 +110,8 @@ std::string tensor_health_markdown(const TensorHealth& h)
         return out + "The trace has no tensor statistics.\n";
     out += fmt::format("{}. Thresholds: {} (docs/analysis.md).\n\n", tensor_totals_sentence(h),
         markdown_escaped(tensor_thresholds_sentence()));
+    if (const std::string recipes = recipes_sentence(h); !recipes.empty())
+        out += "Scaled FP8 operands by recipe: " + markdown_escaped(recipes) + ".\n\n";
     if (const std::string unnamed = unnamed_sites_sentence(h); !unnamed.empty())
         out += markdown_escaped(unnamed) + ".\n\n";
     out += "| check | result |\n|---|---|\n";

@@ -66,7 +66,8 @@ json site_json(const TensorSiteHealth& s)
         { "mean_underflow_ratio", s.mean_underflow_ratio }, { "min_headroom_bits", optional_json(s.min_headroom_bits) },
         { "min_headroom_step", optional_json(s.min_headroom_step) }, { "amax_min", optional_json(s.amax_min) },
         { "amax_max", optional_json(s.amax_max) }, { "nonfinite_samples", s.nonfinite_samples },
-        { "place", place_json(s.place) } };
+        { "place", place_json(s.place) },
+        { "scale_recipe", s.scale_recipe ? json(scale_recipe_name(*s.scale_recipe)) : json(nullptr) } };
 }
 
 } // namespace
@@ -85,6 +86,10 @@ nlohmann::ordered_json tensor_health_json(const TensorHealth& h)
     json sites = json::array();
     for (const TensorSiteHealth& s : h.sites)
         sites.push_back(site_json(s));
+    json recipes = json::array();
+    for (const RecipeTotals& r : t.recipes)
+        recipes.push_back({ { "recipe", r.recipe }, { "sites", r.sites }, { "samples", r.samples },
+            { "samples_per_sampled_step", r.samples_per_sampled_step } });
     return {
         { "samples", t.samples },
         { "sites_total", t.sites },
@@ -92,6 +97,7 @@ nlohmann::ordered_json tensor_health_json(const TensorHealth& h)
         { "samples_in_steps", t.samples_in_steps },
         { "sites_in_steps", t.sites_in_steps },
         { "unnamed_gemm_sites", t.unnamed_gemm_sites },
+        { "recipes", recipes },
         { "steps_with_samples", t.steps_with_samples },
         { "samples_per_step", t.samples_per_step },
         { "samples_per_sampled_step", t.samples_per_sampled_step },

@@ -94,6 +94,16 @@ constexpr EnumValue kStatsSource[] = {
     { 0, "GEMM_INTERCEPTION", "cuBLASLt GEMM interception" },
     { 1, "EXPLICIT_PROBE", "Explicit probe call" },
     { 2, "ANNOTATE", "Annotation" },
+    { 3, "TORCH_SCALED_MM", "PyTorch _scaled_mm interception (a GEMM no cuBLASLt interception saw)" },
+};
+
+constexpr EnumValue kScaleRecipe[] = {
+    { 0, "TENSORWISE", "One scale for the tensor" },
+    { 1, "ROWWISE", "One scale per row (cuBLASLt outer vector)" },
+    { 2, "BLOCKWISE_1X128", "One scale per 1x128 block" },
+    { 3, "BLOCKWISE_128X128", "One scale per 128x128 block" },
+    { 4, "MX_32", "One E8M0 scale per 32 elements (MXFP8)" },
+    { 5, "NVFP4_16", "One E4M3 scale per 16 elements (NVFP4)" },
 };
 
 constexpr EnumValue kOverheadKind[] = {
@@ -135,6 +145,7 @@ constexpr Enum kEnums[] = {
     { "ENUM_FP8SCOPE_FP8_FORMAT", kFp8Format },
     { "ENUM_FP8SCOPE_TENSOR_ROLE", kTensorRole },
     { "ENUM_FP8SCOPE_STATS_SOURCE", kStatsSource },
+    { "ENUM_FP8SCOPE_SCALE_RECIPE", kScaleRecipe },
     { "ENUM_FP8SCOPE_OVERHEAD_KIND", kOverheadKind },
     { "ENUM_FP8SCOPE_DROP_SOURCE", kDropSource },
     { "ENUM_FP8SCOPE_CAPTURE_TRIGGER", kCaptureTrigger },

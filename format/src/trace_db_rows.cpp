@@ -277,6 +277,10 @@ Expected<void> TraceDb::add_tensor_site(const TensorSiteRow& row)
         .integer(static_cast<int64_t>(row.dtype))
         .integer(static_cast<int64_t>(row.role))
         .integer(static_cast<int64_t>(row.source));
+    if (row.scale_recipe)
+        binder.integer(static_cast<int64_t>(*row.scale_recipe));
+    else
+        binder.null();
     return impl_->insert(Insert::TensorSite, "cannot insert into FP8SCOPE_TENSOR_SITE");
 }
 

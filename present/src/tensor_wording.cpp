@@ -50,6 +50,16 @@ std::string tensor_totals_sentence(const TensorHealth& health)
         count(t.sites_in_steps, "site"), t.samples_per_sampled_step, t.steps_with_samples, count(t.steps, "step"));
 }
 
+std::string recipes_sentence(const TensorHealth& health)
+{
+    std::string out;
+    for (const RecipeTotals& r : health.totals.recipes)
+        out += fmt::format("{}{}: {} site{}, {} sample{} ({:.1f} per step with samples)", out.empty() ? "" : "; ",
+            r.recipe, r.sites, r.sites == 1 ? "" : "s", r.samples, r.samples == 1 ? "" : "s",
+            r.samples_per_sampled_step);
+    return out;
+}
+
 std::string unnamed_sites_sentence(const TensorHealth& health)
 {
     const int64_t n = health.totals.unnamed_gemm_sites;

@@ -38,7 +38,8 @@ enum fp8scope_status {
     FP8SCOPE_E_NOT_RECORDING = -1, /* the collector is loaded but this process is not being traced */
     FP8SCOPE_E_INVALID_ARGUMENT = -2,
     FP8SCOPE_E_SAMPLED_OUT = -3, /* skipped by sampling or the per-step cap (counted in FP8SCOPE_DROPPED) */
-    FP8SCOPE_E_CUDA = -4 /* a CUDA call failed; the collector warned once */
+    FP8SCOPE_E_CUDA = -4, /* a CUDA call failed; the collector warned once */
+    FP8SCOPE_LIBRARY_GEMM = 1 /* fp8scope_scaled_gemm: the GEMM ran through cuBLAS(Lt), whose interception has it */
 };
 
 /* How the probe's scale is given. The scale multiplies a high-precision value into FP8 range (x · scale is
@@ -68,6 +69,42 @@ struct fp8scope_probe_args {
 
 /* Statistics of one tensor, enqueued on args->stream. */
 int fp8scope_probe(const struct fp8scope_probe_args* args);
+
+/* How an operand of a scaled GEMM is scaled; the values are those of ENUM_FP8SCOPE_SCALE_RECIPE in the trace. */
+enum fp8scope_scale_recipe {
+    FP8SCOPE_RECIPE_NONE = -1, /* not scaled (a high-precision operand), or not known */
+    FP8SCOPE_RECIPE_TENSORWISE = 0,
+    FP8SCOPE_RECIPE_ROWWISE = 1,
+    FP8SCOPE_RECIPE_BLOCKWISE_1X128 = 2,
+    FP8SCOPE_RECIPE_BLOCKWISE_128X128 = 3,
+    FP8SCOPE_RECIPE_MX_32 = 4,
+    FP8SCOPE_RECIPE_NVFP4_16 = 5
+};
+
+/* One operand of a framework's scaled GEMM: a rows x cols matrix whose element (i, j) is at
+ * data + (i * row_stride + j * col_stride) elements, and its scales. */
+struct fp8scope_gemm_operand {
+    const void* data;
+    int32_t dtype; /* enum fp8scope_dtype; -1 for a type the statistics do not read (the operand is not measured) */
+    int32_t recipe; /* enum fp8scope_scale_recipe */
+    int64_t rows, cols, row_stride, col_stride;
+    /* TENSORWISE: a device pointer to the one float32 that dequantizes the codes (scale_inv), or NULL. Other recipes:
+     * their scale array, rows x cols with the strides below (elements), kept for per-block statistics. */
+    const void* scale;
+    int64_t scale_rows, scale_cols, scale_row_stride, scale_col_stride;
+};
+
+/* A GEMM D = A B (A rows x k, B k x cols, D rows x cols) that a framework has just enqueued on `stream`, reported on
+ * the thread that enqueued it: PyTorch's torch._scaled_mm, through the dispatcher interception of the Python package
+ * (docs/python.md). When the GEMM ran through cuBLAS or cuBLASLt on this thread, their interception has measured it
+ * and this call returns FP8SCOPE_LIBRARY_GEMM; otherwise (a CUTLASS kernel) the collector samples and measures it as
+ * it would a cuBLASLt GEMM, named in cuBLAS's terms (A and B swapped, "gemm NxMxK"). */
+struct fp8scope_scaled_gemm_args {
+    uint32_t struct_size; /* sizeof(struct fp8scope_scaled_gemm_args) */
+    struct fp8scope_gemm_operand a, b, d;
+    void* stream; /* cudaStream_t */
+};
+int fp8scope_scaled_gemm(const struct fp8scope_scaled_gemm_args* args);
 
 /* Marks the beginning of training step `step` (>= 0) on the calling thread. Steps drive the analyzer's step
  * boundaries and statistics sampling. */

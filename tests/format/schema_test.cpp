@@ -79,14 +79,14 @@ TEST_CASE("user_version and meta schema_version carry the schema version")
         == schema::encode_user_version(schema::kMajorVersion, schema::kMinorVersion));
     CHECK(schema::decode_major(static_cast<int32_t>(file.integer("PRAGMA user_version"))) == 1);
     CHECK(file.rows("SELECT value, typeof(value) FROM FP8SCOPE_META WHERE key = 'schema_version'")
-        == std::vector<Row> { { "1.4", "text" } });
+        == std::vector<Row> { { "1.5", "text" } });
 }
 
 TEST_CASE("ENUM tables hold every value of schema::enums() with nsys-style names")
 {
     const std::string path = created_trace("schema_enums.sqlite");
     SqliteFile file(path);
-    REQUIRE(schema::enums().size() == 13);
+    REQUIRE(schema::enums().size() == 14);
     for (const schema::Enum& e : schema::enums()) {
         INFO("enum " << e.table);
         CHECK(file.rows("PRAGMA table_info(\"" + std::string(e.table) + "\")").size() == 3);

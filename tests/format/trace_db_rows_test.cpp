@@ -281,6 +281,7 @@ TEST_CASE("add_tensor_site and add_tensor_stats write every statistic and the hi
     REQUIRE(t.db->add_tensor_site(site).has_value());
     site.id = 13;
     site.nvtx_path = t.db->intern("step/forward/layer3");
+    site.scale_recipe = schema::ScaleRecipe::Blockwise128x128; // 1.5; site 12 has none (NULL)
     REQUIRE(t.db->add_tensor_site(site).has_value());
 
     TensorStatsRow s;
@@ -319,8 +320,8 @@ TEST_CASE("add_tensor_site and add_tensor_stats write every statistic and the hi
     const std::string name = std::to_string(site.name.value);
     const std::string path = std::to_string(site.nvtx_path->value);
     CHECK(file.rows("SELECT * FROM FP8SCOPE_TENSOR_SITE")
-        == std::vector<Row> { { "12", name, "NULL", "2", "4096", "1024", "1", "1", "1", "0" },
-            { "13", name, path, "2", "4096", "1024", "1", "1", "1", "0" } });
+        == std::vector<Row> { { "12", name, "NULL", "2", "4096", "1024", "1", "1", "1", "0", "NULL" },
+            { "13", name, path, "2", "4096", "1024", "1", "1", "1", "0", "3" } });
     CHECK(file.rows("SELECT * FROM FP8SCOPE_TENSOR_STATS")
         == std::vector<Row> {
             { "1", "12", "NULL", "123456", "0", "7", "NULL", "3", "1", "4194304", "NULL", "NULL", "448.0", "NULL", "1",

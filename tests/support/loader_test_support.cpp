@@ -158,6 +158,7 @@ Scenario full_scenario()
     const int64_t input = s.tensor_site("layer0.fc1.input", schema::TensorRole::Input, schema::Dtype::Float32, 8, 4096);
     REQUIRE(weight == 1);
     REQUIRE(input == 2);
+    s.site_recipe(weight, schema::ScaleRecipe::Rowwise);
     s.tensor_stats(full_scenario_stats(0));
     s.tensor_stats(full_scenario_stats(1));
     s.overhead({ .start_ns = 100,

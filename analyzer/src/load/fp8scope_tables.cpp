@@ -76,10 +76,15 @@ void set_flagged_nans(Columns& row, int index, int64_t flags, TensorStats& s)
 Expected<void> read_tensor_sites(ReadContext& context, IdIndex& site_index)
 {
     constexpr std::string_view kTable = schema::table::kTensorSite;
-    constexpr std::string_view kColumns[]
-        = { "id", "nameId", "nvtxPathId", "ordinal", "rows", "cols", "batch", "dtype", "role", "source" };
+    constexpr std::string_view kColumns[] = { "id", "nameId", "nvtxPathId", "ordinal", "rows", "cols", "batch", "dtype",
+        "role", "source", "scaleRecipe" };
+    // scaleRecipe (1.5) is absent from older traces: no recipe was recorded. check_tables has required the others.
+    auto plan = plan_columns(context.file, kTable, kColumns, std::span(kColumns).first(std::size(kColumns) - 1));
+    if (!plan)
+        return std::unexpected(plan.error());
+    const int recipe_index = plan->index.back();
     auto& sites = context.model.tensor_sites;
-    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+    auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
         TensorSite site;
         site.id = row.integer(0);
         site.name = string_ref(row, 1, context.strings);
@@ -91,6 +96,8 @@ Expected<void> read_tensor_sites(ReadContext& context, IdIndex& site_index)
         site.dtype = row.int32(7);
         site.role = row.int32(8);
         site.source = row.int32(9);
+        if (!row.is_null(recipe_index))
+            site.scale_recipe = row.int32(recipe_index);
         sites.push_back(site);
     });
     if (!rows)

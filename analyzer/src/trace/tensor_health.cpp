@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -128,6 +130,34 @@ std::vector<size_t> ranking(const std::vector<TensorSiteHealth>& sites, size_t t
     return order;
 }
 
+// Per recipe: the sites and samples of scaled FP8 operands in the analysed steps, and the samples per analysed step
+// that holds any of that recipe (what one sampled step holds: a GEMM's two operands count twice).
+std::vector<RecipeTotals> recipe_totals(const std::vector<TensorSiteHealth>& sites, const TraceModel& model,
+    const std::vector<std::optional<int64_t>>& analysed)
+{
+    std::map<int32_t, RecipeTotals> by_recipe;
+    std::unordered_map<int64_t, int32_t> recipe_of;
+    for (const TensorSiteHealth& site : sites)
+        if (site.scale_recipe) {
+            RecipeTotals& totals = by_recipe[*site.scale_recipe];
+            totals.recipe = scale_recipe_name(*site.scale_recipe);
+            totals.sites += 1;
+            totals.samples += site.samples;
+            recipe_of.emplace(site.site_id, *site.scale_recipe);
+        }
+    std::map<int32_t, std::set<int64_t>> steps;
+    for (size_t i = 0; i < model.tensor_stats.size(); ++i)
+        if (const auto it = recipe_of.find(model.tensor_stats[i].site_id); it != recipe_of.end() && analysed[i])
+            steps[it->second].insert(*analysed[i]);
+    std::vector<RecipeTotals> out;
+    for (auto& [recipe, totals] : by_recipe) {
+        const size_t n = steps[recipe].size();
+        totals.samples_per_sampled_step = n == 0 ? 0.0 : static_cast<double>(totals.samples) / static_cast<double>(n);
+        out.push_back(std::move(totals));
+    }
+    return out;
+}
+
 } // namespace
 
 TensorHealth analyze_tensor_health(
@@ -219,6 +249,8 @@ TensorHealth analyze_tensor_health(
         site.label = labels(site_id);
         if (const auto place = places.find(site_id); place != places.end())
             site.place = place->second;
+        if (const auto it = site_of.find(site_id); it != site_of.end())
+            site.scale_recipe = it->second->scale_recipe;
         if (const auto it = site_of.find(site_id); it != site_of.end()
             && static_cast<schema::StatsSource>(it->second->source) == schema::StatsSource::GemmInterception) {
             const std::optional<StringRef>& path = it->second->nvtx_path;
@@ -228,6 +260,7 @@ TensorHealth analyze_tensor_health(
         health.sites.push_back(std::move(site));
     }
     health.totals.sites_in_steps = static_cast<int64_t>(health.sites.size());
+    health.totals.recipes = recipe_totals(health.sites, model, analysed);
 
     health.top_saturation = ranking(
         health.sites, top_n, [](const TensorSiteHealth& s) { return s.saturation_samples > 0; },

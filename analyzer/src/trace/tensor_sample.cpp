@@ -131,6 +131,25 @@ std::string_view tensor_role_word(int32_t role)
     return "";
 }
 
+std::string scale_recipe_name(int32_t recipe)
+{
+    switch (static_cast<schema::ScaleRecipe>(recipe)) {
+    case schema::ScaleRecipe::Tensorwise:
+        return "tensorwise";
+    case schema::ScaleRecipe::Rowwise:
+        return "rowwise";
+    case schema::ScaleRecipe::Blockwise1x128:
+        return "blockwise 1×128";
+    case schema::ScaleRecipe::Blockwise128x128:
+        return "blockwise 128×128";
+    case schema::ScaleRecipe::Mx32:
+        return "MX 32";
+    case schema::ScaleRecipe::Nvfp4x16:
+        return "NVFP4 16";
+    }
+    return fmt::format("recipe {}", recipe);
+}
+
 std::string tensor_site_label(const TraceModel& model, const TensorSite& site)
 {
     const auto text
@@ -141,11 +160,14 @@ std::string tensor_site_label(const TraceModel& model, const TensorSite& site)
     const std::string_view name = text(site.name);
     label += name.empty() ? fmt::format("site {}", site.id) : std::string(name);
     // The ordinal tells apart same-shaped GEMMs under one NVTX path; probes have unique names instead.
-    if (static_cast<schema::StatsSource>(site.source) == schema::StatsSource::GemmInterception)
+    if (const auto source = static_cast<schema::StatsSource>(site.source);
+        source == schema::StatsSource::GemmInterception || source == schema::StatsSource::TorchScaledMm)
         label += fmt::format(" #{}", site.ordinal);
     // A probe named after its role ("input", probed as an input) says it once.
     if (const std::string_view role = tensor_role_word(site.role); !role.empty() && role != name)
         label += fmt::format(" · {}", role);
+    if (site.scale_recipe)
+        label += fmt::format(" · {}", scale_recipe_name(*site.scale_recipe));
     return label;
 }
 

@@ -9,7 +9,7 @@
 #include "fp8scope.h"
 #include "session/session.hpp"
 #include "session/warn.hpp"
-#include "stats/stats_engine.hpp"
+#include "stats/gemm_probe.hpp"
 
 #include <cublasLt.h>
 #include <cublas_api.h>
@@ -83,144 +83,6 @@ template <typename Fn> Fn sibling_symbol(void* anchor, const char* name)
     auto fn = reinterpret_cast<Fn>(dlsym(handle, name));
     dlclose(handle); // the library stays loaded: the process holds it
     return fn;
-}
-
-std::optional<schema::Dtype> dtype_of(cudaDataType type)
-{
-    switch (type) {
-    case CUDA_R_32F:
-        return schema::Dtype::Float32;
-    case CUDA_R_16BF:
-        return schema::Dtype::BFloat16;
-    case CUDA_R_16F:
-        return schema::Dtype::Float16;
-    case CUDA_R_8F_E4M3:
-        return schema::Dtype::E4M3;
-    case CUDA_R_8F_E5M2:
-        return schema::Dtype::E5M2;
-    default:
-        return std::nullopt;
-    }
-}
-
-schema::Fp8Format own_format(schema::Dtype dtype)
-{
-    return dtype == schema::Dtype::E4M3 ? schema::Fp8Format::E4M3
-        : dtype == schema::Dtype::E5M2  ? schema::Fp8Format::E5M2
-                                        : schema::Fp8Format::None;
-}
-
-// One matrix operand as cuBLAS sees it (column-major unless `row_major`).
-struct Operand {
-    const void* data = nullptr;
-    cudaDataType type = CUDA_R_32F;
-    int64_t rows = 0, cols = 0, ld = 0, batch = 1, batch_stride = 0;
-    bool row_major = false;
-    probes::ScaleKind scale_kind = probes::ScaleKind::None;
-    const float* scale_ptr = nullptr;
-    const float* amax_ptr = nullptr; // D only: cuBLASLt's AMAX_D_POINTER, set when D is FP8
-};
-
-// Only dense operands are measured: with padding between columns (ld larger than the column) or between batch
-// entries, one pass over numel contiguous elements would read bytes that are not the matrix.
-bool is_dense(const Operand& op)
-{
-    const int64_t inner = op.row_major ? op.cols : op.rows;
-    return op.ld == inner && (op.batch <= 1 || op.batch_stride == op.rows * op.cols);
-}
-
-// How a GEMM that is to be measured is named and capped: its ordinal, and (no step known) the cap unit its sampling
-// gave.
-struct GemmSite {
-    int32_t ordinal = 0;
-    std::optional<int64_t> cap_unit;
-};
-
-// Returns enqueue_probe's status, or FP8SCOPE_E_INVALID_ARGUMENT for an operand that is not measured.
-int probe_operand(const Operand& op, schema::TensorRole role, const std::string& name, std::string_view path,
-    const GemmSite& site, void* stream)
-{
-    const auto dtype = dtype_of(op.type);
-    if (!op.data || !dtype || op.rows <= 0 || op.cols <= 0 || op.batch <= 0)
-        return FP8SCOPE_E_INVALID_ARGUMENT;
-    if (!is_dense(op)) {
-        warn_once("gemm-strided",
-            "a GEMM operand with padding between columns or batches was not measured "
-            "(tensor statistics cover dense operands only)");
-        return FP8SCOPE_E_INVALID_ARGUMENT;
-    }
-    ProbeRequest request;
-    request.site
-        = { name, path, site.ordinal, op.rows, op.cols, op.batch, *dtype, role, schema::StatsSource::GemmInterception };
-    request.cap_unit = site.cap_unit;
-    request.params.data = op.data;
-    request.params.numel = uint64_t(op.rows) * uint64_t(op.cols) * uint64_t(op.batch);
-    request.params.dtype = *dtype;
-    request.params.target = own_format(*dtype);
-    request.params.scale_kind = op.scale_ptr ? op.scale_kind : probes::ScaleKind::None;
-    request.params.scale_ptr = op.scale_ptr;
-    request.stream = stream;
-    return enqueue_probe(request);
-}
-
-// FP8SCOPE_GEMM_STATS=0 turns interception off (the GEMMs still run through these wrappers, untouched).
-bool gemm_stats_enabled()
-{
-    static const bool enabled = [] {
-        const char* value = std::getenv("FP8SCOPE_GEMM_STATS");
-        return !value || value[0] != '0';
-    }();
-    return enabled;
-}
-
-// Whether GEMMs made now may be measured: not at all (interception off, not recording, an unsampled step), those of
-// a sampled step, or, with no step known, those the period learner samples. Checked before reading any cuBLAS
-// attribute, so a GEMM of an unsampled step costs a few atomic loads.
-enum class GemmGate { Skip, SampledStep, NoSteps };
-
-GemmGate gemm_gate()
-{
-    if (!gemm_stats_enabled() || !running_session_services() || !capture_allows_stats())
-        return GemmGate::Skip;
-    if (const auto step = current_step())
-        return step_sampled(*step) ? GemmGate::SampledStep : GemmGate::Skip;
-    return GemmGate::NoSteps;
-}
-
-int32_t gemm_types(cudaDataType a, cudaDataType b, cudaDataType d)
-{
-    return int32_t(a) * 10000 + int32_t(b) * 100 + int32_t(d);
-}
-
-// The site of a GEMM to be measured, or nullopt when it is not sampled. With no step known every GEMM's key goes
-// through the period learner (no CUDA call), and an unsampled GEMM returns here, before any CUDA call.
-std::optional<GemmSite> gemm_site(GemmGate gate, std::string_view path, int64_t m, int64_t n, int64_t k, int64_t batch,
-    int32_t types, int32_t transposes)
-{
-    if (gate == GemmGate::SampledStep)
-        return GemmSite { next_gemm_ordinal(path, m, n, k, types), std::nullopt };
-    const GemmDecision decision = decide_gemm_without_steps(gemm_call_key(path, m, n, k, batch, types, transposes));
-    if (!decision.sampled)
-        return std::nullopt;
-    return GemmSite { decision.ordinal, decision.cap_unit };
-}
-
-// Statistics for A, B and D of one GEMM (m x n = op(A) m x k times op(B) k x n).
-void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m, int64_t n, int64_t k,
-    std::string_view path, const GemmSite& site, void* stream)
-{
-    const std::string name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-    probe_operand(a, schema::TensorRole::A, name, path, site, stream);
-    probe_operand(b, schema::TensorRole::B, name, path, site, stream);
-    const int d_status = probe_operand(d, schema::TensorRole::D, name, path, site, stream);
-    // cuBLASLt's own amax of D (before D's scale), with D's statistics: a scalar read in stream order, no sync.
-    if (d.amax_ptr && d_status == FP8SCOPE_OK) {
-        std::string scalar = "amax_D · ";
-        if (!path.empty())
-            scalar.append(path).append(" · ");
-        scalar += name + " #" + std::to_string(site.ordinal);
-        log_scalar_device(scalar, d.amax_ptr, schema::Dtype::Float32, stream);
-    }
 }
 
 // ---- cuBLASLt
@@ -305,26 +167,59 @@ Operand lt_operand(const LtApi& api, const void* data, cublasLtMatrixLayout_t la
     return op;
 }
 
-// A/B/D scale pointers (docs/collector.md "Tensor statistics": A and B hold scale_inv, D holds the quantizing scale),
-// per-tensor mode only: block and vector scales (MXFP8, NVFP4, 1x128) are arrays, not one factor.
+// The recipe that a cuBLASLt scale mode stands for (CUBLASLT_MATMUL_MATRIX_SCALE_*, CUDA 12.8 and later); nullopt
+// for a mode this build does not know.
+std::optional<schema::ScaleRecipe> recipe_of_scale_mode(int32_t mode)
+{
+    switch (mode) {
+    case CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F:
+        return schema::ScaleRecipe::Tensorwise;
+    case CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F:
+        return schema::ScaleRecipe::Rowwise;
+    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F:
+        return schema::ScaleRecipe::Blockwise1x128;
+    case CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F:
+        return schema::ScaleRecipe::Blockwise128x128;
+    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0:
+        return schema::ScaleRecipe::Mx32;
+    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3:
+        return schema::ScaleRecipe::Nvfp4x16;
+    default:
+        return std::nullopt;
+    }
+}
+
+bool is_fp8(cudaDataType type)
+{
+    return type == CUDA_R_8F_E4M3 || type == CUDA_R_8F_E5M2;
+}
+
+// A/B/D scale pointers and recipes (docs/collector.md "Tensor statistics": A and B hold scale_inv, D holds the
+// quantizing scale). The pointer is read in per-tensor mode only: vector and block scales (rowwise, 1x128,
+// 128x128, MXFP8, NVFP4) are arrays, not one factor. A cuBLASLt without the scale-mode attributes (before 12.8)
+// scales per tensor.
 void lt_scales(const LtApi& api, cublasLtMatmulDesc_t desc, Operand& a, Operand& b, Operand& d)
 {
-    const auto per_tensor = [&](cublasLtMatmulDescAttributes_t mode_attribute) {
-        return desc_attribute<int32_t>(api, desc, mode_attribute, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F)
-            == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    const auto scale = [&](Operand& op, cublasLtMatmulDescAttributes_t mode_attribute,
+                           cublasLtMatmulDescAttributes_t pointer_attribute, probes::ScaleKind kind) {
+        const auto mode = desc_attribute<int32_t>(api, desc, mode_attribute, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F);
+        if (is_fp8(op.type)) {
+            op.recipe = recipe_of_scale_mode(mode);
+            if (!op.recipe)
+                warn_once("gemm-scale-mode",
+                    "a cuBLASLt GEMM has a scale mode this fp8scope does not know (its "
+                    "operands are recorded without a recipe)");
+        }
+        if (mode == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F) {
+            op.scale_ptr = desc_attribute<const float*>(api, desc, pointer_attribute, nullptr);
+            op.scale_kind = kind;
+        }
     };
-    if (per_tensor(CUBLASLT_MATMUL_DESC_A_SCALE_MODE)) {
-        a.scale_ptr = desc_attribute<const float*>(api, desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, nullptr);
-        a.scale_kind = probes::ScaleKind::InvDevicePointer;
-    }
-    if (per_tensor(CUBLASLT_MATMUL_DESC_B_SCALE_MODE)) {
-        b.scale_ptr = desc_attribute<const float*>(api, desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, nullptr);
-        b.scale_kind = probes::ScaleKind::InvDevicePointer;
-    }
-    if (per_tensor(CUBLASLT_MATMUL_DESC_D_SCALE_MODE)) {
-        d.scale_ptr = desc_attribute<const float*>(api, desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, nullptr);
-        d.scale_kind = probes::ScaleKind::DevicePointer;
-    }
+    scale(a, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+        probes::ScaleKind::InvDevicePointer);
+    scale(b, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+        probes::ScaleKind::InvDevicePointer);
+    scale(d, CUBLASLT_MATMUL_DESC_D_SCALE_MODE, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, probes::ScaleKind::DevicePointer);
     d.amax_ptr = desc_attribute<const float*>(api, desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, nullptr);
 }
 
@@ -407,6 +302,7 @@ FP8SCOPE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtM
                 workspace, workspace_bytes, stream);
         },
         [&] {
+            note_library_gemm(D);
             const GemmGate gate = gemm_gate();
             if (!api.layout_get || !api.desc_get || gate == GemmGate::Skip)
                 return; // unsampled, or an older cuBLASLt without the getters: the GEMM runs, unmeasured
@@ -444,6 +340,7 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperati
                 compute, algo);
         },
         [&] {
+            note_library_gemm(C);
             const GemmGate gate = gemm_gate();
             if (gate == GemmGate::Skip)
                 return;
@@ -476,6 +373,7 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle,
                 beta, C, c_type, ldc, stride_c, batch, compute, algo);
         },
         [&] {
+            note_library_gemm(C);
             const GemmGate gate = gemm_gate();
             if (gate == GemmGate::Skip)
                 return;

@@ -235,7 +235,7 @@ std::string site_key(const SiteKey& k)
     key.append(k.nvtx_path).push_back('\x1f');
     key += std::to_string(k.ordinal) + ',' + std::to_string(k.rows) + ',' + std::to_string(k.cols) + ','
         + std::to_string(k.batch) + ',' + std::to_string(int(k.dtype)) + ',' + std::to_string(int(k.role)) + ','
-        + std::to_string(int(k.source));
+        + std::to_string(int(k.source)) + ',' + (k.recipe ? std::to_string(int(*k.recipe)) : std::string("-"));
     return key;
 }
 
@@ -262,6 +262,7 @@ std::pair<int64_t, int64_t> site_of(Engine& e, const SiteKey& k)
                 row.dtype = site.dtype;
                 row.role = site.role;
                 row.source = site.source;
+                row.scale_recipe = site.recipe;
                 [[maybe_unused]] auto added = db.add_tensor_site(row);
             });
     }

@@ -27,6 +27,7 @@ struct SiteKey {
     schema::Dtype dtype = schema::Dtype::Float32;
     schema::TensorRole role = schema::TensorRole::Other;
     schema::StatsSource source = schema::StatsSource::ExplicitProbe;
+    std::optional<schema::ScaleRecipe> recipe; // FP8 GEMM operands: how they are scaled (part of the identity)
 };
 
 struct ProbeRequest {

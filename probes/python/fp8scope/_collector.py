@@ -59,6 +59,42 @@ class ProbeArgs(ctypes.Structure):
 
 PROBE_ARGS_SIZE = ctypes.sizeof(ProbeArgs)  # struct_size: lets a later collector accept a longer struct
 
+LIBRARY_GEMM = 1  # fp8scope_scaled_gemm: the GEMM ran through cuBLAS(Lt), whose interception has it
+
+
+class GemmOperand(ctypes.Structure):
+    """struct fp8scope_gemm_operand."""
+
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("dtype", ctypes.c_int32),
+        ("recipe", ctypes.c_int32),
+        ("rows", ctypes.c_int64),
+        ("cols", ctypes.c_int64),
+        ("row_stride", ctypes.c_int64),
+        ("col_stride", ctypes.c_int64),
+        ("scale", ctypes.c_void_p),
+        ("scale_rows", ctypes.c_int64),
+        ("scale_cols", ctypes.c_int64),
+        ("scale_row_stride", ctypes.c_int64),
+        ("scale_col_stride", ctypes.c_int64),
+    ]
+
+
+class ScaledGemmArgs(ctypes.Structure):
+    """struct fp8scope_scaled_gemm_args."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("a", GemmOperand),
+        ("b", GemmOperand),
+        ("d", GemmOperand),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+SCALED_GEMM_ARGS_SIZE = ctypes.sizeof(ScaledGemmArgs)
+
 
 class Api:
     """The C functions with their prototypes set, bound to one library handle."""
@@ -91,6 +127,12 @@ class Api:
             self.recording.restype = ctypes.c_int
         except AttributeError:
             self.recording = None
+        try:  # absent from older collectors: then PyTorch's scaled GEMMs are not reported
+            self.scaled_gemm = lib.fp8scope_scaled_gemm
+            self.scaled_gemm.argtypes = [ctypes.POINTER(ScaledGemmArgs)]
+            self.scaled_gemm.restype = ctypes.c_int
+        except AttributeError:
+            self.scaled_gemm = None
 
 
 _lock = threading.RLock()  # reentrant: a warning handler that calls fp8scope while a look-up warns must not hang

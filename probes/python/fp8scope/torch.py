@@ -1,5 +1,7 @@
 """fp8scope.torch: PyTorch helpers. torch is imported only inside annotate(), never when fp8scope is imported.
 
+intercept_scaled_mm() wraps PyTorch's scaled matmuls in the dispatcher (_scaled_gemm.py); annotate() calls it.
+
 annotate(model) does two things while the model runs:
 - NVTX ranges named after each module's qualified name ("blocks.0.qkv"; the root takes its class name), pushed and
   popped by forward pre/post hooks and, for the backward pass, by full backward pre/post hooks. The collector
@@ -123,6 +125,7 @@ def annotate(model, cast_stats=True, backward=True):
         _api._warn_once("annotate-no-torch", "annotate needs PyTorch; nothing installed")
         return Handle()
 
+    intercept_scaled_mm(warn=False)
     state = _state
     if cast_stats and not _mode_class:
         _mode_class.append(_cast_mode_class(torch, state))
@@ -164,6 +167,22 @@ def annotate(model, cast_stats=True, backward=True):
     gate.update(wanted())
     _annotated.add(model)
     return Handle(root_hooks, model, gate)
+
+
+def intercept_scaled_mm(warn=True):
+    """Wraps PyTorch's scaled matmuls (torch._scaled_mm and its variants) in the dispatcher, once per process, so
+    that the collector sees every one with its recipe, whatever kernel runs it (docs/python.md, "Scaled GEMMs").
+    `fp8scope record` does this by itself; annotate() calls it too. Returns True when the wrappers are in place; does
+    nothing and returns False when no collector is loaded, or torch is not imported. warn=False: a PyTorch without
+    torch.library.get_kernel (before 2.9) is left alone silently."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or (_collector.api() is None and not _collector.undecided()):
+        return False
+    from . import _scaled_gemm
+
+    return _scaled_gemm.install(torch, warn=warn)
 
 
 def _nvtx_functions(torch):

@@ -37,7 +37,8 @@ const VersionedTrace kTraces[] = {
         "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x64x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_"
         "kernel__5x_cublas" },
     { "compat/schema-1.3-44f49ee.sqlite", 3, 78, 84, 3, 12, true, "cast_transpose_kernel" },
-    { "scenario-demo.sqlite", 4, 78, 84, 3, 12, true, "cast_transpose_kernel" },
+    { "compat/schema-1.4-75c7b0c.sqlite", 4, 78, 84, 3, 12, true, "cast_transpose_kernel" },
+    { "scenario-demo.sqlite", 5, 78, 84, 3, 12, true, "cast_transpose_kernel" },
 };
 
 // Each table's rows by a plain immutable connection: what the file holds, read without the loader.

@@ -85,7 +85,7 @@ TEST_CASE("every table round-trips through the writer and the loader", "[loader]
         CHECK(meta.session_start_utc_ns == 1'795'219'200'000'000'000);
         CHECK(meta.finished);
         CHECK(meta.finish_reason == "exit");
-        CHECK(meta.raw.at("schema_version") == "1.4");
+        CHECK(meta.raw.at("schema_version") == "1.5");
         CHECK(meta.raw.at("pid") == "4242");
         CHECK(meta.raw.at("global_pid") == std::to_string(schema::global_pid(4242)));
         CHECK(meta.raw.at("finished") == "1");
@@ -130,6 +130,7 @@ TEST_CASE("every table round-trips through the writer and the loader", "[loader]
         CHECK(weight.dtype == static_cast<int32_t>(schema::Dtype::BFloat16));
         CHECK(weight.role == static_cast<int32_t>(schema::TensorRole::Weight));
         CHECK(weight.source == static_cast<int32_t>(schema::StatsSource::GemmInterception));
+        CHECK(weight.scale_recipe == static_cast<int32_t>(schema::ScaleRecipe::Rowwise));
         const TensorSite& input = model.tensor_sites[1];
         CHECK(input.id == 2);
         CHECK(model.strings[input.name] == "layer0.fc1.input");
@@ -138,6 +139,7 @@ TEST_CASE("every table round-trips through the writer and the loader", "[loader]
         CHECK(input.cols == 4096);
         CHECK(input.role == static_cast<int32_t>(schema::TensorRole::Input));
         CHECK(input.source == static_cast<int32_t>(schema::StatsSource::ExplicitProbe));
+        CHECK_FALSE(input.scale_recipe);
 
         REQUIRE(model.tensor_stats.size() == 2);
         // Sorted by timestamp: the second row written (1300 ns) comes first.

@@ -118,6 +118,53 @@ TEST_CASE("site labels: NVTX path, name, GEMM ordinal, role", "[tensor_health]")
     CHECK(tensor_site_label(model, weight) == "layers.0.fc1.weight · weight");
     const TensorSite unnamed = make_site(5, 4, std::nullopt, 2, TensorRole::D, StatsSource::GemmInterception);
     CHECK(tensor_site_label(model, unnamed) == "site 5 #2 · D");
+    // Format 1.5: the scale recipe last; a GEMM that PyTorch's _scaled_mm interception measured has its ordinal too.
+    TensorSite blockwise = make_site(6, 1, 0, 1, TensorRole::B, StatsSource::TorchScaledMm);
+    blockwise.scale_recipe = static_cast<int32_t>(schema::ScaleRecipe::Blockwise1x128);
+    CHECK(tensor_site_label(model, blockwise)
+        == "train_step/layers.3/mlp.fc2 · gemm 4096x1024x4096 #1 · B · blockwise 1×128");
+    blockwise.scale_recipe = 42; // a value of a newer minor version: kept, named by number
+    CHECK(
+        tensor_site_label(model, blockwise) == "train_step/layers.3/mlp.fc2 · gemm 4096x1024x4096 #1 · B · recipe 42");
+    CHECK(scale_recipe_name(static_cast<int32_t>(schema::ScaleRecipe::Tensorwise)) == "tensorwise");
+    CHECK(scale_recipe_name(static_cast<int32_t>(schema::ScaleRecipe::Rowwise)) == "rowwise");
+    CHECK(scale_recipe_name(static_cast<int32_t>(schema::ScaleRecipe::Blockwise128x128)) == "blockwise 128×128");
+    CHECK(scale_recipe_name(static_cast<int32_t>(schema::ScaleRecipe::Mx32)) == "MX 32");
+    CHECK(scale_recipe_name(static_cast<int32_t>(schema::ScaleRecipe::Nvfp4x16)) == "NVFP4 16");
+}
+
+TEST_CASE("recipe totals: scaled FP8 operands per recipe, samples per step that holds the recipe", "[tensor_health]")
+{
+    Scenario s;
+    const auto gemm_site = [&](const char* name, schema::TensorRole role, std::optional<schema::ScaleRecipe> recipe) {
+        const int64_t id
+            = s.tensor_site(name, role, schema::Dtype::E4M3, 128, 256, schema::StatsSource::GemmInterception, "fwd");
+        if (recipe)
+            s.site_recipe(id, *recipe);
+        return id;
+    };
+    const int64_t a1 = gemm_site("g1", schema::TensorRole::A, schema::ScaleRecipe::Blockwise128x128);
+    const int64_t b1 = gemm_site("g1", schema::TensorRole::B, schema::ScaleRecipe::Blockwise1x128);
+    const int64_t b2 = gemm_site("g2", schema::TensorRole::B, schema::ScaleRecipe::Blockwise1x128);
+    const int64_t d1 = gemm_site("g1", schema::TensorRole::D, std::nullopt); // BF16 output: no recipe
+    // Steps 3 and 4 (analysed); b2 only in step 4; step 2 is outside the analysed steps.
+    for (const auto& [site, step] :
+        { std::pair { a1, 3 }, { a1, 4 }, { b1, 3 }, { b1, 4 }, { b2, 4 }, { d1, 3 }, { a1, 2 } })
+        s.tensor_stats(healthy_sample(site, step, step == 2 ? 500 + site : 1000 * (step - 2) + site));
+    const TraceModel model = write_and_load(s, "tensor-recipes");
+    const TensorHealth h = analyze_tensor_health(model, step_set(StepSource::Nvtx, 3, 2, 1000, 1000));
+    REQUIRE(h.totals.recipes.size() == 2);
+    CHECK(h.totals.recipes[0].recipe == "blockwise 1×128"); // by enum value: 2 before 3
+    CHECK(h.totals.recipes[0].sites == 2);
+    CHECK(h.totals.recipes[0].samples == 3);
+    CHECK(h.totals.recipes[0].samples_per_sampled_step == 1.5);
+    CHECK(h.totals.recipes[1].recipe == "blockwise 128×128");
+    CHECK(h.totals.recipes[1].sites == 1);
+    CHECK(h.totals.recipes[1].samples == 2);
+    CHECK(h.totals.recipes[1].samples_per_sampled_step == 1.0);
+    CHECK(site(h, b2).scale_recipe == static_cast<int32_t>(schema::ScaleRecipe::Blockwise1x128));
+    CHECK(site(h, b2).label == "fwd · g2 #2 · B · blockwise 1×128"); // the scenario counts same-shaped sites
+    CHECK_FALSE(site(h, d1).scale_recipe);
 }
 
 TEST_CASE("rankings: worst figure, then mean, then site id; sites without the figure left out", "[tensor_health]")

@@ -97,6 +97,11 @@ public:
     // Registers a tensor site and returns its id; stats rows then reference it.
     int64_t tensor_site(std::string name, schema::TensorRole role, schema::Dtype dtype, int64_t rows, int64_t cols,
         schema::StatsSource source = schema::StatsSource::ExplicitProbe, std::string nvtx_path = {});
+    // The scale recipe of a site made by tensor_site() (format 1.5; none by default).
+    void site_recipe(int64_t site_id, schema::ScaleRecipe recipe)
+    {
+        sites_.at(size_t(site_id - 1)).row.scale_recipe = recipe;
+    }
     void tensor_stats(TensorStatsRow row); // row.site_id must come from tensor_site()
     void overhead(const OverheadRow& row);
     void dropped(const DroppedRow& row);

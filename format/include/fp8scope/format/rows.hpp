@@ -160,6 +160,7 @@ struct TensorSiteRow {
     schema::Dtype dtype = schema::Dtype::Float32;
     schema::TensorRole role = schema::TensorRole::Other;
     schema::StatsSource source = schema::StatsSource::ExplicitProbe;
+    std::optional<schema::ScaleRecipe> scale_recipe; // FP8 GEMM operands: how they are scaled (1.5)
 };
 
 struct TensorStatsRow {

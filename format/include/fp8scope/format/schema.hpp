@@ -19,8 +19,9 @@ namespace fp8scope::schema {
 // older readers; a new minor version only adds tables or columns and is read by older readers.
 inline constexpr int kMajorVersion = 1;
 // 1.1: FP8SCOPE_COLLECTOR_WORK; 1.2: meta row_count.<TABLE>, FP8SCOPE_CAPTURE_WINDOW, meta capture_mode; 1.3: drop
-// source CAPTURE_DETACH; 1.4: FP8SCOPE_SCALAR_NAN, FP8SCOPE_TENSOR_STATS.nanColumns
-inline constexpr int kMinorVersion = 4;
+// source CAPTURE_DETACH; 1.4: FP8SCOPE_SCALAR_NAN, FP8SCOPE_TENSOR_STATS.nanColumns; 1.5:
+// FP8SCOPE_TENSOR_SITE.scaleRecipe, ENUM_FP8SCOPE_SCALE_RECIPE, stats source TORCH_SCALED_MM
+inline constexpr int kMinorVersion = 5;
 // PRAGMA user_version holds (major << 16) | minor.
 inline constexpr int32_t encode_user_version(int major, int minor)
 {
@@ -268,6 +269,7 @@ inline constexpr Column kTensorSite[] = {
     { "dtype", "INTEGER", R, "ENUM_FP8SCOPE_DTYPE" },
     { "role", "INTEGER", R, "ENUM_FP8SCOPE_TENSOR_ROLE" },
     { "source", "INTEGER", R, "ENUM_FP8SCOPE_STATS_SOURCE" },
+    { "scaleRecipe", "INTEGER", N, "ENUM_FP8SCOPE_SCALE_RECIPE", 5 },
 };
 
 inline constexpr Column kTensorStats[] = {
@@ -461,7 +463,7 @@ std::string create_sql(const Table& table);
 
 // FP8SCOPE_META keys. Integers are stored as INTEGER, everything else as TEXT.
 namespace meta {
-inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.4"
+inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.5"
 inline constexpr std::string_view kProducer = "producer"; // "fp8scope 0.1.0 (collector)"
 inline constexpr std::string_view kToolVersion = "tool_version";
 inline constexpr std::string_view kCommandLine = "command_line";

@@ -65,7 +65,19 @@ enum class KernelLaunchType : int32_t { Regular = 0, CooperativeSingleDevice = 1
 enum class Dtype : int32_t { Float32 = 0, BFloat16 = 1, Float16 = 2, E4M3 = 3, E5M2 = 4 };
 enum class Fp8Format : int32_t { None = 0, E4M3 = 1, E5M2 = 2 };
 enum class TensorRole : int32_t { A = 0, B = 1, D = 2, Input = 3, Weight = 4, Output = 5, Gradient = 6, Other = 7 };
-enum class StatsSource : int32_t { GemmInterception = 0, ExplicitProbe = 1, Annotate = 2 };
+// TorchScaledMm (1.5): PyTorch's _scaled_mm family, intercepted in the dispatcher (docs/python.md), for a GEMM that no
+// cuBLASLt interception saw (a CUTLASS kernel).
+enum class StatsSource : int32_t { GemmInterception = 0, ExplicitProbe = 1, Annotate = 2, TorchScaledMm = 3 };
+// How an FP8 GEMM operand is scaled (1.5): one scale for the tensor, one per row (cuBLASLt's outer vector), one per
+// 1x128 or 128x128 block, or an E8M0 scale per 32 elements (MXFP8), an E4M3 scale per 16 (NVFP4).
+enum class ScaleRecipe : int32_t {
+    Tensorwise = 0,
+    Rowwise = 1,
+    Blockwise1x128 = 2,
+    Blockwise128x128 = 3,
+    Mx32 = 4,
+    Nvfp4x16 = 5
+};
 enum class OverheadKind : int32_t {
     CuptiBufferFlush = 0,
     CuptiInstrumentation = 1,

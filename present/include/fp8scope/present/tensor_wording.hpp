@@ -26,6 +26,10 @@ std::string tensor_thresholds_sentence();
 // "603 samples of 201 sites; 540 samples of 180 sites in the 27 analysed steps (20.0 per step)".
 std::string tensor_totals_sentence(const analyzer::TensorHealth& health);
 
+// The scaled FP8 operands by recipe, "" when no site has one (format 1.5): "rowwise: 8 sites, 96 samples (16.0 per
+// step with samples); blockwise 1×128: 4 sites, ...".
+std::string recipes_sentence(const analyzer::TensorHealth& health);
+
 // How to name zero-code GEMM sites by module, when some have no NVTX path; "" otherwise
 // (docs/analysis.md "Tensor health").
 std::string unnamed_sites_sentence(const analyzer::TensorHealth& health);

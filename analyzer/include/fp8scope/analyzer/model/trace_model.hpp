@@ -127,6 +127,9 @@ struct TensorSite {
     int32_t ordinal = 0;
     int64_t rows = 0, cols = 0, batch = 1;
     int32_t dtype = 0, role = 0, source = 0;
+    // ENUM_FP8SCOPE_SCALE_RECIPE (1.5): how an FP8 GEMM operand is scaled; nullopt when not known (a high-precision
+    // operand, a probe, an older trace). A value this reader does not know is kept as it is.
+    std::optional<int32_t> scale_recipe;
 };
 
 // Row-wise: tensor samples are few (sampled), and each carries a histogram.

@@ -74,8 +74,13 @@ std::optional<double> tensor_scale_inv(const TensorStats& sample);
 // "A", "B", "D", "input", "weight", "output", "gradient"; "" for `other` (schema::TensorRole).
 std::string_view tensor_role_word(int32_t role);
 
-// "train_step/layers.3/mlp.fc2 · gemm 4096x1024x4096 #0 · A": NVTX path, name, the ordinal for a GEMM site, role
-// (omitted when `other`). The one place that names a site; renderers use it.
+// ENUM_FP8SCOPE_SCALE_RECIPE's names: "tensorwise", "rowwise", "blockwise 1×128", "blockwise 128×128", "MX 32",
+// "NVFP4 16"; "recipe N" for a value this reader does not know.
+std::string scale_recipe_name(int32_t recipe);
+
+// "train_step/layers.3/mlp.fc2 · gemm 4096x1024x4096 #0 · A · rowwise": NVTX path, name, the ordinal for a GEMM
+// site, role (omitted when `other`), the scale recipe when the trace has one (format 1.5). The one place that names
+// a site; renderers use it.
 std::string tensor_site_label(const TraceModel& model, const TensorSite& site);
 
 // Where a sample is. `step` is the analysed step holding it (StepInterval::index), else the sample's own step
@@ -141,6 +146,14 @@ struct TensorSiteHealth {
     std::optional<double> amax_min, amax_max; // over samples with a finite amax
     int64_t nonfinite_samples = 0;
     std::optional<GemmSitePlace> place; // zero-code GEMM sites sampled in the placing step
+    std::optional<int32_t> scale_recipe; // TensorSite::scale_recipe
+};
+
+// The FP8 operands of scaled GEMMs with one recipe, in the analysed steps.
+struct RecipeTotals {
+    std::string recipe; // scale_recipe_name()
+    int64_t sites = 0, samples = 0;
+    double samples_per_sampled_step = 0; // samples / analysed steps with samples of this recipe
 };
 
 // The site's label, then its place for a zero-code GEMM site: "gemm 512x2048x512 #8 · B (forward GEMM 9 of 24
@@ -162,6 +175,7 @@ struct TensorHealthTotals {
     // Zero-code GEMM sites in the steps without an NVTX path: named by shape alone, which fp8scope.torch.annotate
     // (module names) would improve.
     int64_t unnamed_gemm_sites = 0;
+    std::vector<RecipeTotals> recipes; // by ENUM_FP8SCOPE_SCALE_RECIPE value; empty when no site has a recipe
 };
 
 struct TensorHealth {

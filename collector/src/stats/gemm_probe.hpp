@@ -1,0 +1,61 @@
+// GEMM statistics shared by the cuBLAS and cuBLASLt hooks (gemm_hooks.cpp) and by PyTorch's _scaled_mm interception
+// (torch_gemm.cpp): a GEMM's operands, the sampling gate, the site's ordinal, and the probes of A, B and D
+// (docs/collector.md "Tensor statistics"). Operands are in cuBLAS's terms: column-major unless `row_major`.
+#pragma once
+
+#include "stats/stats_engine.hpp"
+
+#include <library_types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace fp8scope::collector {
+
+std::optional<schema::Dtype> dtype_of(cudaDataType type);
+
+// One matrix operand as cuBLAS sees it (column-major unless `row_major`).
+struct Operand {
+    const void* data = nullptr;
+    cudaDataType type = CUDA_R_32F;
+    int64_t rows = 0, cols = 0, ld = 0, batch = 1, batch_stride = 0;
+    bool row_major = false;
+    probes::ScaleKind scale_kind = probes::ScaleKind::None;
+    const float* scale_ptr = nullptr;
+    const float* amax_ptr = nullptr; // D only: cuBLASLt's AMAX_D_POINTER, set when D is FP8
+    std::optional<schema::ScaleRecipe> recipe; // FP8 operands: how the GEMM scales them
+};
+
+// How a GEMM that is to be measured is named and capped: its ordinal, and (no step known) the cap unit its sampling
+// gave.
+struct GemmSite {
+    int32_t ordinal = 0;
+    std::optional<int64_t> cap_unit;
+};
+
+// Whether GEMMs made now may be measured: not at all (interception off, not recording, an unsampled step), those of
+// a sampled step, or, with no step known, those the period learner samples. Checked before reading any cuBLAS
+// attribute, so a GEMM of an unsampled step costs a few atomic loads.
+enum class GemmGate { Skip, SampledStep, NoSteps };
+GemmGate gemm_gate();
+
+int32_t gemm_types(cudaDataType a, cudaDataType b, cudaDataType d);
+
+// The site of a GEMM to be measured, or nullopt when it is not sampled. With no step known every GEMM's key goes
+// through the period learner (no CUDA call), and an unsampled GEMM returns here, before any CUDA call.
+std::optional<GemmSite> gemm_site(GemmGate gate, std::string_view path, int64_t m, int64_t n, int64_t k, int64_t batch,
+    int32_t types, int32_t transposes);
+
+// Statistics for A, B and D of one GEMM (m x n = op(A) m x k times op(B) k x n), named "gemm MxNxK".
+void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m, int64_t n, int64_t k,
+    std::string_view path, const GemmSite& site, void* stream,
+    schema::StatsSource source = schema::StatsSource::GemmInterception);
+
+// Which GEMMs a framework-level interception need not measure again: the cuBLAS(Lt) hooks note the D of every GEMM
+// that ran on this thread, and the interception of PyTorch's _scaled_mm, called right after the op on the same
+// thread, asks whether its output was that D (and forgets it). Thread-local; no lock.
+void note_library_gemm(const void* d);
+bool take_library_gemm(const void* d);
+
+} // namespace fp8scope::collector
