@@ -233,7 +233,8 @@ json render_compare_json(const CompareInput& input, const CompareResult& r)
         { "performance", performance_json(r.performance) },
         { "recipe",
             { { "delayed", r.delayed_sites }, { "current", r.current_sites }, { "static", r.static_sites },
-                { "current_or_static", r.current_or_static_sites }, { "unknown", r.unknown_recipe_sites } } },
+                { "current_or_static", r.current_or_static_sites }, { "per_block", r.per_block_sites },
+                { "unknown", r.unknown_recipe_sites }, { "by_scale", r.scale_recipe_sites } } },
     };
 }
 

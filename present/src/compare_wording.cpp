@@ -194,11 +194,17 @@ std::string recipe_text(const CompareSite& site)
 std::string recipe_sentence(const CompareResult& result)
 {
     // The price: the run's cast and amax/scale kernel time per step, over the reference's (the analyzer's figures).
-    return fmt::format("{} delayed, {} current, {} static, {} current or static (a constant amax cannot tell), {} "
-                       "unknown; the bookkeeping they cost: {} of cast and amax/scale kernels per step ({} more than "
+    std::string per_block;
+    if (result.per_block_sites > 0)
+        per_block = fmt::format(", {} per row or block", result.per_block_sites);
+    std::string by_scale;
+    for (const auto& [recipe, n] : result.scale_recipe_sites)
+        by_scale += fmt::format("{}{} {}", by_scale.empty() ? "; scaled " : ", ", recipe, n);
+    return fmt::format("{} delayed, {} current, {} static, {} current or static (a constant amax cannot tell){}, {} "
+                       "unknown{}; the bookkeeping they cost: {} of cast and amax/scale kernels per step ({} more than "
                        "the reference)",
-        result.delayed_sites, result.current_sites, result.static_sites, result.current_or_static_sites,
-        result.unknown_recipe_sites, format_duration_ns(std::llround(result.performance.run.bookkeeping_ns)),
+        result.delayed_sites, result.current_sites, result.static_sites, result.current_or_static_sites, per_block,
+        result.unknown_recipe_sites, by_scale, format_duration_ns(std::llround(result.performance.run.bookkeeping_ns)),
         format_duration_ns(std::llround(result.performance.bookkeeping_added_ns)));
 }
 

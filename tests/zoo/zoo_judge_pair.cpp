@@ -64,13 +64,21 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
 
     Cell recipe;
     const std::string expected = run.truth.value("recipe", "");
-    const std::map<std::string, int64_t> counts { { "delayed", c.delayed_sites }, { "current", c.current_sites },
+    std::map<std::string, int64_t> counts { { "delayed", c.delayed_sites }, { "current", c.current_sites },
         { "static", c.static_sites }, { "unknown", c.unknown_recipe_sites } };
+    std::string text = fmt::format("delayed {}, current {}, static {}, unknown {}", c.delayed_sites, c.current_sites,
+        c.static_sites, c.unknown_recipe_sites);
+    // Sites scaled per row or block count under their scale recipe ("rowwise", "blockwise 1×128"), the name the
+    // job's truth gives such a recipe.
+    if (c.per_block_sites > 0)
+        for (const auto& [name, n] : c.scale_recipe_sites)
+            if (name != "tensorwise") {
+                counts[name] = n;
+                text += fmt::format(", {} {}", name, n);
+            }
     const auto majority = std::max_element(
         counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    recipe = cell(majority->first == expected && majority->second > 0,
-        fmt::format("delayed {}, current {}, static {}, unknown {} (truth {})", c.delayed_sites, c.current_sites,
-            c.static_sites, c.unknown_recipe_sites, expected));
+    recipe = cell(majority->first == expected && majority->second > 0, fmt::format("{} (truth {})", text, expected));
     return { drift, recipe };
 }
 

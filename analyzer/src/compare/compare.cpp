@@ -34,6 +34,8 @@ const char* scaling_recipe_name(ScalingRecipe recipe)
         return "static";
     case ScalingRecipe::CurrentOrStatic:
         return "current or static";
+    case ScalingRecipe::PerBlock:
+        return "per row or block";
     case ScalingRecipe::Unknown:
         break;
     }
@@ -246,10 +248,17 @@ std::string compare_numerics(
             positions.push_back(s.position);
         std::ranges::sort(positions);
         site.position_in_step = positions[positions.size() / 2];
-        detail::fill_site_steps(site, run_steps, ref_samples.at(pair.ref_site));
+        site.scale_recipe = run_site.scale_recipe;
+        if (site.scale_recipe)
+            ++result.scale_recipe_sites[scale_recipe_name(*site.scale_recipe)];
         const auto twin = run_roles.twin(run_site);
         detail::decide_recipe(site, run_steps, twin && run_samples.contains(*twin) ? &run_samples.at(*twin) : nullptr);
-        detail::detect_drift(site);
+        // A per-block site's codes hold no amax or scale of the operand: no step figures, no drift (decide_recipe's
+        // evidence says why).
+        if (site.recipe != ScalingRecipe::PerBlock) {
+            detail::fill_site_steps(site, run_steps, ref_samples.at(pair.ref_site));
+            detail::detect_drift(site);
+        }
         result.amax_ratio_events += site.amax_ratio_events;
         result.stale_scale_events += site.stale_scale_events;
         switch (site.recipe) {
@@ -267,6 +276,9 @@ std::string compare_numerics(
             break;
         case ScalingRecipe::Unknown:
             ++result.unknown_recipe_sites;
+            break;
+        case ScalingRecipe::PerBlock:
+            ++result.per_block_sites;
             break;
         case ScalingRecipe::NotFp8:
             break;

@@ -47,6 +47,15 @@ size_t zero_headroom_count(const std::vector<std::pair<double, double>>& scaled)
 void decide_recipe(
     CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>* twin)
 {
+    if (is_per_block_recipe(site.scale_recipe)) {
+        site.recipe = ScalingRecipe::PerBlock;
+        site.recipe_evidence = fmt::format(
+            "scaled {} (one scale per row or block, not per tensor): its codes hold each block's own amax, not the "
+            "operand's, so delayed, current or static and drift against the reference need per-block statistics, "
+            "which this trace does not hold",
+            scale_recipe_name(*site.scale_recipe));
+        return;
+    }
     const auto scaled = scaled_amax(run);
     if (!scaled) {
         site.recipe = ScalingRecipe::NotFp8;

@@ -17,6 +17,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace fp8scope::analyzer {
 namespace {
@@ -172,6 +173,10 @@ TensorHealth analyze_tensor_health(
 
     const detail::StepLocator locator(steps);
     const SiteLabels labels(model);
+    std::unordered_set<int64_t> per_block_sites;
+    for (const TensorSite& site : model.tensor_sites)
+        if (is_per_block_recipe(site.scale_recipe))
+            per_block_sites.insert(site.id);
     std::vector<std::optional<int64_t>> analysed(stats.size());
     std::vector<TensorSampleFigures> figures(stats.size());
     std::vector<bool> included(stats.size(), true);
@@ -179,6 +184,11 @@ TensorHealth analyze_tensor_health(
         included[i] = !device || stats[i].device_id == *device;
         analysed[i] = included[i] ? locator.analysed_step(stats[i]) : std::nullopt;
         figures[i] = tensor_sample_figures(stats[i]);
+        if (per_block_sites.contains(stats[i].site_id)) {
+            // Codes at max are each block's own amax, and no one scale_inv exists (is_per_block_recipe).
+            figures[i].saturation_ratio.reset();
+            figures[i].headroom_bits.reset();
+        }
     }
     const auto locate = [&](size_t i) {
         return TensorSampleLocation { .sample_index = i,

@@ -150,6 +150,11 @@ std::string scale_recipe_name(int32_t recipe)
     return fmt::format("recipe {}", recipe);
 }
 
+bool is_per_block_recipe(std::optional<int32_t> recipe)
+{
+    return recipe && *recipe != static_cast<int32_t>(schema::ScaleRecipe::Tensorwise);
+}
+
 std::string tensor_site_label(const TraceModel& model, const TensorSite& site)
 {
     const auto text

@@ -1,10 +1,10 @@
 // GEMM statistics shared by the cuBLAS/cuBLASLt hooks and the _scaled_mm interception (gemm_probe.hpp).
 #include "stats/gemm_probe.hpp"
 
+#include "capture/capture.hpp"
 #include "fp8scope.h"
 #include "session/session.hpp"
 #include "session/warn.hpp"
-#include "capture/capture.hpp"
 
 #include <cstdlib>
 #include <string>
@@ -21,8 +21,6 @@ schema::Fp8Format own_format(schema::Dtype dtype)
                                         : schema::Fp8Format::None;
 }
 
-
-
 // Only dense operands are measured: with padding between columns (ld larger than the column) or between batch
 // entries, one pass over numel contiguous elements would read bytes that are not the matrix.
 bool is_dense(const Operand& op)
@@ -30,8 +28,6 @@ bool is_dense(const Operand& op)
     const int64_t inner = op.row_major ? op.cols : op.rows;
     return op.ld == inner && (op.batch <= 1 || op.batch_stride == op.rows * op.cols);
 }
-
-
 
 // Returns enqueue_probe's status, or FP8SCOPE_E_INVALID_ARGUMENT for an operand that is not measured.
 int probe_operand(const Operand& op, schema::TensorRole role, const std::string& name, std::string_view path,

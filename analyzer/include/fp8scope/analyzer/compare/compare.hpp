@@ -12,6 +12,7 @@
 #include "fp8scope/analyzer/trace/report.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -56,8 +57,10 @@ struct CompareRefusal {
 
 // CurrentOrStatic: the same scale in every sample and the codes at fp8_max in every one (amax = fp8_max / scale, so a
 // constant amax): a scale made from each step's amax and a fixed one made from that amax cannot be told apart.
-enum class ScalingRecipe { NotFp8, Delayed, Current, Static, Unknown, CurrentOrStatic };
-// "not FP8", "delayed", "current", "static", "unknown", "current or static"
+// PerBlock: one scale per row or block (is_per_block_recipe): not one scale to classify, and no drift figure until
+// per-block statistics exist.
+enum class ScalingRecipe { NotFp8, Delayed, Current, Static, Unknown, CurrentOrStatic, PerBlock };
+// "not FP8", "delayed", "current", "static", "unknown", "current or static", "per row or block"
 const char* scaling_recipe_name(ScalingRecipe recipe);
 
 // One matched site's figures at one common step (nullopt where a side cannot show the figure).
@@ -107,6 +110,7 @@ struct CompareSite {
     bool role_swapped = false; // the run's cuBLAS A/B were swapped to the canonical orientation
     bool orientation_ambiguous = false; // m == n: cuBLAS's own A/B order kept
     ScalingRecipe recipe = ScalingRecipe::Unknown; // the run's
+    std::optional<int32_t> scale_recipe; // the run site's ENUM_FP8SCOPE_SCALE_RECIPE (TensorSite::scale_recipe)
     std::string recipe_evidence;
     double position_in_step = 0; // median offset of the site's samples in their step, 0..1 (execution order)
     std::vector<CompareStep> steps; // common steps where both sides have a sample
@@ -177,6 +181,9 @@ struct CompareResult {
     // Sites of the run per recipe (FP8 sites only) and the run's bookkeeping time per step they cost.
     int64_t delayed_sites = 0, current_sites = 0, static_sites = 0, unknown_recipe_sites = 0;
     int64_t current_or_static_sites = 0; // ScalingRecipe::CurrentOrStatic: a constant amax cannot tell
+    int64_t per_block_sites = 0; // ScalingRecipe::PerBlock
+    // The run's matched sites by scale recipe (scale_recipe_name(); format 1.5 traces): "rowwise" -> 24
+    std::map<std::string, int64_t> scale_recipe_sites;
 };
 
 struct CompareOptions {

@@ -77,6 +77,11 @@ std::string_view tensor_role_word(int32_t role);
 // ENUM_FP8SCOPE_SCALE_RECIPE's names: "tensorwise", "rowwise", "blockwise 1×128", "blockwise 128×128", "MX 32",
 // "NVFP4 16"; "recipe N" for a value this reader does not know.
 std::string scale_recipe_name(int32_t recipe);
+// A recipe with more than one scale per operand (rowwise, blockwise, MX, NVFP4; an unknown value too): the codes of
+// one block are scaled by its own amax, so a code at the format's max is that block's largest element, not a clipped
+// value, and there is no one scale_inv to dequantize the operand with. Tensor health and compare then leave out the
+// figures that need one (saturation, headroom, amax drift) until per-block statistics exist (docs/analysis.md).
+bool is_per_block_recipe(std::optional<int32_t> recipe);
 
 // "train_step/layers.3/mlp.fc2 · gemm 4096x1024x4096 #0 · A · rowwise": NVTX path, name, the ordinal for a GEMM
 // site, role (omitted when `other`), the scale recipe when the trace has one (format 1.5). The one place that names
