@@ -9,6 +9,8 @@ Stages (tests/gpu/zoo/registry.py says which workload runs in which):
   zoo2      torch.compile reduce-overhead, the FP8/BF16 twins (train.py delayed and current scaling, torchao
             Float8Linear), clean and with planted drift; timing: FP8 against BF16
   zoo-ddp2  DDP over NCCL, one GPU per rank (SKIP "needs 2 GPUs" with fewer)
+  zoo-recipes  rowwise (torchao on a Hugging Face Llama) and DeepSeek-style blockwise FP8 with their BF16 twins,
+            clean and with planted drift (issue 31); the stage `recipes` (check_recipes.py) then checks them
 
 Per workload: one traced run (`fp8scope record`, one trace per process), judged PASS when it exits 0, prints the
 expected number of truth lines, leaves that many traces with step markers (FP8SCOPE_STEP_MARKER; the CUDA sample:
@@ -130,9 +132,11 @@ class Kept:
         self.pending = {}  # name -> future of (raw bytes, xz bytes)
         self.sizes = {}  # name -> (raw bytes, xz bytes)
         self.truths = {}  # name -> the truth as kept
+        self.traces = {}  # name -> the raw trace (scratch folder), for later stages of the same run
 
     def add(self, name, trace, truth):
         self.truths[name] = truth
+        self.traces[name] = Path(trace)
         self.write_truth(name)
         self.pending[name] = self.pool.submit(self._compress, Path(trace), self.dir / f"{name}.sqlite.xz")
 

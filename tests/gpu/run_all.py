@@ -29,6 +29,7 @@ import check_faults  # noqa: E402
 import check_lifecycle  # noqa: E402
 import check_ranks  # noqa: E402
 import check_realjobs  # noqa: E402
+import check_recipes  # noqa: E402
 import check_realstats  # noqa: E402
 import check_samples  # noqa: E402
 import check_signals  # noqa: E402
@@ -38,12 +39,12 @@ import check_zoo  # noqa: E402
 import gpu_common as g  # noqa: E402
 
 STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs", "compare",
-          "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2",
+          "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "recipes",
           "bitwise", "calibrate")
 # Stages that need only `fp8scope` and libfp8scope.so from the build (and PyTorch): the preflight asks for no more.
 # zoo1 also runs the CUDA sample fp8scope_sample_zoo_sync_loop, which check_zoo.py looks for itself.
-LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "bitwise",
-                "calibrate"}
+LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "zoo-recipes",
+                "recipes", "bitwise", "calibrate"}
 
 
 def parse_args(argv):
@@ -142,9 +143,11 @@ def main(argv=None):
         check_ranks.run_all(ctx, report, state)
     if "faults" in stages:
         check_faults.run_all(ctx, report)
-    for zoo_stage in ("zoo1", "zoo2", "zoo-ddp2"):
+    for zoo_stage in ("zoo1", "zoo2", "zoo-ddp2", "zoo-recipes"):
         if zoo_stage in stages:
             check_zoo.run_all(ctx, report, state, zoo_stage)
+    if "recipes" in stages:
+        check_recipes.run_all(ctx, report, state)
     if "bitwise" in stages:
         check_bitwise.run_all(ctx, report, state)
     if "calibrate" in stages:

@@ -10,6 +10,8 @@ from . import _collector
 
 
 def _install(torch):
+    if _collector.api() is None and not _collector.undecided():
+        return  # nothing records in this process: nothing to report to, so the job's ops stay untouched
     try:
         from . import _scaled_gemm
 

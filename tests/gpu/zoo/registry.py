@@ -99,6 +99,26 @@ DRIFT_EARLY = (0, 6, 1.3)
 TORCHAO_STEPS = 25
 TORCHAO_DRIFT = (1, 8, 1.6)
 
+# The recipe workloads (stage zoo-recipes): statistics every step, and no cap a step of theirs could reach, so that
+# every scaled GEMM of every step is in the trace (tests/gpu/check_recipes.py counts them against the job's own count).
+ROWWISE_STEPS, ROWWISE_DRIFT = 16, (1, 7, 1.6)  # layers.1's MLP input, feature 0
+BLOCKWISE_STEPS, BLOCKWISE_DRIFT = 20, (1, 8, 1.6)  # blocks.1.fc1's input, channels 128..255
+RECIPE_STATS = {"FP8SCOPE_STATS_EVERY": "1", "FP8SCOPE_STATS_CAP": "4096"}
+
+
+def _recipe_pairs(name, program, steps, drift, requires):
+    """<name>_clean / <name>_bf16_ref and <name>_drift / <name>_drift_bf16_ref: FP8 runs and their BF16 twins."""
+    plant = ["--plant-drift", "%d:%d:%g" % drift]
+    out = []
+    for fp8, ref, extra in ((f"{name}_clean", f"{name}_bf16_ref", []), (f"{name}_drift", f"{name}_drift_bf16_ref", plant)):
+        for run, twin, precision in ((fp8, ref, "fp8"), (ref, fp8, "bf16")):
+            out.append(Workload(run, "zoo-recipes", [PY, program, "--precision", precision, "--steps", str(steps),
+                                                     *extra, "--name", run, "--twin", twin], steps, env=RECIPE_STATS,
+                                expected_s=25, timeout_s=120, requires=requires if precision == "fp8" else
+                                tuple(r for r in requires if r != "torchao")))
+    return out
+
+
 _TRAIN_PATTERN = "samples/torch/train.py (2 blocks, d_model 512, fused AdamW, no host sync in the loop)"
 
 WORKLOADS = [
@@ -225,6 +245,11 @@ WORKLOADS = [
              [PY, f"{ZOO}/torchao_mlp.py", "--precision", "bf16", "--steps", str(TORCHAO_STEPS),
               "--plant-drift", "%d:%d:%g" % TORCHAO_DRIFT, "--name", "torchao_drift_bf16_ref", "--twin",
               "torchao_drift"], TORCHAO_STEPS, env=STATS_EVERY_STEP, expected_s=15),
+
+    # ---- zoo-recipes: rowwise and blockwise FP8 (issue 31), each with its BF16 twin, clean and with planted drift ---
+    *_recipe_pairs("torchao_rowwise", f"{ZOO}/torchao_rowwise_hf.py", ROWWISE_STEPS, ROWWISE_DRIFT,
+                   ("torchao", "transformers")),
+    *_recipe_pairs("deepseek_blockwise", f"{ZOO}/deepseek_blockwise.py", BLOCKWISE_STEPS, BLOCKWISE_DRIFT, ()),
 
     # ---- zoo-ddp2: DDP over NCCL, one GPU per rank -------------------------------------------------------------
     Workload("ddp_nccl_sleep", "zoo-ddp2",
