@@ -20,7 +20,8 @@ FP8 = CLEAN + ("torchao_rowwise_drift", "deepseek_blockwise_drift")
 
 
 def counts_per_step(trace, source=None):
-    """{step: {recipe name: operand samples}} over A/B sites with a scale recipe; and the set of sources seen."""
+    """{step: {recipe name: operand samples}} over A/B sites with a scale recipe in the marked steps; the sources seen;
+    the samples lost."""
     db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
     try:
         rows = db.execute(
@@ -34,6 +35,8 @@ def counts_per_step(trace, source=None):
     out, sources = {}, set()
     for step, recipe, src, n in rows:
         sources.add(src)
+        if step is None:  # before the first step marker (a job's set-up GEMMs): no step to judge
+            continue
         if source is None or src == source:
             per = out.setdefault(step, {})
             name = RECIPES.get(recipe, f"recipe {recipe}")

@@ -25,11 +25,13 @@ os.environ["TORCHAO_FORCE_SKIP_LOADING_SO_FILES"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import zoo_common as z  # noqa: E402
 
-sys.path.insert(0, os.environ.get("FP8SCOPE_TORCHAO_DIR", os.path.join(z.REPO, ".torchao")))
-
 import torch  # noqa: E402
 from scaled_mm_count import ScaledMmCount  # noqa: E402
 from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
+
+# After transformers: with .torchao's partial torchao on the path, transformers would take torchao as installed and
+# import parts of it (its quantizer integration) that .torchao does not hold.
+sys.path.insert(0, os.environ.get("FP8SCOPE_TORCHAO_DIR", os.path.join(z.REPO, ".torchao")))
 
 LAYERS, HIDDEN, FFN, VOCAB, BATCH, SEQ = 2, 512, 1536, 8192, 8, 256
 CURRENT_STEP = [0]
