@@ -4,7 +4,7 @@ interception: only the Python package's dispatcher interception of torch._scaled
 
 Judged, per FP8 workload of zoo-recipes (run first, in the same call):
 - every step's scaled operands per recipe in the trace (A and B sites with a scale recipe) equal the job's own count
-  (its TorchDispatchMode, scaled_mm_count.py), in every step with statistics;
+  (scaled_mm_count.py), in every step with statistics;
 and per clean FP8 workload:
 - traced by injection alone: the same counts, every site from the dispatcher interception (source TORCH_SCALED_MM);
 - the losses bitwise equal (float.hex) traced with `fp8scope record`, traced by injection, and untraced."""

@@ -13,7 +13,7 @@ data and initial weights in both precisions: twins.
   --plant-drift B:S:F   in either precision, from step S on, channels 128..255 (one 1x128 tile column) of
                         blocks[B].fc1's input are multiplied by F**(step - S + 1), on the device
 
-Its own truth (scaled_mm_count.py): in the last step a TorchDispatchMode counts every torch._scaled_mm and classifies
+Its own truth (scaled_mm_count.py): in the last step it counts every torch._scaled_mm (patching the attribute) and classifies
 each operand's recipe by its scale's shape; also every step's loss as float.hex(), and the first forward GEMM's
 relative error against BF16 (the quantization works).
 

@@ -1,7 +1,9 @@
 """The zoo's own count of torch._scaled_mm calls, for the recipe workloads' truth (torchao_rowwise_hf.py,
-deepseek_blockwise.py). Independent of fp8scope: a TorchDispatchMode that the workload enters for one step sees every
-aten._scaled_mm on the way down (the autograd engine carries the mode into the backward pass) and classifies each
-operand by its scale's shape, as torch._scaled_mm documents them:
+deepseek_blockwise.py). Independent of fp8scope: while entered, ScaledMmCount replaces the Python attribute
+torch._scaled_mm (what torchao's Float8Linear and deepseek_blockwise.py call, from any thread, backward included) by a
+function that counts the call and then calls the original. A TorchDispatchMode would not do: torchao's FP8 tensors
+are subclasses whose own __torch_dispatch__ calls torch._scaled_mm while the mode is switched off. Each operand is
+classified by its scale's shape, as torch._scaled_mm documents them:
 
   one element: tensorwise; (m, 1) / (1, n): rowwise; (m, k/128) / (k/128, n): blockwise 1x128;
   (m/128, k/128) / (k/128, n/128): blockwise 128x128.
@@ -10,7 +12,6 @@ operand by its scale's shape, as torch._scaled_mm documents them:
 import collections
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 NAMES = ("tensorwise", "rowwise", "blockwise 1×128", "blockwise 128×128")
 
@@ -33,30 +34,38 @@ def _recipe(scale, outer, inner, mat1):
     return "other"
 
 
-class ScaledMmCount(TorchDispatchMode):
-    """Counts aten._scaled_mm calls (all overloads) and their operands' recipes while entered."""
+class ScaledMmCount:
+    """Counts torch._scaled_mm calls and their operands' recipes while entered."""
 
     def __init__(self):
-        super().__init__()
         self.calls = 0
         self.operands = collections.Counter()
         self.pairs = collections.Counter()
+        self._original = None
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func.overloadpacket is torch.ops.aten._scaled_mm:
-            a, b = args[0], args[1]
-            scale_a = args[2] if len(args) > 2 else kwargs["scale_a"]
-            scale_b = args[3] if len(args) > 3 else kwargs["scale_b"]
-            m, k = a.shape
-            n = b.shape[1]
-            ra = _recipe(scale_a, m, k, True)
-            rb = _recipe(scale_b, n, k, False)
-            self.calls += 1
-            self.operands[ra] += 1
-            self.operands[rb] += 1
-            self.pairs[f"{ra} · {rb}"] += 1
-        return func(*args, **kwargs)
+    def _count(self, a, b, scale_a, scale_b):
+        m, k = a.shape
+        n = b.shape[1]
+        ra = _recipe(scale_a, m, k, True)
+        rb = _recipe(scale_b, n, k, False)
+        self.calls += 1
+        self.operands[ra] += 1
+        self.operands[rb] += 1
+        self.pairs[f"{ra} · {rb}"] += 1
+
+    def __enter__(self):
+        original = self._original = torch._scaled_mm
+
+        def counted(a, b, scale_a=None, scale_b=None, *args, **kwargs):
+            self._count(a, b, scale_a, scale_b)
+            return original(a, b, scale_a, scale_b, *args, **kwargs)
+
+        torch._scaled_mm = counted
+        return self
+
+    def __exit__(self, *exc):
+        torch._scaled_mm = self._original
+        return False
 
     def truth(self, step):
         return {"counted_in_step": step, "calls_per_step": self.calls, "operands_per_step": dict(self.operands),

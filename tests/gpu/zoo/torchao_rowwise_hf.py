@@ -8,7 +8,7 @@ powers of two). The LM head stays BF16 in both precisions. Same seed, data and i
   --plant-drift L:S:F   in either precision, from step S on, feature 0 of layer L's MLP input is multiplied by
                         F**(step - S + 1) on the device (a forward pre-hook on model.model.layers[L].mlp)
 
-Its own truth (scaled_mm_count.py): in the last step a TorchDispatchMode counts every torch._scaled_mm and classifies
+Its own truth (scaled_mm_count.py): in the last step it counts every torch._scaled_mm (patching the attribute) and classifies
 each operand's recipe by its scale's shape; the truth prints the count per step and per recipe, and every step's loss
 as float.hex() (bitwise comparison of traced and untraced runs). The loss is read with .item() after the loop only.
 
