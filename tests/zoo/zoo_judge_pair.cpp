@@ -76,6 +76,24 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
                 counts[name] = n;
                 text += fmt::format(", {} {}", name, n);
             }
+    if (run.truth.contains("scaled_mm")) {
+        // A job that counted its own torch._scaled_mm operands by recipe (the recipe workloads): one site per operand
+        // of every GEMM of a step, so the run's sites per scale recipe must equal that count exactly.
+        const auto& own = run.truth.at("scaled_mm").at("operands_per_step");
+        bool equal = own.size() == c.scale_recipe_sites.size();
+        std::string truth_text;
+        for (const auto& [name, n] : own.items()) {
+            const auto it = c.scale_recipe_sites.find(name);
+            equal = equal && it != c.scale_recipe_sites.end() && it->second == n.get<int64_t>();
+            truth_text += fmt::format("{}{} {}", truth_text.empty() ? "" : ", ", name, n.get<int64_t>());
+        }
+        std::string sites_text;
+        for (const auto& [name, n] : c.scale_recipe_sites)
+            sites_text += fmt::format("{}{} {}", sites_text.empty() ? "" : ", ", name, n);
+        recipe = cell(equal, fmt::format("sites by scale: {} (the job's operands per step: {}; truth {})", sites_text,
+                                 truth_text, expected));
+        return { drift, recipe };
+    }
     const auto majority = std::max_element(
         counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     recipe = cell(majority->first == expected && majority->second > 0, fmt::format("{} (truth {})", text, expected));
