@@ -234,6 +234,7 @@ json render_compare_json(const CompareInput& input, const CompareResult& r)
         { "recipe",
             { { "delayed", r.delayed_sites }, { "current", r.current_sites }, { "static", r.static_sites },
                 { "current_or_static", r.current_or_static_sites }, { "per_block", r.per_block_sites },
+                { "outside_gemm", r.outside_gemm_sites }, { "unscaled_gemm_sites", r.unscaled_gemm_sites },
                 { "unknown", r.unknown_recipe_sites }, { "by_scale", r.scale_recipe_sites } } },
     };
 }

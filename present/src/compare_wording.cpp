@@ -197,6 +197,9 @@ std::string recipe_sentence(const CompareResult& result)
     std::string per_block;
     if (result.per_block_sites > 0)
         per_block = fmt::format(", {} per row or block", result.per_block_sites);
+    if (result.outside_gemm_sites > 0)
+        per_block += fmt::format(", {} scaled outside the GEMM (with their outputs, {} sites left out of drift)",
+            result.outside_gemm_sites, result.unscaled_gemm_sites);
     std::string by_scale;
     for (const auto& [recipe, n] : result.scale_recipe_sites)
         by_scale += fmt::format("{}{} {}", by_scale.empty() ? "; scaled " : ", ", recipe, n);

@@ -10,7 +10,7 @@ Stages (tests/gpu/zoo/registry.py says which workload runs in which):
             Float8Linear), clean and with planted drift; timing: FP8 against BF16
   zoo-ddp2  DDP over NCCL, one GPU per rank (SKIP "needs 2 GPUs" with fewer)
   zoo-recipes  rowwise (torchao on a Hugging Face Llama) and DeepSeek-style blockwise FP8 with their BF16 twins,
-            clean and with planted drift (issue 31); the stage `recipes` (check_recipes.py) then checks them
+            clean and with planted drift (issue 31); the stage `recipes` (run_recipes, at the end of this file) then checks them
 
 Per workload: one traced run (`fp8scope record`, one trace per process), judged PASS when it exits 0, prints the
 expected number of truth lines, leaves that many traces with step markers (FP8SCOPE_STEP_MARKER; the CUDA sample:
@@ -369,3 +369,114 @@ def run_all(ctx, report, state, stage):
                f"{name}: {len(kept.sizes)} traces, {sum(x for _, x in kept.sizes.values()) >> 10} KiB xz",
                f"left out (over {CAP_BYTES >> 20} MiB): {left_out}" if left_out else "")
     kept.pool.shutdown(wait=True)
+
+
+# ---- The recipe stage (`recipes`) -------------------------------------------------------------------------------
+# Rowwise and blockwise FP8 recipes (issue 31) on the GPU: the zoo-recipes stage's FP8 traces against the jobs' own
+# count of torch._scaled_mm, and the same jobs untraced and traced by injection alone (no LD_PRELOAD, so no cuBLASLt
+# interception: only the Python package's dispatcher interception of torch._scaled_mm sees the GEMMs).
+#
+# Judged, per FP8 workload of zoo-recipes (run first, in the same call):
+# - every step's scaled operands per recipe in the trace (A and B sites with a scale recipe) equal the job's own count
+#   (scaled_mm_count.py), in every step with statistics;
+# and per clean FP8 workload:
+# - traced by injection alone: the same counts, every site from the dispatcher interception (source TORCH_SCALED_MM);
+# - the losses bitwise equal (float.hex) traced with `fp8scope record`, traced by injection, and untraced.
+
+
+
+RECIPE_NAMES = {0: "tensorwise", 1: "rowwise", 2: "blockwise 1×128", 3: "blockwise 128×128", 4: "MX 32", 5: "NVFP4 16"}
+RECIPE_CLEAN = ("torchao_rowwise_clean", "deepseek_blockwise_clean")
+RECIPE_FP8 = RECIPE_CLEAN + ("torchao_rowwise_drift", "deepseek_blockwise_drift")
+
+
+def counts_per_step(trace, source=None):
+    """{step: {recipe name: operand samples}} over A/B sites with a scale recipe in the marked steps; the sources seen;
+    the samples lost."""
+    db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+    try:
+        rows = db.execute(
+            "SELECT st.step, site.scaleRecipe, site.source, count(*) FROM FP8SCOPE_TENSOR_STATS st "
+            "JOIN FP8SCOPE_TENSOR_SITE site ON site.id = st.siteId "
+            "WHERE site.scaleRecipe IS NOT NULL AND site.role IN (0, 1) GROUP BY st.step, site.scaleRecipe, site.source"
+        ).fetchall()
+        lost = db.execute("SELECT coalesce(sum(count), 0) FROM FP8SCOPE_DROPPED WHERE source = 5").fetchone()[0]
+    finally:
+        db.close()
+    out, sources = {}, set()
+    for step, recipe, src, n in rows:
+        sources.add(src)
+        if step is None:  # before the first step marker (a job's set-up GEMMs): no step to judge
+            continue
+        if source is None or src == source:
+            per = out.setdefault(step, {})
+            name = RECIPE_NAMES.get(recipe, f"recipe {recipe}")
+            per[name] = per.get(name, 0) + n
+    return out, sources, lost
+
+
+def judge_counts(report, label, trace, truth, source=None):
+    expected = {k: v for k, v in truth["scaled_mm"]["operands_per_step"].items() if v}
+    per_step, sources, lost = counts_per_step(trace, source)
+    wrong = {s: c for s, c in per_step.items() if c != expected}
+    steps = truth["steps"]
+    ok = bool(per_step) and not wrong and len(per_step) == steps and lost == 0
+    report.judge(f"recipes {label}: scaled operands per step by recipe", ok,
+                 f"{len(per_step)}/{steps} steps equal to the job's count {expected}" if ok else
+                 f"{len(per_step) - len(wrong)}/{steps} steps equal; lost samples {lost}",
+                 f"sources {sorted(sources)}; wrong steps (first 3): {dict(list(wrong.items())[:3])}; calls per step "
+                 f"{truth['scaled_mm']['calls_per_step']}, pairs {truth['scaled_mm']['pairs_per_step']}")
+    return ok
+
+
+def run_variant(ctx, name, argv, kind, env_extra):
+    """kind: 'untraced' or 'injection'. Returns (result, truth, trace or None)."""
+    directory = ctx.fresh_dir(f"recipes-{name}-{kind}")
+    env = dict(os.environ) if kind == "untraced" else ctx.injected_env(directory / "trace-%p.sqlite", env_extra)
+    python = str(g.REPO / "probes" / "python")
+    if kind == "injection":  # what `fp8scope record` puts on the path, without its LD_PRELOAD
+        env["PYTHONPATH"] = f"{python}/fp8scope/_boot:{python}"
+    else:
+        env["PYTHONPATH"] = python
+    env["PYTHONUNBUFFERED"] = "1"
+    r = g.run(ctx, f"recipes-{name}-{kind}", argv, env=env, timeout_s=180, cwd=directory)
+    truth = g.ground_truth(r.stdout)
+    traces = list(g.traces_in(directory)) if kind == "injection" else []
+    return r, truth, (traces[0] if traces else None)
+
+
+def run_recipes(ctx, report, state):
+    """The stage `recipes`: see "The recipe stage" above."""
+    kept = state.get("zoo", {}).get("zoo-recipes")
+    if kept is None:
+        report.add("recipes", "SKIP", "run the zoo-recipes stage first, in the same call")
+        return
+    workloads = {w.name: w for w in registry.workloads("zoo-recipes")}
+    for name in RECIPE_FP8:
+        if name not in kept.traces:
+            report.add(f"recipes {name}", "SKIP", "not recorded (see its zoo row)")
+            continue
+        truth = kept.truths[name]
+        g.guarded(report, f"recipes {name}", 5, judge_counts, report, name, kept.traces[name], truth)
+    for name in RECIPE_CLEAN:
+        if name not in kept.traces:
+            continue
+        w = workloads[name]
+        argv = expand(ctx, w.argv)
+
+        def variants():
+            injected, untraced = {}, {}
+            r, injected, trace = run_variant(ctx, name, argv, "injection", w.env)
+            report.judge(f"recipes {name} by injection: ran", r.rc == 0 and trace is not None and injected,
+                         r.brief(), r.stderr.strip()[-300:])
+            if trace is not None and injected:
+                judge_counts(report, f"{name} by injection", trace, injected, source=3)
+            r2, untraced, _ = run_variant(ctx, name, argv, "untraced", {})
+            losses = {"record": kept.truths[name].get("losses_hex"), "injection": (injected or {}).get("losses_hex"),
+                      "untraced": (untraced or {}).get("losses_hex")}
+            same = None not in losses.values() and len({tuple(v) for v in losses.values()}) == 1
+            report.judge(f"recipes {name}: losses bitwise equal traced and untraced", same,
+                         f"{len(losses['untraced'] or [])} steps; final {(untraced or {}).get('final_loss')}",
+                         "; ".join(f"{k}: {(v or [])[-2:]}" for k, v in losses.items()))
+
+        g.guarded(report, f"recipes {name} variants", 60, variants, torch=True)

@@ -29,7 +29,6 @@ import check_faults  # noqa: E402
 import check_lifecycle  # noqa: E402
 import check_ranks  # noqa: E402
 import check_realjobs  # noqa: E402
-import check_recipes  # noqa: E402
 import check_realstats  # noqa: E402
 import check_samples  # noqa: E402
 import check_signals  # noqa: E402
@@ -147,7 +146,7 @@ def main(argv=None):
         if zoo_stage in stages:
             check_zoo.run_all(ctx, report, state, zoo_stage)
     if "recipes" in stages:
-        check_recipes.run_all(ctx, report, state)
+        check_zoo.run_recipes(ctx, report, state)
     if "bitwise" in stages:
         check_bitwise.run_all(ctx, report, state)
     if "calibrate" in stages:

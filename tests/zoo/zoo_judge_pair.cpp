@@ -90,8 +90,9 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
         std::string sites_text;
         for (const auto& [name, n] : c.scale_recipe_sites)
             sites_text += fmt::format("{}{} {}", sites_text.empty() ? "" : ", ", name, n);
-        recipe = cell(equal, fmt::format("sites by scale: {} (the job's operands per step: {}; truth {})", sites_text,
-                                 truth_text, expected));
+        recipe = cell(equal,
+            fmt::format(
+                "sites by scale: {} (the job's operands per step: {}; truth {})", sites_text, truth_text, expected));
         return { drift, recipe };
     }
     const auto majority = std::max_element(

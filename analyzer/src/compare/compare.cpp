@@ -36,6 +36,8 @@ const char* scaling_recipe_name(ScalingRecipe recipe)
         return "current or static";
     case ScalingRecipe::PerBlock:
         return "per row or block";
+    case ScalingRecipe::OutsideGemm:
+        return "scaled outside the GEMM";
     case ScalingRecipe::Unknown:
         break;
     }
@@ -221,6 +223,7 @@ std::string compare_numerics(
     const auto site_of = [](const TraceModel& model, int64_t id) -> const TensorSite& {
         return *std::ranges::find(model.tensor_sites, id, &TensorSite::id);
     };
+    const std::set<detail::GemmKey> unit_scaled = detail::unit_scale_gemms(in.run_model, run_samples);
     for (const auto& pair : matching.pairs) {
         const TensorSite& run_site = site_of(in.run_model, pair.run_site);
         const TensorSite& ref_site = site_of(in.ref_model, pair.ref_site);
@@ -253,9 +256,19 @@ std::string compare_numerics(
             ++result.scale_recipe_sites[scale_recipe_name(*site.scale_recipe)];
         const auto twin = run_roles.twin(run_site);
         detail::decide_recipe(site, run_steps, twin && run_samples.contains(*twin) ? &run_samples.at(*twin) : nullptr);
-        // A per-block site's codes hold no amax or scale of the operand: no step figures, no drift (decide_recipe's
-        // evidence says why).
-        if (site.recipe != ScalingRecipe::PerBlock) {
+        site.unscaled_gemm = unit_scaled.contains(detail::gemm_key(run_site));
+        if (site.unscaled_gemm) {
+            ++result.unscaled_gemm_sites;
+            if (site.recipe != ScalingRecipe::NotFp8) {
+                site.recipe = ScalingRecipe::OutsideGemm;
+                site.recipe_evidence = "the GEMM got unit scales (scale_inv 1 in every sample) while the codes reach "
+                                       "fp8_max as a scale made from their own amax puts them: the scale is applied "
+                                       "outside the GEMM, so neither its codes nor its output are values to compare";
+            }
+        }
+        // A per-block site's codes hold no amax or scale of the operand, and an unscaled GEMM's codes and output are
+        // not values: no step figures, no drift (the recipe's evidence says why).
+        if (site.recipe != ScalingRecipe::PerBlock && !site.unscaled_gemm) {
             detail::fill_site_steps(site, run_steps, ref_samples.at(pair.ref_site));
             detail::detect_drift(site);
         }
@@ -279,6 +292,9 @@ std::string compare_numerics(
             break;
         case ScalingRecipe::PerBlock:
             ++result.per_block_sites;
+            break;
+        case ScalingRecipe::OutsideGemm:
+            ++result.outside_gemm_sites;
             break;
         case ScalingRecipe::NotFp8:
             break;

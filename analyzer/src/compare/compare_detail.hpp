@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace fp8scope::analyzer::detail {
@@ -63,6 +64,15 @@ void decide_recipe(
 // says by its role; a GEMM output is "output"; an E5M2 operand is a gradient (the HYBRID recipe); another FP8
 // operand is the probe's tensor whose 1/scale equals its scale_inv in the same step and module (the cast that
 // made it).
+// GEMMs given unit scales while their FP8 codes come from a scale applied outside the GEMM (torchao's rowwise
+// backward multiplies the row scales into the output itself; docs/analysis.md "Compare", Scales outside the GEMM):
+// GEMM sites (interception) with an FP8 operand whose every sample has scale_inv exactly 1 and whose codes reach the
+// format's max in at least kCurrentScalingShare of them, as a scale made from the tensor's own amax puts them. Keyed
+// by the site's name, NVTX path and ordinal, so that the GEMM's D (an output not yet scaled) is known too.
+using GemmKey = std::tuple<uint32_t, uint32_t, int32_t>; // name, NVTX path (or max), ordinal
+std::set<GemmKey> unit_scale_gemms(const TraceModel& model, const SiteSamples& samples);
+GemmKey gemm_key(const TensorSite& site);
+
 class LogicalRoles {
 public:
     LogicalRoles(const TraceModel& model, const SiteSamples& samples);

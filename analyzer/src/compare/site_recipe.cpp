@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace fp8scope::analyzer::detail {
 namespace {
@@ -116,6 +117,37 @@ void decide_recipe(
     site.recipe_evidence = fmt::format("headroom above 0 in {} of {} samples: the scale does not follow each step's "
                                        "own amax",
         n - zero, n);
+}
+
+GemmKey gemm_key(const TensorSite& site)
+{
+    return { site.name.index, site.nvtx_path ? site.nvtx_path->index : UINT32_MAX, site.ordinal };
+}
+
+std::set<GemmKey> unit_scale_gemms(const TraceModel& model, const SiteSamples& samples)
+{
+    std::set<GemmKey> out;
+    for (const TensorSite& site : model.tensor_sites) {
+        const auto source = static_cast<schema::StatsSource>(site.source);
+        const auto role = static_cast<schema::TensorRole>(site.role);
+        const auto found = samples.find(site.id);
+        if ((source != schema::StatsSource::GemmInterception && source != schema::StatsSource::TorchScaledMm)
+            || (role != schema::TensorRole::A && role != schema::TensorRole::B) || found == samples.end()
+            || found->second.empty())
+            continue;
+        size_t unit = 0, at_max = 0;
+        for (const auto& [step, s] : found->second) {
+            const std::optional<double> fp8_max = fp8_max_of(s);
+            if (!fp8_max || s.scale_inv != 1.0)
+                break;
+            ++unit;
+            at_max += s.amax == *fp8_max ? 1 : 0;
+        }
+        const size_t n = found->second.size();
+        if (unit == n && static_cast<double>(at_max) >= kCurrentScalingShare * static_cast<double>(n))
+            out.insert(gemm_key(site));
+    }
+    return out;
 }
 
 LogicalRoles::LogicalRoles(const TraceModel& model, const SiteSamples& samples)

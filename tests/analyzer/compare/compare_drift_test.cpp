@@ -336,3 +336,64 @@ TEST_CASE(
     // Neither is stale-scale drift: a fixed scale that clips every step from the first is no change.
     CHECK(r.flagged.empty());
 }
+
+TEST_CASE(
+    "scaled per row or block, or outside the GEMM: no drift from codes that hold no values (issue 31)", "[compare]")
+{
+    // Three FP8 GEMMs against their BF16 twins, 20 steps. In each, the run's codes sit at fp8_max every step while the
+    // reference's amax jumps from step 10 on: real values on a real tensorwise GEMM would be drift.
+    //   "blockwise":  its operand scaled per 1x128 tile (format 1.5): the codes are each tile's own amax;
+    //   "unit":       scale_inv exactly 1 with the codes at fp8_max (torchao's rowwise backward), with its BF16 output
+    //                 D 2^20 above the twin's and wandering: the scale is applied outside the GEMM;
+    //   "tensorwise": a real scale_inv (4/448): drift, flagged.
+    constexpr int kSteps = 20;
+    Job run, ref;
+    run.steps(kSteps);
+    ref.steps(kSteps);
+    const int64_t block_run = run.gemm("blockwise", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    run.s.site_recipe(block_run, schema::ScaleRecipe::Blockwise1x128);
+    const int64_t unit_run = run.gemm("unit", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    run.s.site_recipe(unit_run, schema::ScaleRecipe::Tensorwise);
+    const int64_t unit_d_run = run.gemm("unit", "64x128x32", schema::TensorRole::D, schema::Dtype::BFloat16);
+    run.s.site_ordinal(unit_d_run, 0); // the GEMM's D: same name, path and ordinal as its B
+    const int64_t real_run = run.gemm("tensorwise", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    run.s.site_recipe(real_run, schema::ScaleRecipe::Tensorwise);
+    const int64_t block_ref = ref.gemm("blockwise", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    const int64_t unit_ref = ref.gemm("unit", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    const int64_t unit_d_ref = ref.gemm("unit", "64x128x32", schema::TensorRole::D, schema::Dtype::BFloat16);
+    ref.s.site_ordinal(unit_d_ref, 0);
+    const int64_t real_ref = ref.gemm("tensorwise", "64x128x32", schema::TensorRole::B, schema::Dtype::BFloat16);
+    for (int i = 0; i < kSteps; ++i) {
+        const double ref_amax = i < 10 ? 4.0 * std::exp2(noise(i)) : 64.0;
+        run.sample(block_run, i, 0.1, schema::Dtype::E4M3, 448.0);
+        run.sample(unit_run, i, 0.2, schema::Dtype::E4M3, 448.0, 1.0);
+        run.sample(unit_d_run, i, 0.3, schema::Dtype::BFloat16, std::exp2(20 + 3 * noise(i) + (i >= 10 ? 4 : 0)));
+        run.sample(real_run, i, 0.4, schema::Dtype::E4M3, 448.0 * 4.0 / 448, 4.0 / 448);
+        ref.sample(block_ref, i, 0.1, schema::Dtype::BFloat16, ref_amax);
+        ref.sample(unit_ref, i, 0.2, schema::Dtype::BFloat16, ref_amax);
+        ref.sample(unit_d_ref, i, 0.3, schema::Dtype::BFloat16, 1.0);
+        ref.sample(real_ref, i, 0.4, schema::Dtype::BFloat16, ref_amax);
+    }
+    const Compared c = compare_jobs(run, ref, "per-block");
+    const CompareResult& r = c.result();
+    const auto site = [&](int64_t run_id) -> const CompareSite& {
+        const auto it = std::ranges::find(r.sites, run_id, &CompareSite::run_site_id);
+        REQUIRE(it != r.sites.end());
+        return *it;
+    };
+    CHECK(site(block_run).recipe == ScalingRecipe::PerBlock);
+    CHECK_THAT(site(block_run).recipe_evidence, Contains("blockwise 1×128"));
+    CHECK(site(block_run).steps.empty());
+    CHECK(site(unit_run).recipe == ScalingRecipe::OutsideGemm);
+    CHECK(site(unit_run).unscaled_gemm);
+    CHECK(site(unit_d_run).unscaled_gemm); // the same GEMM's output
+    CHECK(site(unit_d_run).recipe == ScalingRecipe::NotFp8);
+    CHECK(site(unit_d_run).drift.empty());
+    CHECK(r.per_block_sites == 1);
+    CHECK(r.outside_gemm_sites == 1);
+    CHECK(r.unscaled_gemm_sites == 2);
+    CHECK(r.scale_recipe_sites == std::map<std::string, int64_t> { { "blockwise 1×128", 1 }, { "tensorwise", 2 } });
+    REQUIRE(r.flagged.size() == 1);
+    CHECK(r.sites[r.flagged[0]].run_site_id == real_run);
+    CHECK(r.sites[r.flagged[0]].onset_step == 10);
+}

@@ -100,7 +100,7 @@ TORCHAO_STEPS = 25
 TORCHAO_DRIFT = (1, 8, 1.6)
 
 # The recipe workloads (stage zoo-recipes): statistics every step, and no cap a step of theirs could reach, so that
-# every scaled GEMM of every step is in the trace (tests/gpu/check_recipes.py counts them against the job's own count).
+# every scaled GEMM of every step is in the trace (tests/gpu/check_zoo.py, stage recipes, counts them against the job's own count).
 ROWWISE_STEPS, ROWWISE_DRIFT = 16, (1, 7, 1.6)  # layers.1's MLP input, feature 0
 BLOCKWISE_STEPS, BLOCKWISE_DRIFT = 20, (1, 8, 1.6)  # blocks.1.fc1's input, channels 128..255
 RECIPE_STATS = {"FP8SCOPE_STATS_EVERY": "1", "FP8SCOPE_STATS_CAP": "4096"}

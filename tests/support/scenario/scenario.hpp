@@ -102,6 +102,9 @@ public:
     {
         sites_.at(size_t(site_id - 1)).row.scale_recipe = recipe;
     }
+    // Sets a site's ordinal, as the collector numbers a GEMM's A, B and D alike (tensor_site() counts same-shaped
+    // sites).
+    void site_ordinal(int64_t site_id, int32_t ordinal) { sites_.at(size_t(site_id - 1)).row.ordinal = ordinal; }
     void tensor_stats(TensorStatsRow row); // row.site_id must come from tensor_site()
     void overhead(const OverheadRow& row);
     void dropped(const DroppedRow& row);

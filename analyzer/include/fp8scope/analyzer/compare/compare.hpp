@@ -58,9 +58,11 @@ struct CompareRefusal {
 // CurrentOrStatic: the same scale in every sample and the codes at fp8_max in every one (amax = fp8_max / scale, so a
 // constant amax): a scale made from each step's amax and a fixed one made from that amax cannot be told apart.
 // PerBlock: one scale per row or block (is_per_block_recipe): not one scale to classify, and no drift figure until
-// per-block statistics exist.
-enum class ScalingRecipe { NotFp8, Delayed, Current, Static, Unknown, CurrentOrStatic, PerBlock };
-// "not FP8", "delayed", "current", "static", "unknown", "current or static", "per row or block"
+// per-block statistics exist. OutsideGemm: the GEMM was given unit scales while its codes were scaled by their own
+// amax, so the scale is applied outside it (torchao's rowwise backward): its codes, and its output, are not values.
+enum class ScalingRecipe { NotFp8, Delayed, Current, Static, Unknown, CurrentOrStatic, PerBlock, OutsideGemm };
+// "not FP8", "delayed", "current", "static", "unknown", "current or static", "per row or block", "scaled outside
+// the GEMM"
 const char* scaling_recipe_name(ScalingRecipe recipe);
 
 // One matched site's figures at one common step (nullopt where a side cannot show the figure).
@@ -111,6 +113,9 @@ struct CompareSite {
     bool orientation_ambiguous = false; // m == n: cuBLAS's own A/B order kept
     ScalingRecipe recipe = ScalingRecipe::Unknown; // the run's
     std::optional<int32_t> scale_recipe; // the run site's ENUM_FP8SCOPE_SCALE_RECIPE (TensorSite::scale_recipe)
+    // The site belongs to a GEMM given unit scales, its scale applied outside (ScalingRecipe::OutsideGemm): its
+    // operands' codes and its output are not the tensors' values, so it has no step figures and no drift.
+    bool unscaled_gemm = false;
     std::string recipe_evidence;
     double position_in_step = 0; // median offset of the site's samples in their step, 0..1 (execution order)
     std::vector<CompareStep> steps; // common steps where both sides have a sample
@@ -182,6 +187,8 @@ struct CompareResult {
     int64_t delayed_sites = 0, current_sites = 0, static_sites = 0, unknown_recipe_sites = 0;
     int64_t current_or_static_sites = 0; // ScalingRecipe::CurrentOrStatic: a constant amax cannot tell
     int64_t per_block_sites = 0; // ScalingRecipe::PerBlock
+    int64_t outside_gemm_sites = 0; // ScalingRecipe::OutsideGemm
+    int64_t unscaled_gemm_sites = 0; // CompareSite::unscaled_gemm (operands and outputs)
     // The run's matched sites by scale recipe (scale_recipe_name(); format 1.5 traces): "rowwise" -> 24
     std::map<std::string, int64_t> scale_recipe_sites;
 };
