@@ -90,3 +90,27 @@ int fp8scope_scalar_device(const char* name, const void* device_value, int32_t d
         address(device_value), (int)dtype, address(stream));
     return env_int("FAKE_FP8SCOPE_STATUS", FP8SCOPE_OK);
 }
+
+static void log_operand(char* out, size_t size, const char* name, const struct fp8scope_gemm_operand* op)
+{
+    snprintf(out, size, "%s=%lldx%lld/%lld,%lld dtype=%d recipe=%d scale=0x%llx %lldx%lld/%lld,%lld", name,
+        (long long)op->rows, (long long)op->cols, (long long)op->row_stride, (long long)op->col_stride, op->dtype,
+        op->recipe, (unsigned long long)(uintptr_t)op->scale, (long long)op->scale_rows, (long long)op->scale_cols,
+        (long long)op->scale_row_stride, (long long)op->scale_col_stride);
+}
+
+/* FAKE_FP8SCOPE_SCALED_GEMM_RC: what it returns (default FP8SCOPE_OK; 1 is FP8SCOPE_LIBRARY_GEMM). */
+int fp8scope_scaled_gemm(const struct fp8scope_scaled_gemm_args* args)
+{
+    if (args == NULL) {
+        log_line("scaled_gemm NULL");
+        return FP8SCOPE_E_INVALID_ARGUMENT;
+    }
+    char a[160], b[160], d[160];
+    log_operand(a, sizeof a, "a", &args->a);
+    log_operand(b, sizeof b, "b", &args->b);
+    log_operand(d, sizeof d, "d", &args->d);
+    log_line("scaled_gemm %s %s %s stream=0x%llx size=%s", a, b, d, (unsigned long long)(uintptr_t)args->stream,
+        args->struct_size == sizeof(struct fp8scope_scaled_gemm_args) ? "ok" : "wrong");
+    return env_int("FAKE_FP8SCOPE_SCALED_GEMM_RC", FP8SCOPE_OK);
+}

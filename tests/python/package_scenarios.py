@@ -188,7 +188,7 @@ def make_model(torch):
 
 
 def nvtx_calls(torch):
-    calls = [" ".join(call) for call in torch.calls]
+    calls = [" ".join(call) for call in torch.calls if call[0] in ("push", "pop", "mode_enter", "mode_exit")]
     torch.calls.clear()
     return "|".join(calls)
 
@@ -291,9 +291,62 @@ def annotate_pending(fp8scope):
     show("absent", fp8scope._collector.absent())
 
 
+def scaled_mm(fp8scope):
+    """The dispatcher interception of torch._scaled_mm (fp8scope/_scaled_gemm.py) on the stand-in torch."""
+    torch = use_fake_torch()
+    show("installed", [fp8scope.torch.intercept_scaled_mm(), fp8scope.torch.intercept_scaled_mm()])
+    show("registered", sorted(f"{name}:{key}:{keyset}" for name, (_, key, keyset) in torch.Library.registered.items()))
+    wrapper = torch.Library.registered["_scaled_mm"][0]
+    M, f32, e4m3 = torch.Matrix, torch.float32, torch.float8_e4m3fn
+    a = M(256, 512, e4m3, ptr=0xA0000)  # mat1, m x k, row-major
+    b = M(384, 512, e4m3, ptr=0xB0000).t()  # mat2, k x n, column-major: a weight (n x k) transposed
+    one = M(1, 1, f32, ptr=0x51)
+    cases = {  # scale_a, scale_b as torch._scaled_mm takes them
+        "tensorwise": (one, M(1, 1, f32, ptr=0x52)),
+        "rowwise": (M(256, 1, f32, ptr=0x53), M(1, 384, f32, ptr=0x54)),
+        "blockwise": (M(256, 4, f32, stride=(1, 256), ptr=0x55), M(3, 4, f32, ptr=0x56).t()),  # 1x128 . 128x128
+        "mx": (M(256, 16, torch.float8_e8m0fnu, ptr=0x57), M(16, 384, torch.float8_e8m0fnu, ptr=0x58)),
+    }
+    for label, (scale_a, scale_b) in cases.items():
+        out = wrapper("keys", a, b, scale_a, scale_b, out_dtype=torch.bfloat16)
+        show(f"{label}_out", out.shape)
+    out = M(256, 384, ptr=0xD0000)
+    show("out_overload_returns_out", torch.Library.registered["_scaled_mm.out"][0]("keys", a, b, one, one, out=out)
+         is out)
+    # A report that fails leaves the op's result alone: one warning, whatever the number of calls.
+    show("bad_scale", [wrapper("keys", a, b, "not a tensor", one).shape for _ in range(2)])
+    try:
+        wrapper("keys", a, b, one, one, raise_in_kernel=True)
+    except RuntimeError as error:
+        show("kernel_error_passes_through", str(error))
+    kernels = [c for c in torch.calls if c[0] == "kernel"]
+    show("kernel_calls", len(kernels))
+
+
+def old_torch(fp8scope):
+    """A PyTorch without torch.library.get_kernel: annotate installs nothing silently, the explicit call warns once."""
+    torch = use_fake_torch()
+    del torch.library.get_kernel
+    show("annotate_active", fp8scope.torch.annotate(make_model(torch)).active)
+    show("explicit", [fp8scope.torch.intercept_scaled_mm(), fp8scope.torch.intercept_scaled_mm()])
+
+
+def boot(fp8scope):
+    """Started with fp8scope/_boot first on PYTHONPATH, as `fp8scope record` starts a Python job: the wrappers are
+    installed when the job imports torch, and torch is not imported before."""
+    show("torch_before", "torch" in sys.modules)
+    sys.path.insert(0, os.path.join(HERE, "fake_torch"))
+    import torch
+
+    show("loader", type(torch.__spec__.loader).__name__)
+    show("registered", sorted(torch.Library.registered))
+    show("resource_reader", hasattr(torch.__spec__.loader, "get_resource_reader"))
+
+
 SCENARIOS = {f.__name__: f for f in (nothing_loaded, preload_calls, not_recording, injection_loaded_later,
                                      injection_never_loaded, version_mismatch, annotate, annotate_unwanted,
-                                     annotate_windows, annotate_without_collector, annotate_pending)}
+                                     annotate_windows, annotate_without_collector, annotate_pending, scaled_mm,
+                                     old_torch, boot)}
 
 
 def main():

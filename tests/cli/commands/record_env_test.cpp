@@ -181,3 +181,23 @@ TEST_CASE("a record inside a record reports its traces to the outer one too", "[
     CHECK(result.err.starts_with("fp8scope: 1 trace written\n"));
     CHECK(lines_starting_with(result.err, "  " + trace + " ").size() == 1);
 }
+
+TEST_CASE("record puts the Python package and its sitecustomize first on PYTHONPATH, once", "[cli][record]")
+{
+    // The package is found beside the binary: <build>/share/fp8scope/python, next to <build>/lib/libfp8scope.so.
+    const std::string python
+        = std::filesystem::path(injected_library()).parent_path().parent_path().string() + "/share/fp8scope/python";
+    REQUIRE(std::filesystem::is_regular_file(python + "/fp8scope/_boot/sitecustomize.py"));
+    const std::string front = python + "/fp8scope/_boot:" + python;
+    auto result = run_record({ "--", "/bin/sh", "-c", "echo \"$PYTHONPATH\"" }, { { "PYTHONPATH", "" } });
+    INFO(result.err);
+    CHECK(result.out == front + "\n");
+    // The job's entries stay, after; ours appear once even when the job already named them.
+    result
+        = run_record({ "--", "/bin/sh", "-c", "echo \"$PYTHONPATH\"" }, { { "PYTHONPATH", "/x:" + python + ":/y" } });
+    CHECK(result.out == front + ":/x:/y\n");
+    // FP8SCOPE_PYTHON naming a folder without the package: the job's PYTHONPATH is left as it was.
+    result = run_record({ "--", "/bin/sh", "-c", "echo \"$PYTHONPATH\"" },
+        { { "PYTHONPATH", "/x" }, { "FP8SCOPE_PYTHON", "/nonexistent" } });
+    CHECK(result.out == "/x\n");
+}

@@ -25,6 +25,7 @@ class dtype:
 
 float32, bfloat16, float16, int32 = dtype("float32"), dtype("bfloat16"), dtype("float16"), dtype("int32")
 float8_e4m3fn, float8_e5m2 = dtype("float8_e4m3fn"), dtype("float8_e5m2")
+float8_e8m0fnu = dtype("float8_e8m0fnu")
 
 
 class device:
@@ -181,3 +182,76 @@ class Module:
 
 
 nn = types.SimpleNamespace(Module=Module, Parameter=Parameter)
+
+
+# ---- torch._scaled_mm and torch.library, as fp8scope's dispatcher interception (_scaled_gemm.py) uses them --------
+
+class Matrix:
+    """A 2-D tensor: shape, stride (elements), dtype, data_ptr; `t()` is the transposed view."""
+
+    def __init__(self, rows, cols, dtype=bfloat16, stride=None, ptr=None):
+        self.shape = (rows, cols)
+        self._stride = stride or (cols, 1)
+        self.dtype, self._ptr = dtype, ptr or next(_addresses)
+        self.device = device("cuda", 0)
+
+    def stride(self):
+        return self._stride
+
+    def dim(self):
+        return 2
+
+    def numel(self):
+        return self.shape[0] * self.shape[1]
+
+    def data_ptr(self):
+        return self._ptr
+
+    def t(self):
+        return Matrix(self.shape[1], self.shape[0], self.dtype, (self._stride[1], self._stride[0]), self._ptr)
+
+
+class _Kernel:
+    """What torch.library.get_kernel returns: the op's CUDA kernel, called boxed with a dispatch key set."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def call_boxed(self, keyset, *args, **kwargs):
+        calls.append(("kernel", self.name, keyset))
+        if kwargs.get("raise_in_kernel"):
+            raise RuntimeError("the kernel failed")
+        if "out" in kwargs:
+            return kwargs["out"]
+        return Matrix(args[0].shape[0], args[1].shape[1], kwargs.get("out_dtype") or bfloat16)
+
+
+class Library:
+    """torch.library.Library("aten", "IMPL"): impl() records the wrapper; registered[name] = (fn, key, with_keyset)."""
+
+    registered = {}
+
+    def __init__(self, ns, kind):
+        self.ns, self.kind = ns, kind
+
+    def impl(self, name, fn, dispatch_key, with_keyset=False):
+        Library.registered[name] = (fn, dispatch_key, with_keyset)
+
+
+def _get_kernel(op, dispatch_key):
+    calls.append(("get_kernel", op, dispatch_key))
+    return _Kernel(op)
+
+
+library = types.SimpleNamespace(Library=Library, get_kernel=_get_kernel)
+
+
+class _Packet:
+    def __init__(self, overloads):
+        self._overloads = overloads
+
+    def overloads(self):
+        return list(self._overloads)
+
+
+ops = types.SimpleNamespace(aten=types.SimpleNamespace(_scaled_mm=_Packet(["default", "out"])))

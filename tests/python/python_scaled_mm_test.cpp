@@ -1,0 +1,92 @@
+// The dispatcher interception of torch._scaled_mm (probes/python/fp8scope/_scaled_gemm.py, docs/python.md "Scaled
+// GEMMs") on the stand-in torch (tests/python/fake_torch) and collector: what it registers, what it reports for each
+// recipe, that the op's result and errors pass through untouched, and how `fp8scope record`'s sitecustomize installs
+// it when the job imports torch. The real PyTorch on the H100: tests/gpu/check_zoo.py, stage `recipes`.
+#include "python_test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace fp8scope::testing;
+
+namespace {
+
+const std::string kBoot = std::string(FP8SCOPE_PYTHON_PACKAGE_DIR) + "/fp8scope/_boot";
+
+std::string gemm_line(const std::string& a, const std::string& b)
+{
+    return "scaled_gemm " + a + " " + b
+        + " d=256x384/384,1 dtype=1 recipe=-1 scale=0x0 0x0/0,0 stream=0x5000 size=ok";
+}
+
+} // namespace
+
+TEST_CASE("torch._scaled_mm: wrapped once, each GEMM reported with its operands' recipes, the op left as it was")
+{
+    const auto run = run_scenario("scaled_mm", { "LD_PRELOAD=" + kFakeCollector });
+    CHECK(run.values.at("installed") == "[True, True]");
+    // The default and out overloads, on the CUDA key, with the key set (the wrapper calls the kernel it replaced).
+    CHECK(run.values.at("registered") == "['_scaled_mm.out:CUDA:True', '_scaled_mm:CUDA:True']");
+    for (const char* label : { "tensorwise_out", "rowwise_out", "blockwise_out", "mx_out" })
+        CHECK(run.values.at(label) == "(256, 384)");
+    CHECK(run.values.at("out_overload_returns_out") == "True");
+    CHECK(run.values.at("bad_scale") == "[(256, 384), (256, 384)]");
+    CHECK(run.values.at("kernel_error_passes_through") == "the kernel failed");
+    CHECK(run.values.at("kernel_calls") == "8");
+    REQUIRE(run.warnings.size() == 1); // the failed report, once for two calls
+    CHECK(warnings_containing(run, "aten::_scaled_mm could not be reported") == 1);
+
+    // mat1 is 256x512 row-major, mat2 512x384 column-major (a weight transposed); D 256x384 BF16. The recipe comes
+    // from the scale's shape: one element; (m, 1) and (1, n); (m, k/128) and, for 128x128 blocks, (k/128, n/128);
+    // E8M0 scales by their dtype. A tensorwise scale is passed as the pointer the statistics dequantize with.
+    const std::string a = "a=256x512/512,1 dtype=3 ";
+    const std::string b = "b=512x384/1,512 dtype=3 ";
+    const std::vector<std::string> expected {
+        "api_version 1",
+        gemm_line(a + "recipe=0 scale=0x51 1x1/1,1", b + "recipe=0 scale=0x52 1x1/1,1"),
+        gemm_line(a + "recipe=1 scale=0x53 256x1/1,1", b + "recipe=1 scale=0x54 1x384/384,1"),
+        gemm_line(a + "recipe=2 scale=0x55 256x4/1,256", b + "recipe=3 scale=0x56 4x3/1,4"),
+        gemm_line(a + "recipe=4 scale=0x57 256x16/16,1", b + "recipe=4 scale=0x58 16x384/384,1"),
+        gemm_line(a + "recipe=0 scale=0x51 1x1/1,1", b + "recipe=0 scale=0x51 1x1/1,1"), // the out overload
+    };
+    CHECK(run.calls == expected);
+}
+
+TEST_CASE("torch._scaled_mm on a PyTorch without torch.library.get_kernel: annotate is silent, the explicit call warns")
+{
+    const auto run = run_scenario("old_torch", { "LD_PRELOAD=" + kFakeCollector });
+    CHECK(run.values.at("annotate_active") == "True");
+    CHECK(run.values.at("explicit") == "[False, False]");
+    REQUIRE(run.warnings.size() == 1);
+    CHECK(warnings_containing(run, "has no torch.library.get_kernel (2.9 or newer)") == 1);
+}
+
+TEST_CASE("record's sitecustomize: the job's own one still runs, and the wrappers arrive with `import torch`")
+{
+    const std::string path = "PYTHONPATH=" + kBoot + ":" + FP8SCOPE_PYTHON_PACKAGE_DIR + ":" + FP8SCOPE_FAKE_SITE_DIR;
+    SECTION("a collector preloaded: wrapped")
+    {
+        const auto run = run_scenario("boot", { path, "LD_PRELOAD=" + kFakeCollector });
+        CHECK(run.values.at("job_sitecustomize_ran") == "True");
+        CHECK(run.values.at("torch_before") == "False"); // start-up imports no torch
+        CHECK(run.values.at("loader") == "_Loader");
+        CHECK(run.values.at("resource_reader") == "True"); // the wrapping loader still answers for torch's own
+        CHECK(run.values.at("registered") == "['_scaled_mm', '_scaled_mm.out']");
+        CHECK(run.warnings.empty());
+    }
+    SECTION("no collector: nothing to report to, so nothing is wrapped")
+    {
+        const auto run = run_scenario("boot", { path });
+        CHECK(run.values.at("job_sitecustomize_ran") == "True");
+        CHECK(run.values.at("registered") == "[]");
+        CHECK_FALSE(run.log_written);
+    }
+    SECTION("FP8SCOPE_TORCH_SCALED_MM=0: torch is imported as usual")
+    {
+        const auto run = run_scenario("boot", { path, "LD_PRELOAD=" + kFakeCollector, "FP8SCOPE_TORCH_SCALED_MM=0" });
+        CHECK(run.values.at("loader") == "SourceFileLoader");
+        CHECK(run.values.at("registered") == "[]");
+        CHECK(run.values.at("job_sitecustomize_ran") == "True");
+    }
+}
