@@ -106,6 +106,11 @@ struct fp8scope_scaled_gemm_args {
 };
 int fp8scope_scaled_gemm(const struct fp8scope_scaled_gemm_args* args);
 
+/* 1 when the last GEMM that cuBLAS or cuBLASLt ran on this thread wrote `d`, whose interception therefore has it (the
+ * answer is given once: the GEMM is forgotten); 0 otherwise. A framework asks it before describing a GEMM for
+ * fp8scope_scaled_gemm, which it then need not build. One thread-local read, no CUDA call. */
+int fp8scope_library_gemm(const void* d);
+
 /* Marks the beginning of training step `step` (>= 0) on the calling thread. Steps drive the analyzer's step
  * boundaries and statistics sampling. */
 int fp8scope_step(int64_t step);

@@ -114,3 +114,10 @@ int fp8scope_scaled_gemm(const struct fp8scope_scaled_gemm_args* args)
         args->struct_size == sizeof(struct fp8scope_scaled_gemm_args) ? "ok" : "wrong");
     return env_int("FAKE_FP8SCOPE_SCALED_GEMM_RC", FP8SCOPE_OK);
 }
+
+/* FAKE_FP8SCOPE_LIBRARY_GEMM=1: every GEMM was cuBLAS(Lt)'s (default 0). */
+int fp8scope_library_gemm(const void* d)
+{
+    log_line("library_gemm 0x%llx", (unsigned long long)(uintptr_t)d);
+    return env_int("FAKE_FP8SCOPE_LIBRARY_GEMM", 0);
+}

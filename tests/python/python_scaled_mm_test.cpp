@@ -43,14 +43,31 @@ TEST_CASE("torch._scaled_mm: wrapped once, each GEMM reported with its operands'
     const std::string a = "a=256x512/512,1 dtype=3 ";
     const std::string b = "b=512x384/1,512 dtype=3 ";
     const std::vector<std::string> expected {
-        "api_version 1",
         gemm_line(a + "recipe=0 scale=0x51 1x1/1,1", b + "recipe=0 scale=0x52 1x1/1,1"),
         gemm_line(a + "recipe=1 scale=0x53 256x1/1,1", b + "recipe=1 scale=0x54 1x384/384,1"),
         gemm_line(a + "recipe=2 scale=0x55 256x4/1,256", b + "recipe=3 scale=0x56 4x3/1,4"),
         gemm_line(a + "recipe=4 scale=0x57 256x16/16,1", b + "recipe=4 scale=0x58 16x384/384,1"),
         gemm_line(a + "recipe=0 scale=0x51 1x1/1,1", b + "recipe=0 scale=0x51 1x1/1,1"), // the out overload
     };
-    CHECK(run.calls == expected);
+    std::vector<std::string> described, asked;
+    for (const std::string& call : run.calls) {
+        if (call.starts_with("scaled_gemm "))
+            described.push_back(call);
+        if (call.starts_with("library_gemm "))
+            asked.push_back(call);
+    }
+    CHECK(described == expected);
+    // Each GEMM is first asked about by its output (cuBLAS(Lt) may have it), then described; the out overload's
+    // output is the tensor given. The two with a bad scale were asked about too, and failed after.
+    CHECK(asked.size() == expected.size() + 2);
+    CHECK(std::ranges::count(asked, std::string("library_gemm 0xd0000")) == 1);
+
+    // cuBLAS(Lt) ran every one: asked, never described (nor the scales read, so the bad one passes unnoticed).
+    const auto covered = run_scenario("scaled_mm", { "LD_PRELOAD=" + kFakeCollector, "FAKE_FP8SCOPE_LIBRARY_GEMM=1" });
+    CHECK(std::ranges::count_if(covered.calls, [](const std::string& c) { return c.starts_with("scaled_gemm"); }) == 0);
+    CHECK(std::ranges::count_if(covered.calls, [](const std::string& c) { return c.starts_with("library_gemm"); })
+        == 7);
+    CHECK(covered.warnings.empty());
 }
 
 TEST_CASE("torch._scaled_mm on a PyTorch without torch.library.get_kernel: annotate is silent, the explicit call warns")

@@ -112,3 +112,8 @@ FP8SCOPE_EXPORT int fp8scope_scaled_gemm(const struct fp8scope_scaled_gemm_args*
         return FP8SCOPE_E_INVALID_ARGUMENT;
     }
 }
+
+FP8SCOPE_EXPORT int fp8scope_library_gemm(const void* d)
+{
+    return fp8scope::collector::take_library_gemm(d) ? 1 : 0;
+}

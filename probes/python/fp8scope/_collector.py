@@ -133,6 +133,12 @@ class Api:
             self.scaled_gemm.restype = ctypes.c_int
         except AttributeError:
             self.scaled_gemm = None
+        try:
+            self.library_gemm = lib.fp8scope_library_gemm
+            self.library_gemm.argtypes = [ctypes.c_void_p]
+            self.library_gemm.restype = ctypes.c_int
+        except AttributeError:
+            self.library_gemm = None
 
 
 _lock = threading.RLock()  # reentrant: a warning handler that calls fp8scope while a look-up warns must not hang

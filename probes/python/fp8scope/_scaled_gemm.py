@@ -95,6 +95,9 @@ def report(a, b, scale_a, scale_b, out, recipe_a=None, recipe_b=None):
     api = _collector.api(cuda_is_up=True)
     if api is None or api.scaled_gemm is None:
         return None
+    # The usual case, answered first and cheaply: cuBLAS(Lt) ran it on this thread, and its interception has it.
+    if api.library_gemm is not None and api.library_gemm(out.data_ptr()) == 1:
+        return _collector.LIBRARY_GEMM
     if a.dim() != 2 or b.dim() != 2 or out.dim() != 2:
         _warn_once("dims", "a scaled matmul with operands that are not matrices was not reported")
         return None
