@@ -39,6 +39,11 @@ is untouched; when it exits, a summary of the traces (kernels, syncs, memcpys, d
 stderr. Options of the command may follow it: everything from the first word that is not an option of record
 (or after '--') is the command.
 
+Python jobs get the fp8scope package on PYTHONPATH, and its sitecustomize first, which wraps PyTorch's
+torch._scaled_mm in the dispatcher once the job imports torch, so that every scaled GEMM is seen with its recipe
+whatever kernel runs it (docs/python.md, "Scaled GEMMs"). FP8SCOPE_TORCH_SCALED_MM=0 turns that off;
+FP8SCOPE_PYTHON names another copy of the package.
+
 Capture windows record part of a job: steps A..B (--capture-steps), the steps whose number modulo N is below K
 (--capture-every N --capture-length K: steps 0..K-1, N..N+K-1, ...), cudaProfilerStart..cudaProfilerStop
 (--capture-range cudaProfilerApi), or a time range from the collector's start (--delay, --duration, in seconds).
