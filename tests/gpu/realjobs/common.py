@@ -71,3 +71,21 @@ def to_fp8_linears(parents):
 def fail(message, code=1):
     print(f"workload error: {message}", file=sys.stderr, flush=True)
     sys.exit(code)
+
+
+def plant_input_drift(module, start, factor, current_step):
+    """From step `start` on (current_step(): the step running now), feature 0 of `module`'s input is multiplied by
+    factor ** (step - start + 1), on the device: a forward pre-hook (the planted drift of hf_llama.py and the zoo's
+    torchao_rowwise_hf.py). Imports torch only when called."""
+    import torch
+
+    def grow(_module, args):
+        step = current_step()
+        if step < start:
+            return None
+        (x,) = args
+        gain = torch.ones(x.shape[-1], device=x.device, dtype=x.dtype)
+        gain[0] = factor ** (step - start + 1)
+        return (x * gain,)
+
+    return module.register_forward_pre_hook(grow)

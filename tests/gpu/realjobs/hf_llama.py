@@ -37,16 +37,7 @@ def to_fp8(model):
 
 def plant_drift(model, spec):
     layer, start, factor = spec
-
-    def grow(module, args):
-        if CURRENT_STEP[0] < start:
-            return None
-        (x,) = args
-        gain = torch.ones(x.shape[-1], device=x.device, dtype=x.dtype)
-        gain[0] = factor ** (CURRENT_STEP[0] - start + 1)
-        return (x * gain,)
-
-    model.model.layers[layer].mlp.register_forward_pre_hook(grow)
+    common.plant_input_drift(model.model.layers[layer].mlp, start, factor, lambda: CURRENT_STEP[0])
 
 
 def main():

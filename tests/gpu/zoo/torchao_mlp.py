@@ -106,13 +106,7 @@ def main():
     if z.common.fp8scope is not None:
         annotation = z.common.fp8scope.torch.annotate(model, cast_stats=False)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
-    g = torch.Generator(device="cuda").manual_seed(1)
-    # A learnable task: labels from a fixed random teacher, four batches in turn.
-    teacher = torch.randn(D, CLASSES, device="cuda", generator=g)
-    batches = []
-    for _ in range(4):
-        x = torch.randn(ROWS, D, device="cuda", generator=g)
-        batches.append((x.to(torch.bfloat16), (x @ teacher).argmax(dim=-1)))
+    batches = z.teacher_batches(ROWS, D, CLASSES)
     clock = z.StepClock(args.steps)
     losses = torch.zeros(args.steps, device="cuda")
     for step in range(args.steps):

@@ -134,6 +134,18 @@ class TinyLM(torch.nn.Module):
         return torch.nn.functional.cross_entropy(logits.float().reshape(-1, self.vocab), tokens[:, 1:].reshape(-1))
 
 
+def teacher_batches(rows, d, classes, count=4, seed=1):
+    """A learnable task: `count` batches of `rows` random inputs (BF16) with labels from a fixed random teacher
+    (d x classes), drawn from one CUDA generator seeded `seed`, so that both precisions of a pair see the same data."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    teacher = torch.randn(d, classes, device="cuda", generator=g)
+    batches = []
+    for _ in range(count):
+        x = torch.randn(rows, d, device="cuda", generator=g)
+        batches.append((x.to(torch.bfloat16), (x @ teacher).argmax(dim=-1)))
+    return batches
+
+
 def require_cuda(name):
     if not torch.cuda.is_available():
         print(f"{name}: no CUDA device; exiting with code 77", file=sys.stderr)
