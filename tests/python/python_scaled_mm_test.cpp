@@ -16,8 +16,7 @@ const std::string kBoot = std::string(FP8SCOPE_PYTHON_PACKAGE_DIR) + "/fp8scope/
 
 std::string gemm_line(const std::string& a, const std::string& b)
 {
-    return "scaled_gemm " + a + " " + b
-        + " d=256x384/384,1 dtype=1 recipe=-1 scale=0x0 0x0/0,0 stream=0x5000 size=ok";
+    return "scaled_gemm " + a + " " + b + " d=256x384/384,1 dtype=1 recipe=-1 scale=0x0 0x0/0,0 stream=0x5000 size=ok";
 }
 
 } // namespace
@@ -65,8 +64,8 @@ TEST_CASE("torch._scaled_mm: wrapped once, each GEMM reported with its operands'
     // cuBLAS(Lt) ran every one: asked, never described (nor the scales read, so the bad one passes unnoticed).
     const auto covered = run_scenario("scaled_mm", { "LD_PRELOAD=" + kFakeCollector, "FAKE_FP8SCOPE_LIBRARY_GEMM=1" });
     CHECK(std::ranges::count_if(covered.calls, [](const std::string& c) { return c.starts_with("scaled_gemm"); }) == 0);
-    CHECK(std::ranges::count_if(covered.calls, [](const std::string& c) { return c.starts_with("library_gemm"); })
-        == 7);
+    CHECK(
+        std::ranges::count_if(covered.calls, [](const std::string& c) { return c.starts_with("library_gemm"); }) == 7);
     CHECK(covered.warnings.empty());
 }
 
