@@ -4,6 +4,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 namespace fp8scope {
 
 using writer_detail::Binder;
@@ -130,7 +132,12 @@ void TraceDb::Impl::check_file_room()
     if (stopped || file_size_limit == std::numeric_limits<int64_t>::max())
         return;
     struct stat wal { };
-    if (::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size + writer_detail::kReserveBytes <= file_size_limit)
+    if (::stat((path + "-wal").c_str(), &wal) != 0)
+        return;
+    // A checkpoint that restarted the WAL leaves it smaller: no growth then.
+    largest_wal_growth = std::max(largest_wal_growth, static_cast<int64_t>(wal.st_size) - wal_bytes);
+    wal_bytes = wal.st_size;
+    if (wal.st_size + largest_wal_growth + writer_detail::kReserveBytes <= file_size_limit)
         return;
     stop_recording(Error { ErrorCode::Io,
         path + ": the trace's WAL (" + std::to_string(wal.st_size) + " bytes) is near the file size limit "

@@ -150,10 +150,14 @@ struct TraceDb::Impl {
     std::optional<Error> finish_error; // the result of the first finish(), returned again by later calls
 
     // Storage (trace_db_storage.hpp). A failed commit is rolled back and its rows counted lost; recording goes on.
-    // Once the WAL comes within the reserve of RLIMIT_FSIZE no row goes to SQLite any more: each is counted lost.
+    // Once the WAL comes within the reserve (plus the largest commit so far) of RLIMIT_FSIZE no row goes to SQLite any
+    // more: each is counted lost.
     // finish() releases the reserve for its closing transaction, which records the loss.
     writer_detail::SpaceReserve reserve;
     int64_t file_size_limit = std::numeric_limits<int64_t>::max();
+    // The WAL's size after the last commit, and the most one commit grew it: check_file_room stops recording while
+    // the next commit, as large as the largest so far, would still leave the reserve for the closing transaction.
+    int64_t wal_bytes = 0, largest_wal_growth = 0;
     std::optional<Error> stopped; // set when the file size limit stopped recording: why, as reported
     bool closing = false; // finish()'s closing transaction: its rows go to SQLite even when stopped
 

@@ -184,9 +184,9 @@ TEST_CASE("a record inside a record reports its traces to the outer one too", "[
 
 TEST_CASE("record puts the Python package and its sitecustomize first on PYTHONPATH, once", "[cli][record]")
 {
-    // The package is found beside the binary: <build>/share/fp8scope/python, next to <build>/lib/libfp8scope.so.
+    // The package is found beside the binary: <build>/bin/fp8scope gives <build>/share/fp8scope/python.
     const std::string python
-        = std::filesystem::path(injected_library()).parent_path().parent_path().string() + "/share/fp8scope/python";
+        = std::filesystem::path(FP8SCOPE_EXE).parent_path().parent_path().string() + "/share/fp8scope/python";
     REQUIRE(std::filesystem::is_regular_file(python + "/fp8scope/_boot/sitecustomize.py"));
     const std::string front = python + "/fp8scope/_boot:" + python;
     auto result = run_record({ "--", "/bin/sh", "-c", "echo \"$PYTHONPATH\"" }, { { "PYTHONPATH", "" } });
