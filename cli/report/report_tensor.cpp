@@ -55,6 +55,17 @@ void tensor_health_text(
     out += fmt::format("  first NaN/Inf    {}\n", first_nonfinite_text(h, printable));
     for (const TensorEventKind kind : kTensorEventKinds)
         out += fmt::format("  {:<16} {}\n", tensor_event_title(kind), tensor_event_text(h, kind, printable));
+    if (h.top_saturation.empty() && h.top_underflow.empty() && h.top_least_headroom.empty()
+        && h.totals.per_block_sites > 0) {
+        // Every FP8 site is scaled per row or block: FP8, but no figure to rank until per-block statistics exist.
+        out += fmt::format(
+            "  FP8 figures      none yet: the {} FP8 site{} scaled per row or block (their codes hold each "
+            "block's own amax; saturation and headroom need per-block statistics), the other {} not "
+            "FP8; --format json lists each site's amax\n",
+            h.totals.per_block_sites, h.totals.per_block_sites == 1 ? " is" : "s are",
+            static_cast<int64_t>(h.sites.size()) - h.totals.per_block_sites);
+        return;
+    }
     if (h.top_saturation.empty() && h.top_underflow.empty() && h.top_least_headroom.empty()) {
         // A BF16 run: no sample has an FP8 format, so no site can rank; one line instead of three empty rankings and
         // a table of dashes.

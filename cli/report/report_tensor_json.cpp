@@ -98,6 +98,7 @@ nlohmann::ordered_json tensor_health_json(const TensorHealth& h)
         { "sites_in_steps", t.sites_in_steps },
         { "unnamed_gemm_sites", t.unnamed_gemm_sites },
         { "recipes", recipes },
+        { "per_block_sites", t.per_block_sites },
         { "steps_with_samples", t.steps_with_samples },
         { "samples_per_step", t.samples_per_step },
         { "samples_per_sampled_step", t.samples_per_sampled_step },

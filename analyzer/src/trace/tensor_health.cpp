@@ -271,6 +271,8 @@ TensorHealth analyze_tensor_health(
     }
     health.totals.sites_in_steps = static_cast<int64_t>(health.sites.size());
     health.totals.recipes = recipe_totals(health.sites, model, analysed);
+    health.totals.per_block_sites = std::ranges::count_if(
+        health.sites, [](const TensorSiteHealth& site) { return is_per_block_recipe(site.scale_recipe); });
 
     health.top_saturation = ranking(
         health.sites, top_n, [](const TensorSiteHealth& s) { return s.saturation_samples > 0; },

@@ -181,6 +181,9 @@ struct TensorHealthTotals {
     // (module names) would improve.
     int64_t unnamed_gemm_sites = 0;
     std::vector<RecipeTotals> recipes; // by ENUM_FP8SCOPE_SCALE_RECIPE value; empty when no site has a recipe
+    // Sites in the analysed steps scaled per row or block (is_per_block_recipe): FP8, but without saturation or
+    // headroom figures.
+    int64_t per_block_sites = 0;
 };
 
 struct TensorHealth {
