@@ -250,6 +250,46 @@ TEST_CASE("report on the recorded FP8 run lists its GEMM sites by module name", 
     CHECK(bf16.find("459 samples of 153 sites") != std::string::npos);
 }
 
+TEST_CASE(
+    "report on recorded rowwise and blockwise FP8 runs names each site's recipe (issue 31)", "[cli][report][tensor]")
+{
+    // DeepSeek-style blockwise: 12 _scaled_mm per step, 16 operands in 1x128 tiles and 8 in 128x128 blocks (the job's
+    // own count), the outputs BF16. No saturation or headroom is made up from codes each block's amax scales.
+    const std::string blockwise = kTraces + "zoo/deepseek_blockwise_clean.sqlite";
+    const std::string text = run_ok({ "report", blockwise });
+    CHECK(text.find("recipes          blockwise 1×128: 16 sites, 288 samples (16.0 per step with samples); "
+                    "blockwise 128×128: 8 sites,")
+        != std::string::npos);
+    CHECK(text.find("FP8 figures      none yet: the 24 FP8 sites are scaled per row or block") != std::string::npos);
+    CHECK(text.find("a BF16 run?") == std::string::npos);
+    const auto json = nlohmann::json::parse(run_ok({ "report", blockwise, "--format", "json" }));
+    const auto& h = json["tensor_health"];
+    CHECK(h["per_block_sites"] == 24);
+    REQUIRE(h["recipes"].size() == 2);
+    CHECK(h["recipes"][0]["recipe"] == "blockwise 1×128");
+    CHECK(h["recipes"][0]["samples_per_sampled_step"] == 16.0);
+    CHECK(h["recipes"][1]["recipe"] == "blockwise 128×128");
+    int64_t with_recipe = 0;
+    for (const auto& site : h["sites"])
+        if (!site["scale_recipe"].is_null()) {
+            ++with_recipe;
+            CHECK(site["site"].get<std::string>().ends_with(site["scale_recipe"].get<std::string>()));
+            CHECK(site["worst_saturation_step"].is_null());
+            CHECK(site["min_headroom_bits"].is_null());
+        }
+    CHECK(with_recipe == 24);
+
+    // torchao's rowwise recipe: 14 rowwise GEMMs per step, and 28 backward GEMMs with unit (tensorwise) scales.
+    const auto rowwise = nlohmann::json::parse(
+        run_ok({ "report", kTraces + "zoo/torchao_rowwise_clean.sqlite", "--format", "json" }))["tensor_health"];
+    REQUIRE(rowwise["recipes"].size() == 2);
+    CHECK(rowwise["recipes"][0]["recipe"] == "tensorwise");
+    CHECK(rowwise["recipes"][0]["samples_per_sampled_step"] == 56.0);
+    CHECK(rowwise["recipes"][1]["recipe"] == "rowwise");
+    CHECK(rowwise["recipes"][1]["samples_per_sampled_step"] == 28.0);
+    CHECK(rowwise["per_block_sites"] == 28);
+}
+
 TEST_CASE("report on a trace without tensor statistics says so in one line, zeros in JSON", "[cli][report][tensor]")
 {
     const std::string trace = kTraces + "h100-train-fp8.sqlite";
