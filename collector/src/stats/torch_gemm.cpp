@@ -37,14 +37,13 @@ std::optional<cudaDataType> cuda_type_of(int32_t dtype)
 
 // The framework's row-major view (element (i, j) at i * row_stride + j * col_stride) as cuBLAS's column-major
 // operand: a matrix with unit row stride is itself column-major; one with unit column stride is the column-major
-// form of its transpose. `transposed` says which, for the GEMM's key. Neither: not dense, not measured.
-Operand column_major(const fp8scope_gemm_operand& in, bool& transposed)
+// form of its transpose. Neither: not dense, not measured.
+Operand column_major(const fp8scope_gemm_operand& in)
 {
     Operand op;
     op.data = in.data;
     op.type = cuda_type_of(in.dtype).value_or(CUDA_R_8I); // a type the statistics do not read: not measured
-    transposed = !(in.row_stride == 1 && in.col_stride >= in.rows);
-    if (!transposed) {
+    if (in.row_stride == 1 && in.col_stride >= in.rows) {
         op.rows = in.rows;
         op.cols = in.cols;
         op.ld = in.col_stride;
@@ -82,10 +81,9 @@ int scaled_gemm(const fp8scope_scaled_gemm_args* args)
     if (gate == GemmGate::Skip)
         return FP8SCOPE_E_SAMPLED_OUT;
     // D = A B row-major is D^T = B^T A^T column-major: cuBLAS's A is the framework's B, and m and n swap.
-    bool a_transposed = false, b_transposed = false, d_transposed = false;
-    const Operand lt_a = column_major(b, a_transposed);
-    const Operand lt_b = column_major(a, b_transposed);
-    const Operand lt_d = column_major(d, d_transposed);
+    const Operand lt_a = column_major(b);
+    const Operand lt_b = column_major(a);
+    const Operand lt_d = column_major(d);
     const int64_t m = d.cols, n = d.rows, k = a.cols;
     // op(A) is m x k: stored k x m (column-major of B itself) means transposed, as PyTorch calls cuBLASLt.
     const int32_t transa = lt_a.rows == m ? 0 : 1;
