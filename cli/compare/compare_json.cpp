@@ -82,6 +82,8 @@ json step_json(const CompareStep& s)
         { "run_headroom_bits", or_null(s.run_headroom_bits) },
         { "headroom_vs_ref_bits", or_null(s.headroom_vs_ref_bits) }, { "stale_scale", s.stale_scale },
         { "run_dynamic_range_bits", or_null(s.run_dynamic_range_bits) },
+        { "block_amax_spread_bits", or_null(s.block_amax_spread_bits) },
+        { "subnormal_block_share", or_null(s.subnormal_block_share) },
         { "baseline_delta_log2_ratio", or_null(s.baseline_delta_log2_ratio) },
         { "baseline_delta_saturation", or_null(s.baseline_delta_saturation) } };
 }

@@ -55,12 +55,25 @@ void tensor_health_text(
     out += fmt::format("  first NaN/Inf    {}\n", first_nonfinite_text(h, printable));
     for (const TensorEventKind kind : kTensorEventKinds)
         out += fmt::format("  {:<16} {}\n", tensor_event_title(kind), tensor_event_text(h, kind, printable));
+    if (!h.top_block_spread.empty()) { // sites scaled per row or block, from their per-block statistics
+        ranking_text(out, "widest blocks", h, h.top_block_spread, "", "",
+            [](const TensorSiteHealth& s) -> std::optional<std::string> {
+                return fmt::format(
+                    "max/median 2^{:.1f} at {}", s.blocks->max_spread_bits, step_text(s.blocks->max_spread_step));
+            });
+        const TensorSiteHealth& widest = h.sites[h.top_block_spread.front()];
+        out += fmt::format("  {:<16} {}: {}\n", "", "the first",
+            wrapped(block_figures_text(*widest.blocks), 100, "                   "));
+    }
+    if (h.top_saturation.empty() && h.top_underflow.empty() && h.top_least_headroom.empty()
+        && h.totals.per_block_sites > 0 && h.totals.block_stats_sites > 0)
+        return; // every FP8 site is scaled per row or block, and their figures are the block ones above
     if (h.top_saturation.empty() && h.top_underflow.empty() && h.top_least_headroom.empty()
         && h.totals.per_block_sites > 0) {
-        // Every FP8 site is scaled per row or block: FP8, but no figure to rank until per-block statistics exist.
+        // Every FP8 site is scaled per row or block: FP8, but no figure to rank without per-block statistics.
         out += fmt::format(
             "  FP8 figures      none yet: the {} FP8 site{} scaled per row or block (their codes hold each "
-            "block's own amax; saturation and headroom need per-block statistics), the other {} not "
+            "block's own amax; this trace holds no per-block statistics, format 1.6), the other {} not "
             "FP8; --format json lists each site's amax\n",
             h.totals.per_block_sites, h.totals.per_block_sites == 1 ? " is" : "s are",
             static_cast<int64_t>(h.sites.size()) - h.totals.per_block_sites);

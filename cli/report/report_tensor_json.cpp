@@ -54,6 +54,19 @@ json place_json(const std::optional<GemmSitePlace>& place)
         { "text", gemm_place_text(*place) } };
 }
 
+json blocks_json(const std::optional<BlockSiteHealth>& b)
+{
+    if (!b)
+        return nullptr;
+    return { { "samples", b->samples }, { "block_rows", b->block_rows }, { "block_cols", b->block_cols },
+        { "blocks", b->blocks }, { "amax_p50", b->amax_p50 }, { "amax_p99", b->amax_p99 }, { "amax_max", b->amax_max },
+        { "max_spread_bits", b->max_spread_bits }, { "max_spread_step", optional_json(b->max_spread_step) },
+        { "worst_saturating_share", b->worst_saturating_share }, { "worst_subnormal_share", b->worst_subnormal_share },
+        { "scale_range_bits", optional_json(b->scale_range_bits) },
+        { "per_tensor_flush_share", optional_json(b->per_tensor_flush_share) },
+        { "bad_scale_blocks", b->bad_scale_blocks } };
+}
+
 json site_json(const TensorSiteHealth& s)
 {
     return { { "site_id", s.site_id }, { "site", s.label }, { "samples", s.samples },
@@ -67,7 +80,8 @@ json site_json(const TensorSiteHealth& s)
         { "min_headroom_step", optional_json(s.min_headroom_step) }, { "amax_min", optional_json(s.amax_min) },
         { "amax_max", optional_json(s.amax_max) }, { "nonfinite_samples", s.nonfinite_samples },
         { "place", place_json(s.place) },
-        { "scale_recipe", s.scale_recipe ? json(scale_recipe_name(*s.scale_recipe)) : json(nullptr) } };
+        { "scale_recipe", s.scale_recipe ? json(scale_recipe_name(*s.scale_recipe)) : json(nullptr) },
+        { "blocks", blocks_json(s.blocks) } };
 }
 
 } // namespace
@@ -99,6 +113,7 @@ nlohmann::ordered_json tensor_health_json(const TensorHealth& h)
         { "unnamed_gemm_sites", t.unnamed_gemm_sites },
         { "recipes", recipes },
         { "per_block_sites", t.per_block_sites },
+        { "block_stats_sites", t.block_stats_sites },
         { "steps_with_samples", t.steps_with_samples },
         { "samples_per_step", t.samples_per_step },
         { "samples_per_sampled_step", t.samples_per_sampled_step },
@@ -113,6 +128,7 @@ nlohmann::ordered_json tensor_health_json(const TensorHealth& h)
         { "top_saturation", ranking_json(h, h.top_saturation) },
         { "top_underflow", ranking_json(h, h.top_underflow) },
         { "top_least_headroom", ranking_json(h, h.top_least_headroom) },
+        { "top_block_spread", ranking_json(h, h.top_block_spread) },
         { "sites", std::move(sites) },
     };
 }

@@ -1,5 +1,6 @@
 // TraceDb lifecycle: the long write transaction and its commits, string interning, and finishing into one
-// self-contained file. Creation is in trace_db_create.cpp, the add_* inserts in trace_db_rows.cpp.
+// self-contained file. Creation is in trace_db_create.cpp, the add_* inserts in trace_db_rows.cpp and
+// trace_db_tensor_rows.cpp.
 #include "trace_db_impl.hpp"
 
 #include <sys/stat.h>

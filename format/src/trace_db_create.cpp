@@ -53,6 +53,7 @@ constexpr TableStatement kTableStatements[] = {
     { Insert::CollectorWork, schema::table::kCollectorWork },
     { Insert::CaptureWindow, schema::table::kCaptureWindow },
     { Insert::ScalarNan, schema::table::kScalarNan },
+    { Insert::BlockStats, schema::table::kBlockStats },
 };
 static_assert(std::size(kTableStatements) == static_cast<size_t>(Insert::Count));
 

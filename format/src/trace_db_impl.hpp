@@ -1,6 +1,6 @@
 // TraceDb's state, shared by its implementation files: trace_db.cpp (transactions, interning, finish),
-// trace_db_create.cpp (file and schema), trace_db_rows.cpp (add_*), trace_db_batches.cpp (multi-row inserts) and
-// trace_db_storage.cpp (the reserve kept for a full disk).
+// trace_db_create.cpp (file and schema), trace_db_rows.cpp and trace_db_tensor_rows.cpp (add_*),
+// trace_db_batches.cpp (multi-row inserts) and trace_db_storage.cpp (the reserve kept for a full disk).
 #pragma once
 
 #include "fp8scope/format/trace_db.hpp"
@@ -46,6 +46,7 @@ enum class Insert : size_t {
     CollectorWork,
     CaptureWindow,
     ScalarNan,
+    BlockStats,
     Count,
 };
 

@@ -1,8 +1,8 @@
 // TraceDb::add_*: one prepared INSERT per row, columns bound in schema.hpp order. Kernels go to the compact
-// FP8SCOPE_KERNEL table plus one FP8SCOPE_KERNEL_CONFIG row per distinct launch configuration.
+// FP8SCOPE_KERNEL table plus one FP8SCOPE_KERNEL_CONFIG row per distinct launch configuration. The tensor statistics
+// tables are written by trace_db_tensor_rows.cpp.
 #include "trace_db_impl.hpp"
 
-#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -258,92 +258,6 @@ Expected<void> TraceDb::add_gpu(const GpuInfoRow& row)
         .integer(row.compute_major)
         .integer(row.compute_minor);
     return impl_->insert(Insert::Gpu, "cannot insert into TARGET_INFO_GPU");
-}
-
-Expected<void> TraceDb::add_tensor_site(const TensorSiteRow& row)
-{
-    if (impl_->closed)
-        return impl_->finished_error();
-    Binder binder(impl_->statement(Insert::TensorSite));
-    binder.integer(row.id).integer(row.name.value);
-    if (row.nvtx_path)
-        binder.integer(row.nvtx_path->value);
-    else
-        binder.null();
-    binder.integer(row.ordinal)
-        .integer(row.rows)
-        .integer(row.cols)
-        .integer(row.batch)
-        .integer(static_cast<int64_t>(row.dtype))
-        .integer(static_cast<int64_t>(row.role))
-        .integer(static_cast<int64_t>(row.source));
-    if (row.scale_recipe)
-        binder.integer(static_cast<int64_t>(*row.scale_recipe));
-    else
-        binder.null();
-    return impl_->insert(Insert::TensorSite, "cannot insert into FP8SCOPE_TENSOR_SITE");
-}
-
-Expected<void> TraceDb::add_tensor_stats(const TensorStatsRow& row)
-{
-    if (impl_->closed)
-        return impl_->finished_error();
-    // The REAL columns in schema order, which is nanColumns' bit order (schema::detail::kTensorStatsNanColumns).
-    // SQLite would store a NaN as NULL: a nullable column gets NULL and its bit, so that NaN is not read as
-    // "unknown"; a required one cannot hold it, and the row is refused as lost rather than stored wrong.
-    const std::optional<double> reals[] = { row.scale, row.scale_inv, row.amax, row.min_nonzero_abs, row.sum,
-        row.sum_squares, row.sum_cubes, row.sum_fourth };
-    static_assert(std::size(reals) == std::size(schema::detail::kTensorStatsNanColumns));
-    const schema::Table* table = schema::find_table(schema::table::kTensorStats);
-    int64_t nan_columns = 0;
-    for (size_t bit = 0, column = 0; bit < std::size(reals); ++bit, ++column) {
-        while (table->columns[column].sql_type != "REAL")
-            ++column;
-        if (!reals[bit] || !std::isnan(*reals[bit]))
-            continue;
-        if (!table->columns[column].nullable) {
-            Error error { ErrorCode::Io,
-                impl_->path + ": cannot insert into FP8SCOPE_TENSOR_STATS: NaN in "
-                    + std::string(table->columns[column].name) };
-            impl_->note_lost(1, error);
-            return std::unexpected(std::move(error));
-        }
-        nan_columns |= int64_t { 1 } << bit;
-    }
-    const auto stored = [&](size_t bit) { return nan_columns >> bit & 1 ? std::nullopt : reals[bit]; };
-    // The histogram is stored as little-endian uint64 counts (docs/trace-format.md); x86-64 and aarch64 Linux
-    // are little-endian, so the vector's bytes are that layout.
-    static_assert(std::endian::native == std::endian::little);
-    Binder(impl_->statement(Insert::TensorStats))
-        .null() // id: SQLite assigns the next rowid
-        .integer(row.site_id)
-        .integer(row.step)
-        .integer(row.timestamp_ns)
-        .integer(row.device_id)
-        .integer(row.stream_id)
-        .integer(row.correlation_id)
-        .integer(static_cast<int64_t>(row.dtype))
-        .integer(static_cast<int64_t>(row.target_format))
-        .integer(row.numel)
-        .real(stored(0))
-        .real(stored(1))
-        .real(row.amax)
-        .real(stored(3))
-        .integer(row.zeros)
-        .integer(row.nans)
-        .integer(row.infs)
-        .integer(row.overflows)
-        .integer(row.underflows)
-        .integer(row.subnormals)
-        .integer(row.saturated)
-        .real(row.sum)
-        .real(row.sum_squares)
-        .real(row.sum_cubes)
-        .real(row.sum_fourth)
-        .integer(row.hist_first_exponent)
-        .blob(row.exponent_histogram.data(), row.exponent_histogram.size() * sizeof(uint64_t))
-        .integer(nan_columns == 0 ? std::nullopt : std::optional(nan_columns));
-    return impl_->insert(Insert::TensorStats, "cannot insert into FP8SCOPE_TENSOR_STATS");
 }
 
 Expected<void> TraceDb::add_scalar(const ScalarRow& row)

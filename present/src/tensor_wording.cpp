@@ -60,6 +60,20 @@ std::string recipes_sentence(const TensorHealth& health)
     return out;
 }
 
+std::string block_figures_text(const BlockSiteHealth& b)
+{
+    std::string out = fmt::format("largest block amax 2^{:.1f} the median", b.max_spread_bits);
+    if (b.amax_p50 > 0 && b.amax_p99 > 0)
+        out += fmt::format(" (p99 2^{:.1f})", std::log2(b.amax_p99 / b.amax_p50));
+    out += fmt::format("; {:.2g}% of blocks saturating, {:.2g}% with subnormal codes", 100 * b.worst_saturating_share,
+        100 * b.worst_subnormal_share);
+    if (b.scale_range_bits)
+        out += fmt::format("; scales span {:.1f} bits", *b.scale_range_bits);
+    if (b.per_tensor_flush_share)
+        out += fmt::format("; one scale per tensor would flush ~{:.2g}%", 100 * *b.per_tensor_flush_share);
+    return out;
+}
+
 std::string unnamed_sites_sentence(const TensorHealth& health)
 {
     const int64_t n = health.totals.unnamed_gemm_sites;

@@ -79,7 +79,7 @@ TEST_CASE("user_version and meta schema_version carry the schema version")
         == schema::encode_user_version(schema::kMajorVersion, schema::kMinorVersion));
     CHECK(schema::decode_major(static_cast<int32_t>(file.integer("PRAGMA user_version"))) == 1);
     CHECK(file.rows("SELECT value, typeof(value) FROM FP8SCOPE_META WHERE key = 'schema_version'")
-        == std::vector<Row> { { "1.5", "text" } });
+        == std::vector<Row> { { "1.6", "text" } });
 }
 
 TEST_CASE("ENUM tables hold every value of schema::enums() with nsys-style names")

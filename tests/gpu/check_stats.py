@@ -119,6 +119,14 @@ def check_bandwidth(ctx, report):
     (ctx.details / "stats-bandwidth.txt").write_text(result.stdout)
     report.judge("stats kernel bandwidth runs", result.rc == 0, result.brief(), result.stdout.strip()[-600:])
     print(result.stdout, flush=True)
+    block = ctx.build / "bench" / "fp8scope_block_stats_bandwidth"  # the per-block kernel (issue 31)
+    if block.exists():
+        for label, extra in (("", []), (" (no code at max: slow path)", ["--unscaled"])):
+            result = g.run(ctx, "block-stats-bandwidth", [str(block), *extra], timeout_s=240)
+            (ctx.details / f"block-stats-bandwidth{'-unscaled' if extra else ''}.txt").write_text(result.stdout)
+            report.judge(f"per-block statistics bandwidth runs{label}", result.rc == 0, result.brief(),
+                         result.stdout.strip()[-700:])
+            print(result.stdout, flush=True)
 
 
 def run_configs(ctx, report):

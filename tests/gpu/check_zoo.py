@@ -379,11 +379,13 @@ def run_all(ctx, report, state, stage):
 # Judged, per FP8 workload of zoo-recipes (run first, in the same call):
 # - every step's scaled operands per recipe in the trace (A and B sites with a scale recipe) equal the job's own count
 #   (scaled_mm_count.py), in every step with statistics;
+# - every sample of an operand scaled per row or block has its per-block statistics (FP8SCOPE_BLOCK_STATS, same site
+#   and step), with the recipe's block shape;
 # and per clean FP8 workload:
 # - traced by injection alone: the same counts, every site from the dispatcher interception (source TORCH_SCALED_MM);
-# - the losses bitwise equal (float.hex) traced with `fp8scope record`, traced by injection, and untraced.
-
-
+# - the losses bitwise equal (float.hex) traced with `fp8scope record`, traced by injection, and untraced;
+# - its first rowwise or blockwise operands, dumped with their scales by dump_block_operands.py, give the per-block
+#   kernel's statistics equal to the CPU twin's, field by field (fp8scope_block_stats_dumps).
 
 RECIPE_NAMES = {0: "tensorwise", 1: "rowwise", 2: "blockwise 1×128", 3: "blockwise 128×128", 4: "MX 32", 5: "NVFP4 16"}
 RECIPE_CLEAN = ("torchao_rowwise_clean", "deepseek_blockwise_clean")
@@ -429,6 +431,50 @@ def judge_counts(report, label, trace, truth, source=None):
     return ok
 
 
+BLOCK_SHAPES = {1: None, 2: (1, 128), 3: (128, 128)}  # rowwise: 1 x the row
+
+
+def judge_block_stats(report, label, trace):
+    """Every per-block operand sample has its FP8SCOPE_BLOCK_STATS row, with the recipe's block shape."""
+    db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+    try:
+        samples = db.execute(
+            "SELECT count(*) FROM FP8SCOPE_TENSOR_STATS st JOIN FP8SCOPE_TENSOR_SITE site ON site.id = st.siteId "
+            "WHERE site.scaleRecipe IN (1, 2, 3) AND site.role IN (0, 1)").fetchone()[0]
+        rows = db.execute(
+            "SELECT site.scaleRecipe, b.blockRows, b.blockCols, b.blocks, b.badScaleBlocks, b.blockAmaxP50, b.amax "
+            "FROM FP8SCOPE_BLOCK_STATS b JOIN FP8SCOPE_TENSOR_SITE site ON site.id = b.siteId").fetchall()
+    except sqlite3.Error as error:
+        report.judge(f"recipes {label}: per-block statistics", False, "no FP8SCOPE_BLOCK_STATS", str(error))
+        return
+    finally:
+        db.close()
+    ok = samples > 0 and len(rows) == samples and all(r[4] == 0 and r[3] > 0 and (
+        BLOCK_SHAPES[r[0]] == (r[1], r[2]) if BLOCK_SHAPES.get(r[0]) else r[1] == 1) for r in rows)
+    shapes = sorted({(r[0], r[1], r[2]) for r in rows})
+    report.judge(f"recipes {label}: per-block statistics for every per-block operand sample", ok,
+                 f"{len(rows)} block rows for {samples} samples; (recipe, block rows, block cols) {shapes[:4]}",
+                 f"first rows {rows[:3]}")
+
+
+def judge_dumps(ctx, report, name, argv, env_extra):
+    """Dumps the first rowwise/blockwise operands of the job and compares the kernel with the twin on them."""
+    tool = ctx.build / "tests" / "probes" / "fp8scope_block_stats_dumps"
+    if not tool.exists():
+        report.add(f"recipes {name}: per-block kernel = twin on dumped operands", "SKIP", f"{tool.name} not built")
+        return
+    directory = ctx.fresh_dir(f"recipes-{name}-dumps")
+    env = {**os.environ, **env_extra, "PYTHONPATH": str(g.REPO / "probes" / "python")}
+    dumper = str(g.REPO / "tests" / "gpu" / "zoo" / "dump_block_operands.py")
+    r = g.run(ctx, f"recipes-{name}-dumps", [argv[0], dumper, str(directory / "dumps"), "4", *argv[1:]], env=env,
+              timeout_s=180, cwd=directory)
+    files = list((directory / "dumps").glob("*.block")) if (directory / "dumps").exists() else []
+    t = g.run(ctx, f"recipes-{name}-dumps-check", [str(tool), str(directory / "dumps")], timeout_s=120)
+    (ctx.details / f"recipes-{name}-dumps.txt").write_text(t.stdout)
+    report.judge(f"recipes {name}: per-block kernel = twin on dumped operands", r.rc == 0 and t.rc == 0 and files,
+                 (t.stdout.strip().splitlines() or ["no output"])[-1], r.stderr.strip()[-300:] + t.stdout[-600:])
+
+
 def run_variant(ctx, name, argv, kind, env_extra):
     """kind: 'untraced' or 'injection'. Returns (result, truth, trace or None)."""
     directory = ctx.fresh_dir(f"recipes-{name}-{kind}")
@@ -458,6 +504,7 @@ def run_recipes(ctx, report, state):
             continue
         truth = kept.truths[name]
         g.guarded(report, f"recipes {name}", 5, judge_counts, report, name, kept.traces[name], truth)
+        g.guarded(report, f"recipes {name} blocks", 5, judge_block_stats, report, name, kept.traces[name])
     for name in RECIPE_CLEAN:
         if name not in kept.traces:
             continue
@@ -480,3 +527,4 @@ def run_recipes(ctx, report, state):
                          "; ".join(f"{k}: {(v or [])[-2:]}" for k, v in losses.items()))
 
         g.guarded(report, f"recipes {name} variants", 60, variants, torch=True)
+        g.guarded(report, f"recipes {name} dumps", 60, judge_dumps, ctx, report, name, argv, w.env, torch=True)

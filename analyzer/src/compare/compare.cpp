@@ -266,9 +266,13 @@ std::string compare_numerics(
                                        "outside the GEMM, so neither its codes nor its output are values to compare";
             }
         }
-        // A per-block site's codes hold no amax or scale of the operand, and an unscaled GEMM's codes and output are
-        // not values: no step figures, no drift (the recipe's evidence says why).
-        if (site.recipe != ScalingRecipe::PerBlock && !site.unscaled_gemm) {
+        // A per-block site's codes hold no amax or scale of the operand: its figures come from its per-block
+        // statistics. An unscaled GEMM's codes and output are not values: no step figures, no drift (the recipe's
+        // evidence says why).
+        if (site.recipe == ScalingRecipe::PerBlock && !site.unscaled_gemm) {
+            detail::fill_block_site_steps(site, run_steps, ref_samples.at(pair.ref_site));
+            detail::detect_drift(site);
+        } else if (!site.unscaled_gemm) {
             detail::fill_site_steps(site, run_steps, ref_samples.at(pair.ref_site));
             detail::detect_drift(site);
         }

@@ -30,6 +30,13 @@ struct StepSample {
     int64_t samples = 0; // how many were reduced
     int64_t timestamp_ns = 0; // the first sample's
     int64_t nonfinite = 0; // NaN + Inf elements, summed
+    // An operand scaled per row or block: its per-block statistics in the step (FP8SCOPE_BLOCK_STATS; the first
+    // sample's quantiles, the largest amax, counts summed).
+    struct Blocks {
+        double amax = 0, p50 = 0, p99 = 0;
+        int64_t blocks = 0, saturating = 0, subnormal = 0;
+    };
+    std::optional<Blocks> blocks;
 };
 
 // Every site of one trace with samples in the analysed steps: site id -> step index -> reduced samples. With `device`,
@@ -53,6 +60,13 @@ SiteMatching match_sites(
 // Per-step figures of one matched pair over the common steps where both have a sample (CompareSite::steps), the
 // early-step baselines and the one-step events.
 void fill_site_steps(
+    CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref);
+
+// The same for a site scaled per row or block: the amax ratio from its per-block statistics (the dequantized amax),
+// the spread of its block amaxes and its share of blocks with subnormal codes, and the codes' own dynamic range
+// (each block's codes span its own range, so the codes' median tells how far below its block's max the bulk sits).
+// No saturation, headroom or figure of the reference under the run's scale: there is no one scale.
+void fill_block_site_steps(
     CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref);
 
 // The run's scaling recipe for one site, from its samples' scale_inv and amax, and from its twin's when it has one:

@@ -215,6 +215,15 @@ void detect_drift(CompareSite& site)
         const auto [steps, values] = series_of([](const CompareStep& r) { return r.run_dynamic_range_bits; });
         add(climb_onset("run_dynamic_range_bits", steps, values, kDriftFloorRangeBits));
     }
+    // Scaled per row or block: one block's amax climbing away from the others' (a block scale follows it, so nothing
+    // clips, but the block is what a drift in a few channels looks like), and blocks whose codes sink into the
+    // subnormal range (a row's other values squeezed below its outlier), which must rise by the floor and double.
+    if (site.recipe == ScalingRecipe::PerBlock) {
+        const auto [spread_steps, spread] = series_of([](const CompareStep& r) { return r.block_amax_spread_bits; });
+        add(climb_onset("block_amax_spread_bits", spread_steps, spread, kDriftFloorRangeBits));
+        const auto [steps, values] = series_of([](const CompareStep& r) { return r.subnormal_block_share; });
+        add(change_point("subnormal_block_share", steps, values, +1, kDriftFloorSubnormalBlocks, 1.0));
+    }
     for (const DriftEvidence& e : site.drift)
         if (!site.onset_step || e.onset_step < *site.onset_step)
             site.onset_step = e.onset_step;

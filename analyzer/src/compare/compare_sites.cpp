@@ -295,6 +295,23 @@ SiteSamples collect_site_samples(const TraceModel& model, const StepSet& steps, 
         s.underflows += sample.underflows;
         add_histogram(s, sample);
     }
+    for (const BlockStats& b : model.block_stats) {
+        const std::optional<int64_t> step = locator.analysed_step(b);
+        const auto site = out.find(b.site_id);
+        if (!step || site == out.end())
+            continue;
+        const auto found = site->second.find(*step);
+        if (found == site->second.end()) // its per-tensor sample was left out (another device)
+            continue;
+        StepSample& s = found->second;
+        if (!s.blocks)
+            s.blocks = StepSample::Blocks { b.amax, b.block_amax_p50, b.block_amax_p99, 0, 0, 0 };
+        else if (!(s.blocks->amax >= b.amax))
+            s.blocks->amax = b.amax;
+        s.blocks->blocks += b.blocks - b.bad_scale_blocks;
+        s.blocks->saturating += b.saturating_blocks;
+        s.blocks->subnormal += b.subnormal_blocks;
+    }
     return out;
 }
 
@@ -347,6 +364,37 @@ SiteMatching match_sites(
     return matching;
 }
 
+namespace {
+
+// The site's early-step baselines and one-step events, once its steps are filled.
+void finish_site_steps(CompareSite& site)
+{
+    // The site's own early steps are its baseline: the first kBaselineSteps (a quarter of short runs, at least 1).
+    const size_t n = site.steps.size();
+    const size_t first = std::clamp<size_t>(n / 4, 1, kBaselineSteps);
+    std::vector<double> ratios, saturations;
+    for (size_t i = 0; i < std::min(first, n); ++i) {
+        if (site.steps[i].log2_amax_ratio)
+            ratios.push_back(*site.steps[i].log2_amax_ratio);
+        if (site.steps[i].run_saturation)
+            saturations.push_back(*site.steps[i].run_saturation);
+    }
+    site.baseline_log2_ratio = median_of(std::move(ratios));
+    site.baseline_saturation = median_of(std::move(saturations));
+    for (CompareStep& row : site.steps) {
+        if (row.log2_amax_ratio && site.baseline_log2_ratio)
+            row.baseline_delta_log2_ratio = *row.log2_amax_ratio - *site.baseline_log2_ratio;
+        if (row.run_saturation && site.baseline_saturation)
+            row.baseline_delta_saturation = *row.run_saturation - *site.baseline_saturation;
+        if (row.log2_amax_ratio && std::abs(*row.log2_amax_ratio) > kAmaxRatioEventLog2)
+            ++site.amax_ratio_events;
+        if (row.stale_scale)
+            ++site.stale_scale_events;
+    }
+}
+
+} // namespace
+
 void fill_site_steps(
     CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref)
 {
@@ -387,28 +435,38 @@ void fill_site_steps(
         }
         site.steps.push_back(row);
     }
-    // The site's own early steps are its baseline: the first kBaselineSteps (a quarter of short runs, at least 1).
-    const size_t n = site.steps.size();
-    const size_t first = std::clamp<size_t>(n / 4, 1, kBaselineSteps);
-    std::vector<double> ratios, saturations;
-    for (size_t i = 0; i < std::min(first, n); ++i) {
-        if (site.steps[i].log2_amax_ratio)
-            ratios.push_back(*site.steps[i].log2_amax_ratio);
-        if (site.steps[i].run_saturation)
-            saturations.push_back(*site.steps[i].run_saturation);
+    finish_site_steps(site);
+}
+
+void fill_block_site_steps(
+    CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref)
+{
+    for (const auto& [step, r] : run) {
+        const auto found = ref.find(step);
+        if (found == ref.end())
+            continue;
+        const StepSample& f = found->second;
+        CompareStep row;
+        row.step = step;
+        site.min_numel = site.min_numel == 0 ? r.numel : std::min(site.min_numel, r.numel);
+        if (std::isfinite(f.amax))
+            row.amax_ref = f.amax;
+        if (r.blocks) {
+            const StepSample::Blocks& b = *r.blocks;
+            if (std::isfinite(b.amax))
+                row.amax_run = b.amax;
+            if (positive_finite(b.amax) && positive_finite(f.amax))
+                row.log2_amax_ratio = std::log2(b.amax / f.amax);
+            if (positive_finite(b.amax) && positive_finite(b.p50))
+                row.block_amax_spread_bits = std::log2(b.amax / b.p50);
+            if (b.blocks > 0)
+                row.subnormal_block_share = static_cast<double>(b.subnormal) / static_cast<double>(b.blocks);
+        }
+        if (const auto median = median_magnitude_log2(r); median && positive_finite(r.amax))
+            row.run_dynamic_range_bits = std::log2(r.amax) - *median;
+        site.steps.push_back(row);
     }
-    site.baseline_log2_ratio = median_of(std::move(ratios));
-    site.baseline_saturation = median_of(std::move(saturations));
-    for (CompareStep& row : site.steps) {
-        if (row.log2_amax_ratio && site.baseline_log2_ratio)
-            row.baseline_delta_log2_ratio = *row.log2_amax_ratio - *site.baseline_log2_ratio;
-        if (row.run_saturation && site.baseline_saturation)
-            row.baseline_delta_saturation = *row.run_saturation - *site.baseline_saturation;
-        if (row.log2_amax_ratio && std::abs(*row.log2_amax_ratio) > kAmaxRatioEventLog2)
-            ++site.amax_ratio_events;
-        if (row.stale_scale)
-            ++site.stale_scale_events;
-    }
+    finish_site_steps(site);
 }
 
 } // namespace fp8scope::analyzer::detail

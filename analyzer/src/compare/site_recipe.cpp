@@ -50,11 +50,13 @@ void decide_recipe(
 {
     if (is_per_block_recipe(site.scale_recipe)) {
         site.recipe = ScalingRecipe::PerBlock;
+        const bool blocks = std::ranges::any_of(run, [](const auto& step) { return step.second.blocks.has_value(); });
         site.recipe_evidence = fmt::format(
             "scaled {} (one scale per row or block, not per tensor): its codes hold each block's own amax, not the "
-            "operand's, so delayed, current or static and drift against the reference need per-block statistics, "
-            "which this trace does not hold",
-            scale_recipe_name(*site.scale_recipe));
+            "operand's; {}",
+            scale_recipe_name(*site.scale_recipe),
+            blocks ? "its amax and the spread of its blocks come from its per-block statistics"
+                   : "this trace holds no per-block statistics for it, so only its codes' own range is compared");
         return;
     }
     const auto scaled = scaled_amax(run);

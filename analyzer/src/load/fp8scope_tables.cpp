@@ -1,5 +1,5 @@
-// The FP8SCOPE_* tables that have no nsys counterpart: tensor sites and statistics, scalars, step markers,
-// collector overhead, dropped records, and the kernel latency timestamps (counted, not loaded).
+// The FP8SCOPE_* tables that have no nsys counterpart: tensor sites, statistics and per-block statistics, scalars,
+// step markers, collector overhead, dropped records, and the kernel latency timestamps (counted, not loaded).
 #include "fp8scope/format/schema.hpp"
 #include "load/id_index.hpp"
 #include "load/readers.hpp"
@@ -30,7 +30,8 @@ std::optional<StringRef> optional_string_ref(Columns& row, int index, const Stri
     return string_ref(row, index, strings);
 }
 
-// FP8SCOPE_TENSOR_STATS.exponentHistogram: little-endian uint64 counts (schema.hpp).
+// FP8SCOPE_TENSOR_STATS.exponentHistogram and FP8SCOPE_BLOCK_STATS.exponentHistogram: little-endian uint64 counts
+// (schema.hpp).
 std::vector<uint64_t> decode_histogram(Columns& row, int index)
 {
     const auto bytes = row.blob(index);
@@ -168,6 +169,61 @@ Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index
     return record_count(context, kTable, rows);
 }
 
+// Per-block statistics (schema 1.6); older traces lack the table: no sample has them. Checked as tensor statistics
+// are: a known site, counts of codes within numel, and counts of blocks within blocks.
+Expected<void> read_block_stats(ReadContext& context, const IdIndex& site_index)
+{
+    constexpr std::string_view kTable = schema::table::kBlockStats;
+    if (!context.file.has_table(kTable))
+        return {};
+    constexpr std::string_view kColumns[]
+        = { "siteId", "step", "timestamp", "blockRows", "blockCols", "blocks", "badScaleBlocks", "saturatingBlocks",
+              "subnormalBlocks", "numel", "zeros", "nans", "infs", "subnormals", "saturated", "amax", "blockAmaxMin",
+              "blockAmaxP50", "blockAmaxP99", "scaleInvMin", "scaleInvMax", "histFirstExponent", "exponentHistogram" };
+    auto& stats = context.model.block_stats;
+    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+        BlockStats s;
+        s.site_id = row.integer(0);
+        if (!site_index.find(s.site_id))
+            row.fail(0, fmt::format("dangling site id {}", s.site_id));
+        s.step = row.optional_integer(1);
+        s.timestamp_ns = row.time(2);
+        s.block_rows = row.count(3);
+        s.block_cols = row.count(4);
+        s.blocks = row.count(5);
+        s.bad_scale_blocks = row.count(6);
+        s.saturating_blocks = row.count(7);
+        s.subnormal_blocks = row.count(8);
+        s.numel = row.count(9);
+        s.zeros = row.count(10);
+        s.nans = row.count(11);
+        s.infs = row.count(12);
+        s.subnormals = row.count(13);
+        s.saturated = row.count(14);
+        s.amax = row.real(15);
+        s.block_amax_min = row.real(16);
+        s.block_amax_p50 = row.real(17);
+        s.block_amax_p99 = row.real(18);
+        s.scale_inv_min = row.optional_real(19);
+        s.scale_inv_max = row.optional_real(20);
+        // As for tensor statistics, no fraction of the operand's codes or of its blocks can come out above 1.
+        for (const auto& [count, index] :
+            { std::pair { s.bad_scale_blocks, 6 }, { s.saturating_blocks, 7 }, { s.subnormal_blocks, 8 } })
+            if (count > s.blocks) [[unlikely]]
+                row.fail(index, fmt::format("count {} above blocks {}", count, s.blocks));
+        for (const auto& [count, index] :
+            { std::pair { s.zeros, 10 }, { s.nans, 11 }, { s.infs, 12 }, { s.subnormals, 13 }, { s.saturated, 14 } })
+            if (count > s.numel) [[unlikely]]
+                row.fail(index, fmt::format("count {} above numel {}", count, s.numel));
+        if (s.nans > s.numel - s.infs) [[unlikely]]
+            row.fail_row(fmt::format("nans + infs above numel {}", s.numel));
+        s.hist_first_exponent = row.int32(21);
+        s.exponent_histogram = decode_histogram(row, 22);
+        stats.push_back(std::move(s));
+    });
+    return record_count(context, kTable, rows);
+}
+
 Expected<void> read_scalars(ReadContext& context)
 {
     constexpr std::string_view kTable = schema::table::kScalar;
@@ -295,6 +351,8 @@ Expected<void> read_fp8scope_tables(ReadContext& context)
     if (auto ok = read_tensor_sites(context, site_index); !ok)
         return ok;
     if (auto ok = read_tensor_stats(context, site_index); !ok)
+        return ok;
+    if (auto ok = read_block_stats(context, site_index); !ok)
         return ok;
     for (auto read :
         { read_scalars, read_step_markers, read_overheads, read_dropped, read_collector_work, read_capture_windows }) {

@@ -198,6 +198,7 @@ void sort_by_time(TraceModel& model)
     sort_columns(n.start_ns, n.end_ns, n.event_type, n.text, n.global_tid);
 
     sort_rows(model.tensor_stats, &TensorStats::timestamp_ns);
+    sort_rows(model.block_stats, &BlockStats::timestamp_ns);
     sort_rows(model.scalars, &Scalar::timestamp_ns);
     sort_rows(model.step_markers, &StepMarker::timestamp_ns);
     sort_rows(model.overheads, &Overhead::start_ns);

@@ -4,6 +4,7 @@
 #include "fp8scope/analyzer/trace/tensor_health.hpp"
 
 #include "model/step_locator.hpp"
+#include "trace/block_health.hpp"
 #include "trace/gemm_places.hpp"
 
 #include "fp8scope/format/schema.hpp"
@@ -273,6 +274,7 @@ TensorHealth analyze_tensor_health(
     health.totals.recipes = recipe_totals(health.sites, model, analysed);
     health.totals.per_block_sites = std::ranges::count_if(
         health.sites, [](const TensorSiteHealth& site) { return is_per_block_recipe(site.scale_recipe); });
+    detail::add_block_health(health, model, steps, device, top_n);
 
     health.top_saturation = ranking(
         health.sites, top_n, [](const TensorSiteHealth& s) { return s.saturation_samples > 0; },

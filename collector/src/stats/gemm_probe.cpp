@@ -14,6 +14,55 @@ namespace {
 
 thread_local const void* t_library_gemm_d = nullptr;
 
+// The operands scaled per row or block of the GEMM probed last on this thread (probe_blocks_of_last_gemm).
+struct PendingOperand {
+    const void* data = nullptr;
+    std::string name, path;
+    SiteKey key; // its views point into name and path
+    std::optional<int64_t> cap_unit;
+};
+struct PendingGemm {
+    const void* d = nullptr;
+    void* stream = nullptr;
+    PendingOperand operands[2];
+    int count = 0;
+};
+thread_local PendingGemm t_pending;
+
+bool per_block(const std::optional<schema::ScaleRecipe>& recipe)
+{
+    return recipe == schema::ScaleRecipe::Rowwise || recipe == schema::ScaleRecipe::Blockwise1x128
+        || recipe == schema::ScaleRecipe::Blockwise128x128;
+}
+
+// The kernel's view of a framework operand: rows of contiguous codes along the contracted dimension, blocks of the
+// recipe's shape. nullopt when the contracted dimension is not the contiguous one.
+std::optional<probes::BlockStatsParams> block_params(const FrameworkOperand& f, schema::Dtype dtype)
+{
+    probes::BlockStatsParams p;
+    p.data = f.data;
+    p.dtype = dtype;
+    p.scale_inv = f.scale;
+    if (f.contracted_along_cols) {
+        if (f.col_stride != 1 || f.row_stride != f.cols)
+            return std::nullopt;
+        p.rows = f.rows;
+        p.cols = f.cols;
+        p.scale_row_stride = f.scale_row_stride;
+        p.scale_col_stride = f.scale_col_stride;
+    } else {
+        if (f.row_stride != 1 || f.col_stride != f.rows)
+            return std::nullopt;
+        p.rows = f.cols;
+        p.cols = f.rows;
+        p.scale_row_stride = f.scale_col_stride;
+        p.scale_col_stride = f.scale_row_stride;
+    }
+    p.block_rows = f.recipe == schema::ScaleRecipe::Blockwise128x128 ? 128 : 1;
+    p.block_cols = f.recipe == schema::ScaleRecipe::Rowwise ? p.cols : 128;
+    return p;
+}
+
 schema::Fp8Format own_format(schema::Dtype dtype)
 {
     return dtype == schema::Dtype::E4M3 ? schema::Fp8Format::E4M3
@@ -29,7 +78,8 @@ bool is_dense(const Operand& op)
     return op.ld == inner && (op.batch <= 1 || op.batch_stride == op.rows * op.cols);
 }
 
-// Returns enqueue_probe's status, or FP8SCOPE_E_INVALID_ARGUMENT for an operand that is not measured.
+// Returns enqueue_probe's status, or FP8SCOPE_E_INVALID_ARGUMENT for an operand that is not measured. A measured
+// operand scaled per row or block is remembered for probe_blocks_of_last_gemm.
 int probe_operand(const Operand& op, schema::TensorRole role, const std::string& name, std::string_view path,
     const GemmSite& site, void* stream, schema::StatsSource source)
 {
@@ -52,7 +102,18 @@ int probe_operand(const Operand& op, schema::TensorRole role, const std::string&
     request.params.scale_kind = op.scale_ptr ? op.scale_kind : probes::ScaleKind::None;
     request.params.scale_ptr = op.scale_ptr;
     request.stream = stream;
-    return enqueue_probe(request);
+    const int status = enqueue_probe(request);
+    if (status == FP8SCOPE_OK && per_block(op.recipe) && t_pending.count < 2) {
+        PendingOperand& pending = t_pending.operands[t_pending.count++];
+        pending.data = op.data;
+        pending.name = name;
+        pending.path = std::string(path);
+        pending.key = request.site;
+        pending.key.name = pending.name;
+        pending.key.nvtx_path = pending.path;
+        pending.cap_unit = site.cap_unit;
+    }
+    return status;
 }
 
 // FP8SCOPE_GEMM_STATS=0 turns interception off (the GEMMs still run through these wrappers, untouched).
@@ -114,6 +175,9 @@ void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m,
     std::string_view path, const GemmSite& site, void* stream, schema::StatsSource source)
 {
     const std::string name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    t_pending.count = 0;
+    t_pending.d = d.data;
+    t_pending.stream = stream;
     probe_operand(a, schema::TensorRole::A, name, path, site, stream, source);
     probe_operand(b, schema::TensorRole::B, name, path, site, stream, source);
     const int d_status = probe_operand(d, schema::TensorRole::D, name, path, site, stream, source);
@@ -125,6 +189,30 @@ void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m,
         scalar += name + " #" + std::to_string(site.ordinal);
         log_scalar_device(scalar, d.amax_ptr, schema::Dtype::Float32, stream);
     }
+}
+
+void probe_blocks_of_last_gemm(const void* d, std::span<const FrameworkOperand> operands)
+{
+    if (d == nullptr || t_pending.d != d) // another GEMM's, or none was measured
+        return;
+    for (int i = 0; i < t_pending.count; ++i) {
+        const PendingOperand& pending = t_pending.operands[i];
+        for (const FrameworkOperand& f : operands) {
+            if (f.data != pending.data || !per_block(f.recipe) || f.scale == nullptr)
+                continue;
+            const auto params = block_params(f, pending.key.dtype);
+            if (!params) {
+                warn_once("block-stats-layout",
+                    "an operand scaled per row or block whose contracted dimension is not contiguous was not given "
+                    "per-block statistics");
+                continue;
+            }
+            enqueue_block_probe(pending.key, pending.cap_unit, *params, t_pending.stream);
+            break;
+        }
+    }
+    t_pending.count = 0;
+    t_pending.d = nullptr;
 }
 
 void note_library_gemm(const void* d)

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace fp8scope::collector {
@@ -51,6 +52,24 @@ std::optional<GemmSite> gemm_site(GemmGate gate, std::string_view path, int64_t 
 void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m, int64_t n, int64_t k,
     std::string_view path, const GemmSite& site, void* stream,
     schema::StatsSource source = schema::StatsSource::GemmInterception);
+
+// An FP8 operand as a framework sees it (element (i, j) at data + i * row_stride + j * col_stride) with its scales
+// (scale (i', j') at scale + i' * scale_row_stride + j' * scale_col_stride): what per-block statistics need, and
+// what cuBLASLt's scale modes do not say.
+struct FrameworkOperand {
+    const void* data = nullptr;
+    int64_t rows = 0, cols = 0, row_stride = 0, col_stride = 0;
+    schema::ScaleRecipe recipe = schema::ScaleRecipe::Tensorwise;
+    bool contracted_along_cols = true; // PyTorch's mat1 (m x k); false for mat2 (k x n)
+    const float* scale = nullptr;
+    int64_t scale_row_stride = 0, scale_col_stride = 0;
+};
+
+// Per-block statistics (issue 31) for the operands scaled per row or block of the GEMM that probe_gemm measured last
+// on this thread, if its output was `d`: probe_gemm remembers them (thread-local), and the framework's interception,
+// right after the op, gives their scales. An operand is matched by its data pointer; one whose contracted dimension
+// is not contiguous is skipped with a warning.
+void probe_blocks_of_last_gemm(const void* d, std::span<const FrameworkOperand> operands);
 
 // Which GEMMs a framework-level interception need not measure again: the cuBLAS(Lt) hooks note the D of every GEMM
 // that ran on this thread, and the interception of PyTorch's _scaled_mm, called right after the op on the same

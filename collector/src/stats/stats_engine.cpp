@@ -44,58 +44,13 @@ int64_t now_ns()
 
 namespace {
 
-using namespace stats;
+size_t cap_setting();
+bool init_engine(stats::Engine& e);
+std::string site_key(const SiteKey& k);
 
-// FP8SCOPE_STATS_EVERY and FP8SCOPE_STATS_CAP, read once on first use, with no CUDA call: sampling decisions are
-// made before the engine's CUDA set-up (an unsampled GEMM never reaches it).
-struct Settings {
-    size_t every = 10, cap = 256;
-};
+} // namespace
 
-size_t env_count(const char* name, size_t fallback)
-{
-    const char* value = std::getenv(name);
-    if (!value || !*value)
-        return fallback;
-    char* end = nullptr;
-    const unsigned long long parsed = std::strtoull(value, &end, 10);
-    if (end == value || *end || parsed == 0 || parsed > 1'000'000) {
-        warn(std::string("ignoring ") + name + "=" + value + " (expected 1..1000000)");
-        return fallback;
-    }
-    return static_cast<size_t>(parsed);
-}
-
-const Settings& settings()
-{
-    static const Settings s { env_count("FP8SCOPE_STATS_EVERY", 10), env_count("FP8SCOPE_STATS_CAP", 256) };
-    return s;
-}
-
-int64_t steady_now_ns()
-{
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-bool init_engine(Engine& e)
-{
-    if (cudaGetDevice(&e.device) != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    e.scratch_bytes = probes::stats_scratch_bytes();
-    void* results = nullptr;
-    // A one-time allocation; not a synchronizing call in the trace's sense (no SYNCHRONIZATION record).
-    if (cudaHostAlloc(&results, kSlots * sizeof(probes::StatsResult), cudaHostAllocMapped | cudaHostAllocPortable)
-        != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    std::memset(results, 0, kSlots * sizeof(probes::StatsResult));
-    e.results = static_cast<probes::StatsResult*>(results);
-    return true;
-}
+namespace stats {
 
 bool engine_ready()
 {
@@ -107,18 +62,6 @@ bool engine_ready()
             warn("cannot allocate memory for tensor statistics (no tensor statistics in this trace)");
     });
     return e.ready;
-}
-
-std::optional<size_t> claim_slot(Engine& e)
-{
-    const size_t start = e.cursor.fetch_add(1, std::memory_order_relaxed);
-    for (size_t i = 0; i < kSlots; ++i) {
-        SlotMeta& slot = e.slots[(start + i) % kSlots];
-        uint8_t expected = kFree;
-        if (slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire))
-            return (start + i) % kSlots;
-    }
-    return std::nullopt;
 }
 
 int64_t calling_thread_gtid()
@@ -136,74 +79,51 @@ uint32_t stream_id_of(void* stream)
     return id;
 }
 
-// The scratch of `stream`, made (and zeroed in stream order) on its first probe; null when none can be had.
-void* scratch_for(Engine& e, void* stream)
+namespace {
+
+void* new_scratch(size_t bytes, void* stream)
+{
+    void* scratch = nullptr;
+    if (cudaMalloc(&scratch, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        warn_once("tensor-stats-memory", "cannot allocate device memory for tensor statistics (samples are lost)");
+        return nullptr;
+    }
+    if (cudaMemsetAsync(scratch, 0, bytes, static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+        cudaGetLastError();
+        cudaFree(scratch);
+        return nullptr;
+    }
+    return scratch;
+}
+
+} // namespace
+
+void* scratch_for(Engine& e, void* stream, bool block)
 {
     std::lock_guard lock(e.scratch_mutex);
-    for (size_t i = 0; i < e.stream_count; ++i)
-        if (e.scratches[i].stream == stream)
-            return e.scratches[i].scratch;
+    for (size_t i = 0; i < e.stream_count; ++i) {
+        Engine::StreamScratch& s = e.scratches[i];
+        if (s.stream != stream)
+            continue;
+        if (block && !s.block_scratch)
+            s.block_scratch = new_scratch(probes::block_stats_scratch_bytes(), stream);
+        return block ? s.block_scratch : s.scratch;
+    }
     if (e.stream_count == Engine::kMaxStreams) {
         warn_once("tensor-stats-streams",
             "tensor statistics on more than " + std::to_string(Engine::kMaxStreams)
                 + " streams: the others are skipped");
         return nullptr;
     }
-    void* scratch = nullptr;
-    if (cudaMalloc(&scratch, e.scratch_bytes) != cudaSuccess) {
-        cudaGetLastError();
-        warn_once("tensor-stats-memory", "cannot allocate device memory for tensor statistics (samples are lost)");
+    void* scratch = new_scratch(e.scratch_bytes, stream);
+    if (!scratch)
         return nullptr;
-    }
-    if (cudaMemsetAsync(scratch, 0, e.scratch_bytes, static_cast<cudaStream_t>(stream)) != cudaSuccess) {
-        cudaGetLastError();
-        cudaFree(scratch);
-        return nullptr;
-    }
-    e.scratches[e.stream_count++] = { stream, scratch };
-    return scratch;
+    Engine::StreamScratch& s = e.scratches[e.stream_count++];
+    s = { stream, scratch, block ? new_scratch(probes::block_stats_scratch_bytes(), stream) : nullptr };
+    return block ? s.block_scratch : s.scratch;
 }
 
-// Launches the statistics kernel into a claimed slot. Fills `slot` first: the writer may see the slot the
-// moment it is marked in flight.
-int launch_into(Engine& e, size_t index, const probes::StatsParams& params, void* stream)
-{
-    SlotMeta& slot = e.slots[index];
-    auto cuda_stream = static_cast<cudaStream_t>(stream);
-    void* scratch = scratch_for(e, stream);
-    if (!scratch) {
-        slot.state.store(kFree, std::memory_order_release);
-        return FP8SCOPE_E_CUDA;
-    }
-    slot.sequence = e.next_sequence.fetch_add(1, std::memory_order_relaxed);
-    slot.timestamp_ns = now_ns();
-    slot.global_tid = calling_thread_gtid();
-    slot.device_id = static_cast<uint32_t>(e.device);
-    slot.stream_id = stream_id_of(stream);
-    slot.dtype = params.dtype;
-    slot.target = params.target;
-    slot.numel = params.numel;
-    slot.has_scale = params.scale_kind != probes::ScaleKind::None;
-    const cudaError_t launched
-        = probes::launch_tensor_stats(params, scratch, &e.results[index], slot.sequence, cuda_stream);
-    if (launched != cudaSuccess) {
-        cudaGetLastError();
-        slot.state.store(kFree, std::memory_order_release);
-        warn_once("tensor-stats-launch",
-            std::string("cannot launch a tensor statistics kernel: ") + cudaGetErrorString(launched)
-                + " (that sample is lost)");
-        return FP8SCOPE_E_CUDA;
-    }
-    slot.state.store(kInFlight, std::memory_order_release);
-    if (e.launches_since_harvest.fetch_add(1, std::memory_order_relaxed) + 1 >= kLaunchesPerHarvest) {
-        e.launches_since_harvest.store(0, std::memory_order_relaxed);
-        post_to_writer([](TraceDb& db) { harvest_tensor_stats(db, false); });
-    }
-    return FP8SCOPE_OK;
-}
-
-// Whether a probe may go on `stream`: the engine's device, and not a stream being captured into a CUDA graph (a
-// statistics kernel would become part of the job's graph).
 bool usable_stream(const Engine& e, void* stream)
 {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -227,19 +147,6 @@ bool usable_stream(const Engine& e, void* stream)
     return true;
 }
 
-std::string site_key(const SiteKey& k)
-{
-    std::string key;
-    key.reserve(k.name.size() + k.nvtx_path.size() + 64);
-    key.append(k.name).push_back('\x1f');
-    key.append(k.nvtx_path).push_back('\x1f');
-    key += std::to_string(k.ordinal) + ',' + std::to_string(k.rows) + ',' + std::to_string(k.cols) + ','
-        + std::to_string(k.batch) + ',' + std::to_string(int(k.dtype)) + ',' + std::to_string(int(k.role)) + ','
-        + std::to_string(int(k.source)) + ',' + (k.recipe ? std::to_string(int(*k.recipe)) : std::string("-"));
-    return key;
-}
-
-// The site's id and how often it was probed before, creating the site (and its row) on first sight.
 std::pair<int64_t, int64_t> site_of(Engine& e, const SiteKey& k)
 {
     std::string key = site_key(k);
@@ -269,17 +176,150 @@ std::pair<int64_t, int64_t> site_of(Engine& e, const SiteKey& k)
     return result;
 }
 
-// FP8SCOPE_STATS_CAP: at most `cap` samples per unit (a step; without steps a locked GEMM period, else a second).
-// The rest are skipped and counted as such: not lost records.
+// At most `cap` samples per unit (a step; without steps a locked GEMM period, else a second). The rest are skipped
+// and counted as such: not lost records.
 bool within_cap(Engine& e, int64_t unit)
 {
     int64_t seen = e.cap_unit.load(std::memory_order_relaxed);
     if (seen != unit && e.cap_unit.compare_exchange_strong(seen, unit))
         e.probes_in_unit.store(0, std::memory_order_relaxed);
-    if (e.probes_in_unit.fetch_add(1, std::memory_order_relaxed) < int64_t(settings().cap))
+    if (e.probes_in_unit.fetch_add(1, std::memory_order_relaxed) < int64_t(cap_setting()))
         return true;
     e.skipped_cap.fetch_add(1, std::memory_order_relaxed);
     return false;
+}
+
+} // namespace stats
+
+namespace {
+
+using namespace stats;
+
+// FP8SCOPE_STATS_EVERY and FP8SCOPE_STATS_CAP, read once on first use, with no CUDA call: sampling decisions are
+// made before the engine's CUDA set-up (an unsampled GEMM never reaches it).
+struct Settings {
+    size_t every = 10, cap = 256;
+};
+
+size_t env_count(const char* name, size_t fallback)
+{
+    const char* value = std::getenv(name);
+    if (!value || !*value)
+        return fallback;
+    char* end = nullptr;
+    const unsigned long long parsed = std::strtoull(value, &end, 10);
+    if (end == value || *end || parsed == 0 || parsed > 1'000'000) {
+        warn(std::string("ignoring ") + name + "=" + value + " (expected 1..1000000)");
+        return fallback;
+    }
+    return static_cast<size_t>(parsed);
+}
+
+const Settings& settings()
+{
+    static const Settings s { env_count("FP8SCOPE_STATS_EVERY", 10), env_count("FP8SCOPE_STATS_CAP", 256) };
+    return s;
+}
+
+size_t cap_setting()
+{
+    return settings().cap;
+}
+
+int64_t steady_now_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+bool init_engine(Engine& e)
+{
+    if (cudaGetDevice(&e.device) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    e.scratch_bytes = probes::stats_scratch_bytes();
+    void* results = nullptr;
+    // A one-time allocation; not a synchronizing call in the trace's sense (no SYNCHRONIZATION record).
+    if (cudaHostAlloc(&results, kSlots * sizeof(probes::StatsResult), cudaHostAllocMapped | cudaHostAllocPortable)
+        != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    std::memset(results, 0, kSlots * sizeof(probes::StatsResult));
+    e.results = static_cast<probes::StatsResult*>(results);
+    void* block_results = nullptr;
+    if (cudaHostAlloc(
+            &block_results, kBlockSlots * sizeof(probes::BlockStatsResult), cudaHostAllocMapped | cudaHostAllocPortable)
+        != cudaSuccess) {
+        cudaGetLastError();
+        return true; // per-tensor statistics still work; per-block probes find no slot
+    }
+    std::memset(block_results, 0, kBlockSlots * sizeof(probes::BlockStatsResult));
+    e.block_results = static_cast<probes::BlockStatsResult*>(block_results);
+    return true;
+}
+
+std::string site_key(const SiteKey& k)
+{
+    std::string key;
+    key.reserve(k.name.size() + k.nvtx_path.size() + 64);
+    key.append(k.name).push_back('\x1f');
+    key.append(k.nvtx_path).push_back('\x1f');
+    key += std::to_string(k.ordinal) + ',' + std::to_string(k.rows) + ',' + std::to_string(k.cols) + ','
+        + std::to_string(k.batch) + ',' + std::to_string(int(k.dtype)) + ',' + std::to_string(int(k.role)) + ','
+        + std::to_string(int(k.source)) + ',' + (k.recipe ? std::to_string(int(*k.recipe)) : std::string("-"));
+    return key;
+}
+
+std::optional<size_t> claim_slot(Engine& e)
+{
+    const size_t start = e.cursor.fetch_add(1, std::memory_order_relaxed);
+    for (size_t i = 0; i < kSlots; ++i) {
+        SlotMeta& slot = e.slots[(start + i) % kSlots];
+        uint8_t expected = kFree;
+        if (slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire))
+            return (start + i) % kSlots;
+    }
+    return std::nullopt;
+}
+
+// Launches the statistics kernel into a claimed slot. Fills `slot` first: the writer may see the slot the
+// moment it is marked in flight.
+int launch_into(Engine& e, size_t index, const probes::StatsParams& params, void* stream)
+{
+    SlotMeta& slot = e.slots[index];
+    auto cuda_stream = static_cast<cudaStream_t>(stream);
+    void* scratch = scratch_for(e, stream, false);
+    if (!scratch) {
+        slot.state.store(kFree, std::memory_order_release);
+        return FP8SCOPE_E_CUDA;
+    }
+    slot.sequence = e.next_sequence.fetch_add(1, std::memory_order_relaxed);
+    slot.timestamp_ns = now_ns();
+    slot.global_tid = calling_thread_gtid();
+    slot.device_id = static_cast<uint32_t>(e.device);
+    slot.stream_id = stream_id_of(stream);
+    slot.dtype = params.dtype;
+    slot.target = params.target;
+    slot.numel = params.numel;
+    slot.has_scale = params.scale_kind != probes::ScaleKind::None;
+    const cudaError_t launched
+        = probes::launch_tensor_stats(params, scratch, &e.results[index], slot.sequence, cuda_stream);
+    if (launched != cudaSuccess) {
+        cudaGetLastError();
+        slot.state.store(kFree, std::memory_order_release);
+        warn_once("tensor-stats-launch",
+            std::string("cannot launch a tensor statistics kernel: ") + cudaGetErrorString(launched)
+                + " (that sample is lost)");
+        return FP8SCOPE_E_CUDA;
+    }
+    slot.state.store(kInFlight, std::memory_order_release);
+    if (e.launches_since_harvest.fetch_add(1, std::memory_order_relaxed) + 1 >= kLaunchesPerHarvest) {
+        e.launches_since_harvest.store(0, std::memory_order_relaxed);
+        post_to_writer([](TraceDb& db) { harvest_tensor_stats(db, false); });
+    }
+    return FP8SCOPE_OK;
 }
 
 // An explicit probe made with no step known, at its site's `site_calls`-th call: its cap unit when sampled.

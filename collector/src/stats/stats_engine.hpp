@@ -7,6 +7,7 @@
 #include "stats/gemm_period.hpp"
 
 #include "fp8scope/format/rows.hpp"
+#include "fp8scope/probes/block_stats.hpp"
 #include "fp8scope/probes/tensor_stats.hpp"
 
 #include <cstdint>
@@ -41,6 +42,10 @@ struct ProbeRequest {
 
 // Status codes of probes/include/fp8scope.h (FP8SCOPE_OK, FP8SCOPE_E_*).
 int enqueue_probe(const ProbeRequest& request);
+// A per-block statistics sample (issue 31) of a GEMM operand scaled per row or block, at the site of its per-tensor
+// sample (made just before, on this thread): a row of FP8SCOPE_BLOCK_STATS. Status codes as enqueue_probe.
+int enqueue_block_probe(
+    const SiteKey& site, std::optional<int64_t> cap_unit, const probes::BlockStatsParams& params, void* stream);
 // fp8scope_stats_wanted(): whether enqueue_probe, called now, would get past the capture window and the step
 // sampling (probes/include/fp8scope.h).
 bool stats_wanted();

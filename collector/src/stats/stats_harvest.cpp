@@ -97,13 +97,13 @@ void harvest_tensor_stats(TraceDb& db, bool final)
     Engine& e = engine();
     if (!e.ready)
         return;
-    size_t pending = harvest_once(e, db);
+    size_t pending = harvest_once(e, db) + harvest_block_slots(db);
     if (final) {
         // The job is ending: give kernels still queued a second to finish, by polling, never by a device sync.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
         while (pending > 0 && std::chrono::steady_clock::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
-            pending = harvest_once(e, db);
+            pending = harvest_once(e, db) + harvest_block_slots(db);
         }
     }
     // Lost: every slot was in flight, or (at the end) the kernel has not finished. Skipped by the cap: not lost.

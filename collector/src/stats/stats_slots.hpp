@@ -3,8 +3,10 @@
 #pragma once
 
 #include "stats/gemm_period.hpp"
+#include "stats/stats_engine.hpp"
 
 #include "fp8scope/format/rows.hpp"
+#include "fp8scope/probes/block_stats.hpp"
 #include "fp8scope/probes/tensor_stats.hpp"
 
 #include <atomic>
@@ -23,6 +25,8 @@ constexpr size_t kSlots = 2048; // 2,336 bytes each: 4.6 MiB of pinned memory
 // A harvest is asked of the writer after this many launches (besides the flusher's every 500 ms): a job probing
 // every GEMM of every step fills slots faster than twice a second (seen on the H200: 3,420 samples dropped).
 constexpr int64_t kLaunchesPerHarvest = 128;
+// Slots for per-block statistics (issue 31): one per sampled operand scaled per row or block.
+constexpr size_t kBlockSlots = 256; // 2,328 bytes each
 enum SlotState : uint8_t { kFree = 0, kClaimed = 1, kInFlight = 2 };
 
 struct SlotMeta {
@@ -38,6 +42,7 @@ struct SlotMeta {
     schema::Fp8Format target = schema::Fp8Format::None;
     uint64_t numel = 0;
     bool has_scale = false;
+    int64_t block_rows = 0, block_cols = 0; // block slots
 };
 
 struct Engine {
@@ -50,6 +55,7 @@ struct Engine {
     struct StreamScratch {
         void* stream = nullptr;
         void* scratch = nullptr;
+        void* block_scratch = nullptr; // made on the stream's first per-block probe
     };
     static constexpr size_t kMaxStreams = 32;
     StreamScratch scratches[kMaxStreams];
@@ -58,6 +64,9 @@ struct Engine {
     size_t scratch_bytes = 0;
     SlotMeta slots[kSlots];
     std::atomic<size_t> cursor { 0 };
+    probes::BlockStatsResult* block_results = nullptr; // kBlockSlots, pinned and mapped
+    SlotMeta block_slots[kBlockSlots];
+    std::atomic<size_t> block_cursor { 0 };
     std::atomic<uint64_t> next_sequence { 1 };
     // Lost samples (all slots in flight) are dropped records; samples the cap left out are skipped, by design.
     std::atomic<int64_t> lost_full { 0 }, skipped_cap { 0 };
@@ -83,5 +92,22 @@ Engine& engine();
 
 // The session's clock (ns since the session start, never negative).
 int64_t now_ns();
+
+// Shared by the per-tensor and the per-block launches (stats_engine.cpp).
+bool engine_ready();
+int64_t calling_thread_gtid();
+uint32_t stream_id_of(void* stream);
+// The site's id and how often it was probed before, creating the site (and its row) on first sight.
+std::pair<int64_t, int64_t> site_of(Engine& e, const SiteKey& k);
+// Whether a probe may go on `stream`: the engine's device, and not a stream being captured into a CUDA graph.
+bool usable_stream(const Engine& e, void* stream);
+// FP8SCOPE_STATS_CAP: whether one more sample fits the unit's cap (counted as skipped when not).
+bool within_cap(Engine& e, int64_t unit);
+// The scratch of `stream` for the per-tensor kernel (`block` false) or the per-block one, made and zeroed in stream
+// order on first use; null when none can be had.
+void* scratch_for(Engine& e, void* stream, bool block);
+
+// Writer thread (block_probe.cpp): writes the rows of every finished per-block slot; returns how many are in flight.
+size_t harvest_block_slots(TraceDb& db);
 
 } // namespace fp8scope::collector::stats

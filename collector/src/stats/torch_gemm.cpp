@@ -61,6 +61,31 @@ Operand column_major(const fp8scope_gemm_operand& in)
     return op;
 }
 
+// Per-block statistics for the GEMM just measured (by the cuBLAS(Lt) interception or here): the framework's
+// operands with their scales.
+void probe_blocks(const fp8scope_scaled_gemm_args& args)
+{
+    FrameworkOperand operands[2];
+    size_t count = 0;
+    for (const auto* in : { &args.a, &args.b }) {
+        if (in->recipe < FP8SCOPE_RECIPE_ROWWISE || in->recipe > FP8SCOPE_RECIPE_BLOCKWISE_128X128 || !in->scale)
+            continue;
+        FrameworkOperand& f = operands[count++];
+        f.data = in->data;
+        f.rows = in->rows;
+        f.cols = in->cols;
+        f.row_stride = in->row_stride;
+        f.col_stride = in->col_stride;
+        f.recipe = static_cast<schema::ScaleRecipe>(in->recipe);
+        f.contracted_along_cols = in == &args.a;
+        f.scale = static_cast<const float*>(in->scale);
+        f.scale_row_stride = in->scale_row_stride;
+        f.scale_col_stride = in->scale_col_stride;
+    }
+    if (count > 0)
+        probe_blocks_of_last_gemm(args.d.data, std::span(operands, count));
+}
+
 bool valid(const fp8scope_gemm_operand& op)
 {
     return op.rows > 0 && op.cols > 0 && op.recipe >= FP8SCOPE_RECIPE_NONE && op.recipe <= FP8SCOPE_RECIPE_NVFP4_16;
@@ -70,8 +95,10 @@ int scaled_gemm(const fp8scope_scaled_gemm_args* args)
 {
     if (!args || args->struct_size < sizeof(fp8scope_scaled_gemm_args))
         return FP8SCOPE_E_INVALID_ARGUMENT;
-    if (take_library_gemm(args->d.data))
+    if (take_library_gemm(args->d.data)) {
+        probe_blocks(*args);
         return FP8SCOPE_LIBRARY_GEMM;
+    }
     const fp8scope_gemm_operand& a = args->a;
     const fp8scope_gemm_operand& b = args->b;
     const fp8scope_gemm_operand& d = args->d;
@@ -94,6 +121,7 @@ int scaled_gemm(const fp8scope_scaled_gemm_args* args)
     if (!site)
         return FP8SCOPE_E_SAMPLED_OUT;
     probe_gemm(lt_a, lt_b, lt_d, m, n, k, path, *site, args->stream, schema::StatsSource::TorchScaledMm);
+    probe_blocks(*args);
     return FP8SCOPE_OK;
 }
 

@@ -25,6 +25,7 @@ _DTYPES = {"torch.float32": 0, "torch.bfloat16": 1, "torch.float16": 2, "torch.f
 NONE, TENSORWISE, ROWWISE, BLOCKWISE_1X128, BLOCKWISE_128X128, MX_32, NVFP4_16 = -1, 0, 1, 2, 3, 4, 5
 RECIPE_NAMES = {TENSORWISE: "tensorwise", ROWWISE: "rowwise", BLOCKWISE_1X128: "blockwise 1x128",
                 BLOCKWISE_128X128: "blockwise 128x128", MX_32: "MX 32", NVFP4_16: "NVFP4 16", NONE: "none"}
+_PER_BLOCK = (ROWWISE, BLOCKWISE_1X128, BLOCKWISE_128X128)
 # torch.nn.functional.ScalingType names (the recipes _scaled_mm_v2 is given explicitly)
 _SCALING_TYPES = {"TensorWise": TENSORWISE, "RowWise": ROWWISE, "BlockWise1x16": NVFP4_16, "BlockWise1x32": MX_32,
                   "BlockWise1x128": BLOCKWISE_1X128, "BlockWise128x128": BLOCKWISE_128X128}
@@ -95,16 +96,21 @@ def report(a, b, scale_a, scale_b, out, recipe_a=None, recipe_b=None):
     api = _collector.api(cuda_is_up=True)
     if api is None or api.scaled_gemm is None:
         return None
-    # The usual case, answered first and cheaply: cuBLAS(Lt) ran it on this thread, and its interception has it.
-    if api.library_gemm is not None and api.library_gemm(out.data_ptr()) == 1:
-        return _collector.LIBRARY_GEMM
     if a.dim() != 2 or b.dim() != 2 or out.dim() != 2:
+        if api.library_gemm is not None and api.library_gemm(out.data_ptr()) == 1:
+            return _collector.LIBRARY_GEMM
         _warn_once("dims", "a scaled matmul with operands that are not matrices was not reported")
         return None
     if recipe_a is None:
         recipe_a = recipe_of(scale_a, int(a.shape[0]), int(a.shape[1]), True)
     if recipe_b is None:
         recipe_b = recipe_of(scale_b, int(b.shape[0]), int(b.shape[1]), False)
+    # The usual case, answered cheaply: cuBLAS(Lt) ran it on this thread, and its interception has it. Operands scaled
+    # per row or block are described all the same: their scales' layout, which cuBLASLt's scale modes do not give, is
+    # what their per-block statistics need (the collector measures the GEMM itself only when cuBLAS(Lt) did not).
+    if recipe_a not in _PER_BLOCK and recipe_b not in _PER_BLOCK and api.library_gemm is not None \
+            and api.library_gemm(out.data_ptr()) == 1:
+        return _collector.LIBRARY_GEMM
     import torch  # already imported: the op is being called
 
     args = _collector.ScaledGemmArgs(struct_size=_collector.SCALED_GEMM_ARGS_SIZE,

@@ -382,8 +382,11 @@ TEST_CASE(
         return *it;
     };
     CHECK(site(block_run).recipe == ScalingRecipe::PerBlock);
-    CHECK_THAT(site(block_run).recipe_evidence, Contains("blockwise 1×128"));
-    CHECK(site(block_run).steps.empty());
+    CHECK_THAT(site(block_run).recipe_evidence, Contains("blockwise 1×128") && Contains("no per-block statistics"));
+    // Without per-block statistics (a 1.5 trace) its steps have no amax of the operand, so no ratio, and no drift.
+    CHECK(std::ranges::none_of(
+        site(block_run).steps, [](const CompareStep& s) { return s.log2_amax_ratio.has_value(); }));
+    CHECK(site(block_run).drift.empty());
     CHECK(site(unit_run).recipe == ScalingRecipe::OutsideGemm);
     CHECK(site(unit_run).unscaled_gemm);
     CHECK(site(unit_d_run).unscaled_gemm); // the same GEMM's output

@@ -38,7 +38,8 @@ const VersionedTrace kTraces[] = {
         "kernel__5x_cublas" },
     { "compat/schema-1.3-44f49ee.sqlite", 3, 78, 84, 3, 12, true, "cast_transpose_kernel" },
     { "compat/schema-1.4-75c7b0c.sqlite", 4, 78, 84, 3, 12, true, "cast_transpose_kernel" },
-    { "scenario-demo.sqlite", 5, 78, 84, 3, 12, true, "cast_transpose_kernel" },
+    { "compat/schema-1.5-148192c.sqlite", 5, 78, 84, 3, 12, true, "cast_transpose_kernel" },
+    { "scenario-demo.sqlite", 6, 78, 84, 3, 12, true, "cast_transpose_kernel" },
 };
 
 // Each table's rows by a plain immutable connection: what the file holds, read without the loader.
@@ -117,8 +118,8 @@ TEST_CASE(
     const std::string path = scratch_dir("compat_newer_minor") + "/trace.sqlite";
     REQUIRE(full_scenario().write_fp8scope(path));
     exec_sql(path,
-        "PRAGMA user_version = 65541;" // 1.5
-        "UPDATE FP8SCOPE_META SET value = '1.5' WHERE key = 'schema_version';"
+        "PRAGMA user_version = 65543;" // 1.7, newer than this reader
+        "UPDATE FP8SCOPE_META SET value = '1.7' WHERE key = 'schema_version';"
         "INSERT INTO FP8SCOPE_META (key, value) VALUES ('future_key', 'x');"
         "CREATE TABLE FP8SCOPE_FUTURE (id INTEGER PRIMARY KEY, payload BLOB);"
         "ALTER TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ADD COLUMN futureFlag INTEGER;"
@@ -127,7 +128,7 @@ TEST_CASE(
     const auto loaded = load_trace(path);
     INFO((loaded ? std::string() : loaded.error().message));
     REQUIRE(loaded);
-    CHECK(loaded->meta.schema_minor == 5);
+    CHECK(loaded->meta.schema_minor == 7);
     CHECK(loaded->meta.raw.at("future_key") == "x");
     check_common_content(*loaded);
     // The unknown drop source is kept as its number and counted.

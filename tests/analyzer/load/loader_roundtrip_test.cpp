@@ -85,7 +85,7 @@ TEST_CASE("every table round-trips through the writer and the loader", "[loader]
         CHECK(meta.session_start_utc_ns == 1'795'219'200'000'000'000);
         CHECK(meta.finished);
         CHECK(meta.finish_reason == "exit");
-        CHECK(meta.raw.at("schema_version") == "1.5");
+        CHECK(meta.raw.at("schema_version") == "1.6");
         CHECK(meta.raw.at("pid") == "4242");
         CHECK(meta.raw.at("global_pid") == std::to_string(schema::global_pid(4242)));
         CHECK(meta.raw.at("finished") == "1");

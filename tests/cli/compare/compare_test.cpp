@@ -146,7 +146,7 @@ TEST_CASE("compare --format json has every documented key, thresholds and per-st
     const auto& site = doc.at("matched_sites").front();
     REQUIRE(!site.at("steps").empty());
     for (const auto& row : site.at("steps"))
-        CHECK(row.size() == 14);
+        CHECK(row.size() == 16);
     for (const char* key : { "total", "first" }) {
         CHECK(doc.at("drift").at("amax_ratio_events").contains(key));
         CHECK(doc.at("drift").at("stale_scale_events").contains(key));

@@ -250,6 +250,8 @@ Expected<void> Scenario::write_fp8scope(const std::string& path, bool finished) 
     if (ok)
         ok = all_ok(stats_, [&](const TensorStatsRow& row) { return db.add_tensor_stats(row); });
     if (ok)
+        ok = all_ok(block_stats_, [&](const BlockStatsRow& row) { return db.add_block_stats(row); });
+    if (ok)
         ok = all_ok(scalars_, [&](const Scalar& s) {
             return db.add_scalar(ScalarRow { s.at_ns, s.step, db.intern(s.name), s.value, s.global_tid });
         });

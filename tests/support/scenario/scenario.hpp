@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fp8scope::testing {
@@ -106,6 +107,9 @@ public:
     // sites).
     void site_ordinal(int64_t site_id, int32_t ordinal) { sites_.at(size_t(site_id - 1)).row.ordinal = ordinal; }
     void tensor_stats(TensorStatsRow row); // row.site_id must come from tensor_site()
+    // A per-block statistics sample (format 1.6), written after every tensor_stats() row; the collector writes one
+    // beside each tensor_stats() sample of an operand scaled per row or block, with the same site, step and time.
+    void block_stats(BlockStatsRow row) { block_stats_.push_back(std::move(row)); }
     void overhead(const OverheadRow& row);
     void dropped(const DroppedRow& row);
     // Marks a correlation id as the collector's own CUDA call (FP8SCOPE_COLLECTOR_WORK).
@@ -184,6 +188,7 @@ private:
     std::vector<Scalar> scalars_;
     std::vector<Site> sites_;
     std::vector<TensorStatsRow> stats_;
+    std::vector<BlockStatsRow> block_stats_;
     std::vector<OverheadRow> overheads_;
     std::vector<DroppedRow> dropped_;
     std::vector<uint32_t> collector_work_;

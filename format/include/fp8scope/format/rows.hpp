@@ -193,6 +193,26 @@ struct TensorStatsRow {
     std::vector<uint64_t> exponent_histogram;
 };
 
+// One per-block statistics sample of a GEMM operand scaled per row or per block (format 1.6; docs/tensor-stats.md,
+// "Per-block statistics"). Values are dequantized: code value times the scale_inv of the code's block.
+struct BlockStatsRow {
+    int64_t site_id = 0;
+    std::optional<int64_t> step;
+    int64_t timestamp_ns = 0;
+    int64_t block_rows = 0,
+            block_cols = 0; // a block's shape in the operand's memory layout (rows of contiguous elements)
+    int64_t blocks = 0;
+    int64_t bad_scale_blocks = 0; // scale_inv not positive and finite: left out of every block figure and the histogram
+    int64_t saturating_blocks = 0; // two or more codes at +-max
+    int64_t subnormal_blocks = 0; // at least one subnormal code
+    int64_t numel = 0, zeros = 0, nans = 0, infs = 0, subnormals = 0, saturated = 0; // codes
+    double amax = 0; // max |x| over dequantized values: the largest block amax
+    double block_amax_min = 0, block_amax_p50 = 0, block_amax_p99 = 0;
+    std::optional<double> scale_inv_min, scale_inv_max; // over blocks with a good scale; nullopt when none
+    int32_t hist_first_exponent = 0; // dequantized values by octave, as TensorStatsRow's histogram
+    std::vector<uint64_t> exponent_histogram;
+};
+
 struct ScalarRow {
     int64_t timestamp_ns = 0;
     std::optional<int64_t> step;

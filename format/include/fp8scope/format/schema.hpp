@@ -1,4 +1,5 @@
-// The fp8scope trace format, version 1: every table, column, enum (schema_enums.hpp) and meta key, defined once.
+// The fp8scope trace format, version 1: every table, column, enum (schema_enums.hpp) and meta key (schema_meta.hpp),
+// defined once.
 //
 // Both the writer (format/, linked into the collector) and the loader (analyzer/) compile this header, and
 // docs/trace-format.md is checked against it by a test. Core tables copy the names and columns of the Nsight
@@ -7,6 +8,7 @@
 #pragma once
 
 #include "fp8scope/format/schema_enums.hpp"
+#include "fp8scope/format/schema_meta.hpp"
 
 #include <cstdint>
 #include <span>
@@ -20,8 +22,9 @@ namespace fp8scope::schema {
 inline constexpr int kMajorVersion = 1;
 // 1.1: FP8SCOPE_COLLECTOR_WORK; 1.2: meta row_count.<TABLE>, FP8SCOPE_CAPTURE_WINDOW, meta capture_mode; 1.3: drop
 // source CAPTURE_DETACH; 1.4: FP8SCOPE_SCALAR_NAN, FP8SCOPE_TENSOR_STATS.nanColumns; 1.5:
-// FP8SCOPE_TENSOR_SITE.scaleRecipe, ENUM_FP8SCOPE_SCALE_RECIPE, stats source TORCH_SCALED_MM
-inline constexpr int kMinorVersion = 5;
+// FP8SCOPE_TENSOR_SITE.scaleRecipe, ENUM_FP8SCOPE_SCALE_RECIPE, stats source TORCH_SCALED_MM; 1.6:
+// FP8SCOPE_BLOCK_STATS
+inline constexpr int kMinorVersion = 6;
 // PRAGMA user_version holds (major << 16) | minor.
 inline constexpr int32_t encode_user_version(int major, int minor)
 {
@@ -311,6 +314,37 @@ inline constexpr Column kTensorStats[] = {
 inline constexpr std::string_view kTensorStatsNanColumns[]
     = { "scale", "scaleInv", "amax", "minNonzeroAbs", "sum", "sumSquares", "sumCubes", "sumFourth" };
 
+// Per-block statistics of a GEMM operand scaled per row or per block (1.6; docs/tensor-stats.md, "Per-block
+// statistics"): one row beside each FP8SCOPE_TENSOR_STATS row of such an operand, with the same siteId, step and
+// timestamp. Values are dequantized (code times its block's scaleInv); blocks whose scaleInv is not positive and
+// finite are counted in badScaleBlocks and left out of every block figure and of the histogram.
+inline constexpr Column kBlockStats[] = {
+    { "id", "INTEGER", R, "id" },
+    { "siteId", "INTEGER", R, "FP8SCOPE_TENSOR_SITE.id" },
+    { "step", "INTEGER", N, "step number, NULL without step markers" },
+    { "timestamp", "INTEGER", R, "ns" },
+    { "blockRows", "INTEGER", R, "elements" },
+    { "blockCols", "INTEGER", R, "elements" },
+    { "blocks", "INTEGER", R, "blocks" },
+    { "badScaleBlocks", "INTEGER", R, "blocks" },
+    { "saturatingBlocks", "INTEGER", R, "blocks" },
+    { "subnormalBlocks", "INTEGER", R, "blocks" },
+    { "numel", "INTEGER", R, "elements" },
+    { "zeros", "INTEGER", R, "elements" },
+    { "nans", "INTEGER", R, "elements" },
+    { "infs", "INTEGER", R, "elements" },
+    { "subnormals", "INTEGER", R, "elements" },
+    { "saturated", "INTEGER", R, "elements" },
+    { "amax", "REAL", R, "value" },
+    { "blockAmaxMin", "REAL", R, "value" },
+    { "blockAmaxP50", "REAL", R, "value" },
+    { "blockAmaxP99", "REAL", R, "value" },
+    { "scaleInvMin", "REAL", N, "factor, NULL when no block has a good scale" },
+    { "scaleInvMax", "REAL", N, "factor, NULL when no block has a good scale" },
+    { "histFirstExponent", "INTEGER", R, "power of two" },
+    { "exponentHistogram", "BLOB", R, "little-endian uint64 counts" },
+};
+
 inline constexpr Column kScalar[] = {
     { "timestamp", "INTEGER", R, "ns" },
     { "step", "INTEGER", N, "step number" },
@@ -391,6 +425,7 @@ inline constexpr std::string_view kDropped = "FP8SCOPE_DROPPED";
 inline constexpr std::string_view kCollectorWork = "FP8SCOPE_COLLECTOR_WORK";
 inline constexpr std::string_view kCaptureWindow = "FP8SCOPE_CAPTURE_WINDOW";
 inline constexpr std::string_view kScalarNan = "FP8SCOPE_SCALAR_NAN";
+inline constexpr std::string_view kBlockStats = "FP8SCOPE_BLOCK_STATS";
 } // namespace table
 
 // The SELECT behind the nsys-shaped kernel view. globalPid is the same for every row of a file and lives in
@@ -437,11 +472,12 @@ inline constexpr Table kTables[] = {
     // samples/traces/compat/schema-1.2-fa44e89.sqlite is such a trace.
     { table::kCaptureWindow, detail::kCaptureWindow, "PRIMARY KEY (id)", TableKind::Table, 3 },
     { table::kScalarNan, detail::kScalarNan, "", TableKind::Table, 4 },
+    { table::kBlockStats, detail::kBlockStats, "PRIMARY KEY (id)", TableKind::Table, 6 },
 };
 
 // Indexes for the joins that SQL users and the analyzer make, created when recording ends (building them
 // during recording would slow every insert). Kernel, memcpy, memset and sync rows join to API calls through
-// the runtime table's correlationId; tensor statistics are read per site and step.
+// the runtime table's correlationId; tensor and block statistics are read per site and step.
 struct Index {
     std::string_view name;
     std::string_view table;
@@ -450,6 +486,7 @@ struct Index {
 inline constexpr Index kIndexes[] = {
     { "FP8SCOPE_IDX_RUNTIME_CORRELATION", table::kRuntime, "correlationId" },
     { "FP8SCOPE_IDX_TENSOR_STATS_SITE", table::kTensorStats, "siteId, step" },
+    { "FP8SCOPE_IDX_BLOCK_STATS_SITE", table::kBlockStats, "siteId, step" },
 };
 
 const Table* find_table(std::string_view name);
@@ -461,46 +498,7 @@ std::string_view declared_type(const Column& column);
 // names, declared_type(), NOT NULL for required columns, then `extra`.
 std::string create_sql(const Table& table);
 
-// FP8SCOPE_META keys. Integers are stored as INTEGER, everything else as TEXT.
 namespace meta {
-inline constexpr std::string_view kSchemaVersion = "schema_version"; // "1.5"
-inline constexpr std::string_view kProducer = "producer"; // "fp8scope 0.1.0 (collector)"
-inline constexpr std::string_view kToolVersion = "tool_version";
-inline constexpr std::string_view kCommandLine = "command_line";
-inline constexpr std::string_view kHost = "host";
-inline constexpr std::string_view kPid = "pid";
-inline constexpr std::string_view kGlobalPid = "global_pid";
-inline constexpr std::string_view kRank = "rank"; // -1 when the job has no rank
-inline constexpr std::string_view kWorldSize = "world_size"; // -1 when unknown
-inline constexpr std::string_view kCudaRuntimeVersion = "cuda_runtime_version"; // e.g. 13000
-inline constexpr std::string_view kCudaDriverVersion = "cuda_driver_version";
-inline constexpr std::string_view kCuptiVersion = "cupti_version";
-inline constexpr std::string_view kSessionStartUtcNs = "session_start_utc_ns";
-inline constexpr std::string_view kFinished = "finished"; // 0 while recording or after a crash, 1 when closed
-inline constexpr std::string_view kFinishReason = "finish_reason"; // "exit", "SIGTERM", "cudaDeviceReset", ...
-inline constexpr std::string_view kSessionEndNs = "session_end_ns"; // relative to session start
-inline constexpr std::string_view kDroppedRecords = "dropped_records"; // total, written when finished
-// Tensor statistics samples not taken because FP8SCOPE_STATS_CAP was reached in their step (or period, or
-// second); not lost records. 0 at creation, updated while recording.
-inline constexpr std::string_view kTensorStatsSkipped = "tensor_stats_skipped";
-// What the recording was asked to capture (1.2): "full" (the whole run), "steps", "periodic", "cudaProfilerApi"
-// or "time"; absent from older traces, which captured the whole run. capture_options: the options as given
-// ("--capture-steps 20:29"), empty for "full".
-inline constexpr std::string_view kCaptureMode = "capture_mode";
-inline constexpr std::string_view kCaptureOptions = "capture_options";
-// NVTX step ranges (ProfilerStep#N, step, train_step, iteration) the collector saw pushed in a windowed recording,
-// inside and outside its windows, where CUPTI records none: written at the first and when the trace is finished
-// (so 1 in an unfinished trace means "at least 1"). Absent from whole-run traces and older ones. No version bump:
-// it adds no table or column, and readers that do not know it ignore it.
-inline constexpr std::string_view kNvtxStepRanges = "nvtx_step_ranges";
-// "row_count.<TABLE>": the rows of every table of kTables (views and FP8SCOPE_META aside), counted when the
-// trace is finished (1.2). A reader compares the rows it reads against them: a damaged b-tree that reads as
-// fewer rows without an error is found without a full integrity check.
-inline constexpr std::string_view kRowCountPrefix = "row_count.";
-inline std::string row_count_key(std::string_view table)
-{
-    return std::string(kRowCountPrefix) + std::string(table);
-}
 // The tables whose rows a finished trace counts.
 inline constexpr bool counts_rows(const Table& t)
 {

@@ -69,6 +69,8 @@ public:
     Expected<void> add_gpu(const GpuInfoRow& row);
     Expected<void> add_tensor_site(const TensorSiteRow& row);
     Expected<void> add_tensor_stats(const TensorStatsRow& row);
+    // A per-block statistics sample (FP8SCOPE_BLOCK_STATS, 1.6), written beside its FP8SCOPE_TENSOR_STATS row.
+    Expected<void> add_block_stats(const BlockStatsRow& row);
     Expected<void> add_scalar(const ScalarRow& row);
     Expected<void> add_step_marker(const StepMarkerRow& row);
     Expected<void> add_overhead(const OverheadRow& row);

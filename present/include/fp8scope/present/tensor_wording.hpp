@@ -29,6 +29,9 @@ std::string tensor_totals_sentence(const analyzer::TensorHealth& health);
 // The scaled FP8 operands by recipe, "" when no site has one (format 1.5): "rowwise: 8 sites, 96 samples (16.0 per
 // step with samples); blockwise 1×128: 4 sites, ...".
 std::string recipes_sentence(const analyzer::TensorHealth& health);
+// A site's per-block figures: "largest block amax 2^5.1 the median (p99 2^1.2); 0.8% of blocks saturating, 3% with
+// subnormal codes; scales span 12.0 bits; one scale per tensor would flush ~4.1%".
+std::string block_figures_text(const analyzer::BlockSiteHealth& blocks);
 
 // How to name zero-code GEMM sites by module, when some have no NVTX path; "" otherwise
 // (docs/analysis.md "Tensor health").

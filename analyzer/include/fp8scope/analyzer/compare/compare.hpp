@@ -46,6 +46,9 @@ inline constexpr int kDriftMinBursts = 4;
 // of the tensor. A rise of this many bits is an amax that leaves its tensor behind (an outlier that squeezes every
 // other value toward underflow).
 inline constexpr double kDriftFloorRangeBits = 3.0;
+// The share of a per-block site's blocks holding subnormal codes must rise by this much (and at least double) to be a
+// drift: a few blocks with a tiny value are the tensor's own tail.
+inline constexpr double kDriftFloorSubnormalBlocks = 0.05;
 // Early-step baseline: the median over the first steps of a site's series, this many (fewer in short runs).
 inline constexpr int kBaselineSteps = 5;
 
@@ -57,8 +60,9 @@ struct CompareRefusal {
 
 // CurrentOrStatic: the same scale in every sample and the codes at fp8_max in every one (amax = fp8_max / scale, so a
 // constant amax): a scale made from each step's amax and a fixed one made from that amax cannot be told apart.
-// PerBlock: one scale per row or block (is_per_block_recipe): not one scale to classify, and no drift figure until
-// per-block statistics exist. OutsideGemm: the GEMM was given unit scales while its codes were scaled by their own
+// PerBlock: one scale per row or block (is_per_block_recipe): not one scale to classify; its drift series are the
+// amax ratio and block figures from its per-block statistics (trace format 1.6) and its codes' dynamic range.
+// OutsideGemm: the GEMM was given unit scales while its codes were scaled by their own
 // amax, so the scale is applied outside it (torchao's rowwise backward): its codes, and its output, are not values.
 enum class ScalingRecipe { NotFp8, Delayed, Current, Static, Unknown, CurrentOrStatic, PerBlock, OutsideGemm };
 // "not FP8", "delayed", "current", "static", "unknown", "current or static", "per row or block", "scaled outside
@@ -81,6 +85,9 @@ struct CompareStep {
     bool stale_scale = false; // headroom_vs_ref < 0: the reference's amax is beyond the run's scale
     // log2(amax_run / median |x| of the run), the median from its exponent histogram (log-uniform within a bin)
     std::optional<double> run_dynamic_range_bits;
+    // Sites scaled per row or block, from their per-block statistics: log2(largest block amax / median block amax),
+    // how far one block's amax stands above the others; and the share of blocks holding subnormal codes.
+    std::optional<double> block_amax_spread_bits, subnormal_block_share;
     std::optional<double> baseline_delta_log2_ratio; // log2_amax_ratio minus the site's early-step baseline
     std::optional<double> baseline_delta_saturation; // run_saturation minus its baseline
 };
@@ -89,7 +96,8 @@ struct CompareStep {
 struct DriftEvidence {
     // "log2_amax_ratio", "run_saturation", "stale_scale_bursts" (1 in a step where the run's scale falls short of the
     // reference's amax by at least kStaleBurstBits, else 0: the means are shares of steps),
-    // "ref_underflow_under_run_scale", "run_dynamic_range_bits"
+    // "ref_underflow_under_run_scale", "run_dynamic_range_bits"; for sites scaled per row or block also
+    // "block_amax_spread_bits" and "subnormal_block_share"
     std::string series;
     // The first step of the shifted segment; for run_dynamic_range_bits, which climbs rather than jumps, the knee of
     // the climb when the shift measured from there passes the test too (docs/analysis.md "Compare").

@@ -150,6 +150,24 @@ struct TensorStats {
     std::vector<uint64_t> exponent_histogram;
 };
 
+// FP8SCOPE_BLOCK_STATS (1.6): per-block statistics of a GEMM operand scaled per row or per block, one beside each of
+// its TensorStats samples (same site_id, step and timestamp; docs/tensor-stats.md, "Per-block statistics"). Values
+// are dequantized (code times its block's scale_inv); blocks without a good scale (bad_scale_blocks) are left out of
+// every block figure and of the histogram. Row-wise, as TensorStats.
+struct BlockStats {
+    int64_t site_id = 0;
+    std::optional<int64_t> step;
+    int64_t timestamp_ns = 0;
+    int64_t block_rows = 0, block_cols = 0; // a block's shape in the operand's memory layout
+    int64_t blocks = 0, bad_scale_blocks = 0, saturating_blocks = 0, subnormal_blocks = 0;
+    int64_t numel = 0, zeros = 0, nans = 0, infs = 0, subnormals = 0, saturated = 0; // codes
+    double amax = 0; // the largest block amax
+    double block_amax_min = 0, block_amax_p50 = 0, block_amax_p99 = 0;
+    std::optional<double> scale_inv_min, scale_inv_max; // over blocks with a good scale; nullopt when none
+    int32_t hist_first_exponent = 0;
+    std::vector<uint64_t> exponent_histogram;
+};
+
 struct Scalar {
     int64_t timestamp_ns = 0;
     std::optional<int64_t> step;
@@ -253,6 +271,7 @@ struct TraceModel {
     std::vector<ThreadName> thread_names;
     std::vector<TensorSite> tensor_sites;
     std::vector<TensorStats> tensor_stats;
+    std::vector<BlockStats> block_stats; // empty in traces before 1.6
     std::vector<Scalar> scalars;
     std::vector<StepMarker> step_markers;
     std::vector<Overhead> overheads;

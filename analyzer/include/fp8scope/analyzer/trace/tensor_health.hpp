@@ -80,7 +80,8 @@ std::string scale_recipe_name(int32_t recipe);
 // A recipe with more than one scale per operand (rowwise, blockwise, MX, NVFP4; an unknown value too): the codes of
 // one block are scaled by its own amax, so a code at the format's max is that block's largest element, not a clipped
 // value, and there is no one scale_inv to dequantize the operand with. Tensor health and compare then leave out the
-// figures that need one (saturation, headroom, amax drift) until per-block statistics exist (docs/analysis.md).
+// figures that need one (saturation, headroom) and read the trace's per-block statistics instead (format 1.6:
+// BlockSiteHealth, compare's block series; docs/analysis.md).
 bool is_per_block_recipe(std::optional<int32_t> recipe);
 
 // "train_step/layers.3/mlp.fc2 · gemm 4096x1024x4096 #0 · A · rowwise": NVTX path, name, the ordinal for a GEMM
@@ -133,6 +134,25 @@ struct GemmSitePlace {
 // "forward GEMM 3 of 24 sampled", "backward GEMM 1 of 48 sampled", "GEMM 5 of 12 sampled in the step"
 std::string gemm_place_text(const GemmSitePlace& place);
 
+// A site scaled per row or block, over its per-block statistics in the analysed steps (trace format 1.6;
+// docs/analysis.md "Tensor health", Per-block figures). Shares are of the blocks with a good scale.
+struct BlockSiteHealth {
+    int64_t samples = 0;
+    int64_t block_rows = 0, block_cols = 0, blocks = 0; // the last sample's
+    double amax_p50 = 0, amax_p99 = 0, amax_max = 0; // the last sample's block amaxes
+    double max_spread_bits = 0; // the widest log2(largest block amax / median block amax) over the samples
+    std::optional<int64_t> max_spread_step;
+    double worst_saturating_share = 0; // blocks with two or more codes at +-max
+    double worst_subnormal_share = 0; // blocks holding subnormal codes
+    std::optional<double> scale_range_bits; // the widest log2(largest / smallest block scale_inv)
+    // An estimate of what one scale per tensor (current scaling, from the operand's amax) would flush to zero: the
+    // share of nonzero values pushed below half the smallest subnormal, from the codes' histogram (the per-tensor
+    // sample of the same step) and the blocks' amaxes by octave, taking every block's codes as distributed alike.
+    // The worst over the samples; nullopt without a per-tensor sample in the step.
+    std::optional<double> per_tensor_flush_share;
+    int64_t bad_scale_blocks = 0; // summed over the samples
+};
+
 // One site over its samples in the analysed steps. Ratios are element-weighted over the samples that can show
 // them (Σ count / Σ numel, as TransformerEngine's debug tools reduce over micro-batches); worst_* is one sample.
 struct TensorSiteHealth {
@@ -152,6 +172,7 @@ struct TensorSiteHealth {
     int64_t nonfinite_samples = 0;
     std::optional<GemmSitePlace> place; // zero-code GEMM sites sampled in the placing step
     std::optional<int32_t> scale_recipe; // TensorSite::scale_recipe
+    std::optional<BlockSiteHealth> blocks; // a site scaled per row or block, with per-block statistics
 };
 
 // The FP8 operands of scaled GEMMs with one recipe, in the analysed steps.
@@ -181,9 +202,10 @@ struct TensorHealthTotals {
     // (module names) would improve.
     int64_t unnamed_gemm_sites = 0;
     std::vector<RecipeTotals> recipes; // by ENUM_FP8SCOPE_SCALE_RECIPE value; empty when no site has a recipe
-    // Sites in the analysed steps scaled per row or block (is_per_block_recipe): FP8, but without saturation or
-    // headroom figures.
+    // Sites in the analysed steps scaled per row or block (is_per_block_recipe): FP8, but without per-tensor
+    // saturation or headroom figures; those with per-block statistics have their block figures instead.
     int64_t per_block_sites = 0;
+    int64_t block_stats_sites = 0;
 };
 
 struct TensorHealth {
@@ -192,6 +214,8 @@ struct TensorHealth {
     // Indices into `sites`, at most top_n each. Saturation and underflow: worst figure, then mean, descending, then
     // site id; sites without the figure are left out. Least headroom: min_headroom_bits ascending, then site id.
     std::vector<size_t> top_saturation, top_underflow, top_least_headroom;
+    // Sites with per-block statistics, widest block-amax spread first, then site id.
+    std::vector<size_t> top_block_spread;
     std::optional<NonfiniteSample> first_nonfinite;
     // Over the samples in the analysed steps.
     TensorEventList flt_max_scale, zero_amax, stale_scale;
