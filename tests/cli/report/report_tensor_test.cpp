@@ -260,11 +260,22 @@ TEST_CASE(
     CHECK(text.find("recipes          blockwise 1×128: 16 sites, 288 samples (16.0 per step with samples); "
                     "blockwise 128×128: 8 sites,")
         != std::string::npos);
-    CHECK(text.find("FP8 figures      none yet: the 24 FP8 sites are scaled per row or block") != std::string::npos);
-    CHECK(text.find("a BF16 run?") == std::string::npos);
+    // Their figures come from the per-block statistics (format 1.6): ranked by the spread of their block amaxes, the
+    // widest in full; no per-tensor ranking.
+    CHECK(text.find("widest blocks    max/median 2^3.2 at step 19          blocks.1.backward/blocks.1.fc1.backward · "
+                    "gemm 1024x2048x4096 #0 · B · blockwise 1×128")
+        != std::string::npos);
+    CHECK(text.find("the first: largest block amax 2^3.2 the median (p99 2^2.0); 19% of blocks saturating, 7.7% with "
+                    "subnormal")
+        != std::string::npos);
+    CHECK(text.find("one scale per tensor would flush ~0.035%") != std::string::npos);
+    CHECK(text.find("FP8 figures") == std::string::npos);
+    CHECK(text.find("most saturation") == std::string::npos);
     const auto json = nlohmann::json::parse(run_ok({ "report", blockwise, "--format", "json" }));
     const auto& h = json["tensor_health"];
     CHECK(h["per_block_sites"] == 24);
+    CHECK(h["block_stats_sites"] == 24);
+    CHECK(h["top_block_spread"].size() == 10);
     REQUIRE(h["recipes"].size() == 2);
     CHECK(h["recipes"][0]["recipe"] == "blockwise 1×128");
     CHECK(h["recipes"][0]["samples_per_sampled_step"] == 16.0);
@@ -276,6 +287,14 @@ TEST_CASE(
             CHECK(site["site"].get<std::string>().ends_with(site["scale_recipe"].get<std::string>()));
             CHECK(site["worst_saturation_step"].is_null());
             CHECK(site["min_headroom_bits"].is_null());
+            // One per-block sample per analysed step, in 1x128 tiles or 128x128 blocks as the recipe says.
+            const auto& blocks = site["blocks"];
+            REQUIRE(blocks.is_object());
+            CHECK(blocks["samples"] == 18);
+            const bool tiles = site["scale_recipe"] == "blockwise 1×128";
+            CHECK(blocks["block_rows"] == (tiles ? 1 : 128));
+            CHECK(blocks["block_cols"] == 128);
+            CHECK(blocks["bad_scale_blocks"] == 0);
         }
     CHECK(with_recipe == 24);
 
