@@ -74,6 +74,14 @@ TEST_CASE("torch._scaled_mm: wrapped once, each GEMM reported with its operands'
     CHECK(
         std::ranges::count_if(covered.calls, [](const std::string& c) { return c.starts_with("library_gemm"); }) == 3);
     CHECK(warnings_containing(covered, "aten::_scaled_mm could not be reported") == 1);
+
+    // In a step without statistics the scales' layout is not needed: every GEMM is only asked about.
+    const auto unsampled = run_scenario("scaled_mm",
+        { "LD_PRELOAD=" + kFakeCollector, "FAKE_FP8SCOPE_LIBRARY_GEMM=1", "FAKE_FP8SCOPE_STATS_WANTED=0" });
+    CHECK(
+        std::ranges::count_if(unsampled.calls, [](const std::string& c) { return c.starts_with("scaled_gemm"); }) == 0);
+    CHECK(std::ranges::count_if(unsampled.calls, [](const std::string& c) { return c.starts_with("library_gemm"); })
+        == 5);
 }
 
 TEST_CASE("torch._scaled_mm on a PyTorch without torch.library.get_kernel: annotate is silent, the explicit call warns")

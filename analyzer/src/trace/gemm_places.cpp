@@ -11,7 +11,7 @@
 // the step, those of the thread that launched the step's first GEMM are the forward pass and the others the backward
 // pass; with one thread (JAX, a hand-written backward, a CUDA graph) the phase is not known and the place is counted
 // over the whole step.
-#include "trace/gemm_places.hpp"
+#include "trace/tensor_health_parts.hpp"
 
 #include "fp8scope/format/schema.hpp"
 

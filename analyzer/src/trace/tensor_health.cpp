@@ -4,8 +4,7 @@
 #include "fp8scope/analyzer/trace/tensor_health.hpp"
 
 #include "model/step_locator.hpp"
-#include "trace/block_health.hpp"
-#include "trace/gemm_places.hpp"
+#include "trace/tensor_health_parts.hpp"
 
 #include "fp8scope/format/schema.hpp"
 

@@ -106,10 +106,13 @@ def report(a, b, scale_a, scale_b, out, recipe_a=None, recipe_b=None):
     if recipe_b is None:
         recipe_b = recipe_of(scale_b, int(b.shape[0]), int(b.shape[1]), False)
     # The usual case, answered cheaply: cuBLAS(Lt) ran it on this thread, and its interception has it. Operands scaled
-    # per row or block are described all the same: their scales' layout, which cuBLASLt's scale modes do not give, is
-    # what their per-block statistics need (the collector measures the GEMM itself only when cuBLAS(Lt) did not).
-    if recipe_a not in _PER_BLOCK and recipe_b not in _PER_BLOCK and api.library_gemm is not None \
-            and api.library_gemm(out.data_ptr()) == 1:
+    # per row or block are described all the same when statistics are taken now: their scales' layout, which
+    # cuBLASLt's scale modes do not give, is what their per-block statistics need (the collector measures the GEMM
+    # itself only when cuBLAS(Lt) did not). In a step without statistics that costs ~20 us a call for nothing.
+    blocks = recipe_a in _PER_BLOCK or recipe_b in _PER_BLOCK
+    if blocks and api.stats_wanted is not None and api.stats_wanted() == 0:
+        blocks = False
+    if not blocks and api.library_gemm is not None and api.library_gemm(out.data_ptr()) == 1:
         return _collector.LIBRARY_GEMM
     import torch  # already imported: the op is being called
 
