@@ -67,7 +67,8 @@ void tensor_health_text(
     }
     if (h.top_saturation.empty() && h.top_underflow.empty() && h.top_least_headroom.empty()
         && h.totals.per_block_sites > 0 && h.totals.block_stats_sites > 0)
-        return; // every FP8 site is scaled per row or block, and their figures are the block ones above
+        return; // no FP8 site has a per-tensor figure (scaled per row or block, or outside the GEMM): the block ones
+                // above
     if (h.top_saturation.empty() && h.top_underflow.empty() && h.top_least_headroom.empty()
         && h.totals.per_block_sites > 0) {
         // Every FP8 site is scaled per row or block: FP8, but no figure to rank without per-block statistics.

@@ -137,16 +137,10 @@ std::set<GemmKey> unit_scale_gemms(const TraceModel& model, const SiteSamples& s
             || (role != schema::TensorRole::A && role != schema::TensorRole::B) || found == samples.end()
             || found->second.empty())
             continue;
-        size_t unit = 0, at_max = 0;
-        for (const auto& [step, s] : found->second) {
-            const std::optional<double> fp8_max = fp8_max_of(s);
-            if (!fp8_max || s.scale_inv != 1.0)
-                break;
-            ++unit;
-            at_max += s.amax == *fp8_max ? 1 : 0;
-        }
-        const size_t n = found->second.size();
-        if (unit == n && static_cast<double>(at_max) >= kCurrentScalingShare * static_cast<double>(n))
+        UnitScaleTest test;
+        for (const auto& [step, s] : found->second)
+            test.add(s.scale_inv, s.amax, fp8_max_of(s));
+        if (test.unit_scaled())
             out.insert(gemm_key(site));
     }
     return out;

@@ -177,6 +177,31 @@ TensorHealth analyze_tensor_health(
     for (const TensorSite& site : model.tensor_sites)
         if (is_per_block_recipe(site.scale_recipe))
             per_block_sites.insert(site.id);
+    // GEMM operands scaled outside the GEMM: their codes at max are each row's own amax (UnitScaleTest).
+    std::unordered_map<int64_t, UnitScaleTest> unit_scale;
+    for (const TensorSite& site : model.tensor_sites) {
+        const auto source = static_cast<schema::StatsSource>(site.source);
+        const auto role = static_cast<schema::TensorRole>(site.role);
+        if ((source == schema::StatsSource::GemmInterception || source == schema::StatsSource::TorchScaledMm)
+            && (role == schema::TensorRole::A || role == schema::TensorRole::B))
+            unit_scale.emplace(site.id, UnitScaleTest {});
+    }
+    for (const TensorStats& s : stats)
+        if (const auto it = unit_scale.find(s.site_id); it != unit_scale.end())
+            it->second.add(tensor_scale_inv(s), s.amax, fp8_max_of(s));
+    // The whole GEMM (its A, B and D share name, NVTX path and ordinal) when one operand was scaled outside it.
+    const auto gemm_of = [](const TensorSite& site) {
+        return std::tuple(site.name.index, site.nvtx_path ? site.nvtx_path->index : UINT32_MAX, site.ordinal);
+    };
+    std::set<std::tuple<uint32_t, uint32_t, int32_t>> unit_scaled_gemms;
+    for (const TensorSite& site : model.tensor_sites)
+        if (const auto it = unit_scale.find(site.id); it != unit_scale.end() && it->second.unit_scaled())
+            unit_scaled_gemms.insert(gemm_of(site));
+    for (const TensorSite& site : model.tensor_sites)
+        if (unit_scaled_gemms.contains(gemm_of(site))
+            && (site.source == int32_t(schema::StatsSource::GemmInterception)
+                || site.source == int32_t(schema::StatsSource::TorchScaledMm)))
+            per_block_sites.insert(site.id); // no one scale to judge their codes by, as for sites scaled per block
     std::vector<std::optional<int64_t>> analysed(stats.size());
     std::vector<TensorSampleFigures> figures(stats.size());
     std::vector<bool> included(stats.size(), true);
@@ -185,7 +210,8 @@ TensorHealth analyze_tensor_health(
         analysed[i] = included[i] ? locator.analysed_step(stats[i]) : std::nullopt;
         figures[i] = tensor_sample_figures(stats[i]);
         if (per_block_sites.contains(stats[i].site_id)) {
-            // Codes at max are each block's own amax, and no one scale_inv exists (is_per_block_recipe).
+            // Codes at max are each block's own amax, and no one scale_inv exists (is_per_block_recipe), or the
+            // scale was applied outside the GEMM.
             figures[i].saturation_ratio.reset();
             figures[i].headroom_bits.reset();
         }

@@ -307,6 +307,11 @@ TEST_CASE(
     CHECK(rowwise["recipes"][1]["recipe"] == "rowwise");
     CHECK(rowwise["recipes"][1]["samples_per_sampled_step"] == 28.0);
     CHECK(rowwise["per_block_sites"] == 28);
+    // The backward GEMMs' unit scales: their codes at max are each row's own amax (the scale is applied outside the
+    // GEMM), so no saturation or headroom is made up from them either.
+    CHECK(rowwise["top_saturation"].empty());
+    CHECK(rowwise["top_least_headroom"].empty());
+    CHECK(rowwise["block_stats_sites"] == 28);
 }
 
 TEST_CASE("report on a trace without tensor statistics says so in one line, zeros in JSON", "[cli][report][tensor]")

@@ -84,6 +84,30 @@ std::string scale_recipe_name(int32_t recipe);
 // BlockSiteHealth, compare's block series; docs/analysis.md).
 bool is_per_block_recipe(std::optional<int32_t> recipe);
 
+// A GEMM operand given unit scales while its codes were scaled by their own amax, the scale being applied outside the
+// GEMM (torchao's rowwise backward multiplies the row scales into the output; docs/analysis.md "Compare", Scales
+// outside the GEMM): every sample's scale_inv exactly 1, and the codes' amax at the format's max in at least 80% of
+// them. Its codes are not values: tensor health gives it no saturation or headroom figure and compare no drift. Fed
+// one sample (or one step's reduced samples) at a time.
+class UnitScaleTest {
+public:
+    void add(std::optional<double> scale_inv, double amax, std::optional<double> fp8_max)
+    {
+        ++samples_;
+        if (!fp8_max || scale_inv != 1.0)
+            return;
+        ++unit_;
+        at_max_ += amax == *fp8_max ? 1 : 0;
+    }
+    bool unit_scaled() const
+    {
+        return samples_ > 0 && unit_ == samples_ && static_cast<double>(at_max_) >= 0.8 * static_cast<double>(samples_);
+    }
+
+private:
+    size_t samples_ = 0, unit_ = 0, at_max_ = 0;
+};
+
 // "train_step/layers.3/mlp.fc2 · gemm 4096x1024x4096 #0 · A · rowwise": NVTX path, name, the ordinal for a GEMM
 // site, role (omitted when `other`), the scale recipe when the trace has one (format 1.5). The one place that names
 // a site; renderers use it.
