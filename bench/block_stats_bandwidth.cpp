@@ -4,6 +4,7 @@
 // Goal: >= 0.85 of the read-only reduction at >= 256 MiB. Exits 77 without a GPU.
 #include "fp8scope/probes/block_stats.hpp"
 #include "fp8scope/probes/element_numerics.hpp"
+#include "gpu_timing.hpp"
 #include "readonly_reduction.hpp"
 
 #include <CLI/CLI.hpp>
@@ -19,26 +20,14 @@
 
 using namespace fp8scope;
 using namespace fp8scope::probes;
+using fp8scope::bench::hold_stream;
+using fp8scope::bench::median;
 
 namespace {
 
 bool check(cudaError_t status, const char* what)
 {
-    if (status == cudaSuccess)
-        return true;
-    std::fprintf(stderr, "fp8scope_block_stats_bandwidth: %s: %s\n", what, cudaGetErrorString(status));
-    return false;
-}
-
-void CUDART_CB hold_stream(void*)
-{
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-}
-
-float median(std::vector<float> values)
-{
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
+    return fp8scope::bench::cuda_ok(status, "fp8scope_block_stats_bandwidth", what);
 }
 
 struct Recipe {

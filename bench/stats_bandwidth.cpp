@@ -17,6 +17,7 @@
 //
 #include "fp8scope/probes/element_numerics.hpp"
 #include "fp8scope/probes/tensor_stats.hpp"
+#include "gpu_timing.hpp"
 #include "readonly_reduction.hpp"
 
 #include <CLI/CLI.hpp>
@@ -36,14 +37,14 @@
 
 using namespace fp8scope;
 using namespace fp8scope::probes;
+using fp8scope::bench::hold_stream;
+using fp8scope::bench::median;
 
 namespace {
 
 bool check(cudaError_t status, const char* what)
 {
-    if (status != cudaSuccess)
-        std::fprintf(stderr, "fp8scope_stats_bandwidth: %s: %s\n", what, cudaGetErrorString(status));
-    return status == cudaSuccess;
+    return fp8scope::bench::cuda_ok(status, "fp8scope_stats_bandwidth", what);
 }
 
 struct DtypeCase {
@@ -86,17 +87,6 @@ std::vector<unsigned char> pattern(schema::Dtype dtype, size_t element_bytes)
         std::memcpy(bytes.data() + i * element_bytes, &bits, element_bytes);
     }
     return bytes;
-}
-
-void CUDART_CB hold_stream(void*)
-{
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-}
-
-float median(std::vector<float> values)
-{
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
 }
 
 // The unsigned maximum of the 32-bit words of the first `bytes` of the tensor, which repeats `block`.

@@ -2,20 +2,13 @@
 #include "fp8scope/probes/block_stats.hpp"
 
 #include "block_launch.hpp"
+#include "kernel_launch.hpp"
 
 #include <algorithm>
 
 namespace fp8scope::probes {
 
 namespace {
-
-// A runtime call of ours failed: clear its error unless one was pending before, which stays for its owner.
-cudaError_t forget_error(cudaError_t error, cudaError_t pending_before)
-{
-    if (error != cudaSuccess && pending_before == cudaSuccess)
-        (void)cudaGetLastError();
-    return error;
-}
 
 uint64_t ceil_div(uint64_t a, uint64_t b)
 {
@@ -48,13 +41,9 @@ cudaError_t launch_block_stats(
         || reinterpret_cast<uintptr_t>(device_scratch) % 16 != 0)
         return cudaErrorInvalidValue;
     const cudaError_t pending_before = cudaPeekAtLastError();
-    int device = 0;
     int sm_count = 0;
-    if (const cudaError_t error = cudaGetDevice(&device); error != cudaSuccess)
-        return forget_error(error, pending_before);
-    if (const cudaError_t error = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
-        error != cudaSuccess)
-        return forget_error(error, pending_before);
+    if (const cudaError_t error = detail::current_sm_count(sm_count, pending_before); error != cudaSuccess)
+        return error;
 
     detail::block_kernel::Args args {};
     args.data = static_cast<const unsigned char*>(params.data);
@@ -69,7 +58,7 @@ cudaError_t launch_block_stats(
     args.scratch = static_cast<detail::block_kernel::Scratch*>(device_scratch);
     args.out = out;
     args.sequence = sequence;
-    return forget_error(
+    return detail::forget_error(
         detail::launch_block_kernel(args, params.dtype == schema::Dtype::E5M2, blocks, stream), pending_before);
 }
 

@@ -60,6 +60,12 @@ model::ClassBounds host_class_bounds(numerics::ElementType type, numerics::Fp8 t
 // The high-precision kernel for an f32, bf16 or f16 input, with or without a target (hp_stats_kernel.cu).
 const void* hp_stats_kernel_for(numerics::ElementType type, bool target);
 
+// The current device's SM count; on failure the error, cleared from the runtime's last-error slot unless an error was
+// pending there before (`pending_before`: cudaPeekAtLastError() at the start of the launch). Shared by both launches.
+cudaError_t current_sm_count(int& sm_count, cudaError_t pending_before);
+// A runtime call of ours failed: clear its error unless one was pending before, which stays for its owner.
+cudaError_t forget_error(cudaError_t error, cudaError_t pending_before);
+
 // Launches one kernel with `blocks` blocks on `stream`; returns cudaLaunchKernel's status.
 cudaError_t launch_stats_kernel(const KernelArgs& args, int blocks, cudaStream_t stream);
 

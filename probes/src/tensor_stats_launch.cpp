@@ -45,7 +45,10 @@ uint64_t element_bytes(schema::Dtype dtype)
     }
 }
 
-// A runtime call of ours failed: clear its error unless one was pending before, which stays for its owner.
+} // namespace
+
+namespace detail {
+
 cudaError_t forget_error(cudaError_t error, cudaError_t pending_before)
 {
     if (error != cudaSuccess && pending_before == cudaSuccess)
@@ -53,9 +56,13 @@ cudaError_t forget_error(cudaError_t error, cudaError_t pending_before)
     return error;
 }
 
-} // namespace
-
-namespace detail {
+cudaError_t current_sm_count(int& sm_count, cudaError_t pending_before)
+{
+    int device = 0;
+    if (const cudaError_t error = cudaGetDevice(&device); error != cudaSuccess)
+        return forget_error(error, pending_before);
+    return forget_error(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), pending_before);
+}
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
 {
@@ -123,13 +130,9 @@ cudaError_t launch_tensor_stats(
         || reinterpret_cast<uintptr_t>(device_scratch) % 16 != 0)
         return cudaErrorInvalidValue;
     const cudaError_t pending_before = cudaPeekAtLastError();
-    int device = 0;
     int sm_count = 0;
-    if (const cudaError_t error = cudaGetDevice(&device); error != cudaSuccess)
-        return forget_error(error, pending_before);
-    if (const cudaError_t error = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
-        error != cudaSuccess)
-        return forget_error(error, pending_before);
+    if (const cudaError_t error = detail::current_sm_count(sm_count, pending_before); error != cudaSuccess)
+        return error;
 
     const uint64_t bytes_per_element = element_bytes(params.dtype);
     const auto type = static_cast<ElementType>(params.dtype);
@@ -154,7 +157,7 @@ cudaError_t launch_tensor_stats(
             = detail::host_class_bounds(type, args.target, model::resolve_scale(args.scale_kind, args.scale, nullptr));
     }
     const int blocks = detail::grid_blocks(params.numel, bytes_per_element, sm_count);
-    return forget_error(detail::launch_stats_kernel(args, blocks, stream), pending_before);
+    return detail::forget_error(detail::launch_stats_kernel(args, blocks, stream), pending_before);
 }
 
 } // namespace fp8scope::probes

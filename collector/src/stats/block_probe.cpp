@@ -24,18 +24,6 @@ using namespace stats;
 
 namespace {
 
-std::optional<size_t> claim_block_slot(Engine& e)
-{
-    const size_t start = e.block_cursor.fetch_add(1, std::memory_order_relaxed);
-    for (size_t i = 0; i < kBlockSlots; ++i) {
-        SlotMeta& slot = e.block_slots[(start + i) % kBlockSlots];
-        uint8_t expected = kFree;
-        if (slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire))
-            return (start + i) % kBlockSlots;
-    }
-    return std::nullopt;
-}
-
 int launch_block(Engine& e, size_t index, int64_t site_id, std::optional<int64_t> step,
     const probes::BlockStatsParams& params, void* stream)
 {
@@ -137,7 +125,7 @@ int enqueue_block_probe(
     const std::optional<int64_t> unit = step ? std::optional(cap_unit_of_step(*step)) : cap_unit;
     if (!unit || !usable_stream(e, stream) || !within_cap(e, *unit))
         return FP8SCOPE_E_SAMPLED_OUT;
-    const auto index = claim_block_slot(e);
+    const auto index = claim_slot(e.block_slots, e.block_cursor);
     if (!index) {
         e.lost_full.fetch_add(1, std::memory_order_relaxed);
         return FP8SCOPE_E_SAMPLED_OUT;

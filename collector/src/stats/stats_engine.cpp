@@ -189,6 +189,18 @@ bool within_cap(Engine& e, int64_t unit)
     return false;
 }
 
+std::optional<size_t> claim_slot(std::span<SlotMeta> slots, std::atomic<size_t>& cursor)
+{
+    const size_t start = cursor.fetch_add(1, std::memory_order_relaxed);
+    for (size_t i = 0; i < slots.size(); ++i) {
+        SlotMeta& slot = slots[(start + i) % slots.size()];
+        uint8_t expected = kFree;
+        if (slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire))
+            return (start + i) % slots.size();
+    }
+    return std::nullopt;
+}
+
 } // namespace stats
 
 namespace {
@@ -272,18 +284,6 @@ std::string site_key(const SiteKey& k)
     return key;
 }
 
-std::optional<size_t> claim_slot(Engine& e)
-{
-    const size_t start = e.cursor.fetch_add(1, std::memory_order_relaxed);
-    for (size_t i = 0; i < kSlots; ++i) {
-        SlotMeta& slot = e.slots[(start + i) % kSlots];
-        uint8_t expected = kFree;
-        if (slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire))
-            return (start + i) % kSlots;
-    }
-    return std::nullopt;
-}
-
 // Launches the statistics kernel into a claimed slot. Fills `slot` first: the writer may see the slot the
 // moment it is marked in flight.
 int launch_into(Engine& e, size_t index, const probes::StatsParams& params, void* stream)
@@ -336,7 +336,7 @@ std::optional<int64_t> probe_unit_without_steps(Engine& e, int64_t site_calls)
 int claim_and_launch(Engine& e, bool is_scalar, int64_t site_id, std::optional<int64_t> step,
     const probes::StatsParams& params, void* stream)
 {
-    const auto index = claim_slot(e);
+    const auto index = claim_slot(e.slots, e.cursor);
     if (!index) {
         e.lost_full.fetch_add(1, std::memory_order_relaxed);
         return FP8SCOPE_E_SAMPLED_OUT;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -103,6 +104,9 @@ std::pair<int64_t, int64_t> site_of(Engine& e, const SiteKey& k);
 bool usable_stream(const Engine& e, void* stream);
 // FP8SCOPE_STATS_CAP: whether one more sample fits the unit's cap (counted as skipped when not).
 bool within_cap(Engine& e, int64_t unit);
+// Claims a free slot of `slots`, starting at the cursor's next position (each claim moves it on); nullopt when every
+// slot is claimed or in flight.
+std::optional<size_t> claim_slot(std::span<SlotMeta> slots, std::atomic<size_t>& cursor);
 // The scratch of `stream` for the per-tensor kernel (`block` false) or the per-block one, made and zeroed in stream
 // order on first use; null when none can be had.
 void* scratch_for(Engine& e, void* stream, bool block);
