@@ -144,6 +144,13 @@ std::string tensor_health_markdown(const TensorHealth& h)
     for (const TensorEventKind kind : kTensorEventKinds)
         out += fmt::format(
             "| {} | {} |\n", markdown_escaped(tensor_event_title(kind)), tensor_event_text(h, kind, markdown_escaped));
+    if (!h.top_block_spread.empty()) {
+        out += "\nSites scaled per row or block, widest block-amax spread first (per-block statistics):\n\n"
+               "| site | per-block figures |\n|---|---|\n";
+        for (const size_t i : h.top_block_spread)
+            out += fmt::format("| {} | {} |\n", markdown_code(located_site_label(h.sites[i]), MarkdownPlace::TableCell),
+                markdown_escaped(block_figures_text(*h.sites[i].blocks)));
+    }
     const std::vector<size_t> order = sites_by_attention(h);
     const size_t shown = std::min(order.size(), kListedTensorSites);
     out += "\n| site | samples | amax | worst saturation | worst underflow | min headroom |\n"

@@ -94,6 +94,13 @@ std::string tensor_health_html(const TensorHealth& h)
         out += html_check_row(tensor_event_title(kind), tensor_event_text(h, kind, xml_escaped),
             kind == TensorEventKind::StaleScale && h.stale_scale.total > 0);
     out += "</table>\n";
+    if (!h.top_block_spread.empty()) {
+        out += "<h3>Per-block figures</h3>\n<table>\n<tr><th>site</th><th>per-block figures</th></tr>\n";
+        for (const size_t i : h.top_block_spread)
+            out += "<tr><td><code>" + xml_escaped(located_site_label(h.sites[i])) + "</code></td><td>"
+                + xml_escaped(block_figures_text(*h.sites[i].blocks)) + "</td></tr>\n";
+        out += "</table>\n";
+    }
     return out + headroom_chart(h) + sites_table(h);
 }
 

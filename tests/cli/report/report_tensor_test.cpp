@@ -271,6 +271,14 @@ TEST_CASE(
     CHECK(text.find("one scale per tensor would flush ~0.035%") != std::string::npos);
     CHECK(text.find("FP8 figures") == std::string::npos);
     CHECK(text.find("most saturation") == std::string::npos);
+    // Markdown and HTML list the same sites with their figures.
+    const std::string md = run_ok({ "report", blockwise, "--format", "md" });
+    CHECK(md.find("| `blocks.1.backward/blocks.1.fc1.backward · gemm 1024x2048x4096 #0 · B · blockwise 1×128 (backward "
+                  "GEMM 5 of 10 sampled)` | largest block amax 2^3.2 the median")
+        != std::string::npos);
+    const std::string html = run_ok({ "report", blockwise, "--format", "html" });
+    REQUIRE(parse_xml(html).ok);
+    CHECK(html.find("<h3>Per-block figures</h3>") != std::string::npos);
     const auto json = nlohmann::json::parse(run_ok({ "report", blockwise, "--format", "json" }));
     const auto& h = json["tensor_health"];
     CHECK(h["per_block_sites"] == 24);
