@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <map>
 #include <utility>
 
@@ -172,6 +174,15 @@ void check_rows(const TraceModel& model)
     }
     for (size_t i = 0; i < model.tensor_stats.size(); ++i)
         check_time("tensor_stats", i, model.tensor_stats[i].timestamp_ns);
+    for (size_t i = 0; i < model.block_stats.size(); ++i) {
+        const analyzer::BlockStats& b = model.block_stats[i];
+        check_time("block_stats", i, b.timestamp_ns);
+        // The loader refuses a row whose block counts pass its blocks, or that names no site.
+        if (b.bad_scale_blocks > b.blocks || b.saturating_blocks > b.blocks || b.subnormal_blocks > b.blocks
+            || std::ranges::none_of(
+                model.tensor_sites, [&](const analyzer::TensorSite& s) { return s.id == b.site_id; }))
+            fail(fmt::format("block_stats row {}: counts or site out of range", i));
+    }
     for (size_t i = 0; i < model.scalars.size(); ++i) {
         check_time("scalars", i, model.scalars[i].timestamp_ns);
         check_ref(model, "scalars.name", i, model.scalars[i].name);

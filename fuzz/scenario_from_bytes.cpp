@@ -141,6 +141,27 @@ void tensor_sample(FuzzedTrace& t, ByteReader& in, Clock& clock, std::vector<int
     row.exponent_histogram.resize(in.small(48));
     for (auto& bin : row.exponent_histogram)
         bin = in.flag() ? in.raw<uint64_t>() : in.small(100);
+    if (in.small(4) == 0) { // a per-block sample beside it (format 1.6), its site scaled per row or block
+        t.scenario.site_recipe(row.site_id, static_cast<schema::ScaleRecipe>(in.small(7)));
+        BlockStatsRow b;
+        b.site_id = row.site_id;
+        b.step = row.step;
+        b.timestamp_ns = row.timestamp_ns;
+        for (int64_t* count : { &b.block_rows, &b.block_cols, &b.blocks, &b.bad_scale_blocks, &b.saturating_blocks,
+                 &b.subnormal_blocks, &b.numel, &b.zeros, &b.nans, &b.infs, &b.subnormals, &b.saturated })
+            *count = in.flag() ? any_count(in) : in.small(300);
+        for (double* value : { &b.amax, &b.block_amax_min, &b.block_amax_p50, &b.block_amax_p99 })
+            *value = any_double(in);
+        if (in.flag())
+            b.scale_inv_min = any_double(in);
+        if (in.flag())
+            b.scale_inv_max = any_double(in);
+        b.hist_first_exponent = in.flag() ? in.raw<int32_t>() : -static_cast<int32_t>(in.small(64));
+        b.exponent_histogram.resize(in.small(24));
+        for (auto& bin : b.exponent_histogram)
+            bin = in.flag() ? in.raw<uint64_t>() : in.small(100);
+        t.scenario.block_stats(std::move(b));
+    }
     t.scenario.tensor_stats(std::move(row));
 }
 
