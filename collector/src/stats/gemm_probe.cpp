@@ -218,6 +218,10 @@ void probe_blocks_of_last_gemm(const void* d, std::span<const FrameworkOperand> 
 void note_library_gemm(const void* d)
 {
     t_library_gemm_d = d;
+    // A later GEMM: the operands remembered for the one before can no longer be matched to it (an output buffer's
+    // address comes back for other GEMMs), so they are forgotten; probe_gemm remembers this one's if it measures it.
+    t_pending.count = 0;
+    t_pending.d = nullptr;
 }
 
 bool take_library_gemm(const void* d)
