@@ -103,6 +103,11 @@ struct fp8scope_scaled_gemm_args {
     uint32_t struct_size; /* sizeof(struct fp8scope_scaled_gemm_args) */
     struct fp8scope_gemm_operand a, b, d;
     void* stream; /* cudaStream_t */
+    /* 0: the GEMM above. G > 0: a grouped GEMM of G groups (PyTorch's torch._scaled_grouped_mm, a mixture of experts'
+     * GEMMs), stacked: `a` holds every group's rows (rows x K), `b` every group's operand transposed (G*N rows of K),
+     * `d` is rows x N. Which rows of `a` belong to which group is not read (PyTorch's offsets are on the device). A
+     * caller built before this field passes a smaller struct_size, which means 0. */
+    int32_t groups;
 };
 int fp8scope_scaled_gemm(const struct fp8scope_scaled_gemm_args* args);
 

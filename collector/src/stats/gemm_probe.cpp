@@ -172,9 +172,10 @@ std::optional<GemmSite> gemm_site(GemmGate gate, std::string_view path, int64_t 
 }
 
 void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m, int64_t n, int64_t k,
-    std::string_view path, const GemmSite& site, void* stream, schema::StatsSource source)
+    std::string_view path, const GemmSite& site, void* stream, schema::StatsSource source, int32_t groups)
 {
-    const std::string name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    const std::string name = (groups > 0 ? "grouped gemm G" + std::to_string(groups) + " " : std::string("gemm "))
+        + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
     t_pending.count = 0;
     t_pending.d = d.data;
     t_pending.stream = stream;

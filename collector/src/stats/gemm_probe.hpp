@@ -48,10 +48,11 @@ int32_t gemm_types(cudaDataType a, cudaDataType b, cudaDataType d);
 std::optional<GemmSite> gemm_site(GemmGate gate, std::string_view path, int64_t m, int64_t n, int64_t k, int64_t batch,
     int32_t types, int32_t transposes);
 
-// Statistics for A, B and D of one GEMM (m x n = op(A) m x k times op(B) k x n), named "gemm MxNxK".
+// Statistics for A, B and D of one GEMM (m x n = op(A) m x k times op(B) k x n), named "gemm MxNxK"; with `groups`
+// > 0 a grouped GEMM, named "grouped gemm G<groups> MxNxK".
 void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m, int64_t n, int64_t k,
     std::string_view path, const GemmSite& site, void* stream,
-    schema::StatsSource source = schema::StatsSource::GemmInterception);
+    schema::StatsSource source = schema::StatsSource::GemmInterception, int32_t groups = 0);
 
 // An FP8 operand as a framework sees it (element (i, j) at data + i * row_stride + j * col_stride) with its scales
 // (scale (i', j') at scale + i' * scale_row_stride + j' * scale_col_stride): what per-block statistics need, and

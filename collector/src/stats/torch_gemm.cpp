@@ -9,6 +9,7 @@
 #include "session/warn.hpp"
 #include "stats/gemm_probe.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
@@ -63,7 +64,7 @@ Operand column_major(const fp8scope_gemm_operand& in)
 
 // Per-block statistics for the GEMM just measured (by the cuBLAS(Lt) interception or here): the framework's
 // operands with their scales.
-void probe_blocks(const fp8scope_scaled_gemm_args& args)
+void probe_blocks(const fp8scope_scaled_gemm_args& args, int32_t groups)
 {
     FrameworkOperand operands[2];
     size_t count = 0;
@@ -77,7 +78,7 @@ void probe_blocks(const fp8scope_scaled_gemm_args& args)
         f.row_stride = in->row_stride;
         f.col_stride = in->col_stride;
         f.recipe = static_cast<schema::ScaleRecipe>(in->recipe);
-        f.contracted_along_cols = in == &args.a;
+        f.contracted_along_cols = in == &args.a || groups > 0; // a grouped GEMM's B comes transposed
         f.scale = static_cast<const float*>(in->scale);
         f.scale_row_stride = in->scale_row_stride;
         f.scale_col_stride = in->scale_col_stride;
@@ -91,14 +92,44 @@ bool valid(const fp8scope_gemm_operand& op)
     return op.rows > 0 && op.cols > 0 && op.recipe >= FP8SCOPE_RECIPE_NONE && op.recipe <= FP8SCOPE_RECIPE_NVFP4_16;
 }
 
+// A grouped GEMM (fp8scope_scaled_gemm_args::groups): A rows x K, B^T stacked G*N x K, D rows x N. In cuBLAS's terms
+// its A is the stacked B^T read transposed, m = G*N, n = rows; named "grouped gemm G<G> MxNxK", batch G.
+int grouped_gemm(const fp8scope_scaled_gemm_args& args, int32_t groups)
+{
+    const fp8scope_gemm_operand& a = args.a;
+    const fp8scope_gemm_operand& b = args.b;
+    const fp8scope_gemm_operand& d = args.d;
+    if (!valid(a) || !valid(b) || !valid(d) || a.cols != b.cols || b.rows % groups != 0 || d.rows != a.rows
+        || d.cols != b.rows / groups)
+        return FP8SCOPE_E_INVALID_ARGUMENT;
+    const GemmGate gate = gemm_gate();
+    if (gate == GemmGate::Skip)
+        return FP8SCOPE_E_SAMPLED_OUT;
+    const Operand lt_a = column_major(b), lt_b = column_major(a), lt_d = column_major(d);
+    const int64_t m = b.rows, n = a.rows, k = a.cols;
+    const std::string_view path = current_nvtx_path();
+    const auto site = gemm_site(gate, path, m, n, k, groups, gemm_types(lt_a.type, lt_b.type, lt_d.type), 16);
+    if (!site)
+        return FP8SCOPE_E_SAMPLED_OUT;
+    probe_gemm(lt_a, lt_b, lt_d, m, n, k, path, *site, args.stream, schema::StatsSource::TorchScaledMm, groups);
+    probe_blocks(args, groups);
+    return FP8SCOPE_OK;
+}
+
 int scaled_gemm(const fp8scope_scaled_gemm_args* args)
 {
-    if (!args || args->struct_size < sizeof(fp8scope_scaled_gemm_args))
+    // A caller built before `groups` passes the smaller struct: that field is then 0.
+    if (!args || args->struct_size < offsetof(fp8scope_scaled_gemm_args, groups))
+        return FP8SCOPE_E_INVALID_ARGUMENT;
+    const int32_t groups = args->struct_size >= sizeof(fp8scope_scaled_gemm_args) ? args->groups : 0;
+    if (groups < 0)
         return FP8SCOPE_E_INVALID_ARGUMENT;
     if (take_library_gemm(args->d.data)) {
-        probe_blocks(*args);
+        probe_blocks(*args, groups);
         return FP8SCOPE_LIBRARY_GEMM;
     }
+    if (groups > 0)
+        return grouped_gemm(*args, groups);
     const fp8scope_gemm_operand& a = args->a;
     const fp8scope_gemm_operand& b = args->b;
     const fp8scope_gemm_operand& d = args->d;
@@ -121,7 +152,7 @@ int scaled_gemm(const fp8scope_scaled_gemm_args* args)
     if (!site)
         return FP8SCOPE_E_SAMPLED_OUT;
     probe_gemm(lt_a, lt_b, lt_d, m, n, k, path, *site, args->stream, schema::StatsSource::TorchScaledMm);
-    probe_blocks(*args);
+    probe_blocks(*args, 0);
     return FP8SCOPE_OK;
 }
 

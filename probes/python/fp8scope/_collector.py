@@ -90,6 +90,7 @@ class ScaledGemmArgs(ctypes.Structure):
         ("b", GemmOperand),
         ("d", GemmOperand),
         ("stream", ctypes.c_void_p),
+        ("groups", ctypes.c_int32),
     ]
 
 

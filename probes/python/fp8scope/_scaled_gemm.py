@@ -1,8 +1,8 @@
 """PyTorch's scaled matmuls, seen in the dispatcher (docs/python.md, "Scaled GEMMs").
 
-`install(torch)` wraps the CUDA kernels of `aten::_scaled_mm` (and its `out` overload, and `aten::_scaled_mm_v2` where
-PyTorch has it) through `torch.library`: `torch.library.get_kernel` returns the kernel registered now, and a
-`torch.library.Library("aten", "IMPL")` registers a wrapper for the same operator and dispatch key that calls it with
+`install(torch)` wraps the CUDA kernels of `aten::_scaled_mm` (and its `out` overload, and `aten::_scaled_mm_v2` and
+`aten::_scaled_grouped_mm` where PyTorch has them) through `torch.library`: `torch.library.get_kernel` returns the
+kernel registered now, and a `torch.library.Library("aten", "IMPL")` registers a wrapper for the same operator and dispatch key that calls it with
 the same arguments and returns its result unchanged. Then, on the same thread, it reports the GEMM to the collector
 (`fp8scope_scaled_gemm`): the operands' pointers, shapes and strides, and each operand's recipe, read from the shape
 of its scale. The collector measures the GEMM itself only when no cuBLAS(Lt) interception saw it on this thread.
@@ -149,6 +149,40 @@ def _report_v2(args, kwargs, result):
                   _scaling_recipe(given.get("recipe_a") or [-1]), _scaling_recipe(given.get("recipe_b") or [-1]))
 
 
+def _report_grouped(args, kwargs, result):
+    """torch._scaled_grouped_mm(mat_a, mat_b, scale_a, scale_b, offs, ...), rowwise (float32 scales): reported as one
+    grouped GEMM (fp8scope_scaled_gemm_args.groups), A as every group's rows (M_total x K), B as every group's operand
+    transposed and stacked (G*N x K, a view: torch requires mat_b column-major), each with one scale per row. mat_b 3D
+    only (2D x 3D, a mixture of experts' forward, and 3D x 3D): a 2D mat_b splits K by offsets on the device, which
+    the statistics cannot read without a sync."""
+    names = ("self", "mat2", "scale_a", "scale_b")
+    given = dict(zip(names, args))
+    given.update({k: v for k, v in kwargs.items() if k in names})
+    a, b, scale_a, scale_b = given["self"], given["mat2"], given.get("scale_a"), given.get("scale_b")
+    api = _collector.api(cuda_is_up=True)
+    if api is None or api.scaled_gemm is None or (api.stats_wanted is not None and api.stats_wanted() == 0):
+        return None
+    if scale_a is None or scale_b is None or str(scale_a.dtype) != "torch.float32" or b.dim() != 3:
+        _warn_once("grouped", "a torch._scaled_grouped_mm other than rowwise with a 3D mat2 was not reported")
+        return None
+    groups, k, n = (int(x) for x in b.shape)
+    b_t = b.transpose(1, 2)  # (G, N, K): contiguous for the column-major mat2 torch requires
+    a_rows = a if a.dim() == 2 else a.reshape(-1, k) if a.is_contiguous() else None
+    if a_rows is None or not b_t.is_contiguous() or not result.is_contiguous():
+        _warn_once("grouped_layout", "a torch._scaled_grouped_mm with operands not laid out as torch makes them was "
+                   "not reported")
+        return None
+    import torch  # already imported: the op is being called
+
+    args = _collector.ScaledGemmArgs(
+        struct_size=_collector.SCALED_GEMM_ARGS_SIZE,
+        a=_operand(a_rows, ROWWISE, scale_a.reshape(-1, 1)),
+        b=_operand(b_t.reshape(groups * n, k), ROWWISE, scale_b.reshape(-1, 1)),
+        d=_operand(result.reshape(-1, n), NONE, None),
+        stream=torch.cuda.current_stream(a.device).cuda_stream, groups=groups)
+    return api.scaled_gemm(ctypes.byref(args))
+
+
 def _wrap(kernel, reporter, name):
     def wrapper(keyset, *args, **kwargs):
         result = kernel.call_boxed(keyset, *args, **kwargs)
@@ -175,7 +209,8 @@ def install(torch, warn=True):
                            "matmuls are seen only where cuBLASLt runs them")
             return False
         ops = [("_scaled_mm", "default", _report_v1), ("_scaled_mm", "out", _report_v1),
-               ("_scaled_mm_v2", "default", _report_v2), ("_scaled_mm_v2", "out", _report_v2)]
+               ("_scaled_mm_v2", "default", _report_v2), ("_scaled_mm_v2", "out", _report_v2),
+               ("_scaled_grouped_mm", "default", _report_grouped)]
         library = torch.library.Library("aten", "IMPL")
         wrapped = 0
         for op, overload, reporter in ops:
