@@ -110,8 +110,11 @@ int fp8scope_scaled_gemm(const struct fp8scope_scaled_gemm_args* args)
     log_operand(a, sizeof a, "a", &args->a);
     log_operand(b, sizeof b, "b", &args->b);
     log_operand(d, sizeof d, "d", &args->d);
-    log_line("scaled_gemm %s %s %s stream=0x%llx size=%s", a, b, d, (unsigned long long)(uintptr_t)args->stream,
-        args->struct_size == sizeof(struct fp8scope_scaled_gemm_args) ? "ok" : "wrong");
+    char groups[32] = "";
+    if (args->struct_size == sizeof(struct fp8scope_scaled_gemm_args) && args->groups != 0)
+        snprintf(groups, sizeof groups, " groups=%d", args->groups);
+    log_line("scaled_gemm %s %s %s stream=0x%llx size=%s%s", a, b, d, (unsigned long long)(uintptr_t)args->stream,
+        args->struct_size == sizeof(struct fp8scope_scaled_gemm_args) ? "ok" : "wrong", groups);
     return env_int("FAKE_FP8SCOPE_SCALED_GEMM_RC", FP8SCOPE_OK);
 }
 

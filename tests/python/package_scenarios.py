@@ -319,6 +319,12 @@ def scaled_mm(fp8scope):
         wrapper("keys", a, b, one, one, raise_in_kernel=True)
     except RuntimeError as error:
         show("kernel_error_passes_through", str(error))
+    # A mixture of experts' grouped GEMM: 4 experts' (N=1024, K=512) weights, transposed as torch requires, rowwise.
+    grouped = torch.Library.registered["_scaled_grouped_mm"][0]
+    x = M(1024, 512, e4m3, ptr=0xC0000)
+    w = torch.Stack(4, 1024, 512, e4m3, ptr=0xE0000).transpose(1, 2)
+    show("grouped_out", grouped("keys", x, w, M(1024, 1, f32, ptr=0x61), M(4, 1024, f32, ptr=0x62), offs="offs",
+                                out_dtype=torch.bfloat16).shape)
     kernels = [c for c in torch.calls if c[0] == "kernel"]
     show("kernel_calls", len(kernels))
 

@@ -26,13 +26,15 @@ TEST_CASE("torch._scaled_mm: wrapped once, each GEMM reported with its operands'
     const auto run = run_scenario("scaled_mm", { "LD_PRELOAD=" + kFakeCollector });
     CHECK(run.values.at("installed") == "[True, True]");
     // The default and out overloads, on the CUDA key, with the key set (the wrapper calls the kernel it replaced).
-    CHECK(run.values.at("registered") == "['_scaled_mm.out:CUDA:True', '_scaled_mm:CUDA:True']");
+    CHECK(run.values.at("registered")
+        == "['_scaled_grouped_mm:CUDA:True', '_scaled_mm.out:CUDA:True', '_scaled_mm:CUDA:True']");
     for (const char* label : { "tensorwise_out", "rowwise_out", "blockwise_out", "mx_out" })
         CHECK(run.values.at(label) == "(256, 384)");
     CHECK(run.values.at("out_overload_returns_out") == "True");
     CHECK(run.values.at("bad_scale") == "[(256, 384), (256, 384)]");
     CHECK(run.values.at("kernel_error_passes_through") == "the kernel failed");
-    CHECK(run.values.at("kernel_calls") == "8");
+    CHECK(run.values.at("kernel_calls") == "9");
+    CHECK(run.values.at("grouped_out") == "(1024, 1024)");
     REQUIRE(run.warnings.size() == 1); // the failed report, once for two calls
     CHECK(warnings_containing(run, "aten::_scaled_mm could not be reported") == 1);
 
@@ -47,6 +49,9 @@ TEST_CASE("torch._scaled_mm: wrapped once, each GEMM reported with its operands'
         gemm_line(a + "recipe=2 scale=0x55 256x4/1,256", b + "recipe=3 scale=0x56 4x3/1,4"),
         gemm_line(a + "recipe=4 scale=0x57 256x16/16,1", b + "recipe=4 scale=0x58 16x384/384,1"),
         gemm_line(a + "recipe=0 scale=0x51 1x1/1,1", b + "recipe=0 scale=0x51 1x1/1,1"), // the out overload
+        // The grouped GEMM: A every expert's rows, B every expert's weight stacked (4 x 1024 rows of K), rowwise.
+        "scaled_gemm a=1024x512/512,1 dtype=3 recipe=1 scale=0x61 1024x1/1,1 b=4096x512/512,1 dtype=3 recipe=1 "
+        "scale=0x62 4096x1/1,1 d=1024x1024/1024,1 dtype=1 recipe=-1 scale=0x0 0x0/0,0 stream=0x5000 size=ok groups=4",
     };
     std::vector<std::string> described, asked;
     for (const std::string& call : run.calls) {
@@ -70,7 +75,7 @@ TEST_CASE("torch._scaled_mm: wrapped once, each GEMM reported with its operands'
     for (const std::string& call : covered.calls)
         if (call.starts_with("scaled_gemm "))
             covered_described.push_back(call);
-    CHECK(covered_described == std::vector<std::string> { expected[1], expected[2] });
+    CHECK(covered_described == std::vector<std::string> { expected[1], expected[2], expected[5] });
     CHECK(
         std::ranges::count_if(covered.calls, [](const std::string& c) { return c.starts_with("library_gemm"); }) == 3);
     CHECK(warnings_containing(covered, "aten::_scaled_mm could not be reported") == 1);
@@ -103,7 +108,7 @@ TEST_CASE("record's sitecustomize: the job's own one still runs, and the wrapper
         CHECK(run.values.at("torch_before") == "False"); // start-up imports no torch
         CHECK(run.values.at("loader") == "_Loader");
         CHECK(run.values.at("resource_reader") == "True"); // the wrapping loader still answers for torch's own
-        CHECK(run.values.at("registered") == "['_scaled_mm', '_scaled_mm.out']");
+        CHECK(run.values.at("registered") == "['_scaled_grouped_mm', '_scaled_mm', '_scaled_mm.out']");
         CHECK(run.warnings.empty());
     }
     SECTION("no collector: nothing to report to, so nothing is wrapped")

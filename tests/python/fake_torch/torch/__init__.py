@@ -210,6 +210,46 @@ class Matrix:
     def t(self):
         return Matrix(self.shape[1], self.shape[0], self.dtype, (self._stride[1], self._stride[0]), self._ptr)
 
+    def is_contiguous(self):
+        return self._stride == (self.shape[1], 1)
+
+    def reshape(self, rows, cols):
+        """A view of a contiguous matrix (rows -1: inferred); the fake cannot copy."""
+        rows = self.numel() // cols if rows == -1 else rows
+        assert self.is_contiguous() and rows * cols == self.numel()
+        return Matrix(rows, cols, self.dtype, None, self._ptr)
+
+
+class Stack:
+    """A 3-D tensor (G, rows, cols) for torch._scaled_grouped_mm: transpose(1, 2), reshape to a matrix when the
+    result is a view."""
+
+    def __init__(self, groups, rows, cols, dtype=bfloat16, stride=None, ptr=None):
+        self.shape = (groups, rows, cols)
+        self._stride = stride or (rows * cols, cols, 1)
+        self.dtype, self._ptr = dtype, ptr or next(_addresses)
+        self.device = device("cuda", 0)
+
+    def dim(self):
+        return 3
+
+    def data_ptr(self):
+        return self._ptr
+
+    def transpose(self, d0, d1):
+        assert (d0, d1) == (1, 2)
+        g, r, c = self.shape
+        return Stack(g, c, r, self.dtype, (self._stride[0], self._stride[2], self._stride[1]), self._ptr)
+
+    def is_contiguous(self):
+        g, r, c = self.shape
+        return self._stride == (r * c, c, 1)
+
+    def reshape(self, rows, cols):
+        assert self.is_contiguous()
+        g, r, c = self.shape
+        return Matrix(g * r * c // cols if rows == -1 else rows, cols, self.dtype, None, self._ptr)
+
 
 class _Kernel:
     """What torch.library.get_kernel returns: the op's CUDA kernel, called boxed with a dispatch key set."""
@@ -223,6 +263,8 @@ class _Kernel:
             raise RuntimeError("the kernel failed")
         if "out" in kwargs:
             return kwargs["out"]
+        if args[1].dim() == 3:  # _scaled_grouped_mm, 2D x 3D: (M_total, N)
+            return Matrix(args[0].shape[0], args[1].shape[2], kwargs.get("out_dtype") or bfloat16)
         return Matrix(args[0].shape[0], args[1].shape[1], kwargs.get("out_dtype") or bfloat16)
 
 
@@ -254,4 +296,5 @@ class _Packet:
         return list(self._overloads)
 
 
-ops = types.SimpleNamespace(aten=types.SimpleNamespace(_scaled_mm=_Packet(["default", "out"])))
+ops = types.SimpleNamespace(aten=types.SimpleNamespace(_scaled_mm=_Packet(["default", "out"]),
+                                                       _scaled_grouped_mm=_Packet(["default"])))
