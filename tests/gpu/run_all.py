@@ -4,7 +4,7 @@
   run_all.py --build BUILD_DIR --out OUT_DIR --scratch DIR [--budget-s S] [STAGE ...]
 
 Stages, in this order (default: all): samples torch lifecycle signals bench stats realstats realjobs compare capture
-ranks faults zoo1 zoo2 zoo-ddp2 bitwise. Every step has a timeout, and one
+ranks faults zoo1 zoo2 zoo-ddp2 zoo-recipes recipes bitwise calibrate. Every step has a timeout, and one
 failing step never stops the others; steps that no longer fit in the time budget are reported as SKIP. Results
 go to OUT/summary.json after every check, kept traces to OUT/trace-* and SCRATCH/extra, logs of every command to
 SCRATCH/logs (pack_results.py packs SCRATCH into OUT); a table ends stdout.
@@ -147,6 +147,7 @@ def main(argv=None):
             check_zoo.run_all(ctx, report, state, zoo_stage)
     if "recipes" in stages:
         check_zoo.run_recipes(ctx, report, state)
+        run_recipe_tools(ctx, report)
     if "bitwise" in stages:
         check_bitwise.run_all(ctx, report, state)
     if "calibrate" in stages:
@@ -154,6 +155,39 @@ def main(argv=None):
     report.write()
     print("\n" + report.table(), flush=True)
     return 1 if any(r["result"] == "FAIL" for r in report.rows) else 0
+
+
+def _sampled_ok(r):
+    steps = r["block_rows_per_step"]
+    return r["losses_equal"] and len(steps) == 4 and steps == r["rowwise_samples_per_step"]
+
+
+def _grouped_ok(r):
+    ab = [s for s in r["samples"] if s[2] in (0, 1)]  # (step, name, role, recipe, count) of A and B
+    return (r["outputs_equal"] and len(ab) == 2 * r["truth"]["steps"] and len(r["block_rows"]) == len(ab)
+            and all(s[1].startswith("grouped gemm G4 ") and s[3] == 1 for s in ab))
+
+
+def run_recipe_tools(ctx, report):
+    """The recipes stage's two tool checks (tests/gpu/tools, each printing one RESULT line): per-block statistics with
+    statistics every 5th step (torchao's rowwise job: each sampled step's rowwise samples have their block rows, and
+    the losses equal untraced), and torch._scaled_grouped_mm (every step's grouped GEMM with its rowwise A and B and
+    their block rows, outputs equal untraced)."""
+    import json
+    for name, script, judge in (("recipes: per-block statistics every 5th step", "recipes_sampled.sh", _sampled_ok),
+                                ("recipes: torch._scaled_grouped_mm", "grouped_mm_check.sh", _grouped_ok)):
+        def check(name=name, script=script, judge=judge):
+            torchao = Path(os.environ.get("FP8SCOPE_TORCHAO_DIR", g.REPO / ".torchao"))
+            if script == "recipes_sampled.sh" and not torchao.is_dir():
+                report.add(name, "SKIP", f"no torchao in {torchao}: run tests/gpu/zoo/make_torchao.sh and carry .torchao")
+                return
+            tool = Path(__file__).resolve().parent / "tools" / script
+            r = g.run(ctx, script.split(".")[0], ["bash", str(tool), str(ctx.build)], timeout_s=240)
+            line = next((x for x in r.stdout.splitlines() if x.startswith("RESULT ")), None)
+            result = json.loads(line[len("RESULT "):]) if line else None
+            report.judge(name, r.rc == 0 and result is not None and judge(result), r.brief(), (line or r.stderr)[-700:])
+
+        g.guarded(report, name, 90, check, torch=True)
 
 
 if __name__ == "__main__":
