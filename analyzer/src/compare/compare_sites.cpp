@@ -393,19 +393,31 @@ void finish_site_steps(CompareSite& site)
     }
 }
 
-} // namespace
-
-void fill_site_steps(
-    CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref)
+// One row per step both sides sampled, its figures filled by `figures(row, run sample, reference sample)`; then the
+// site's baselines and events.
+template <class Figures>
+void fill_common_steps(CompareSite& site, const std::map<int64_t, StepSample>& run,
+    const std::map<int64_t, StepSample>& ref, const Figures& figures)
 {
     for (const auto& [step, r] : run) {
         const auto found = ref.find(step);
         if (found == ref.end())
             continue;
-        const StepSample& f = found->second;
         CompareStep row;
         row.step = step;
         site.min_numel = site.min_numel == 0 ? r.numel : std::min(site.min_numel, r.numel);
+        figures(row, r, found->second);
+        site.steps.push_back(row);
+    }
+    finish_site_steps(site);
+}
+
+} // namespace
+
+void fill_site_steps(
+    CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref)
+{
+    fill_common_steps(site, run, ref, [](CompareStep& row, const StepSample& r, const StepSample& f) {
         if (std::isfinite(r.amax))
             row.amax_run = r.amax;
         if (std::isfinite(f.amax))
@@ -433,22 +445,13 @@ void fill_site_steps(
                 row.ref_underflow_under_run_scale = under;
             }
         }
-        site.steps.push_back(row);
-    }
-    finish_site_steps(site);
+    });
 }
 
 void fill_block_site_steps(
     CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>& ref)
 {
-    for (const auto& [step, r] : run) {
-        const auto found = ref.find(step);
-        if (found == ref.end())
-            continue;
-        const StepSample& f = found->second;
-        CompareStep row;
-        row.step = step;
-        site.min_numel = site.min_numel == 0 ? r.numel : std::min(site.min_numel, r.numel);
+    fill_common_steps(site, run, ref, [](CompareStep& row, const StepSample& r, const StepSample& f) {
         if (std::isfinite(f.amax))
             row.amax_ref = f.amax;
         if (r.blocks) {
@@ -464,9 +467,7 @@ void fill_block_site_steps(
         }
         if (const auto median = median_magnitude_log2(r); median && positive_finite(r.amax))
             row.run_dynamic_range_bits = std::log2(r.amax) - *median;
-        site.steps.push_back(row);
-    }
-    finish_site_steps(site);
+    });
 }
 
 } // namespace fp8scope::analyzer::detail

@@ -37,11 +37,7 @@ int launch_block(Engine& e, size_t index, int64_t site_id, std::optional<int64_t
     slot.is_scalar = false;
     slot.site_id = site_id;
     slot.step = step;
-    slot.sequence = e.next_sequence.fetch_add(1, std::memory_order_relaxed);
-    slot.timestamp_ns = now_ns();
-    slot.global_tid = calling_thread_gtid();
-    slot.device_id = static_cast<uint32_t>(e.device);
-    slot.stream_id = stream_id_of(stream);
+    stamp_slot(e, slot, stream);
     slot.dtype = params.dtype;
     slot.numel = uint64_t(params.rows) * uint64_t(params.cols);
     slot.block_rows = std::min(params.block_rows, params.rows);

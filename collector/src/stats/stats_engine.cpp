@@ -189,6 +189,15 @@ bool within_cap(Engine& e, int64_t unit)
     return false;
 }
 
+void stamp_slot(Engine& e, SlotMeta& slot, void* stream)
+{
+    slot.sequence = e.next_sequence.fetch_add(1, std::memory_order_relaxed);
+    slot.timestamp_ns = now_ns();
+    slot.global_tid = calling_thread_gtid();
+    slot.device_id = static_cast<uint32_t>(e.device);
+    slot.stream_id = stream_id_of(stream);
+}
+
 std::optional<size_t> claim_slot(std::span<SlotMeta> slots, std::atomic<size_t>& cursor)
 {
     const size_t start = cursor.fetch_add(1, std::memory_order_relaxed);
@@ -295,11 +304,7 @@ int launch_into(Engine& e, size_t index, const probes::StatsParams& params, void
         slot.state.store(kFree, std::memory_order_release);
         return FP8SCOPE_E_CUDA;
     }
-    slot.sequence = e.next_sequence.fetch_add(1, std::memory_order_relaxed);
-    slot.timestamp_ns = now_ns();
-    slot.global_tid = calling_thread_gtid();
-    slot.device_id = static_cast<uint32_t>(e.device);
-    slot.stream_id = stream_id_of(stream);
+    stamp_slot(e, slot, stream);
     slot.dtype = params.dtype;
     slot.target = params.target;
     slot.numel = params.numel;

@@ -96,14 +96,14 @@ int64_t now_ns();
 
 // Shared by the per-tensor and the per-block launches (stats_engine.cpp).
 bool engine_ready();
-int64_t calling_thread_gtid();
-uint32_t stream_id_of(void* stream);
 // The site's id and how often it was probed before, creating the site (and its row) on first sight.
 std::pair<int64_t, int64_t> site_of(Engine& e, const SiteKey& k);
 // Whether a probe may go on `stream`: the engine's device, and not a stream being captured into a CUDA graph.
 bool usable_stream(const Engine& e, void* stream);
 // FP8SCOPE_STATS_CAP: whether one more sample fits the unit's cap (counted as skipped when not).
 bool within_cap(Engine& e, int64_t unit);
+// A claimed slot's launch: its sequence number, the time, the calling thread, the device and the stream's id.
+void stamp_slot(Engine& e, SlotMeta& slot, void* stream);
 // Claims a free slot of `slots`, starting at the cursor's next position (each claim moves it on); nullopt when every
 // slot is claimed or in flight.
 std::optional<size_t> claim_slot(std::span<SlotMeta> slots, std::atomic<size_t>& cursor);
