@@ -60,10 +60,21 @@ class StepClock:
         return [self.events[i].elapsed_time(self.events[i + 1]) for i in range(self.recorded)]
 
 
-def begin_step(clock, step):
-    """The start of step `step`: the fp8scope marker first (a no-op untraced), then the clock."""
+def begin_step(clock, step, marker_ns=None):
+    """The start of step `step`: the fp8scope marker first (a no-op untraced), then the clock. With a list
+    `marker_ns`, time.perf_counter_ns() taken right after the marker call is appended to it (before the clock's own
+    CUDA event, if any): the host time each marker was set, for marker_fields()."""
     common.mark_step(step)
+    if marker_ns is not None:
+        marker_ns.append(time.perf_counter_ns())
     clock.mark(step)
+
+
+def marker_fields(marker_ns):
+    """The truth fields that say when each marker was set (issue 42: the analyzer is judged with the job's markers
+    and without them): `marker_host_ns`, one time.perf_counter_ns() per step taken right after its marker, and
+    `marker_clock`. The clock's origin is arbitrary: only the spacing is meaningful; the trace's marker rows align it."""
+    return {"marker_host_ns": list(marker_ns), "marker_clock": "perf_counter_ns"}
 
 
 def median_after_warmup(values_ms):
