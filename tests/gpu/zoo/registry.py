@@ -9,14 +9,15 @@ argv placeholders, expanded by the driver:
 
 Fields of a Workload:
   name        the zoo name; the kept files are zoo/<name>.sqlite.xz and zoo/<name>.truth.json (-rank<r> per rank)
-  stage       zoo1 or zoo2 (one device call each, one GPU), zoo-ddp2 (needs 2 GPUs)
+  stage       zoo1, zoo2, zoo-recipes or zoo-markerless (one device call each, one GPU), zoo-ddp2 (needs 2 GPUs)
   argv        the command, with the placeholders above
   traces      traces the job must leave with step markers (ranks); the CUDA sample's one trace has NVTX steps
-  steps       the steps the job runs and marks (also what its truth must say)
+  steps       the steps the job runs and marks (also what its truth must say); a zero-code job runs them unmarked
   env         environment added to the collector's (PYTHONPATH=probes/python, PYTHONUNBUFFERED=1 and
               gpu_common.NVLINK_MULTICAST_OFF are always set)
   timeout_s   the job's time limit; expected_s: what it should take (the driver skips it with less time left)
-  markers     "fp8scope" (FP8SCOPE_STEP_MARKER rows, from fp8scope.step) or "nvtx" (train_step NVTX ranges)
+  markers     "fp8scope" (FP8SCOPE_STEP_MARKER rows, from fp8scope.step), "nvtx" (train_step NVTX ranges) or "none"
+              (a zero-code job: no fp8scope call at all; its traces must hold no marker, the steps are its truth's)
   truth_extra zoo fields for programs that print their own truth in another form (samples/torch/train.py,
               tests/gpu/realjobs/*.py): facts of the command line, merged under the printed truth's own fields
   requires    "jax", "transformers", "torchao" (.torchao/ made by make_torchao.sh), "sample" (the CUDA sample built)
@@ -251,6 +252,30 @@ WORKLOADS = [
                    ("torchao", "transformers")),
     *_recipe_pairs("deepseek_blockwise", f"{ZOO}/deepseek_blockwise.py", BLOCKWISE_STEPS, BLOCKWISE_DRIFT, ()),
 
+    # ---- zoo-markerless (issue 42 item 5): patterns judged with the job's markers and with them ignored
+    # (--step-source auto); each marked job also prints when it set each marker (marker_host_ns). One GPU. ---------
+    Workload("hf_loop_top_sleep", "zoo-markerless", [PY, f"{ZOO}/hf_loop_top_sleep.py", "--steps", "15"], 15,
+             expected_s=20, timeout_s=90, requires=("transformers",)),
+    Workload("ddp_gloo_loop_top_sleep", "zoo-markerless",
+             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{ZOO}/ddp_loop_top_sleep.py", "--backend",
+              "gloo", "--steps", "15", "--straggler-rank", "1", "--sleep-ms", "5", "--name",
+              "ddp_gloo_loop_top_sleep"], 15, traces=2, expected_s=25, timeout_s=90),
+    Workload("fp16_gradscaler", "zoo-markerless",
+             [PY, f"{ZOO}/fp16_gradscaler.py", "--steps", "20", "--skip-steps", "6,13"], 20),
+    Workload("save_every_n", "zoo-markerless", [PY, f"{ZOO}/save_every_n.py", "--steps", "20", "--every", "5"], 20),
+    Workload("compile_graph_break", "zoo-markerless", [PY, f"{ZOO}/compile_graph_break.py", "--steps", "15"], 15,
+             expected_s=45, timeout_s=120),
+    Workload("side_stream_prefetch", "zoo-markerless", [PY, f"{ZOO}/side_stream_prefetch.py", "--steps", "20"], 20),
+    Workload("clip_grad_nonfinite", "zoo-markerless", [PY, f"{ZOO}/clip_grad_nonfinite.py", "--steps", "30"], 30),
+    Workload("gpu_bound_markers", "zoo-markerless", [PY, f"{ZOO}/gpu_bound_markers.py", "--steps", "20"], 20),
+    # The zero-code FP8/BF16 pair for compare's loss delta: no fp8scope call at all, so no markers (markers="none").
+    Workload("zero_code_pair_fp8", "zoo-markerless",
+             [PY, f"{ZOO}/zero_code_pair.py", "--precision", "fp8", "--steps", "20", "--name", "zero_code_pair_fp8",
+              "--twin", "zero_code_pair_bf16"], 20, markers="none"),
+    Workload("zero_code_pair_bf16", "zoo-markerless",
+             [PY, f"{ZOO}/zero_code_pair.py", "--precision", "bf16", "--steps", "20", "--name", "zero_code_pair_bf16",
+              "--twin", "zero_code_pair_fp8"], 20, markers="none"),
+
     # ---- zoo-ddp2: DDP over NCCL, one GPU per rank -------------------------------------------------------------
     Workload("ddp_nccl_sleep", "zoo-ddp2",
              ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{REALJOBS}/ddp_mlp.py", "--steps", "15",
@@ -260,6 +285,10 @@ WORKLOADS = [
              ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{REALJOBS}/ddp_mlp.py", "--steps", "15",
               "--backend", "nccl", "--item", "--straggler-rank", "1", "--straggler-batch-factor", "16",
               "--name", "ddp_nccl_slow_compute"], 15, traces=2, expected_s=30, timeout_s=90, gpus=2),
+    Workload("ddp_nccl_loop_top_sleep", "zoo-ddp2",
+             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{ZOO}/ddp_loop_top_sleep.py", "--backend",
+              "nccl", "--steps", "15", "--straggler-rank", "1", "--sleep-ms", "5", "--name",
+              "ddp_nccl_loop_top_sleep"], 15, traces=2, expected_s=30, timeout_s=90, gpus=2),
 ]
 
 TIMINGS = [
@@ -296,7 +325,7 @@ TIMINGS = [
            derived=("fp8_step_change_ms", "fp8_median_step_ms", "bf16_median_step_ms"), requires=("torchao",)),
 ]
 
-STAGES = ("zoo1", "zoo2", "zoo-ddp2")
+STAGES = ("zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "zoo-markerless")
 
 
 def workloads(stage):
