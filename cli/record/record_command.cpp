@@ -41,14 +41,16 @@ stderr. Options of the command may follow it: everything from the first word tha
 
 Python jobs get the fp8scope package on PYTHONPATH, and its sitecustomize first, which wraps PyTorch's
 torch._scaled_mm in the dispatcher once the job imports torch, so that every scaled GEMM is seen with its recipe
-whatever kernel runs it (docs/python.md, "Scaled GEMMs"). FP8SCOPE_TORCH_SCALED_MM=0 turns that off;
-FP8SCOPE_PYTHON names another copy of the package.
+whatever kernel runs it (docs/python.md, "Scaled GEMMs"), and hooks its optimizers and backward: each optimizer
+step's end (or GradScaler's skip) is marked and the loss logged on the device, without a sync, in a job that does
+neither itself (docs/python.md, "Steps and loss without code"). FP8SCOPE_TORCH_SCALED_MM=0 and
+FP8SCOPE_TORCH_HOOKS=0 turn these off; FP8SCOPE_PYTHON names another copy of the package.
 
 Capture windows record part of a job: steps A..B (--capture-steps), the steps whose number modulo N is below K
 (--capture-every N --capture-length K: steps 0..K-1, N..N+K-1, ...), cudaProfilerStart..cudaProfilerStop
 (--capture-range cudaProfilerApi), or a time range from the collector's start (--delay, --duration, in seconds).
-Steps are those of fp8scope.step() / fp8scope_step(), else NVTX step ranges: a job with neither opens no step
-window, and the summary says so. Outside a window CUPTI records nothing and tensor statistics are off
+Steps are those of fp8scope.step() / fp8scope_step(), else the optimizer step ends the Python hooks mark (unless
+NVTX step ranges came first), else NVTX step ranges: a job with none opens no step window, and the summary says so. Outside a window CUPTI records nothing and tensor statistics are off
 (--stats-outside-windows keeps them on). One kind of window per run.
 
 Exit codes: the command's exit code; 128+N when signal N ended it; 127 command not found; 126 command not
@@ -167,7 +169,8 @@ void configure_environment(
             library));
     }
     // Python jobs: the fp8scope package on the path, and its sitecustomize first, which wraps PyTorch's scaled
-    // matmuls once the job imports torch (docs/python.md, "Scaled GEMMs"; FP8SCOPE_TORCH_SCALED_MM=0 turns it off).
+    // matmuls and hooks its optimizers and backward once the job imports torch (docs/python.md, "Scaled GEMMs" and
+    // "Steps and loss without code"; FP8SCOPE_TORCH_SCALED_MM=0 and FP8SCOPE_TORCH_HOOKS=0 turn them off).
     if (const std::string python = locate_python_package(); !python.empty()) {
         const char* existing = std::getenv("PYTHONPATH");
         set_environment("PYTHONPATH",

@@ -134,6 +134,12 @@ constexpr EnumValue kCaptureTrigger[] = {
     { 3, "TIME", "Time from the collector's start (--delay, --duration)" },
 };
 
+constexpr EnumValue kStepMarkerSource[] = {
+    { 0, "JOB", "The job marked a step's beginning (fp8scope.step())" },
+    { 1, "OPTIMIZER", "An optimizer step ended (the Python package's optimizer hook)" },
+    { 2, "OPTIMIZER_SKIPPED", "GradScaler skipped the optimizer step (inf or NaN gradients)" },
+};
+
 constexpr Enum kEnums[] = {
     { "ENUM_NSYS_EVENT_CLASS", kEventClass },
     { "ENUM_CUDA_MEMCPY_OPER", kMemcpyOper },
@@ -149,6 +155,7 @@ constexpr Enum kEnums[] = {
     { "ENUM_FP8SCOPE_OVERHEAD_KIND", kOverheadKind },
     { "ENUM_FP8SCOPE_DROP_SOURCE", kDropSource },
     { "ENUM_FP8SCOPE_CAPTURE_TRIGGER", kCaptureTrigger },
+    { "ENUM_FP8SCOPE_STEP_MARKER_SOURCE", kStepMarkerSource },
 };
 
 // nanColumns' bit i is the i-th REAL column of FP8SCOPE_TENSOR_STATS: the list that names the bits must follow them.

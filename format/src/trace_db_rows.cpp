@@ -287,7 +287,11 @@ Expected<void> TraceDb::add_step_marker(const StepMarkerRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::StepMarker)).integer(row.timestamp_ns).integer(row.step).integer(row.global_tid);
+    Binder(impl_->statement(Insert::StepMarker))
+        .integer(row.timestamp_ns)
+        .integer(row.step)
+        .integer(row.global_tid)
+        .integer(static_cast<int64_t>(row.source));
     return impl_->insert(Insert::StepMarker, "cannot insert into FP8SCOPE_STEP_MARKER");
 }
 

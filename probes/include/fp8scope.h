@@ -120,6 +120,22 @@ int fp8scope_library_gemm(const void* d);
  * boundaries and statistics sampling. */
 int fp8scope_step(int64_t step);
 
+/* Who saw a step end (FP8SCOPE_STEP_MARKER.source in the trace, ENUM_FP8SCOPE_STEP_MARKER_SOURCE; 0 is the job's own
+ * fp8scope_step). */
+enum fp8scope_step_end_source {
+    FP8SCOPE_STEP_END_OPTIMIZER = 1, /* an optimizer step ended */
+    FP8SCOPE_STEP_END_OPTIMIZER_SKIPPED = 2 /* a loss scaler (torch.amp.GradScaler) skipped the optimizer step */
+};
+
+/* Marks, on the calling thread, the end of optimizer step `step` (>= 0: the count of optimizer steps before it), as a
+ * framework hook sees it in a job that marks no steps itself: the Python package's optimizer hook (docs/python.md,
+ * "Steps and loss without code"). `source` is an enum fp8scope_step_end_source; any other value, or a negative step,
+ * returns FP8SCOPE_E_INVALID_ARGUMENT. The analyzer takes the job's own markers and NVTX step ranges first. While the
+ * job has never called fp8scope_step() in this process and no NVTX step range came first, step `step` + 1 begins here
+ * for statistics sampling and capture windows (docs/collector.md). Absent from older collectors; callers look it up
+ * and do nothing without it. */
+int fp8scope_step_end(int64_t step, int32_t source);
+
 /* A host scalar, e.g. the learning rate. */
 int fp8scope_scalar(const char* name, double value);
 

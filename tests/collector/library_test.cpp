@@ -46,9 +46,9 @@ TEST_CASE("the C API is exported and, in a process that is not recording, does n
 {
     void* lib = dlopen(FP8SCOPE_COLLECTOR_LIB, RTLD_NOW | RTLD_LOCAL);
     REQUIRE(lib != nullptr);
-    for (const char* name : { "fp8scope_probe", "fp8scope_step", "fp8scope_scalar", "fp8scope_scalar_device",
-             "fp8scope_api_version", "fp8scope_stats_wanted", "fp8scope_recording", "cublasLtMatmul", "cublasGemmEx",
-             "cublasGemmStridedBatchedEx" }) {
+    for (const char* name : { "fp8scope_probe", "fp8scope_step", "fp8scope_step_end", "fp8scope_scalar",
+             "fp8scope_scalar_device", "fp8scope_api_version", "fp8scope_stats_wanted", "fp8scope_recording",
+             "cublasLtMatmul", "cublasGemmEx", "cublasGemmStridedBatchedEx" }) {
         INFO(name);
         CHECK(dlsym(lib, name) != nullptr);
     }
@@ -62,6 +62,13 @@ TEST_CASE("the C API is exported and, in a process that is not recording, does n
     CHECK(reinterpret_cast<Version>(dlsym(lib, "fp8scope_recording"))() == 0);
     CHECK(reinterpret_cast<Step>(dlsym(lib, "fp8scope_step"))(3) == FP8SCOPE_E_NOT_RECORDING);
     CHECK(reinterpret_cast<Step>(dlsym(lib, "fp8scope_step"))(-1) == FP8SCOPE_E_INVALID_ARGUMENT);
+    using StepEnd = int (*)(int64_t, int32_t);
+    const auto step_end = reinterpret_cast<StepEnd>(dlsym(lib, "fp8scope_step_end"));
+    CHECK(step_end(3, FP8SCOPE_STEP_END_OPTIMIZER) == FP8SCOPE_E_NOT_RECORDING);
+    CHECK(step_end(3, FP8SCOPE_STEP_END_OPTIMIZER_SKIPPED) == FP8SCOPE_E_NOT_RECORDING);
+    CHECK(step_end(3, 0) == FP8SCOPE_E_INVALID_ARGUMENT); // 0 is the job's own fp8scope_step
+    CHECK(step_end(3, 3) == FP8SCOPE_E_INVALID_ARGUMENT);
+    CHECK(step_end(-1, FP8SCOPE_STEP_END_OPTIMIZER) == FP8SCOPE_E_INVALID_ARGUMENT);
     CHECK(reinterpret_cast<Scalar>(dlsym(lib, "fp8scope_scalar"))("loss", 1.5) == FP8SCOPE_E_NOT_RECORDING);
     CHECK(reinterpret_cast<Scalar>(dlsym(lib, "fp8scope_scalar"))(nullptr, 1.5) == FP8SCOPE_E_INVALID_ARGUMENT);
     const auto probe = reinterpret_cast<Probe>(dlsym(lib, "fp8scope_probe"));

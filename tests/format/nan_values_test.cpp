@@ -72,8 +72,8 @@ TEST_CASE("a NaN scalar goes to FP8SCOPE_SCALAR_NAN; +-Inf and subnormals stay R
     CHECK(file.integer("SELECT value FROM FP8SCOPE_META WHERE key = 'row_count.FP8SCOPE_SCALAR_NAN'") == 3);
     CHECK(file.integer("SELECT value FROM FP8SCOPE_META WHERE key = 'row_count.FP8SCOPE_SCALAR'") == 5);
     CHECK(file.integer("SELECT count(*) FROM FP8SCOPE_DROPPED") == 0);
-    CHECK(file.value("SELECT value FROM FP8SCOPE_META WHERE key = 'schema_version'") == "1.6");
-    CHECK(file.integer("PRAGMA user_version") == 65542);
+    CHECK(file.value("SELECT value FROM FP8SCOPE_META WHERE key = 'schema_version'") == "1.7");
+    CHECK(file.integer("PRAGMA user_version") == 65543);
 }
 
 TEST_CASE("a NaN scale, scaleInv or minNonzeroAbs is NULL with its bit in nanColumns; Inf and unknown are not flagged")

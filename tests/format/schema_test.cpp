@@ -79,14 +79,14 @@ TEST_CASE("user_version and meta schema_version carry the schema version")
         == schema::encode_user_version(schema::kMajorVersion, schema::kMinorVersion));
     CHECK(schema::decode_major(static_cast<int32_t>(file.integer("PRAGMA user_version"))) == 1);
     CHECK(file.rows("SELECT value, typeof(value) FROM FP8SCOPE_META WHERE key = 'schema_version'")
-        == std::vector<Row> { { "1.6", "text" } });
+        == std::vector<Row> { { "1.7", "text" } });
 }
 
 TEST_CASE("ENUM tables hold every value of schema::enums() with nsys-style names")
 {
     const std::string path = created_trace("schema_enums.sqlite");
     SqliteFile file(path);
-    REQUIRE(schema::enums().size() == 14);
+    REQUIRE(schema::enums().size() == 15);
     for (const schema::Enum& e : schema::enums()) {
         INFO("enum " << e.table);
         CHECK(file.rows("PRAGMA table_info(\"" + std::string(e.table) + "\")").size() == 3);
@@ -132,6 +132,9 @@ TEST_CASE("every value of the C++ enums has an entry in its ENUM table")
         CHECK(has("ENUM_FP8SCOPE_OVERHEAD_KIND", v));
     for (int v = 0; v <= 4; ++v)
         CHECK(has("ENUM_FP8SCOPE_DROP_SOURCE", v));
+    for (auto v : { schema::StepMarkerSource::Job, schema::StepMarkerSource::Optimizer,
+             schema::StepMarkerSource::OptimizerSkipped })
+        CHECK(has("ENUM_FP8SCOPE_STEP_MARKER_SOURCE", v));
     CHECK(schema::enum_name("ENUM_CUPTI_SYNC_TYPE", 4) == "CONTEXT_SYNCHRONIZE");
     CHECK(schema::enum_name("ENUM_CUPTI_SYNC_TYPE", 99).empty());
     CHECK(schema::enum_name("ENUM_NO_SUCH_TABLE", 0).empty());

@@ -343,6 +343,14 @@ TEST_CASE("add_scalar and add_step_marker and add_overhead and add_dropped write
     REQUIRE(
         t.db->add_scalar({ .timestamp_ns = 20, .step = 1, .name = loss, .value = 2.5, .global_tid = 3 }).has_value());
     REQUIRE(t.db->add_step_marker({ .timestamp_ns = 15, .step = 1, .global_tid = 3 }).has_value());
+    REQUIRE(t.db->add_step_marker(
+                    { .timestamp_ns = 16, .step = 0, .global_tid = 3, .source = schema::StepMarkerSource::Optimizer })
+                .has_value());
+    REQUIRE(t.db->add_step_marker({ .timestamp_ns = 17,
+                                      .step = 1,
+                                      .global_tid = 3,
+                                      .source = schema::StepMarkerSource::OptimizerSkipped })
+                .has_value());
     REQUIRE(t.db->add_overhead({ .start_ns = 30,
                                    .end_ns = 40,
                                    .kind = schema::OverheadKind::CuptiBufferFlush,
@@ -369,7 +377,9 @@ TEST_CASE("add_scalar and add_step_marker and add_overhead and add_dropped write
     const std::string id = std::to_string(loss.value);
     CHECK(file.rows("SELECT * FROM FP8SCOPE_SCALAR")
         == std::vector<Row> { { "10", "NULL", id, "2.75", "3" }, { "20", "1", id, "2.5", "3" } });
-    CHECK(file.rows("SELECT * FROM FP8SCOPE_STEP_MARKER") == std::vector<Row> { { "15", "1", "3" } });
+    // source (1.7): 0 the job's step beginning, 1 an optimizer step's end, 2 one GradScaler skipped.
+    CHECK(file.rows("SELECT * FROM FP8SCOPE_STEP_MARKER")
+        == std::vector<Row> { { "15", "1", "3", "0" }, { "16", "0", "3", "1" }, { "17", "1", "3", "2" } });
     CHECK(file.rows("SELECT * FROM FP8SCOPE_OVERHEAD")
         == std::vector<Row> { { "30", "40", "0", "NULL", "0" }, { "50", "60", "5", "9", "NULL" } });
     CHECK(file.rows("SELECT * FROM FP8SCOPE_DROPPED")

@@ -78,6 +78,14 @@ int fp8scope_step(int64_t step)
     return env_int("FAKE_FP8SCOPE_STATUS", FP8SCOPE_OK);
 }
 
+int fp8scope_step_end(int64_t step, int32_t source)
+{
+    log_line("step_end %lld source=%d", (long long)step, (int)source);
+    if (step < 0 || (source != FP8SCOPE_STEP_END_OPTIMIZER && source != FP8SCOPE_STEP_END_OPTIMIZER_SKIPPED))
+        return FP8SCOPE_E_INVALID_ARGUMENT;
+    return env_int("FAKE_FP8SCOPE_STATUS", FP8SCOPE_OK);
+}
+
 int fp8scope_scalar(const char* name, double value)
 {
     log_line("scalar name=%s value=%.17g", name != NULL ? name : "(null)", value);

@@ -14,6 +14,8 @@ import os
 import sys
 import warnings
 
+import torch_hooks_scenarios
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -353,6 +355,7 @@ SCENARIOS = {f.__name__: f for f in (nothing_loaded, preload_calls, not_recordin
                                      injection_never_loaded, version_mismatch, annotate, annotate_unwanted,
                                      annotate_windows, annotate_without_collector, annotate_pending, scaled_mm,
                                      old_torch, boot)}
+SCENARIOS.update(torch_hooks_scenarios.SCENARIOS)  # the step and loss hooks (python_torch_hooks_test.cpp)
 
 
 def main():

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace fp8scope::testing {
 
 namespace {
@@ -28,7 +30,10 @@ std::vector<std::string> lines_of(const std::string& text)
 
 ScenarioRun run_scenario(const std::string& scenario, const std::vector<std::string>& env_extra)
 {
-    const fs::path dir = fs::path(FP8SCOPE_TEST_TMP) / "python" / scenario;
+    // One folder per run: ctest -j runs test cases of one scenario side by side, in separate processes.
+    static int runs = 0;
+    const fs::path dir = fs::path(FP8SCOPE_TEST_TMP) / "python"
+        / (scenario + "-" + std::to_string(getpid()) + "-" + std::to_string(++runs));
     fs::remove_all(dir);
     fs::create_directories(dir);
     const fs::path log = dir / "calls.log";
@@ -61,6 +66,7 @@ ScenarioRun run_scenario(const std::string& scenario, const std::vector<std::str
         text << file.rdbuf();
         run.calls = lines_of(text.str());
     }
+    fs::remove_all(dir); // kept only when a REQUIRE above failed
     return run;
 }
 

@@ -258,9 +258,18 @@ Expected<void> read_scalars(ReadContext& context)
 Expected<void> read_step_markers(ReadContext& context)
 {
     constexpr std::string_view kTable = schema::table::kStepMarker;
-    constexpr std::string_view kColumns[] = { "timestamp", "step", "globalTid" };
-    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
-        context.model.step_markers.push_back(StepMarker { row.time(0), row.integer(1), row.integer(2) });
+    constexpr std::string_view kColumns[] = { "timestamp", "step", "globalTid", "source" };
+    // source (1.7) is absent from older traces, whose markers are all the job's. check_tables has required the others.
+    auto plan = plan_columns(context.file, kTable, kColumns, std::span(kColumns).first(std::size(kColumns) - 1));
+    if (!plan)
+        return std::unexpected(plan.error());
+    const int source_index = plan->index.back();
+    static_assert(int32_t(StepMarkerSource::Optimizer) == int32_t(schema::StepMarkerSource::Optimizer)
+        && int32_t(StepMarkerSource::OptimizerSkipped) == int32_t(schema::StepMarkerSource::OptimizerSkipped));
+    auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
+        const auto source = row.is_null(source_index) ? StepMarkerSource::Job
+                                                      : static_cast<StepMarkerSource>(row.int32(source_index));
+        context.model.step_markers.push_back(StepMarker { row.time(0), row.integer(1), row.integer(2), source });
     });
     return record_count(context, kTable, rows);
 }

@@ -23,6 +23,7 @@ std::mutex g_mutex; // window events are rare (steps, profiler calls, the clock)
 std::atomic<bool> g_recording { true };
 std::atomic<bool> g_stats_outside { false };
 std::atomic<bool> g_markers_seen { false };
+std::atomic<bool> g_optimizer_steps_seen { false }; // optimizer step ends drive the steps (capture_on_optimizer_step)
 // Steps begun since a window closed on a step, while its detach is pending (-1: none pending). CUPTI stays attached
 // for the records of the window's kernels still running; kGraceSteps steps later they are long done, and CUPTI is
 // detached then rather than at the 300 ms grace's end, which a fast job's next window may come before
@@ -95,7 +96,7 @@ void on_nvtx_step(int64_t step)
     // now at the first and when the trace is finished, so that a window that never opened can be explained.
     if (step == 0)
         post_note_to_writer([](TraceDb& db) { [[maybe_unused]] auto written = db.set_nvtx_step_ranges(1); });
-    if (g_markers_seen.load(std::memory_order_relaxed))
+    if (g_markers_seen.load(std::memory_order_relaxed) || g_optimizer_steps_seen.load(std::memory_order_relaxed))
         return;
     const int64_t now_ns = session_now_ns();
     if (now_ns < 0)
@@ -158,6 +159,16 @@ void capture_finish(int64_t now_ns)
 void capture_on_marker_step(int64_t step, int64_t now_ns)
 {
     g_markers_seen.store(true, std::memory_order_relaxed);
+    std::lock_guard lock(g_mutex);
+    if (g_windows)
+        on_step(g_windows->step(step, now_ns), step);
+}
+
+void capture_on_optimizer_step(int64_t step, int64_t now_ns)
+{
+    if (g_markers_seen.load(std::memory_order_relaxed))
+        return;
+    g_optimizer_steps_seen.store(true, std::memory_order_relaxed);
     std::lock_guard lock(g_mutex);
     if (g_windows)
         on_step(g_windows->step(step, now_ns), step);

@@ -22,6 +22,9 @@ void capture_finish(int64_t now_ns);
 
 // Events. Each takes the session time it happened at.
 void capture_on_marker_step(int64_t step, int64_t now_ns); // fp8scope_step()
+// fp8scope_step_end(): step `step` begins at an optimizer step end, when begin_optimizer_step (stats_engine.hpp) let
+// it drive the steps. Ignored once the job has marked a step; NVTX step ranges are ignored from then on.
+void capture_on_optimizer_step(int64_t step, int64_t now_ns);
 void capture_on_profiler(bool start); // cuProfilerStart (at its exit) / cuProfilerStop (at its entry)
 void capture_tick(); // the flusher thread, at least by capture_wait_ms()
 

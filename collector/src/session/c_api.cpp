@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -80,6 +81,19 @@ int probe(const fp8scope_probe_args* args)
     return enqueue_probe(request);
 }
 
+StepMarkerRow marker_now(int64_t number, schema::StepMarkerSource source)
+{
+    return { session_now_ns(), number, schema::global_tid(getpid(), static_cast<uint32_t>(syscall(SYS_gettid))),
+        source };
+}
+
+// Markers are written inside and outside capture windows (one row per step): the analyzer then knows every step's
+// bounds, and a window's edges are these very timestamps.
+bool post_marker(const StepMarkerRow& row)
+{
+    return post_to_writer([row](TraceDb& db) { [[maybe_unused]] auto added = db.add_step_marker(row); });
+}
+
 int step(int64_t number)
 {
     if (number < 0)
@@ -87,12 +101,26 @@ int step(int64_t number)
     if (!running_session_services())
         return FP8SCOPE_E_NOT_RECORDING;
     set_explicit_step(number);
-    const StepMarkerRow row { session_now_ns(), number,
-        schema::global_tid(getpid(), static_cast<uint32_t>(syscall(SYS_gettid))) };
-    // Markers are written inside and outside capture windows (one row per step): the analyzer then knows every
-    // step's bounds, and a window's edges are these very timestamps.
-    const bool posted = post_to_writer([row](TraceDb& db) { [[maybe_unused]] auto added = db.add_step_marker(row); });
+    const StepMarkerRow row = marker_now(number, schema::StepMarkerSource::Job);
+    const bool posted = post_marker(row);
     capture_on_marker_step(number, row.timestamp_ns);
+    return posted ? FP8SCOPE_OK : FP8SCOPE_E_SAMPLED_OUT;
+}
+
+int step_end(int64_t number, int32_t source)
+{
+    static_assert(int32_t(schema::StepMarkerSource::Optimizer) == FP8SCOPE_STEP_END_OPTIMIZER
+        && int32_t(schema::StepMarkerSource::OptimizerSkipped) == FP8SCOPE_STEP_END_OPTIMIZER_SKIPPED);
+    if (number < 0 || number == INT64_MAX
+        || (source != FP8SCOPE_STEP_END_OPTIMIZER && source != FP8SCOPE_STEP_END_OPTIMIZER_SKIPPED))
+        return FP8SCOPE_E_INVALID_ARGUMENT;
+    if (!running_session_services())
+        return FP8SCOPE_E_NOT_RECORDING;
+    const StepMarkerRow row = marker_now(number, static_cast<schema::StepMarkerSource>(source));
+    const bool posted = post_marker(row);
+    // The next step begins here for sampling and capture windows, unless the job marks steps or NVTX ranges do.
+    if (begin_optimizer_step(number + 1))
+        capture_on_optimizer_step(number + 1, row.timestamp_ns);
     return posted ? FP8SCOPE_OK : FP8SCOPE_E_SAMPLED_OUT;
 }
 
@@ -106,6 +134,11 @@ FP8SCOPE_EXPORT int fp8scope_probe(const struct fp8scope_probe_args* args)
 FP8SCOPE_EXPORT int fp8scope_step(int64_t number)
 {
     return guarded([&] { return step(number); });
+}
+
+FP8SCOPE_EXPORT int fp8scope_step_end(int64_t number, int32_t source)
+{
+    return guarded([&] { return step_end(number, source); });
 }
 
 FP8SCOPE_EXPORT int fp8scope_scalar(const char* name, double value)

@@ -361,6 +361,9 @@ std::optional<int64_t> current_step()
     const int64_t explicit_step = engine().explicit_step.load(std::memory_order_relaxed);
     if (explicit_step >= 0)
         return explicit_step;
+    const int64_t optimizer_step = engine().optimizer_step.load(std::memory_order_relaxed);
+    if (optimizer_step >= 0)
+        return optimizer_step;
     const int64_t nvtx = nvtx_steps_seen();
     if (nvtx > 0)
         return nvtx - 1;
@@ -370,6 +373,17 @@ std::optional<int64_t> current_step()
 void set_explicit_step(int64_t step)
 {
     engine().explicit_step.store(step, std::memory_order_relaxed);
+}
+
+bool begin_optimizer_step(int64_t step)
+{
+    Engine& e = engine();
+    if (e.explicit_step.load(std::memory_order_relaxed) >= 0)
+        return false; // the job marks its steps: they win, as in the analyzer
+    if (e.optimizer_step.load(std::memory_order_relaxed) < 0 && nvtx_steps_seen() > 0)
+        return false; // NVTX step ranges came first: they keep the count (one source per process)
+    e.optimizer_step.store(step, std::memory_order_relaxed);
+    return true;
 }
 
 bool step_sampled(int64_t step)

@@ -84,6 +84,7 @@ struct Engine {
     std::optional<GemmSampler> gemm_sampler; // made by the first GEMM without steps (about 250 KB)
 
     std::atomic<int64_t> explicit_step { -1 };
+    std::atomic<int64_t> optimizer_step { -1 }; // the step the last optimizer step end began (begin_optimizer_step)
     std::atomic<int64_t> cap_unit { INT64_MIN }; // what probes_in_unit counts: a step, a period or a second
     std::atomic<int64_t> probes_in_unit { 0 };
 };

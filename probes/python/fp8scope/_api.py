@@ -31,6 +31,10 @@ _SCALE_NONE, _SCALE_VALUE, _SCALE_INV_VALUE, _SCALE_DEVICE, _SCALE_INV_DEVICE = 
 _warned = set()
 _warned_lock = threading.Lock()
 _next_step = 0
+# Set by the job's own calls, never by the package's hooks: the job's instrumentation wins over theirs
+# (_torch_hooks.py: the optimizer hook stops marking steps, the backward hook stops logging "loss").
+job_marks_steps = False
+job_logs_loss = False
 
 
 def _warn_once(key, message):
@@ -200,7 +204,8 @@ def _probe(name, tensor, scale, scale_inv, target, role, stream):
 def step(n=None):
     """Mark the beginning of training step `n` (>= 0) on this thread; n=None means one more than the last step
     marked (0 at first). Returns True when the collector recorded it."""
-    global _next_step
+    global _next_step, job_marks_steps
+    job_marks_steps = True
     if n is None:
         n = _next_step
     else:
@@ -219,6 +224,14 @@ def step(n=None):
 def log_scalar(name, value, stream=None):
     """Record a scalar: a Python number, a host tensor, or a one-element float32/bfloat16/float16 CUDA tensor,
     which the collector reads when the stream reaches this point (no .item(), no sync). True when recorded."""
+    global job_logs_loss
+    if name == "loss":
+        job_logs_loss = True
+    return log_scalar_from_hook(name, value, stream)
+
+
+def log_scalar_from_hook(name, value, stream=None):
+    """log_scalar for the package's own hooks (_torch_hooks.py): the call is not taken for the job's own."""
     if _collector.absent():
         return False
     try:

@@ -1,24 +1,48 @@
-"""Wraps PyTorch's scaled matmuls (_scaled_gemm.install) as soon as the job has imported torch, without importing it
-first: `fp8scope record`'s sitecustomize calls on_torch_import() at start-up (docs/python.md, "Scaled GEMMs")."""
+"""Wraps PyTorch's scaled matmuls (_scaled_gemm.install) and adds the step and loss hooks (_torch_hooks.install) as
+soon as the job has imported torch, without importing it first: `fp8scope record`'s sitecustomize calls
+on_torch_import() at start-up (docs/python.md, "Scaled GEMMs" and "Steps and loss without code").
+FP8SCOPE_TORCH_SCALED_MM=0 leaves out the first, FP8SCOPE_TORCH_HOOKS=0 the second."""
 
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 import warnings
 
 from . import _collector
 
 
+def _wanted(variable):
+    return os.environ.get(variable, "1") != "0"
+
+
+def scaled_mm_wanted():
+    return _wanted("FP8SCOPE_TORCH_SCALED_MM")
+
+
+def hooks_wanted():
+    return _wanted("FP8SCOPE_TORCH_HOOKS")
+
+
 def _install(torch):
     if _collector.api() is None and not _collector.undecided():
         return  # nothing records in this process: nothing to report to, so the job's ops stay untouched
-    try:
-        from . import _scaled_gemm
+    if scaled_mm_wanted():
+        try:
+            from . import _scaled_gemm
 
-        _scaled_gemm.install(torch)
-    except Exception as error:  # never fail the job's `import torch`
-        warnings.warn(f"fp8scope: PyTorch's scaled matmuls will not be reported: {type(error).__name__}: {error}",
-                      _collector.Fp8scopeWarning)
+            _scaled_gemm.install(torch)
+        except Exception as error:  # never fail the job's `import torch`
+            warnings.warn(f"fp8scope: PyTorch's scaled matmuls will not be reported: {type(error).__name__}: "
+                          f"{error}", _collector.Fp8scopeWarning)
+    if hooks_wanted():
+        try:
+            from . import _torch_hooks
+
+            _torch_hooks.install(torch)
+        except Exception as error:
+            warnings.warn(f"fp8scope: steps and the loss will not be recorded without code: {type(error).__name__}: "
+                          f"{error}", _collector.Fp8scopeWarning)
 
 
 class _Loader(importlib.abc.Loader):

@@ -134,6 +134,12 @@ class Api:
             self.scaled_gemm.restype = ctypes.c_int
         except AttributeError:
             self.scaled_gemm = None
+        try:  # absent from older collectors: then the PyTorch step and loss hooks do nothing (_torch_hooks.py)
+            self.step_end = lib.fp8scope_step_end
+            self.step_end.argtypes = [ctypes.c_int64, ctypes.c_int32]
+            self.step_end.restype = ctypes.c_int
+        except AttributeError:
+            self.step_end = None
         try:
             self.library_gemm = lib.fp8scope_library_gemm
             self.library_gemm.argtypes = [ctypes.c_void_p]

@@ -108,7 +108,7 @@ TEST_CASE("a newer schema major version is refused, naming both versions", "[loa
     auto result = load_trace(path);
     check_error(result, ErrorCode::NewerVersion, path, "2.0");
     CHECK(result.error().message
-        == "trace '" + path + "' has schema version 2.0, newer than this fp8scope reads (1.6); use a newer fp8scope");
+        == "trace '" + path + "' has schema version 2.0, newer than this fp8scope reads (1.7); use a newer fp8scope");
 }
 
 TEST_CASE("a newer minor version loads", "[loader]")
@@ -131,9 +131,9 @@ TEST_CASE("a newer minor version loads", "[loader]")
 TEST_CASE("PRAGMA user_version and the meta table must agree", "[loader][bad]")
 {
     const std::string path = written_trace(scratch_dir("bad_version_mismatch"), "mismatch.sqlite");
-    exec_sql(path, "UPDATE FP8SCOPE_META SET value = '1.7' WHERE key = 'schema_version';");
+    exec_sql(path, "UPDATE FP8SCOPE_META SET value = '1.8' WHERE key = 'schema_version';");
     check_error(load_trace(path), ErrorCode::InvalidTrace, path,
-        "PRAGMA user_version says 1.6 but FP8SCOPE_META schema_version says 1.7");
+        "PRAGMA user_version says 1.7 but FP8SCOPE_META schema_version says 1.8");
 }
 
 TEST_CASE("a 1.0 trace, written before FP8SCOPE_COLLECTOR_WORK, loads without it", "[loader]")

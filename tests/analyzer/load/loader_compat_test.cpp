@@ -39,7 +39,8 @@ const VersionedTrace kTraces[] = {
     { "compat/schema-1.3-44f49ee.sqlite", 3, 78, 84, 3, 12, true, "cast_transpose_kernel" },
     { "compat/schema-1.4-75c7b0c.sqlite", 4, 78, 84, 3, 12, true, "cast_transpose_kernel" },
     { "compat/schema-1.5-148192c.sqlite", 5, 78, 84, 3, 12, true, "cast_transpose_kernel" },
-    { "scenario-demo.sqlite", 6, 78, 84, 3, 12, true, "cast_transpose_kernel" },
+    { "compat/schema-1.6-a97d360.sqlite", 6, 78, 84, 3, 12, true, "cast_transpose_kernel" },
+    { "scenario-demo.sqlite", 7, 78, 84, 3, 12, true, "cast_transpose_kernel" },
 };
 
 // Each table's rows by a plain immutable connection: what the file holds, read without the loader.
@@ -112,14 +113,25 @@ TEST_CASE("a trace of every schema version ever written loads with the current r
         CHECK(std::ranges::count(minors_seen, minor) > 0);
 }
 
+TEST_CASE("a 1.6 trace, without FP8SCOPE_STEP_MARKER.source, reads its step markers as the job's", "[loader][compat]")
+{
+    const auto loaded = load_trace(std::string(FP8SCOPE_SAMPLE_TRACES) + "/compat/schema-1.6-a97d360.sqlite");
+    REQUIRE(loaded);
+    REQUIRE(loaded->step_markers.size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+        CHECK(loaded->step_markers[i].step == int64_t(i));
+        CHECK(loaded->step_markers[i].source == StepMarkerSource::Job);
+    }
+}
+
 TEST_CASE(
     "a newer minor version's additions are ignored: a table, a column, a meta key, an enum value", "[loader][compat]")
 {
     const std::string path = scratch_dir("compat_newer_minor") + "/trace.sqlite";
     REQUIRE(full_scenario().write_fp8scope(path));
     exec_sql(path,
-        "PRAGMA user_version = 65543;" // 1.7, newer than this reader
-        "UPDATE FP8SCOPE_META SET value = '1.7' WHERE key = 'schema_version';"
+        "PRAGMA user_version = 65544;" // 1.8, newer than this reader
+        "UPDATE FP8SCOPE_META SET value = '1.8' WHERE key = 'schema_version';"
         "INSERT INTO FP8SCOPE_META (key, value) VALUES ('future_key', 'x');"
         "CREATE TABLE FP8SCOPE_FUTURE (id INTEGER PRIMARY KEY, payload BLOB);"
         "ALTER TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ADD COLUMN futureFlag INTEGER;"
@@ -128,7 +140,7 @@ TEST_CASE(
     const auto loaded = load_trace(path);
     INFO((loaded ? std::string() : loaded.error().message));
     REQUIRE(loaded);
-    CHECK(loaded->meta.schema_minor == 7);
+    CHECK(loaded->meta.schema_minor == 8);
     CHECK(loaded->meta.raw.at("future_key") == "x");
     check_common_content(*loaded);
     // The unknown drop source is kept as its number and counted.

@@ -269,7 +269,7 @@ TEST_CASE("recorded row counts: every counted table is checked, and a bad count 
     }
     SECTION("a row added after the count was taken")
     {
-        exec_sql(path, "INSERT INTO FP8SCOPE_STEP_MARKER VALUES (5, 1, 16777216001)");
+        exec_sql(path, "INSERT INTO FP8SCOPE_STEP_MARKER VALUES (5, 1, 16777216001, 0)");
         check_error(load_trace(path), ErrorCode::InvalidTrace, path,
             "is corrupt: FP8SCOPE_STEP_MARKER reads as 1 rows, but 0 were written (row counts)");
     }

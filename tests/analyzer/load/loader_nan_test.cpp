@@ -64,7 +64,7 @@ TEST_CASE("NaN, Inf and subnormal scalars and NaN statistics round-trip through 
     const auto loaded = load_trace(path);
     INFO((loaded ? std::string() : loaded.error().message));
     REQUIRE(loaded);
-    CHECK(loaded->meta.schema_minor == 6);
+    CHECK(loaded->meta.schema_minor == 7);
     CHECK(loaded->row_counts.at("FP8SCOPE_SCALAR") == 4);
     CHECK(loaded->row_counts.at("FP8SCOPE_SCALAR_NAN") == 2);
     CHECK(loaded->dropped_records() == 0);

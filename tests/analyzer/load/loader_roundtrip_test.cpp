@@ -85,7 +85,7 @@ TEST_CASE("every table round-trips through the writer and the loader", "[loader]
         CHECK(meta.session_start_utc_ns == 1'795'219'200'000'000'000);
         CHECK(meta.finished);
         CHECK(meta.finish_reason == "exit");
-        CHECK(meta.raw.at("schema_version") == "1.6");
+        CHECK(meta.raw.at("schema_version") == "1.7");
         CHECK(meta.raw.at("pid") == "4242");
         CHECK(meta.raw.at("global_pid") == std::to_string(schema::global_pid(4242)));
         CHECK(meta.raw.at("finished") == "1");
@@ -270,4 +270,37 @@ TEST_CASE("rows written out of start order load sorted, equal starts in file ord
         CHECK(loaded_kernels == kernels);
         CHECK(loaded_calls == calls);
     }
+}
+
+TEST_CASE("step markers keep their source: the job's, an optimizer step's end, a skipped one (format 1.7)")
+{
+    Scenario s;
+    const HostThread host = s.thread(4242, 4242, "main");
+    s.step_marker(host, 100, 0);
+    s.optimizer_step(host, 200, 0);
+    s.optimizer_step(host, 300, 1, true);
+    const std::string path = scratch_dir("marker_sources") + "/trace.sqlite";
+    REQUIRE(s.write_fp8scope(path));
+    const auto loaded = load_trace(path);
+    INFO((loaded ? std::string() : loaded.error().message));
+    REQUIRE(loaded);
+    REQUIRE(loaded->step_markers.size() == 3);
+    const std::vector<StepMarkerSource> expected { StepMarkerSource::Job, StepMarkerSource::Optimizer,
+        StepMarkerSource::OptimizerSkipped };
+    for (size_t i = 0; i < 3; ++i) {
+        CHECK(loaded->step_markers[i].source == expected[i]);
+        CHECK(loaded->step_markers[i].timestamp_ns == int64_t(100 * (i + 1)));
+    }
+    CHECK(loaded->step_markers[2].step == 1);
+
+    // A NULL source (a hand-written row, or an older writer's) is the job's.
+    exec_sql(path,
+        "UPDATE FP8SCOPE_STEP_MARKER SET source = NULL WHERE timestamp = 300;"
+        "INSERT INTO FP8SCOPE_STEP_MARKER (timestamp, step, globalTid, source) VALUES (400, 9, 1, 7);"
+        "UPDATE FP8SCOPE_META SET value = value + 1 WHERE key = 'row_count.FP8SCOPE_STEP_MARKER';");
+    const auto edited = load_trace(path);
+    REQUIRE(edited);
+    REQUIRE(edited->step_markers.size() == 4);
+    CHECK(edited->step_markers[2].source == StepMarkerSource::Job);
+    CHECK(int32_t(edited->step_markers[3].source) == 7); // an unknown source is kept as its number
 }

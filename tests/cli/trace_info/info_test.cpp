@@ -54,7 +54,7 @@ TEST_CASE("info prints a finished trace's origin, process, GPU, time span and ro
     CHECK(result.err.empty());
     // Not a terminal: no escape sequences.
     CHECK(result.out.find('\x1b') == std::string::npos);
-    CHECK(field(result.out, "format") == "fp8scope trace, schema 1.6");
+    CHECK(field(result.out, "format") == "fp8scope trace, schema 1.7");
     CHECK(field(result.out, "producer") == "scenario builder");
     CHECK(field(result.out, "status") == "finished (exit)");
     CHECK(result.out.find("unfinished") == std::string::npos);
@@ -92,7 +92,7 @@ TEST_CASE("info --format json prints the documented, versioned object", "[cli][i
     CHECK(json.at("path") == path);
     CHECK(json.at("source") == "fp8scope");
     CHECK(json.at("schema").at("major") == 1);
-    CHECK(json.at("schema").at("minor") == 6);
+    CHECK(json.at("schema").at("minor") == 7);
     CHECK(json.at("producer").get<std::string>().find("scenario builder") != std::string::npos);
     CHECK(json.at("finished") == true);
     CHECK(json.at("process").at("command_line") == Facts::kCommandLine);

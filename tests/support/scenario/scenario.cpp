@@ -167,6 +167,12 @@ void Scenario::step_marker(HostThread thread, int64_t at_ns, int64_t step)
     steps_.push_back(StepMarkerRow { at_ns, step, thread.global_tid });
 }
 
+void Scenario::optimizer_step(HostThread thread, int64_t at_ns, int64_t step, bool skipped)
+{
+    steps_.push_back(StepMarkerRow { at_ns, step, thread.global_tid,
+        skipped ? schema::StepMarkerSource::OptimizerSkipped : schema::StepMarkerSource::Optimizer });
+}
+
 void Scenario::scalar(HostThread thread, int64_t at_ns, std::string name, double value, std::optional<int64_t> step)
 {
     scalars_.push_back(Scalar { at_ns, step, std::move(name), value, thread.global_tid });

@@ -94,6 +94,9 @@ public:
     void nvtx_range(HostThread thread, int64_t start_ns, int64_t end_ns, std::string text);
     void nvtx_mark(HostThread thread, int64_t at_ns, std::string text);
     void step_marker(HostThread thread, int64_t at_ns, int64_t step);
+    // An optimizer step end (format 1.7): optimizer step `step` ended at `at_ns` (OPTIMIZER), or GradScaler skipped
+    // it (`skipped`: OPTIMIZER_SKIPPED), as the Python package's optimizer hook writes them.
+    void optimizer_step(HostThread thread, int64_t at_ns, int64_t step, bool skipped = false);
     void scalar(HostThread thread, int64_t at_ns, std::string name, double value, std::optional<int64_t> step = {});
     // Registers a tensor site and returns its id; stats rows then reference it.
     int64_t tensor_site(std::string name, schema::TensorRole role, schema::Dtype dtype, int64_t rows, int64_t cols,

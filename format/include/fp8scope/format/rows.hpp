@@ -222,9 +222,10 @@ struct ScalarRow {
 };
 
 struct StepMarkerRow {
-    int64_t timestamp_ns = 0; // the step begins here
+    int64_t timestamp_ns = 0; // Job: the step begins here; Optimizer(Skipped): an optimizer step ended (was skipped)
     int64_t step = 0;
     int64_t global_tid = 0;
+    schema::StepMarkerSource source = schema::StepMarkerSource::Job;
 };
 
 struct OverheadRow {

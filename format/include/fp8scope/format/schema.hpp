@@ -23,8 +23,8 @@ inline constexpr int kMajorVersion = 1;
 // 1.1: FP8SCOPE_COLLECTOR_WORK; 1.2: meta row_count.<TABLE>, FP8SCOPE_CAPTURE_WINDOW, meta capture_mode; 1.3: drop
 // source CAPTURE_DETACH; 1.4: FP8SCOPE_SCALAR_NAN, FP8SCOPE_TENSOR_STATS.nanColumns; 1.5:
 // FP8SCOPE_TENSOR_SITE.scaleRecipe, ENUM_FP8SCOPE_SCALE_RECIPE, stats source TORCH_SCALED_MM; 1.6:
-// FP8SCOPE_BLOCK_STATS
-inline constexpr int kMinorVersion = 6;
+// FP8SCOPE_BLOCK_STATS; 1.7: FP8SCOPE_STEP_MARKER.source, ENUM_FP8SCOPE_STEP_MARKER_SOURCE
+inline constexpr int kMinorVersion = 7;
 // PRAGMA user_version holds (major << 16) | minor.
 inline constexpr int32_t encode_user_version(int major, int minor)
 {
@@ -366,6 +366,7 @@ inline constexpr Column kStepMarker[] = {
     { "timestamp", "INTEGER", R, "ns" },
     { "step", "INTEGER", R, "step number" },
     { "globalTid", "INTEGER", R, "globalTid" },
+    { "source", "INTEGER", N, "ENUM_FP8SCOPE_STEP_MARKER_SOURCE", 7 },
 };
 
 inline constexpr Column kOverhead[] = {

@@ -105,6 +105,11 @@ enum class DropSource : int32_t {
 // What opened a capture window (FP8SCOPE_CAPTURE_WINDOW.trigger): --capture-steps, --capture-every,
 // --capture-range cudaProfilerApi, --delay/--duration.
 enum class CaptureTrigger : int32_t { Steps = 0, Periodic = 1, ProfilerApi = 2, Time = 3 };
+// Who wrote a step marker (FP8SCOPE_STEP_MARKER.source, 1.7; NULL in older traces means Job): the job, where a step
+// begins (fp8scope_step()); or the Python package's optimizer hook, where an optimizer step ended (its `step` is the
+// count of optimizer steps, from 0), or where torch.amp.GradScaler skipped the optimizer step that would have ended
+// step `step` (docs/python.md, "Steps and loss without code").
+enum class StepMarkerSource : int32_t { Job = 0, Optimizer = 1, OptimizerSkipped = 2 };
 
 std::span<const Enum> enums();
 // The name of an enum value ("CONTEXT_SYNCHRONIZE"), or an empty view if the id is not in the enum.

@@ -4,13 +4,20 @@ It models: dtypes printed as "torch.<name>"; tensors with data_ptr/numel/dtype/d
 `type` and `copy_` that go through torch-function modes as PyTorch's do (the innermost mode is popped while its
 __torch_function__ runs); nn.Module with named_modules and forward/backward hooks whose handles remove them; NVTX
 push/pop and the current stream, recorded in `calls`. Backward hooks are fired by the test itself
-(Module.fire_backward_pre / fire_backward), since there is no autograd here.
+(Module.fire_backward_pre / fire_backward), since there is no autograd here. The training loop's parts (backward,
+optimizers and their global post hooks, GradScaler) are in _training.py.
 """
 
 import itertools
 import types
 
+from . import _training
+
 calls = []  # ("push", name), ("pop",), ("mode_enter",), ("mode_exit",) in the order they happened
+_training.calls = calls
+autograd = types.SimpleNamespace(backward=_training.backward)
+optim = types.SimpleNamespace(optimizer=_training.optimizer)
+amp = types.SimpleNamespace(GradScaler=_training.GradScaler)
 _modes = []
 _addresses = itertools.count(0x10000, 0x1000)
 
@@ -69,6 +76,12 @@ class Tensor:
     def add(self, other):  # any other torch function: must pass through the mode untouched
         return _dispatch(Tensor.add, (self, other), lambda: Tensor(self._numel, self.dtype, self.device.type))
 
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        return autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def scaled_copy(self):  # what GradScaler.scale returns: the loss times the scale, a new tensor
+        return Tensor(self._numel, self.dtype, self.device.type)
+
 
 def empty(numel, dtype=bfloat16):
     return Tensor(numel, dtype)
@@ -92,6 +105,7 @@ def _range_pop():
 
 
 cuda = types.SimpleNamespace(
+    amp=types.SimpleNamespace(GradScaler=_training.CudaGradScaler),
     current_stream=_current_stream,
     is_initialized=lambda: True,
     nvtx=types.SimpleNamespace(range_push=_range_push, range_pop=_range_pop),

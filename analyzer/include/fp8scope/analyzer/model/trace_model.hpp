@@ -176,10 +176,17 @@ struct Scalar {
     int64_t global_tid = 0;
 };
 
+// Who wrote a step marker: the values of schema::StepMarkerSource (FP8SCOPE_STEP_MARKER.source, 1.7; NULL in older
+// traces is Job). Job: step `step` begins here. Optimizer: the optimizer step that ends step `step` (the count of
+// optimizer steps, from 0) ended here. OptimizerSkipped: GradScaler skipped that optimizer step here. A value this
+// reader does not know is kept as its number.
+enum class StepMarkerSource : int32_t { Job = 0, Optimizer = 1, OptimizerSkipped = 2 };
+
 struct StepMarker {
     int64_t timestamp_ns = 0;
     int64_t step = 0;
     int64_t global_tid = 0;
+    StepMarkerSource source = StepMarkerSource::Job;
 };
 
 // ThreadNames: names of host threads, for timeline tracks.
