@@ -48,13 +48,16 @@ std::optional<StepSet> steps_from_markers(const TraceModel& model, int64_t trace
     // Several threads may mark steps (one per rank's worker, a helper thread): use the thread that marked most.
     std::map<int64_t, size_t> per_thread;
     for (const auto& marker : model.step_markers)
-        ++per_thread[marker.global_tid];
+        if (marker.source == StepMarkerSource::Job) // optimizer step ends (1.7) are not step beginnings
+            ++per_thread[marker.global_tid];
+    if (per_thread.empty())
+        return std::nullopt;
     const int64_t tid = std::max_element(per_thread.begin(), per_thread.end(), [](auto& l, auto& r) {
         return l.second < r.second;
     })->first;
     std::vector<StepMarker> markers;
     for (const auto& marker : model.step_markers)
-        if (marker.global_tid == tid)
+        if (marker.global_tid == tid && marker.source == StepMarkerSource::Job)
             markers.push_back(marker);
     std::stable_sort(
         markers.begin(), markers.end(), [](const auto& l, const auto& r) { return l.timestamp_ns < r.timestamp_ns; });
