@@ -17,6 +17,7 @@ and return its result or raise its error; an error of our own becomes one Fp8sco
 """
 
 import functools
+import sys
 import threading
 import warnings
 import weakref
@@ -214,6 +215,13 @@ def _scaler_classes(torch):
     return classes
 
 
+def _optimizer_module(torch):
+    """torch.optim.optimizer, already imported by torch: torch.optim deletes its submodules' names from its namespace
+    (PyTorch 2.11), so sys.modules has it where the attribute is gone."""
+    module = sys.modules.get("torch.optim.optimizer")
+    return module if module is not None else getattr(getattr(torch, "optim", None), "optimizer", None)
+
+
 def install(torch):
     """Installs the hooks once per process; True when they are (now or already) installed."""
     global _installed, _optimizer_hook
@@ -224,8 +232,7 @@ def install(torch):
         if api is not None and api.step_end is None:
             _api_with_step_end()  # warns: an older collector
             return False
-        register = getattr(getattr(getattr(torch, "optim", None), "optimizer", None),
-                           "register_optimizer_step_post_hook", None)
+        register = getattr(_optimizer_module(torch), "register_optimizer_step_post_hook", None)
         if register is None:
             _warn_once("no-post-hook", f"PyTorch {getattr(torch, '__version__', '?')} has no global optimizer step "
                        "post hook (2.0 or newer): steps and the loss are not recorded without code")

@@ -9,6 +9,7 @@ optimizers and their global post hooks, GradScaler) are in _training.py.
 """
 
 import itertools
+import sys
 import types
 
 from . import _training
@@ -16,7 +17,9 @@ from . import _training
 calls = []  # ("push", name), ("pop",), ("mode_enter",), ("mode_exit",) in the order they happened
 _training.calls = calls
 autograd = types.SimpleNamespace(backward=_training.backward)
-optim = types.SimpleNamespace(optimizer=_training.optimizer)
+# As in PyTorch 2.11, torch.optim deletes its submodules' names: torch.optim.optimizer is only in sys.modules.
+optim = types.SimpleNamespace()
+sys.modules["torch.optim.optimizer"] = _training.optimizer
 amp = types.SimpleNamespace(GradScaler=_training.GradScaler)
 _modes = []
 _addresses = itertools.count(0x10000, 0x1000)
