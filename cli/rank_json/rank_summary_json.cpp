@@ -111,7 +111,7 @@ template <class Io, Of<RankSummary> T> void fields(Io& io, T& s)
     io.text("host", s.host);
     io.text("command_line", s.command_line);
     io.integer("session_start_utc_ns", s.session_start_utc_ns, kInt64Min, kInt64Max);
-    io.choice("step_source", s.step_source, 4, step_source_name);
+    io.choice("step_source", s.step_source, 5, step_source_name);
     io.object("totals", s.totals);
     io.rows("steps", s.steps);
     io.rows("collectives", s.collectives);

@@ -101,7 +101,8 @@ std::string drift_sentence(const CompareResult& result, Escape escape)
 std::string verdict_sentence(const CompareResult& result, Escape escape)
 {
     if (!result.numerics_compared())
-        return escape(numerics_not_compared_sentence(result));
+        return escape(numerics_not_compared_sentence(result))
+            + (result.loss.final_relative_delta ? "; " + loss_sentence(result.loss, escape) : std::string());
     const CompareVerdict verdict = default_compare_verdict(result);
     if (!result.flagged.empty())
         return "DRIFT: " + drift_sentence(result, escape);

@@ -29,7 +29,7 @@ std::string per_step_rate(int64_t count, size_t steps, int decimals)
 std::string steps_sentence(const StepSet& steps)
 {
     std::string line = fmt::format("{} from {}", count_of(static_cast<int64_t>(steps.steps.size()), "step", "steps"),
-        step_source_name(steps.source));
+        steps.source == StepSource::Optimizer ? "the optimizer" : step_source_name(steps.source));
     if (!steps.detail.empty())
         line += fmt::format(" ({})", steps.detail);
     if (steps.warmup_excluded > 0)

@@ -34,6 +34,7 @@ import check_samples  # noqa: E402
 import check_signals  # noqa: E402
 import check_stats  # noqa: E402
 import check_torch  # noqa: E402
+import check_recipes  # noqa: E402
 import check_zoo  # noqa: E402
 import gpu_common as g  # noqa: E402
 
@@ -146,7 +147,7 @@ def main(argv=None):
         if zoo_stage in stages:
             check_zoo.run_all(ctx, report, state, zoo_stage)
     if "recipes" in stages:
-        check_zoo.run_recipes(ctx, report, state)
+        check_recipes.run_recipes(ctx, report, state)
         run_recipe_tools(ctx, report)
     if "zoo-markerless" in stages:
         check_zoo.run_all(ctx, report, state, "zoo-markerless")

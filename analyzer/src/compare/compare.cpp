@@ -103,18 +103,25 @@ std::string step_range(const Report& report)
     return fmt::format("steps {}..{} ({})", s.front(), s.back(), step_source_name(report.steps.source));
 }
 
-// Each common step's value of one scalar, the last one recorded in the step.
+// Each common step's value of one scalar: the mean of the values recorded in the step (with gradient accumulation,
+// `fp8scope record`'s backward hook logs the loss of each micro-batch; a job that logs once a step gives its value).
 std::map<int64_t, double> scalar_by_step(
     const TraceModel& model, const StepSet& steps, const std::string& name, const std::set<int64_t>& common)
 {
     const detail::StepLocator locator(steps);
-    std::map<int64_t, double> out;
+    std::map<int64_t, std::pair<double, int64_t>> sums;
     for (const Scalar& s : model.scalars) {
         if (model.strings[s.name] != name)
             continue;
-        if (const auto step = locator.analysed_step(s); step && common.contains(*step))
-            out[*step] = s.value;
+        if (const auto step = locator.analysed_step(s); step && common.contains(*step)) {
+            auto& [sum, count] = sums[*step];
+            sum += s.value;
+            ++count;
+        }
     }
+    std::map<int64_t, double> out;
+    for (const auto& [step, sum] : sums)
+        out[step] = sum.first / double(sum.second);
     return out;
 }
 
@@ -171,6 +178,20 @@ std::string with_logical_role(std::string label, const std::optional<std::string
 }
 
 // Why drift and loss cannot be compared before the sites are read, or "".
+// Why the two traces' per-step figures cannot be set side by side at all (different jobs, no common step), or "".
+std::string same_job_precondition(const CompareInput& in, const StepAlignment& alignment)
+{
+    const std::string run_program = program_of(in.run_model.meta.command_line);
+    const std::string ref_program = program_of(in.ref_model.meta.command_line);
+    if (!run_program.empty() && !ref_program.empty() && run_program != ref_program)
+        return fmt::format(
+            "the traces are of different jobs: the run ran '{}', the reference '{}'", run_program, ref_program);
+    if (alignment.common.empty())
+        return fmt::format(
+            "no common step: the run has {}, the reference {}", step_range(in.run_report), step_range(in.ref_report));
+    return {};
+}
+
 std::string numerics_precondition(const CompareInput& in, const StepAlignment& alignment)
 {
     const bool run_stats = !in.run_model.tensor_stats.empty(), ref_stats = !in.ref_model.tensor_stats.empty();
@@ -182,15 +203,7 @@ std::string numerics_precondition(const CompareInput& in, const StepAlignment& a
         return fmt::format("the {} '{}' has no tensor statistics: record it with `fp8scope record` "
                            "(GEMM statistics are on by default) so that sites can be compared",
             run_stats ? "reference" : "run", run_stats ? in.ref_model.path : in.run_model.path);
-    const std::string run_program = program_of(in.run_model.meta.command_line);
-    const std::string ref_program = program_of(in.ref_model.meta.command_line);
-    if (!run_program.empty() && !ref_program.empty() && run_program != ref_program)
-        return fmt::format(
-            "the traces are of different jobs: the run ran '{}', the reference '{}'", run_program, ref_program);
-    if (alignment.common.empty())
-        return fmt::format(
-            "no common step: the run has {}, the reference {}", step_range(in.run_report), step_range(in.ref_report));
-    return {};
+    return same_job_precondition(in, alignment);
 }
 
 // Matches the sites, tests them for drift and compares the loss, into `result`; returns why it could not, or "".
@@ -384,8 +397,14 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
         numerics_free.alignment = std::move(result.alignment);
         numerics_free.performance = std::move(result.performance);
         numerics_free.numerics_not_compared = std::move(result.numerics_not_compared);
-        numerics_free.loss.scalar = options.loss_scalar;
-        numerics_free.loss.unavailable = numerics_free.numerics_not_compared;
+        // The loss needs no tensor statistics: two runs of one job with common steps compare it whatever their
+        // sites (a zero-code FP8 run's _scaled_mm operands and its BF16 twin's matmuls match no site; issue 42).
+        if (const std::string why = same_job_precondition(in, numerics_free.alignment); why.empty())
+            numerics_free.loss = compare_loss(in, options.loss_scalar, common);
+        else {
+            numerics_free.loss.scalar = options.loss_scalar;
+            numerics_free.loss.unavailable = why;
+        }
         return numerics_free;
     }
     return result;

@@ -155,35 +155,55 @@ MatchedCollective straggler_of(
 }
 
 // Why rank `slowest` was late in step `index` (StepAcrossRanks::slowest_lead_cause): its excess over the other ranks'
-// median in kernel time and in each idle cause but comm, before each arrived at the step's first collective.
+// median, before each arrived at the step's first collective, first in kernel time against idle time (all causes
+// together), then, when idle leads, in each idle cause but comm. In two steps because the window before the arrival
+// holds idle time that every rank has (the previous step's tail, since the ranks were last together), and the cause
+// rules may name the same stretch differently on two ranks (`host` on one, `launch` on another whose launching
+// thread is silent longer between its own launches): compared cause by cause, that relabelling outweighed a real
+// excess of kernel time.
 std::optional<LeadCause> lead_cause(
     const std::vector<std::unordered_map<int64_t, const RankStep*>>& own_step, size_t slowest, int64_t index)
 {
     constexpr size_t kCompute = static_cast<size_t>(LeadCause::Compute);
+    constexpr size_t kAllIdle = kCompute + 1;
     auto figure = [](const RankStep& step, size_t k) {
-        return k == kCompute ? step.compute_before_ns : step.idle_before_ns[k];
+        if (k == kCompute)
+            return step.compute_before_ns;
+        if (k < kCompute)
+            return step.idle_before_ns[k];
+        // Every cause, comm too: no collective runs between the previous step's last and this step's first, so
+        // `comm` idle there is the cover rule's label for the tail of a gap it mostly covered before.
+        int64_t idle = 0;
+        for (size_t c = 0; c < kCompute; ++c)
+            idle += step.idle_before_ns[c];
+        return idle;
     };
     const RankStep& late = *own_step[slowest].at(index);
-    std::optional<LeadCause> lead;
-    int64_t most = 0;
-    for (size_t k = 0; k <= kCompute; ++k) {
-        if (k == static_cast<size_t>(BubbleCause::Comm))
-            continue;
+    auto excess = [&](size_t k) {
         std::vector<int64_t> others;
         for (size_t p = 0; p < own_step.size(); ++p)
             if (p != slowest)
                 others.push_back(figure(*own_step[p].at(index), k));
-        const int64_t excess = figure(late, k) - (others.empty() ? 0 : detail::median_of(std::move(others)));
-        if (excess > most) {
-            most = excess;
+        return figure(late, k) - (others.empty() ? 0 : detail::median_of(std::move(others)));
+    };
+    const int64_t compute = excess(kCompute), idle = excess(kAllIdle);
+    if (compute > 0 && compute >= idle)
+        return LeadCause::Compute;
+    std::optional<LeadCause> lead;
+    int64_t most = 0;
+    for (size_t k = 0; k < kCompute && idle > 0; ++k) {
+        if (k == static_cast<size_t>(BubbleCause::Comm))
+            continue;
+        if (const int64_t e = excess(k); e > most) {
+            most = e;
             lead = static_cast<LeadCause>(k);
         }
     }
     if (lead)
         return lead;
-    const auto idle = std::max_element(late.cause_ns.begin(), late.cause_ns.end());
-    if (*idle > 0)
-        return static_cast<LeadCause>(idle - late.cause_ns.begin());
+    const auto cause = std::max_element(late.cause_ns.begin(), late.cause_ns.end());
+    if (*cause > 0)
+        return static_cast<LeadCause>(cause - late.cause_ns.begin());
     return std::nullopt;
 }
 

@@ -106,26 +106,40 @@ std::map<uint32_t, DeviceUnions> add_communication(const TraceModel& model, Rank
     return devices;
 }
 
-// What each step did before the rank arrived at its first collective (its whole step without one): the time its
-// other kernels ran and its idle time by cause; and until when its own kernels ran during each collective. Across ranks
-// the straggler's excess over the others here is why it arrived late (docs/analysis.md "Across ranks"); after the
-// arrival the others' waits would blur it (gloo's waits are idle time).
+// What the rank did between the last moment the ranks were together and its arrival at each step's first
+// collective (its whole step without one): the time its other kernels ran and its idle time by cause; and until when
+// its own kernels ran during each collective. The ranks were together when the previous step's last collective ended
+// (every rank leaves a collective together, to within the link latency); with no collective in the previous step,
+// the window opens at the step's own start. Across ranks the straggler's excess over the others here is why it
+// arrived late (docs/analysis.md "Across ranks"); after the arrival the others' waits would blur it (gloo's waits are
+// idle time). Counted from the step's own start instead, a rank that sleeps at the loop's top lost its sleep
+// whenever the step began after it (automatic steps begin after the loop's longest pause).
 void add_before_arrival(const Report& report, const std::map<uint32_t, DeviceUnions>& devices, RankSummary& summary)
 {
     std::unordered_map<int64_t, size_t> step_at;
+    std::vector<int64_t> together_ns(summary.steps.size()), last_end_ns(summary.steps.size(), INT64_MIN);
     for (size_t i = 0; i < summary.steps.size(); ++i) {
         RankStep& step = summary.steps[i];
         step.arrival_ns = step.end_ns;
         step_at.emplace(step.index, i);
     }
     for (const RankCollective& c : summary.collectives) { // in start order: the first of each step wins
-        RankStep& step = summary.steps[step_at.at(c.step_index)];
+        const size_t i = step_at.at(c.step_index);
+        RankStep& step = summary.steps[i];
         if (step.arrival_ns == step.end_ns)
             step.arrival_ns = std::clamp(c.start_ns, step.start_ns, step.end_ns);
+        last_end_ns[i] = std::max(last_end_ns[i], c.end_ns);
     }
-    for (RankStep& step : summary.steps)
+    for (size_t i = 0; i < summary.steps.size(); ++i) {
+        const RankStep& step = summary.steps[i];
+        const bool previous = i > 0 && last_end_ns[i - 1] != INT64_MIN;
+        together_ns[i]
+            = previous ? std::clamp(last_end_ns[i - 1], summary.steps[i - 1].start_ns, step.arrival_ns) : step.start_ns;
+    }
+    for (size_t i = 0; i < summary.steps.size(); ++i)
         for (const auto& [device, unions] : devices)
-            step.compute_before_ns += length_within(unions.compute, step.start_ns, step.arrival_ns);
+            summary.steps[i].compute_before_ns
+                += length_within(unions.compute, together_ns[i], summary.steps[i].arrival_ns);
     for (RankCollective& c : summary.collectives) {
         c.compute_until_ns = c.start_ns;
         const auto unions = devices.find(c.device_id);
@@ -137,14 +151,18 @@ void add_before_arrival(const Report& report, const std::map<uint32_t, DeviceUni
         if (after != compute.begin())
             c.compute_until_ns = std::clamp(std::prev(after)->end_ns, c.start_ns, c.end_ns);
     }
+    // A bubble of the previous step that lies after the moment the ranks were together counts too: windows are
+    // disjoint (each ends at its step's arrival, the next opens after it), so each stretch counts once.
     for (const Bubble& bubble : report.bubbles.bubbles) {
         const auto at = step_at.find(bubble.step_index);
         if (at == step_at.end())
             continue;
-        RankStep& step = summary.steps[at->second];
-        const int64_t from = std::max(bubble.start_ns, step.start_ns), to = std::min(bubble.end_ns, step.arrival_ns);
-        if (to > from)
-            step.idle_before_ns[static_cast<size_t>(bubble.cause)] += to - from;
+        for (size_t i = at->second; i <= at->second + 1 && i < summary.steps.size(); ++i) {
+            const int64_t from = std::max(bubble.start_ns, together_ns[i]);
+            const int64_t to = std::min(bubble.end_ns, summary.steps[i].arrival_ns);
+            if (to > from)
+                summary.steps[i].idle_before_ns[static_cast<size_t>(bubble.cause)] += to - from;
+        }
     }
 }
 

@@ -374,17 +374,20 @@ BubbleAnalysis detail::analyze_bubbles(const TraceModel& model, const StepSet& s
             row.totals.step_ns = step.end_ns - step.start_ns;
             result.per_device_step.push_back(row);
         }
-        // Each step's launch span on this device: from the first to the last launch call (by call start) of the
-        // activities launched in the step (item 8: host idle inside it is framework work a graph removes).
+        // Each step's host interval on this device (two clocks, issue 42): from the first to the last launch call
+        // (by call start) of the activities that start in the step's device interval. Host idle inside it is
+        // framework work a graph removes; before or after it (data loading, logging, a rank's sleep at the loop's
+        // top) it is between steps. By the activities, not the calls' own times: a loop that runs ahead of the GPU
+        // launches the next step's work during this one.
         std::vector<std::pair<int64_t, int64_t>> launch_span(steps.size(), { INT64_MAX, INT64_MIN });
         for (detail::ActivityCursor cursor(model, device); cursor.next(activity);) {
             const auto call = classifier.launching_call(activity.correlation_id);
-            if (!call)
+            if (!call || activity.end_ns <= activity.start_ns)
                 continue;
             const int64_t call_ns = model.api_calls.start_ns[*call];
-            const auto step = std::upper_bound(
-                steps.begin(), steps.end(), call_ns, [](int64_t t, const StepInterval& s) { return t < s.start_ns; });
-            if (step == steps.begin() || call_ns >= (step - 1)->end_ns)
+            const auto step = std::upper_bound(steps.begin(), steps.end(), activity.start_ns,
+                [](int64_t t, const StepInterval& s) { return t < s.start_ns; });
+            if (step == steps.begin() || activity.start_ns >= (step - 1)->end_ns)
                 continue;
             auto& span = launch_span[size_t(step - steps.begin()) - 1];
             span.first = std::min(span.first, call_ns);

@@ -93,9 +93,13 @@ std::vector<uint32_t> optimizer_boundaries(
             ++i;
             continue;
         }
-        // The optimizer's group: its kernels and the non-GEMM work between them (up to 8 apart).
+        // The optimizer's group: its kernels and the non-GEMM work between them, up to the next GEMM (the next
+        // forward pass). One update can run its optimizer kernels far apart: clip_grad_norm_'s foreach norm, its
+        // non-finite check and clipping before the update, GradScaler's unscale before it, and a first step's lazy
+        // state initialisation between them (zoo clip_grad_nonfinite: 31 steps for 30, fp16_gradscaler 21 for 20,
+        // when groups ended after 8 activities without an optimizer kernel).
         size_t last = i;
-        for (size_t j = i + 1; j < n && j <= last + 8 && !s.gemm[j]; ++j)
+        for (size_t j = i + 1; j < n && !s.gemm[j]; ++j)
             if (s.optimizer[j])
                 last = j;
         size_t best = n;

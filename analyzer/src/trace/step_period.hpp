@@ -1,4 +1,4 @@
-// Automatic step detection (docs/analysis.md "Steps", rule 3): the period of the repeating activity sequence of a
+// Automatic step detection (docs/analysis.md "Steps", rule 4): the period of the repeating activity sequence of a
 // trace's busiest device, for jobs with no step markers and no NVTX steps. Internal to the analyzer; steps.cpp
 // turns the period into steps.
 #pragma once

@@ -4,6 +4,8 @@
 
 #include "fp8scope/format/schema.hpp"
 #include "model/median.hpp"
+#include "trace/step_clocks.hpp"
+#include "trace/step_optimizer.hpp"
 #include "trace/step_period.hpp"
 
 #include <fmt/format.h>
@@ -61,16 +63,26 @@ std::optional<StepSet> steps_from_markers(const TraceModel& model, int64_t trace
             markers.push_back(marker);
     std::stable_sort(
         markers.begin(), markers.end(), [](const auto& l, const auto& r) { return l.timestamp_ns < r.timestamp_ns; });
-    std::vector<int64_t> starts, indices;
+    // A marker is a host time: its step begins on the device when the work launched before it is done (two
+    // clocks, step_clocks.hpp). A marker whose device time equals the next one's began a step with no work.
+    const detail::HostToDevice clocks(model);
+    std::vector<int64_t> starts, indices, host_starts;
     for (const auto& marker : markers) {
-        if (!starts.empty() && starts.back() == marker.timestamp_ns)
-            continue; // a repeated marker would make an empty step
-        starts.push_back(marker.timestamp_ns);
+        const int64_t start_ns = clocks.device_time(marker.timestamp_ns);
+        if (!starts.empty() && starts.back() == start_ns) {
+            indices.back() = marker.step; // a repeated marker, or one with nothing launched since the last
+            host_starts.back() = marker.timestamp_ns;
+            continue;
+        }
+        starts.push_back(start_ns);
         indices.push_back(marker.step);
+        host_starts.push_back(marker.timestamp_ns);
     }
     StepSet set { .source = StepSource::Markers,
         .detail = fmt::format("{} step markers on thread {}", starts.size(), schema::tid_of(tid)), // the OS tid
         .steps = steps_from_starts(starts, indices, trace_end_ns) };
+    for (size_t i = 0; i < set.steps.size(); ++i)
+        set.steps[i].host_start_ns = host_starts[i];
     if (set.steps.empty())
         return std::nullopt;
     return set;
@@ -133,6 +145,7 @@ std::optional<StepSet> steps_from_nvtx(const TraceModel& model, const std::strin
     for (size_t row : rows)
         all_numbered = all_numbered && split_trailing_number(model.strings[nvtx.text[row]]).second.has_value();
 
+    const detail::HostToDevice clocks(model); // the ranges' edges are host times (step_clocks.hpp)
     StepSet set;
     set.source = StepSource::Nvtx;
     set.detail = fmt::format("{} NVTX ranges '{}' on thread {}", rows.size(), model.strings[nvtx.text[rows.front()]],
@@ -149,8 +162,11 @@ std::optional<StepSet> steps_from_nvtx(const TraceModel& model, const std::strin
             if (next_start_ns - end_ns <= end_ns - nvtx.start_ns[row])
                 end_ns = next_start_ns;
         }
-        if (end_ns > nvtx.start_ns[row])
-            set.steps.push_back({ index, nvtx.start_ns[row], end_ns });
+        const int64_t start_ns
+            = std::max(clocks.device_time(nvtx.start_ns[row]), set.steps.empty() ? INT64_MIN : set.steps.back().end_ns);
+        end_ns = clocks.device_time(end_ns);
+        if (end_ns > start_ns)
+            set.steps.push_back({ index, start_ns, end_ns, nvtx.start_ns[row] });
     }
     if (set.steps.empty())
         return std::nullopt;
@@ -223,6 +239,8 @@ const char* step_source_name(StepSource source)
         return "automatic";
     case StepSource::WholeTrace:
         return "whole trace";
+    case StepSource::Optimizer:
+        return "optimizer";
     }
     return "unknown";
 }
@@ -238,6 +256,8 @@ StepSet find_steps(const TraceModel& model, const StepOptions& options)
         found = steps_from_markers(model, span->second);
     if (!found && !options.ignore_nvtx)
         found = steps_from_nvtx(model, options.nvtx_pattern.value_or(kDefaultNvtxStepPattern));
+    if (!found && !options.ignore_markers)
+        found = detail::steps_from_optimizer(model, detail::HostToDevice(model));
     if (!found)
         found = steps_automatic(model, span->second);
     if (!found)
@@ -245,6 +265,9 @@ StepSet find_steps(const TraceModel& model, const StepOptions& options)
             .detail = "no step markers, NVTX steps or repeating kernel sequence",
             .steps = { { 0, span->first, std::max(span->second, span->first + 1) } } };
 
+    for (StepInterval& step : found->steps)
+        if (step.host_start_ns == StepInterval::kUnknownHostStart)
+            step.host_start_ns = step.start_ns; // automatic steps begin at an activity: its launch is not kept here
     // Warm-up: drop the first steps, but never all of them.
     const int64_t drop = std::clamp<int64_t>(options.warmup, 0, int64_t(found->steps.size()) - 1);
     found->steps.erase(found->steps.begin(), found->steps.begin() + drop);

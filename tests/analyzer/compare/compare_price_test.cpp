@@ -27,7 +27,13 @@ TEST_CASE("compare says in one line why drift and loss were not compared, and co
         CHECK(r.numerics_not_compared.find('\n') == std::string::npos);
         CHECK(r.sites.empty());
         CHECK(r.flagged.empty());
-        CHECK(r.loss.unavailable == r.numerics_not_compared);
+        // The loss needs no tensor statistics (issue 42): it says its own reason, unless the jobs differ or share no
+        // step.
+        CHECK_FALSE(r.loss.final_relative_delta);
+        CHECK((r.loss.unavailable == r.numerics_not_compared
+            || r.loss.unavailable
+                == "no 'loss' scalar (fp8scope.log_scalar) in the compared steps of the run and the "
+                   "reference"));
         const CompareVerdict verdict = default_compare_verdict(r);
         CHECK_FALSE(verdict.healthy());
         CHECK_FALSE(verdict.drift.passed); // no drifting site among none seen is not a pass
@@ -96,6 +102,35 @@ TEST_CASE("compare says in one line why drift and loss were not compared, and co
         Compared c = compare_jobs(run, ref, "refuse-sites");
         CHECK_THAT(not_compared(c), StartsWith("no tensor site in common: the run has 1 site(s) with samples"));
     }
+}
+
+TEST_CASE("compare gives the loss delta of two runs of one job whose tensor sites match none", "[compare]")
+{
+    // A zero-code FP8 run and its BF16 twin (issue 42): torch._scaled_mm's operands and the twin's matmuls are
+    // different GEMM sites, but the loss that record's backward hook logs is the same scalar in both.
+    Job run, ref;
+    run.steps(4);
+    ref.steps(4);
+    const int64_t fp8 = run.gemm("p", "64x128x32", schema::TensorRole::B, schema::Dtype::E4M3);
+    const int64_t bf16 = ref.gemm("q", "128x64x32", schema::TensorRole::A, schema::Dtype::BFloat16);
+    for (int i = 0; i < 4; ++i) {
+        run.sample(fp8, i, 0.1, schema::Dtype::E4M3, 1.0, 1.0 / 448);
+        ref.sample(bf16, i, 0.1, schema::Dtype::BFloat16, 1.0);
+        // Two micro-batches a step: the step's loss is their mean (run 2.1, ref 2.0: 5%).
+        for (const double micro : { -0.1, 0.1 }) {
+            run.s.scalar(run.host, i * kStepNs + 500'000, "loss", 2.1 + micro, i);
+            ref.s.scalar(ref.host, i * kStepNs + 500'000, "loss", 2.0 + micro, i);
+        }
+    }
+    Compared c = compare_jobs(run, ref, "loss-no-sites");
+    const CompareResult& r = c.result();
+    CHECK_FALSE(r.numerics_compared());
+    CHECK_THAT(r.numerics_not_compared, StartsWith("no tensor site in common"));
+    REQUIRE(r.loss.final_relative_delta);
+    CHECK_THAT(*r.loss.final_relative_delta, WithinAbs(0.05, 1e-9));
+    REQUIRE(r.loss.steps.size() == 4);
+    CHECK_THAT(r.loss.steps.front().run, WithinAbs(2.1, 1e-12));
+    CHECK(default_compare_verdict(r).loss.passed == false); // 5% is above the 1e-2 threshold
 }
 
 namespace {

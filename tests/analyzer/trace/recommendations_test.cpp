@@ -250,7 +250,8 @@ TEST_CASE("steps that run from CUDA graphs already are not told to capture one",
     const Recommendation* between = find(jax, RecommendationKind::CudaGraphs);
     REQUIRE(between != nullptr);
     CHECK(between->title == "Cut the host work between the step's CUDA graph launches");
-    CHECK(between->reason.starts_with("the step's kernels already run from CUDA graphs (693 of 693)"));
+    // 38 kernels in each of 18 steps (693 before issue 42, when the markers' host times cut the GPU's steps).
+    CHECK(between->reason.starts_with("the step's kernels already run from CUDA graphs (684 of 684)"));
 
     const WhatIf compiled = what_if("compile_reduce_overhead.sqlite");
     CHECK(compiled.graph_kernel_share > 0.5);

@@ -119,7 +119,11 @@ TEST_CASE("step markers: one step per marker, the last one at most two median st
         s.step_marker(host, 100 + 100 * i, 10 + i);
     s.step_marker(helper, 150, 99); // another thread, fewer markers: ignored
     s.nvtx_range(host, 100, 200, "train_step");
-    s.launch(host, launch_call(100), named_kernel(100, 1000, "long"));
+    // Each step launches its kernel 5 ns after its marker (the call), and the GPU is idle at every marker, so the
+    // device's steps begin at the markers (two clocks: the next test case).
+    for (int64_t i = 0; i < 3; ++i)
+        s.launch(host, launch_call(125 + 100 * i), named_kernel(125 + 100 * i, 190 + 100 * i, "k"));
+    s.launch(host, launch_call(425), named_kernel(425, 1000, "long"));
     const TraceModel model = write_and_load(s, "markers");
 
     StepOptions all;
@@ -153,7 +157,9 @@ TEST_CASE("NVTX steps: the biggest family, to the next range unless the pause is
     s.nvtx_range(other, 100, 500, "step");
     s.nvtx_range(other, 600, 900, "step");
     s.nvtx_range(host, 100, 1100, "forward 1");
-    s.launch(host, launch_call(100), named_kernel(100, 1100, "long"));
+    // One kernel launched inside each ProfilerStep range, each done before the next range begins.
+    for (const auto& [start, end] : { std::pair { 125, 170 }, { 225, 280 }, { 325, 340 }, { 1025, 1090 } })
+        s.launch(host, launch_call(start), named_kernel(start, end, "k"));
     const TraceModel model = write_and_load(s, "nvtx");
 
     StepOptions options;
@@ -168,7 +174,7 @@ TEST_CASE("NVTX steps: the biggest family, to the next range unless the pause is
     options.nvtx_pattern = "(";
     CHECK(check_nvtx_step_pattern("(").has_value());
     CHECK(!check_nvtx_step_pattern(kDefaultNvtxStepPattern).has_value());
-    CHECK(find_steps(model, options).source == StepSource::WholeTrace); // an invalid pattern matches nothing
+    CHECK(find_steps(model, options).source != StepSource::Nvtx); // an invalid pattern matches nothing
 }
 
 TEST_CASE("automatic detection: steps begin at the anchor after the loop's largest regular gap", "[steps]")
@@ -199,11 +205,34 @@ TEST_CASE("a single step marker makes one step to the end of the trace, kept des
     Scenario s;
     const auto host = s.thread(4242, 4242);
     s.step_marker(host, 100, 7);
-    s.launch(host, launch_call(100), named_kernel(100, 500, "long"));
+    s.launch(host, launch_call(125), named_kernel(125, 500, "long"));
     const StepSet steps = find_steps(write_and_load(s, "one-marker"), {});
     CHECK(steps.source == StepSource::Markers);
     CHECK(steps.warmup_excluded == 0);
     check_steps(steps, { { 7, 100, 500 } });
+}
+
+TEST_CASE("two clocks: a marker begins its step on the device when the work launched before it is done", "[steps]")
+{
+    // A GPU-bound loop: the host marks step i at 100 * i and launches its 250 ns kernel at once; the GPU runs them
+    // back to back, so it reaches step i's kernel at 250 * i. The steps are the kernels, not the markers' intervals.
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    for (int64_t i = 0; i < 4; ++i) {
+        const int64_t marker_ns = 1000 + 100 * i, start_ns = 1000 + 30 + 250 * i;
+        s.step_marker(host, marker_ns, i);
+        s.launch(host, { .api_start_ns = marker_ns + 5, .api_end_ns = marker_ns + 10 },
+            named_kernel(start_ns, start_ns + 250, "k"));
+    }
+    StepOptions all;
+    all.warmup = 0;
+    const StepSet steps = find_steps(write_and_load(s, "gpu-bound"), all);
+    CHECK(steps.source == StepSource::Markers);
+    // Step 0 begins at its marker (the GPU idles until its kernel); step i > 0 when kernel i - 1 ends. The last runs
+    // to the trace's end (its kernel's end, within two median steps).
+    check_steps(steps, { { 0, 1000, 1280 }, { 1, 1280, 1530 }, { 2, 1530, 1780 }, { 3, 1780, 2030 } });
+    for (size_t i = 0; i < steps.steps.size(); ++i)
+        CHECK(steps.steps[i].host_start_ns == 1000 + 100 * int64_t(i)); // the markers, on the host's clock
 }
 
 namespace {

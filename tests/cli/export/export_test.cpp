@@ -177,11 +177,13 @@ TEST_CASE(
 {
     // Found by real HTA on the DDP sample (tests/interop/hta_check.py): a copy queued near the end of step 1 runs in
     // step 2; with --steps 2:3 its call lay outside the window and was left out, so HTA, which keeps GPU work only
-    // with its launch call, dropped the copy from step 2, and the copy's flow had no start.
+    // with its launch call, dropped the copy from step 2, and the copy's flow had no start. It runs on a side stream
+    // after step 2's first kernel (310 us), so that step 2 begins on the device before it (two clocks: work launched
+    // before a marker and done before the next step's first activity is the previous step's).
     testing::Scenario s = two_device_steps();
     const auto host = s.thread(4242, 4243, "pt_autograd_0");
     s.launch(host, { .api_start_ns = 290'000, .api_end_ns = 292'000, .name = "cudaLaunchKernel_v7000" },
-        { .start_ns = 300'500, .end_ns = 305'000, .name = "queued_early" });
+        { .start_ns = 312'000, .end_ns = 318'000, .name = "queued_early", .stream_id = 9 });
     const std::string dir = scratch_dir("export_early_call");
     REQUIRE(s.write_fp8scope(dir + "/early.sqlite"));
     const json window = export_ok(dir + "/early.sqlite", dir + "/early.json", { "--warmup", "0", "--steps", "2:3" });

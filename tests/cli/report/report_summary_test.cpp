@@ -43,7 +43,7 @@ TEST_CASE("report opens with a summary of at most 8 lines on the real FP8 trace"
     const auto summary = summary_of(text);
     CHECK(summary.size() + 1 <= 8); // with its heading
     CHECK(any_starts_with(
-        summary, "  step       57.768 ms per step over 28 steps (nvtx); GPU busy 32.4%, bubble ratio 0.676"));
+        summary, "  step       57.774 ms per step over 28 steps (nvtx); GPU busy 32.4%, bubble ratio 0.676"));
     CHECK(any_starts_with(summary, "  top cause  launch, 62.4% of step time idle"));
     CHECK(any_starts_with(summary, "  first fix  Capture the step in a CUDA Graph"));
     CHECK(any_starts_with(summary, "  FP8        FP8 GEMMs 5.8% of kernel time; casts and amax/scale 6.3%"));

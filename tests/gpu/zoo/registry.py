@@ -254,26 +254,26 @@ WORKLOADS = [
 
     # ---- zoo-markerless (issue 42 item 5): patterns judged with the job's markers and with them ignored
     # (--step-source auto); each marked job also prints when it set each marker (marker_host_ns). One GPU. ---------
-    Workload("hf_loop_top_sleep", "zoo-markerless", [PY, f"{ZOO}/hf_loop_top_sleep.py", "--steps", "15"], 15,
+    Workload("hf_loop_top_sleep", "zoo-markerless", [PY, f"{ZOO}/markerless/hf_loop_top_sleep.py", "--steps", "15"], 15,
              expected_s=20, timeout_s=90, requires=("transformers",)),
     Workload("ddp_gloo_loop_top_sleep", "zoo-markerless",
-             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{ZOO}/ddp_loop_top_sleep.py", "--backend",
+             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{ZOO}/markerless/ddp_loop_top_sleep.py", "--backend",
               "gloo", "--steps", "15", "--straggler-rank", "1", "--sleep-ms", "5", "--name",
               "ddp_gloo_loop_top_sleep"], 15, traces=2, expected_s=25, timeout_s=90),
     Workload("fp16_gradscaler", "zoo-markerless",
-             [PY, f"{ZOO}/fp16_gradscaler.py", "--steps", "20", "--skip-steps", "6,13"], 20),
-    Workload("save_every_n", "zoo-markerless", [PY, f"{ZOO}/save_every_n.py", "--steps", "20", "--every", "5"], 20),
-    Workload("compile_graph_break", "zoo-markerless", [PY, f"{ZOO}/compile_graph_break.py", "--steps", "15"], 15,
+             [PY, f"{ZOO}/markerless/fp16_gradscaler.py", "--steps", "20", "--skip-steps", "6,13"], 20),
+    Workload("save_every_n", "zoo-markerless", [PY, f"{ZOO}/markerless/save_every_n.py", "--steps", "20", "--every", "5"], 20),
+    Workload("compile_graph_break", "zoo-markerless", [PY, f"{ZOO}/markerless/compile_graph_break.py", "--steps", "15"], 15,
              expected_s=45, timeout_s=120),
-    Workload("side_stream_prefetch", "zoo-markerless", [PY, f"{ZOO}/side_stream_prefetch.py", "--steps", "20"], 20),
-    Workload("clip_grad_nonfinite", "zoo-markerless", [PY, f"{ZOO}/clip_grad_nonfinite.py", "--steps", "30"], 30),
-    Workload("gpu_bound_markers", "zoo-markerless", [PY, f"{ZOO}/gpu_bound_markers.py", "--steps", "20"], 20),
+    Workload("side_stream_prefetch", "zoo-markerless", [PY, f"{ZOO}/markerless/side_stream_prefetch.py", "--steps", "20"], 20),
+    Workload("clip_grad_nonfinite", "zoo-markerless", [PY, f"{ZOO}/markerless/clip_grad_nonfinite.py", "--steps", "30"], 30),
+    Workload("gpu_bound_markers", "zoo-markerless", [PY, f"{ZOO}/markerless/gpu_bound_markers.py", "--steps", "20"], 20),
     # The zero-code FP8/BF16 pair for compare's loss delta: no fp8scope call at all, so no markers (markers="none").
     Workload("zero_code_pair_fp8", "zoo-markerless",
-             [PY, f"{ZOO}/zero_code_pair.py", "--precision", "fp8", "--steps", "20", "--name", "zero_code_pair_fp8",
+             [PY, f"{ZOO}/markerless/zero_code_pair.py", "--precision", "fp8", "--steps", "20", "--name", "zero_code_pair_fp8",
               "--twin", "zero_code_pair_bf16"], 20, markers="none"),
     Workload("zero_code_pair_bf16", "zoo-markerless",
-             [PY, f"{ZOO}/zero_code_pair.py", "--precision", "bf16", "--steps", "20", "--name", "zero_code_pair_bf16",
+             [PY, f"{ZOO}/markerless/zero_code_pair.py", "--precision", "bf16", "--steps", "20", "--name", "zero_code_pair_bf16",
               "--twin", "zero_code_pair_fp8"], 20, markers="none"),
 
     # ---- zoo-ddp2: DDP over NCCL, one GPU per rank -------------------------------------------------------------
@@ -286,7 +286,7 @@ WORKLOADS = [
               "--backend", "nccl", "--item", "--straggler-rank", "1", "--straggler-batch-factor", "16",
               "--name", "ddp_nccl_slow_compute"], 15, traces=2, expected_s=30, timeout_s=90, gpus=2),
     Workload("ddp_nccl_loop_top_sleep", "zoo-ddp2",
-             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{ZOO}/ddp_loop_top_sleep.py", "--backend",
+             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{ZOO}/markerless/ddp_loop_top_sleep.py", "--backend",
               "nccl", "--steps", "15", "--straggler-rank", "1", "--sleep-ms", "5", "--name",
               "ddp_nccl_loop_top_sleep"], 15, traces=2, expected_s=30, timeout_s=90, gpus=2),
 ]

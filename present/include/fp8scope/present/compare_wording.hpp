@@ -98,7 +98,8 @@ std::vector<PerformanceRow> performance_rows(const analyzer::PerformanceComparis
 // The performance per step (compare_performance_wording.cpp; docs/analysis.md "Compare", performance).
 // Text and Markdown list this many kernels per list; HTML and JSON every one the analyzer lists (kKernelChangesListed).
 inline constexpr size_t kListedKernelChangesText = 5;
-// "Drift and loss not compared: <the analyzer's reason>; performance only", or "" when they were compared.
+// "Drift and loss not compared: <the analyzer's reason>; performance only" ("Drift not compared: <reason>" when the
+// loss was compared without tensor statistics), or "" when they were compared.
 std::string numerics_not_compared_sentence(const analyzer::CompareResult& result);
 // Which steps the figures are over: "the 28 common steps", or "each trace's own analysed steps (30 and 10): no step
 // number in common".

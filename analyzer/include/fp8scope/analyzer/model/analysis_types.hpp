@@ -16,12 +16,18 @@ enum class StepSource {
     Nvtx, // NVTX ranges matching a pattern
     Automatic, // the repeating kernel sequence
     WholeTrace, // nothing found: the whole trace is one step
+    Optimizer, // the ends of PyTorch optimizer steps (FP8SCOPE_STEP_MARKER source optimizer, fp8scope record's hook)
 };
 
 struct StepInterval {
     int64_t index = 0; // the job's step number (marker or NVTX number when known, else its position)
     int64_t start_ns = 0;
     int64_t end_ns = 0; // exclusive
+    // The step on the host's clock (issue 42): when the launching thread began it (the marker, the NVTX range's
+    // start, the end of the previous optimizer step; for automatic steps the launch call of the step's first
+    // activity). start_ns/end_ns are the device's clock: a GPU-bound loop's host runs steps ahead of its GPU.
+    int64_t host_start_ns = kUnknownHostStart;
+    static constexpr int64_t kUnknownHostStart = INT64_MIN;
 };
 
 struct StepSet {
