@@ -22,7 +22,7 @@ Each run takes the GPUs its job needs (CUDA_VISIBLE_DEVICES), at most two runs p
 go side by side as there are GPUs: the same model of GPU gives the same bits (cuBLAS's reproducibility is per
 architecture and SM count).
 
-FP8SCOPE_BITWISE_SETS=extras,zoo1,zoo2,zoo-ddp2 (default: all) picks the sets; FP8SCOPE_ZOO_ONLY=a,b the
+FP8SCOPE_BITWISE_SETS=extras,zoo1,zoo2,zoo-ddp2,zoo-markerless (default: all) picks the sets; FP8SCOPE_ZOO_ONLY=a,b the
 workloads by name.
 """
 
@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "zoo"))
 import registry  # noqa: E402  (tests/gpu/zoo/registry.py)
 
-SETS = ("extras", "zoo1", "zoo2", "zoo-ddp2")
+SETS = ("extras", "zoo1", "zoo2", "zoo-ddp2", "zoo-markerless")
 GPT2 = [registry.PY, f"{registry.REALJOBS}/hf_gpt2_compile.py", "--steps", "25"]
 
 
@@ -81,7 +81,7 @@ def extras():
 
 def jobs_of(sets, only):
     jobs = extras() if "extras" in sets else []
-    for stage in ("zoo1", "zoo2", "zoo-ddp2"):
+    for stage in ("zoo1", "zoo2", "zoo-ddp2", "zoo-markerless"):
         if stage in sets:
             jobs += [Job(w.name, w.argv, w.env, max(w.timeout_s, 120), w.gpus, w.requires)
                      for w in registry.WORKLOADS if w.stage == stage]

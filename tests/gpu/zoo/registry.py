@@ -40,6 +40,7 @@ SAMPLE = "{build}/samples/fp8scope_sample_zoo_sync_loop"
 # samples/torch/train.py as tests/gpu/check_compare.py records it: small enough for committed traces.
 TRAIN_MODEL = ["--layers", "2", "--d-model", "512", "--heads", "8", "--seq", "256", "--batch", "8", "--vocab", "4096"]
 STATS_EVERY_STEP = {"FP8SCOPE_STATS_EVERY": "1"}
+ZERO_CODE = {"FP8SCOPE_ZOO_MARKERS": "0"}  # the job marks no steps (tests/gpu/realjobs/common.py markers_on)
 
 
 @dataclass
@@ -275,6 +276,20 @@ WORKLOADS = [
     Workload("zero_code_pair_bf16", "zoo-markerless",
              [PY, f"{ZOO}/markerless/zero_code_pair.py", "--precision", "bf16", "--steps", "20", "--name", "zero_code_pair_bf16",
               "--twin", "zero_code_pair_fp8"], 20, markers="none"),
+
+    # Zero-code runs of three of them (FP8SCOPE_ZOO_MARKERS=0: no fp8scope.step(); record's optimizer hook marks the
+    # steps, and its backward hook logs the loss): the loader stall, the sleeping rank, GradScaler's skipped steps.
+    Workload("hf_loop_top_sleep_zero_code", "zoo-markerless",
+             [PY, f"{ZOO}/markerless/hf_loop_top_sleep.py", "--steps", "15", "--name", "hf_loop_top_sleep_zero_code"],
+             15, env=ZERO_CODE, markers="none", expected_s=20, timeout_s=90, requires=("transformers",)),
+    Workload("ddp_gloo_loop_top_sleep_zero_code", "zoo-markerless",
+             ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{ZOO}/markerless/ddp_loop_top_sleep.py",
+              "--backend", "gloo", "--steps", "15", "--straggler-rank", "1", "--sleep-ms", "5", "--name",
+              "ddp_gloo_loop_top_sleep_zero_code"], 15, traces=2, env=ZERO_CODE, markers="none", expected_s=25,
+             timeout_s=90),
+    Workload("fp16_gradscaler_zero_code", "zoo-markerless",
+             [PY, f"{ZOO}/markerless/fp16_gradscaler.py", "--steps", "20", "--skip-steps", "6,13", "--name",
+              "fp16_gradscaler_zero_code"], 20, env=ZERO_CODE, markers="none"),
 
     # ---- zoo-ddp2: DDP over NCCL, one GPU per rank -------------------------------------------------------------
     Workload("ddp_nccl_sleep", "zoo-ddp2",

@@ -93,6 +93,8 @@ def truth(workload, steps, pattern, step_ms, planted=None, measured=None, recipe
     step_ms: the clock's per-step times; measured.median_step_ms is their median after the warm-up steps.
     fields: straggler, drift, pair, rank, world_size and anything else the workload measured or planted."""
     measured = dict(measured or {})
+    if not common.markers_on():
+        planted = dict(planted or {}, markers="none")
     if step_ms:
         measured.setdefault("median_step_ms", median_after_warmup(step_ms))
         measured.setdefault("median_from_step", WARMUP_STEPS if len(step_ms) > 2 * WARMUP_STEPS else 0)

@@ -54,6 +54,7 @@ def grad_scaler():
 
 def main():
     p = argparse.ArgumentParser()
+    p.add_argument("--name", default="fp16_gradscaler", help="the workload name its truth prints (a zero-code variant)")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--skip-steps", default="6,13", help="steps whose loss is multiplied by inf")
     args = p.parse_args()
@@ -86,7 +87,7 @@ def main():
     skipped = [i for i, s in enumerate(scale_values) if s < (scale_values[i - 1] if i else INIT_SCALE)]
     if skipped != skip_steps:
         print(f"fp16_gradscaler: GradScaler skipped steps {skipped}, planted {skip_steps}", file=sys.stderr)
-    z.truth("fp16_gradscaler", args.steps,
+    z.truth(args.name, args.steps,
             f"fp16 autocast with torch.amp.GradScaler (init scale {INIT_SCALE:g}) on an fp32 MLP, AdamW foreach; the "
             f"loss multiplied by inf at steps {skip_steps} so that GradScaler skips them; GradScaler.step's found_inf "
             ".item() is the one sync per step",

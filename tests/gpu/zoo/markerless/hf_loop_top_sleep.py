@@ -40,6 +40,7 @@ BATCH, SEQ, VOCAB, HIDDEN, LAYERS = 8, 128, 4096, 256, 2
 
 def main():
     p = argparse.ArgumentParser()
+    p.add_argument("--name", default="hf_loop_top_sleep", help="the workload name its truth prints (a zero-code variant)")
     p.add_argument("--steps", type=int, default=15)
     p.add_argument("--sleep-ms", type=float, default=15.0)
     args = p.parse_args()
@@ -67,7 +68,7 @@ def main():
         optimizer.zero_grad(set_to_none=True)
         losses.append(out.loss.item())  # the step's one host sync
     step_ms = clock.finish()
-    z.truth("hf_loop_top_sleep", args.steps,
+    z.truth(args.name, args.steps,
             f"a Hugging Face Llama (hidden {HIDDEN}, {LAYERS} layers) whose loop sleeps {args.sleep_ms:g} ms at the "
             "very top of each iteration (no DataLoader), token batch drawn on the GPU, bf16 autocast, AdamW, one "
             "loss.item() per step",
