@@ -95,7 +95,8 @@ void add_selection_options(CLI::App& command, ReportCliOptions& options)
         "--step-pattern", options.step_pattern, "Regular expression (ECMAScript, whole name) for NVTX step ranges");
     command
         .add_option("--step-source", options.step_source,
-            "Where steps come from: any (markers, else NVTX, else automatic; the default), markers, nvtx, or auto "
+            "Where steps come from: any (markers, else NVTX, else the optimizer steps fp8scope record's PyTorch hook "
+            "marked, else automatic; the default), markers, nvtx, or auto "
             "(automatic detection with markers and NVTX ignored)")
         ->check(CLI::IsMember({ "any", "markers", "nvtx", "auto" }))
         ->default_str("any");

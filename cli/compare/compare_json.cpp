@@ -6,7 +6,7 @@
 #include "fp8scope/present/compare_wording.hpp"
 #include "output/present_names.hpp"
 
-#include "fp8scope/analyzer/trace/steps.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 
 namespace fp8scope::cli {
 

@@ -1,6 +1,6 @@
 #include "export/kineto_trace_layout.hpp"
 
-#include "fp8scope/analyzer/trace/steps.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
 #include "fp8scope/format/schema.hpp"
 

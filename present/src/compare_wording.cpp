@@ -3,7 +3,7 @@
 #include "fp8scope/present/figures.hpp"
 #include "fp8scope/present/units.hpp"
 
-#include "fp8scope/analyzer/trace/steps.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 
 #include <fmt/format.h>
 

@@ -2,9 +2,9 @@
 // launch_bound and host_stall samples against what they printed. The rules 1 to 3 are in bubbles_test.cpp.
 #include "analysis_test_support.hpp"
 #include "bubbles_test_support.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
-#include "fp8scope/analyzer/trace/steps.hpp"
 #include "timeline_test_support.hpp"
 
 #include <catch2/catch.hpp>

@@ -2,9 +2,9 @@
 // bubbles"): one synthetic scenario per rule with exact numbers, the edge cases, and the recorded sync sample.
 #include "analysis_test_support.hpp"
 #include "bubbles_test_support.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
-#include "fp8scope/analyzer/trace/steps.hpp"
 #include "timeline_test_support.hpp"
 
 #include <catch2/catch.hpp>

@@ -2,7 +2,7 @@
 // analysed steps are exactly those the windows held, as the workloads printed them (each trace's .truth.json), and
 // every kernel was launched inside a window. The periodic trace was recorded with CUPTI detached between its
 // windows (schema 1.3); all load through the row-count check.
-#include "fp8scope/analyzer/trace/steps.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 
 #include "analysis_test_support.hpp"
 

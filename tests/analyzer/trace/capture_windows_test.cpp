@@ -3,9 +3,9 @@
 // without windows is analysed as before. Each scenario: steps of 100 ns marked at 0, 100, ..., 900, and in each
 // step one kernel from 10 to 60 ns into it (50 ns busy, 50 ns idle), launched 5 ns into the step.
 #include "analysis_test_support.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
-#include "fp8scope/analyzer/trace/steps.hpp"
 #include "fp8scope/format/trace_db.hpp"
 
 #include <catch2/catch.hpp>

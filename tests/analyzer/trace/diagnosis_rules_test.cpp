@@ -2,9 +2,9 @@
 // is a pattern a real job showed (docs/accuracy.md lists the zoo workload that proves it) and the figure the corrected
 // rule must give.
 #include "analysis_test_support.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
-#include "fp8scope/analyzer/trace/steps.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -3,9 +3,9 @@
 // the fallback to every activity when fewer than kMinIdleLaunchSamples found the device idle; and the recorded
 // host-stall samples, where the old definition read ~100 µs.
 #include "analysis_test_support.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
-#include "fp8scope/analyzer/trace/steps.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,9 +2,9 @@
 // tests/gpu/check_realjobs.py). Each job marked its steps with fp8scope.step(i) and printed what it did; the
 // truth is that print (.truth.json) and those markers. Automatic detection runs with markers and NVTX hidden.
 #include "fp8scope/analyzer/load/trace_loader.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
-#include "fp8scope/analyzer/trace/steps.hpp"
 #include "job_truth.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,9 +1,9 @@
 // The sync report (docs/analysis.md "Syncs"): host-blocking calls made by hand here (so these tests do not depend
 // on find_host_blocking_calls), one scenario per rule, and the recorded syncs sample.
 #include "classes_test_support.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
-#include "fp8scope/analyzer/trace/steps.hpp"
 #include "fp8scope/analyzer/trace/syncs.hpp"
 
 #include <catch2/catch.hpp>

@@ -6,7 +6,8 @@ training loop's host time per step with the hooks installed and without, in inte
     LD_PRELOAD=build/test/lib/libfp8scope.so PYTHONPATH=probes/python python3 tests/gpu/tools/torch_hooks_cost.py
 
 Options: --steps N (per round, 200), --rounds R (per kind, 7), --optimizers K (1; K optimizers stepped per step),
---accumulate A (1; backward passes per optimizer step), --scaler (a float16 GradScaler loop). The model is a small MLP,
+--accumulate A (1; backward passes per optimizer step), --scaler (a float16 GradScaler loop), --per-call N (the hooks'
+own work timed alone, N calls a run, instead of the loop). The model is a small MLP,
 so that the loop is bound by its host (the host time per step is then what the job pays). The hooks are put in and
 taken out between rounds (fp8scope._torch_hooks.install / uninstall); the job never calls fp8scope.step(), so the
 optimizer hook marks its steps. The GPU is synchronized between rounds, never inside one.
@@ -56,8 +57,34 @@ def run_round(args, model, optimizers, scaler, x):
     return elapsed / args.steps
 
 
+def per_call(calls, repeats=7):
+    """The hooks' own work per call, timed alone (the loop's rounds cannot resolve it): what the backward wrapper
+    adds to each backward (mark the step's backward, find the loss, log it: one ctypes call and the collector's
+    one-element copy kernel), and what the optimizer post hook adds to each optimizer step (count it, write its
+    marker: one ctypes call). Medians over `repeats` runs of `calls` calls, in microseconds."""
+    loss = torch.ones((), device="cuda")
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1, device="cuda"))], lr=0.1)
+    out = {}
+    for name, call in (("backward hook (loss logged)", lambda: _torch_hooks._on_backward(loss)),
+                       ("optimizer post hook (marker)", lambda: (_torch_hooks._on_backward(None),
+                                                                 _torch_hooks._on_optimizer_step(optimizer, (), {})))):
+        runs = []
+        for _ in range(repeats):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(calls):
+                call()
+            runs.append((time.perf_counter() - start) / calls)
+        out[name] = statistics.median(runs)
+        print(f"  {name:30s} median {out[name] * 1e6:6.2f} us/call   runs: "
+              + " ".join(f"{r * 1e6:.2f}" for r in runs))
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--per-call", type=int, default=0,
+                        help="time the hooks' own work per call over N calls (markers and losses go to the trace)")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--optimizers", type=int, default=1)
@@ -69,6 +96,10 @@ def main():
           f"torch {torch.__version__}; {torch.cuda.get_device_name()}")
     if not fp8scope.enabled():
         print("  (without a collector the hooks only count steps: run under fp8scope record or LD_PRELOAD)")
+    if args.per_call:
+        print(f"per call, {args.per_call} calls x 7 runs:")
+        per_call(args.per_call)
+        return
     model, optimizers, scaler = build(args)
     x = torch.randn(64, 256, device="cuda")
     for _ in range(3):  # warm-up: allocator, cuBLAS handles, autocast caches, both kinds

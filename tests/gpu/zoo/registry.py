@@ -269,13 +269,14 @@ WORKLOADS = [
     Workload("side_stream_prefetch", "zoo-markerless", [PY, f"{ZOO}/markerless/side_stream_prefetch.py", "--steps", "20"], 20),
     Workload("clip_grad_nonfinite", "zoo-markerless", [PY, f"{ZOO}/markerless/clip_grad_nonfinite.py", "--steps", "30"], 30),
     Workload("gpu_bound_markers", "zoo-markerless", [PY, f"{ZOO}/markerless/gpu_bound_markers.py", "--steps", "20"], 20),
-    # The zero-code FP8/BF16 pair for compare's loss delta: no fp8scope call at all, so no markers (markers="none").
+    # The zero-code FP8/BF16 pair for compare's loss delta: no fp8scope call at all, so no markers (markers="none");
+    # statistics every step, as the other pairs, so that each site has the samples its recipe is told by.
     Workload("zero_code_pair_fp8", "zoo-markerless",
              [PY, f"{ZOO}/markerless/zero_code_pair.py", "--precision", "fp8", "--steps", "20", "--name", "zero_code_pair_fp8",
-              "--twin", "zero_code_pair_bf16"], 20, markers="none"),
+              "--twin", "zero_code_pair_bf16"], 20, env=STATS_EVERY_STEP, markers="none"),
     Workload("zero_code_pair_bf16", "zoo-markerless",
              [PY, f"{ZOO}/markerless/zero_code_pair.py", "--precision", "bf16", "--steps", "20", "--name", "zero_code_pair_bf16",
-              "--twin", "zero_code_pair_fp8"], 20, markers="none"),
+              "--twin", "zero_code_pair_fp8"], 20, env=STATS_EVERY_STEP, markers="none"),
 
     # Zero-code runs of three of them (FP8SCOPE_ZOO_MARKERS=0: no fp8scope.step(); record's optimizer hook marks the
     # steps, and its backward hook logs the loss): the loader stall, the sleeping rank, GradScaler's skipped steps.

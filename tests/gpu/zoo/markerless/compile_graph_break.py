@@ -38,19 +38,9 @@ import zoo_common as z  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
+from compile_mlp import Block  # noqa: E402  (the zoo's compiled MLP block: LayerNorm, Linear, GELU, Linear, residual)
 
 D, BATCH, SEQ, CLASSES = 512, 32, 128, 512
-
-
-class Block(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.norm = nn.LayerNorm(d)
-        self.fc1 = nn.Linear(d, 4 * d)
-        self.fc2 = nn.Linear(4 * d, d)
-
-    def forward(self, x):
-        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm(x))))
 
 
 class Branchy(nn.Module):

@@ -2,7 +2,7 @@
 // that captured its step into graphs (torch.cuda.graph, torch.compile mode="reduce-overhead", JAX/XLA command
 // buffers) launches the same graph, or the same few graphs, once per step. Its kernel sequence says little (a graph
 // replays identically), but the launching thread's cudaGraphLaunch/cuGraphLaunch calls count the steps exactly.
-#include "trace/step_period.hpp"
+#include "steps/step_period.hpp"
 
 #include "model/correlation_index.hpp"
 #include "model/device_activity.hpp"

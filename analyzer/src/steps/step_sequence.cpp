@@ -1,7 +1,7 @@
 // The kernel-sequence period of automatic step detection (docs/analysis.md "Steps", automatic detection): the step
 // count that the repeated tokens' counts agree with, the anchor token where the steps begin, and its offset to the
 // launching thread's longest pause. step_period.cpp weighs it against the optimizer's kernels and the syncs.
-#include "trace/step_period.hpp"
+#include "steps/step_period.hpp"
 
 #include "model/device_activity.hpp"
 #include "model/median.hpp"

@@ -1,7 +1,7 @@
 // Step finding (docs/analysis.md "Steps"): one synthetic scenario per source with exact step intervals, the
 // warm-up rule, and the recorded samples with their NVTX ranges ignored (automatic detection).
 #include "analysis_test_support.hpp"
-#include "fp8scope/analyzer/trace/steps.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -4,7 +4,7 @@
 // step begins.
 #include "fp8scope/analyzer/trace/host_blocking.hpp"
 #include "model/median.hpp"
-#include "trace/step_period.hpp"
+#include "steps/step_period.hpp"
 
 #include <algorithm>
 #include <unordered_map>

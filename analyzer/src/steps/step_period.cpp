@@ -1,4 +1,4 @@
-#include "trace/step_period.hpp"
+#include "steps/step_period.hpp"
 
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "model/correlation_index.hpp"

@@ -1,4 +1,4 @@
-#include "trace/step_clocks.hpp"
+#include "steps/step_clocks.hpp"
 
 #include "model/correlation_index.hpp"
 #include "model/device_activity.hpp"
@@ -15,7 +15,8 @@ HostToDevice::HostToDevice(const TraceModel& model)
     Activity activity;
     for (ActivityCursor cursor(model); cursor.next(activity);) {
         const auto call = calls.find(activity.correlation_id);
-        rows.emplace_back(call ? model.api_calls.start_ns[*call] : activity.start_ns, activity.start_ns, activity.end_ns);
+        rows.emplace_back(
+            call ? model.api_calls.start_ns[*call] : activity.start_ns, activity.start_ns, activity.end_ns);
     }
     std::sort(rows.begin(), rows.end());
     const size_t n = rows.size();

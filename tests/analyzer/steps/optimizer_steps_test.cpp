@@ -3,9 +3,9 @@
 // kernel, then reads its loss (.item(): a copy kernel and a stream sync) and sleeps 778 us at the loop's top, as a
 // data loader would. The optimizer hook marks each update's end on the host, long before the GPU gets there.
 #include "analysis_test_support.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 #include "fp8scope/analyzer/trace/recommendations.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
-#include "fp8scope/analyzer/trace/steps.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -91,8 +91,8 @@ TEST_CASE("optimizer steps: each ends with its update, the next begins at the lo
     CHECK(find_steps(model, automatic).source != StepSource::Optimizer);
 }
 
-TEST_CASE("optimizer steps: the sleep after the update is host work between steps, not in the step",
-    "[steps][optimizer]")
+TEST_CASE(
+    "optimizer steps: the sleep after the update is host work between steps, not in the step", "[steps][optimizer]")
 {
     const Report r = analyze(write_and_load(optimizer_loop(), "optimizer-sleep"));
     REQUIRE(r.steps.source == StepSource::Optimizer);

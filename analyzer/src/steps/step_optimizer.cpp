@@ -1,4 +1,4 @@
-#include "trace/step_optimizer.hpp"
+#include "steps/step_optimizer.hpp"
 
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "fp8scope/format/schema.hpp"
@@ -64,19 +64,27 @@ ThreadCalls thread_calls(const TraceModel& model, int64_t tid)
     return calls;
 }
 
-// The loop's top in [from_ns, until_ns): the launch call after the longest silence, among the calls up to the first
-// that launched a GEMM (at most kMaxCalls launches); nullopt when nothing was launched there.
+// The loop's top in [from_ns, until_ns): the launch call after the longest silence (since the launch call before it),
+// among the calls up to the first that launched a GEMM (at most kMaxCalls launches); nullopt when nothing was
+// launched there.
 std::optional<int64_t> loop_top(const ThreadCalls& calls, int64_t from_ns, int64_t until_ns)
 {
     constexpr size_t kMaxCalls = 256; // a forward pass reaches its first GEMM long before
     size_t i = size_t(std::lower_bound(calls.start_ns.begin(), calls.start_ns.end(), from_ns) - calls.start_ns.begin());
     std::optional<size_t> best;
+    int64_t best_pause = -1, pause = 0; // the longest silence since the previous launch call, calls without work too
     for (size_t launches = 0; i < calls.start_ns.size() && calls.start_ns[i] < until_ns && launches < kMaxCalls; ++i) {
+        // A silence before a call that launches nothing (DDP's event syncs after a rank's sleep) still comes before
+        // the next launch: it counts for that launch.
+        pause = std::max(pause, calls.silence_ns[i]);
         if (calls.launched[i] == Launched::Nothing)
             continue;
         ++launches;
-        if (!best || calls.silence_ns[i] > calls.silence_ns[*best])
+        if (pause > best_pause) {
             best = i;
+            best_pause = pause;
+        }
+        pause = 0;
         if (calls.launched[i] == Launched::Gemm)
             break;
     }
@@ -145,8 +153,8 @@ std::optional<StepSet> steps_from_optimizer(const TraceModel& model, const HostT
                              "the loop thread's first launch after its longest pause since the previous update",
         order.size(), schema::tid_of(tid));
     if (!skipped.empty())
-        set.detail += fmt::format("; GradScaler skipped the update of step{} {}", skipped.size() > 1 ? "s" : "",
-            fmt::join(skipped, ", "));
+        set.detail += fmt::format(
+            "; GradScaler skipped the update of step{} {}", skipped.size() > 1 ? "s" : "", fmt::join(skipped, ", "));
     return set;
 }
 

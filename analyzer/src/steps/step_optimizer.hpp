@@ -8,7 +8,7 @@
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
-#include "trace/step_clocks.hpp"
+#include "steps/step_clocks.hpp"
 
 #include <optional>
 

@@ -1,12 +1,12 @@
 // Step finding (docs/analysis.md "Steps"): markers, then NVTX ranges, then the repeating kernel sequence, then the
 // whole trace. Every rule looks at each distinct string once, never per row.
-#include "fp8scope/analyzer/trace/steps.hpp"
+#include "fp8scope/analyzer/steps/steps.hpp"
 
 #include "fp8scope/format/schema.hpp"
 #include "model/median.hpp"
-#include "trace/step_clocks.hpp"
-#include "trace/step_optimizer.hpp"
-#include "trace/step_period.hpp"
+#include "steps/step_clocks.hpp"
+#include "steps/step_optimizer.hpp"
+#include "steps/step_period.hpp"
 
 #include <fmt/format.h>
 
