@@ -10,7 +10,7 @@ Stages (tests/gpu/zoo/registry.py says which workload runs in which):
             Float8Linear), clean and with planted drift; timing: FP8 against BF16
   zoo-ddp2  DDP over NCCL, one GPU per rank (SKIP "needs 2 GPUs" with fewer)
   zoo-recipes  rowwise (torchao on a Hugging Face Llama) and DeepSeek-style blockwise FP8 with their BF16 twins,
-            clean and with planted drift (issue 31); the stage `recipes` (check_recipes.py) then checks them
+            clean and with planted drift (issue 31); the stage `recipes` (zoo/check_recipes.py) then checks them
   zoo-markerless  issue 42 item 5: patterns the analyzer is judged on with the job's markers and with them ignored
             (a sleep at the loop's top, DDP over gloo with a rank sleeping there, GradScaler, checkpoints every N
             steps, a compile graph break, a side-stream prefetch, clipping with a non-finite check, a GPU-bound loop),

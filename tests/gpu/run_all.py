@@ -34,8 +34,8 @@ import check_samples  # noqa: E402
 import check_signals  # noqa: E402
 import check_stats  # noqa: E402
 import check_torch  # noqa: E402
-import check_recipes  # noqa: E402
-import check_zoo  # noqa: E402
+import check_zoo  # noqa: E402  (puts tests/gpu/zoo on the path)
+import check_recipes  # noqa: E402  (tests/gpu/zoo/check_recipes.py)
 import gpu_common as g  # noqa: E402
 
 STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs", "compare",

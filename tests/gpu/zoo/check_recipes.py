@@ -4,14 +4,11 @@ injection alone. Split from check_zoo.py, whose record and keep steps it reuses 
 
 import os
 import sqlite3
-import sys
-from pathlib import Path
 
 import gpu_common as g
 from check_zoo import expand
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE / "zoo"))
+# run_all.py puts tests/gpu on the path, check_zoo.py this folder (tests/gpu/zoo)
 import registry  # noqa: E402  (tests/gpu/zoo/registry.py)
 
 # ---- The recipe stage (`recipes`) -------------------------------------------------------------------------------
