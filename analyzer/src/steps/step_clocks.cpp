@@ -4,40 +4,44 @@
 #include "model/device_activity.hpp"
 
 #include <algorithm>
-#include <tuple>
 
 namespace fp8scope::analyzer::detail {
 
-HostToDevice::HostToDevice(const TraceModel& model)
+std::vector<int64_t> device_times(const TraceModel& model, const std::vector<int64_t>& host_ns)
 {
+    const size_t m = host_ns.size();
+    if (m == 0)
+        return {};
+    std::vector<int64_t> sorted = host_ns;
+    std::sort(sorted.begin(), sorted.end());
+    // Per gap between consecutive sorted host times (m + 1 buckets: before the first, ..., after the last), the
+    // latest end and the earliest start of the activities launched in it.
+    std::vector<int64_t> latest_end(m + 1, INT64_MIN), earliest_start(m + 1, INT64_MAX);
     CorrelationIndex calls(model.api_calls.correlation_id, &model.api_calls.is_driver);
-    std::vector<std::tuple<int64_t, int64_t, int64_t>> rows; // launch, start, end
     Activity activity;
     for (ActivityCursor cursor(model); cursor.next(activity);) {
         const auto call = calls.find(activity.correlation_id);
-        rows.emplace_back(
-            call ? model.api_calls.start_ns[*call] : activity.start_ns, activity.start_ns, activity.end_ns);
+        const int64_t launch_ns = call ? model.api_calls.start_ns[*call] : activity.start_ns;
+        // Bucket b holds launches in [sorted[b - 1], sorted[b]): launched before sorted[b], at or after sorted[b - 1].
+        const size_t b = size_t(std::upper_bound(sorted.begin(), sorted.end(), launch_ns) - sorted.begin());
+        latest_end[b] = std::max(latest_end[b], activity.end_ns);
+        earliest_start[b] = std::min(earliest_start[b], activity.start_ns);
     }
-    std::sort(rows.begin(), rows.end());
-    const size_t n = rows.size();
-    launch_ns_.resize(n);
-    end_before_.resize(n);
-    start_after_.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-        launch_ns_[i] = std::get<0>(rows[i]);
-        end_before_[i] = std::max(i ? end_before_[i - 1] : INT64_MIN, std::get<2>(rows[i]));
+    // Host time j (sorted): launched before it are buckets 0..j, at or after it buckets j + 1..m.
+    std::vector<int64_t> before(m), after(m);
+    int64_t running = INT64_MIN;
+    for (size_t j = 0; j < m; ++j)
+        before[j] = running = std::max(running, latest_end[j]);
+    running = INT64_MAX;
+    for (size_t j = m; j-- > 0;)
+        after[j] = running = std::min(running, earliest_start[j + 1]);
+    std::vector<int64_t> out(m);
+    for (size_t i = 0; i < m; ++i) {
+        const size_t j = size_t(std::lower_bound(sorted.begin(), sorted.end(), host_ns[i]) - sorted.begin());
+        const int64_t device_ns = std::min(before[j], after[j]);
+        out[i] = device_ns == INT64_MAX ? host_ns[i] : std::max(host_ns[i], device_ns);
     }
-    for (size_t i = n; i-- > 0;)
-        start_after_[i] = std::min(i + 1 < n ? start_after_[i + 1] : INT64_MAX, std::get<1>(rows[i]));
-}
-
-int64_t HostToDevice::device_time(int64_t host_ns) const
-{
-    const size_t at = size_t(std::lower_bound(launch_ns_.begin(), launch_ns_.end(), host_ns) - launch_ns_.begin());
-    const int64_t busy_until = at > 0 ? end_before_[at - 1] : INT64_MIN;
-    const int64_t next_start = at < start_after_.size() ? start_after_[at] : INT64_MAX;
-    const int64_t device_ns = std::min(busy_until, next_start);
-    return device_ns == INT64_MAX ? host_ns : std::max(host_ns, device_ns);
+    return out;
 }
 
 } // namespace fp8scope::analyzer::detail

@@ -12,18 +12,10 @@
 
 namespace fp8scope::analyzer::detail {
 
-class HostToDevice {
-public:
-    explicit HostToDevice(const TraceModel& model);
-
-    // max(host_ns, min(latest end of the activities launched before host_ns, earliest start of those launched at or
-    // after it)); host_ns when nothing was launched on one side. Non-decreasing in host_ns.
-    int64_t device_time(int64_t host_ns) const;
-
-private:
-    std::vector<int64_t> launch_ns_; // every activity's launch call start (its own start without one), ascending
-    std::vector<int64_t> end_before_; // prefix max of the activities' ends, in launch order
-    std::vector<int64_t> start_after_; // suffix min of the activities' starts, in launch order
-};
+// For each host time t (any order): max(t, min(the latest end of the activities launched before t, the earliest
+// start of those launched at or after t)); t itself when nothing was launched on one side. Non-decreasing in t. An
+// activity without a launch call counts as launched at its start. One pass over the activities, O(N log M) time and
+// O(M) memory for M host times: a 10 M-kernel trace with 1,000 markers holds nothing per activity.
+std::vector<int64_t> device_times(const TraceModel& model, const std::vector<int64_t>& host_ns);
 
 } // namespace fp8scope::analyzer::detail

@@ -4,6 +4,7 @@
 #include "fp8scope/format/schema.hpp"
 #include "model/correlation_index.hpp"
 #include "model/median.hpp"
+#include "steps/step_clocks.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -95,7 +96,7 @@ std::optional<int64_t> loop_top(const ThreadCalls& calls, int64_t from_ns, int64
 
 } // namespace
 
-std::optional<StepSet> steps_from_optimizer(const TraceModel& model, const HostToDevice& clocks)
+std::optional<StepSet> steps_from_optimizer(const TraceModel& model)
 {
     std::map<int64_t, size_t> per_thread;
     for (const StepMarker& marker : model.step_markers)
@@ -137,11 +138,13 @@ std::optional<StepSet> steps_from_optimizer(const TraceModel& model, const HostT
     }
     StepSet set;
     set.source = StepSource::Optimizer;
+    std::vector<int64_t> host_ns = host_starts;
+    host_ns.push_back(order.back()->timestamp_ns); // the last step ends with its update
+    const std::vector<int64_t> device_ns = device_times(model, host_ns);
     std::vector<int64_t> skipped;
     for (size_t k = 0; k < order.size(); ++k) {
-        const int64_t start_ns = clocks.device_time(host_starts[k]);
-        const int64_t end_ns = k + 1 < order.size() ? clocks.device_time(host_starts[k + 1])
-                                                    : clocks.device_time(order[k]->timestamp_ns);
+        const int64_t start_ns = device_ns[k];
+        const int64_t end_ns = device_ns[k + 1];
         if (order[k]->source == StepMarkerSource::OptimizerSkipped)
             skipped.push_back(order[k]->step);
         if (end_ns > start_ns && (set.steps.empty() || start_ns >= set.steps.back().end_ns))

@@ -8,13 +8,13 @@
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
-#include "steps/step_clocks.hpp"
 
 #include <optional>
 
 namespace fp8scope::analyzer::detail {
 
-// nullopt when the trace has no optimizer markers. The steps' device intervals come from `clocks`.
-std::optional<StepSet> steps_from_optimizer(const TraceModel& model, const HostToDevice& clocks);
+// nullopt when the trace has no optimizer markers. The steps' device intervals come from their host times
+// (step_clocks.hpp).
+std::optional<StepSet> steps_from_optimizer(const TraceModel& model);
 
 } // namespace fp8scope::analyzer::detail

@@ -65,10 +65,14 @@ std::optional<StepSet> steps_from_markers(const TraceModel& model, int64_t trace
         markers.begin(), markers.end(), [](const auto& l, const auto& r) { return l.timestamp_ns < r.timestamp_ns; });
     // A marker is a host time: its step begins on the device when the work launched before it is done (two
     // clocks, step_clocks.hpp). A marker whose device time equals the next one's began a step with no work.
-    const detail::HostToDevice clocks(model);
+    std::vector<int64_t> marker_ns;
+    for (const auto& marker : markers)
+        marker_ns.push_back(marker.timestamp_ns);
+    const std::vector<int64_t> device_ns = detail::device_times(model, marker_ns);
     std::vector<int64_t> starts, indices, host_starts;
-    for (const auto& marker : markers) {
-        const int64_t start_ns = clocks.device_time(marker.timestamp_ns);
+    for (size_t m = 0; m < markers.size(); ++m) {
+        const StepMarker& marker = markers[m];
+        const int64_t start_ns = device_ns[m];
         if (!starts.empty() && starts.back() == start_ns) {
             indices.back() = marker.step; // a repeated marker, or one with nothing launched since the last
             host_starts.back() = marker.timestamp_ns;
@@ -145,26 +149,32 @@ std::optional<StepSet> steps_from_nvtx(const TraceModel& model, const std::strin
     for (size_t row : rows)
         all_numbered = all_numbered && split_trailing_number(model.strings[nvtx.text[row]]).second.has_value();
 
-    const detail::HostToDevice clocks(model); // the ranges' edges are host times (step_clocks.hpp)
     StepSet set;
     set.source = StepSource::Nvtx;
     set.detail = fmt::format("{} NVTX ranges '{}' on thread {}", rows.size(), model.strings[nvtx.text[rows.front()]],
         schema::tid_of(best->first.second));
+    // Each range's start and end on the host: a step runs to the next range's start, so the host's time between two
+    // ranges (data loading) and the GPU's tail of the step count in it; but a pause longer than the range itself
+    // (evaluation, checkpointing) is left out, and the last step ends with its range. Both edges are host times,
+    // mapped to the device's clock together (step_clocks.hpp).
+    std::vector<int64_t> edges_ns;
     for (size_t i = 0; i < rows.size(); ++i) {
         const size_t row = rows[i];
-        const int64_t index = all_numbered ? *split_trailing_number(model.strings[nvtx.text[row]]).second : int64_t(i);
-        // A step runs to the next range's start, so the host's time between two ranges (data loading) and the
-        // GPU's tail of the step count in it; but a pause longer than the range itself (evaluation,
-        // checkpointing) is left out, and the last step ends with its range.
         int64_t end_ns = nvtx.end_ns[row];
         if (i + 1 < rows.size()) {
             const int64_t next_start_ns = nvtx.start_ns[rows[i + 1]];
             if (next_start_ns - end_ns <= end_ns - nvtx.start_ns[row])
                 end_ns = next_start_ns;
         }
-        const int64_t start_ns
-            = std::max(clocks.device_time(nvtx.start_ns[row]), set.steps.empty() ? INT64_MIN : set.steps.back().end_ns);
-        end_ns = clocks.device_time(end_ns);
+        edges_ns.push_back(nvtx.start_ns[row]);
+        edges_ns.push_back(end_ns);
+    }
+    const std::vector<int64_t> device_ns = detail::device_times(model, edges_ns);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const size_t row = rows[i];
+        const int64_t index = all_numbered ? *split_trailing_number(model.strings[nvtx.text[row]]).second : int64_t(i);
+        const int64_t start_ns = std::max(device_ns[2 * i], set.steps.empty() ? INT64_MIN : set.steps.back().end_ns);
+        const int64_t end_ns = device_ns[2 * i + 1];
         if (end_ns > start_ns)
             set.steps.push_back({ index, start_ns, end_ns, nvtx.start_ns[row] });
     }
@@ -257,7 +267,7 @@ StepSet find_steps(const TraceModel& model, const StepOptions& options)
     if (!found && !options.ignore_nvtx)
         found = steps_from_nvtx(model, options.nvtx_pattern.value_or(kDefaultNvtxStepPattern));
     if (!found && !options.ignore_markers)
-        found = detail::steps_from_optimizer(model, detail::HostToDevice(model));
+        found = detail::steps_from_optimizer(model);
     if (!found)
         found = steps_automatic(model, span->second);
     if (!found)
