@@ -19,7 +19,6 @@ and return its result or raise its error; an error of our own becomes one Fp8sco
 import functools
 import sys
 import threading
-import warnings
 import weakref
 
 from . import _api, _collector
@@ -30,7 +29,6 @@ _LOSS_DTYPES = ("float32", "bfloat16", "float16")
 _lock = threading.RLock()
 _installed = False
 _quiet = False  # set after an error of our own: every wrapper then only calls what it wraps
-_warned = set()
 _optimizer_hook = None  # the handle of the global post hook
 _restore = []  # (owner, name, original) of every attribute replaced
 
@@ -46,11 +44,7 @@ _inside = threading.local()  # depth of GradScaler wrappers on this thread (a su
 
 
 def _warn_once(key, message):
-    with _lock:
-        if key in _warned:
-            return
-        _warned.add(key)
-    warnings.warn("fp8scope: " + message, _collector.Fp8scopeWarning, stacklevel=3)
+    _api._warn_once(("torch hooks", key), message)  # the package's one warning per kind of problem
 
 
 def _fail(error):
