@@ -27,6 +27,8 @@ struct Sequence {
     std::vector<int64_t> launch_start_ns; // the launch call's start (-1: no launch call)
     std::vector<int64_t> launch_tid; // the launch call's globalTid (0: no launch call)
     std::vector<uint8_t> optimizer, gemm;
+    std::vector<uint8_t>
+        to_host; // a device-to-host copy: results leaving the step (a loss, a checkpoint), never its start
     std::vector<uint32_t> token; // kernel name index, or strings.size() + 1 + copy kind, or strings.size() (memset)
 };
 
