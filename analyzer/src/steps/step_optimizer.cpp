@@ -5,6 +5,7 @@
 #include "model/correlation_index.hpp"
 #include "model/median.hpp"
 #include "steps/step_clocks.hpp"
+#include "steps/step_markers.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -98,24 +99,16 @@ std::optional<int64_t> loop_top(const ThreadCalls& calls, int64_t from_ns, int64
 
 std::optional<StepSet> steps_from_optimizer(const TraceModel& model)
 {
-    std::map<int64_t, size_t> per_thread;
-    for (const StepMarker& marker : model.step_markers)
-        if (marker.source == StepMarkerSource::Optimizer || marker.source == StepMarkerSource::OptimizerSkipped)
-            ++per_thread[marker.global_tid];
-    if (per_thread.empty())
+    const ThreadMarkers hook = busiest_marker_thread(model, [](const StepMarker& marker) {
+        return marker.source == StepMarkerSource::Optimizer || marker.source == StepMarkerSource::OptimizerSkipped;
+    });
+    if (hook.markers.empty())
         return std::nullopt;
-    const int64_t tid = std::max_element(per_thread.begin(), per_thread.end(), [](auto& l, auto& r) {
-        return l.second < r.second;
-    })->first;
+    const int64_t tid = hook.global_tid;
     // Each step's end, the last marker of each step number (several optimizers in one iteration mark one step).
     std::map<int64_t, const StepMarker*> ends;
-    for (const StepMarker& marker : model.step_markers)
-        if (marker.global_tid == tid
-            && (marker.source == StepMarkerSource::Optimizer || marker.source == StepMarkerSource::OptimizerSkipped)) {
-            const StepMarker*& end = ends[marker.step];
-            if (!end || marker.timestamp_ns > end->timestamp_ns)
-                end = &marker;
-        }
+    for (const StepMarker& marker : hook.markers)
+        ends[marker.step] = &marker; // in time order: the last one stays
     std::vector<const StepMarker*> order;
     for (const auto& [step, marker] : ends)
         if (order.empty() || marker->timestamp_ns > order.back()->timestamp_ns) // numbers and times agree

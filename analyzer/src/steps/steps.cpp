@@ -5,6 +5,7 @@
 #include "fp8scope/format/schema.hpp"
 #include "model/median.hpp"
 #include "steps/step_clocks.hpp"
+#include "steps/step_markers.hpp"
 #include "steps/step_optimizer.hpp"
 #include "steps/step_period.hpp"
 
@@ -47,22 +48,13 @@ std::optional<StepSet> steps_from_markers(const TraceModel& model, int64_t trace
 {
     if (model.step_markers.empty())
         return std::nullopt;
-    // Several threads may mark steps (one per rank's worker, a helper thread): use the thread that marked most.
-    std::map<int64_t, size_t> per_thread;
-    for (const auto& marker : model.step_markers)
-        if (marker.source == StepMarkerSource::Job) // optimizer step ends (1.7) are not step beginnings
-            ++per_thread[marker.global_tid];
-    if (per_thread.empty())
+    // Optimizer step ends (1.7) are not step beginnings: the optimizer source reads them.
+    const detail::ThreadMarkers job = detail::busiest_marker_thread(
+        model, [](const StepMarker& marker) { return marker.source == StepMarkerSource::Job; });
+    if (job.markers.empty())
         return std::nullopt;
-    const int64_t tid = std::max_element(per_thread.begin(), per_thread.end(), [](auto& l, auto& r) {
-        return l.second < r.second;
-    })->first;
-    std::vector<StepMarker> markers;
-    for (const auto& marker : model.step_markers)
-        if (marker.global_tid == tid && marker.source == StepMarkerSource::Job)
-            markers.push_back(marker);
-    std::stable_sort(
-        markers.begin(), markers.end(), [](const auto& l, const auto& r) { return l.timestamp_ns < r.timestamp_ns; });
+    const int64_t tid = job.global_tid;
+    const std::vector<StepMarker>& markers = job.markers;
     // A marker is a host time: its step begins on the device when the work launched before it is done (two
     // clocks, step_clocks.hpp). A marker whose device time equals the next one's began a step with no work.
     std::vector<int64_t> marker_ns;
