@@ -10,6 +10,11 @@ cuda:LOCAL_RANK with DistributedDataParallel over NCCL, on its own share of the 
 (max) across the ranks once per step, so that every rank casts with the same scales. --straggler-rank R
 --straggler-sleep-ms MS plants a straggler: rank R sleeps before its forward pass.
 
+Planted numerics faults (test runs): --plant-overflow BLOCK:STEP:FACTOR multiplies blocks.BLOCK.fc2's input by FACTOR
+in step STEP. --plant-drift BLOCK:STEP:FACTOR[:SITE] multiplies feature 0 of the input of blocks.BLOCK.SITE (fc1, the
+default; fc2, qkv or proj) by FACTOR**(step - STEP + 1) from step STEP on, in either precision; its gain is set from
+the host (2 host-blocking calls per step from STEP on) unless --drift-no-sync sets it on the device.
+
 Output (stdout), in this order; samples/README.md gives every field:
   step <i> loss <repr>                 one line per step, printed after the run
   FP8SCOPE_LOSSES [<repr>, ...]        the per-step losses, for bitwise comparison of runs
@@ -44,7 +49,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fp8_linear import Fp8Linear, reduce_amax_and_update  # noqa: E402
-from train_args import parse_args, straggler_sleep_s  # noqa: E402,F401  (parse_args: tests/gpu/selftest)
+from train_args import DRIFT_SITES, parse_args, straggler_sleep_s  # noqa: E402,F401  (parse_args: tests/gpu/selftest)
 
 try:  # The fp8scope package (probes/) marks steps explicitly when it is installed.
     import fp8scope  # type: ignore
@@ -113,6 +118,7 @@ class Block(nn.Module):
         self.index = index
         self.plant = args.plant
         self.drift = args.drift if args.drift and args.drift[0] == index else None
+        self.drift_no_sync = args.drift_no_sync
         d = args.d_model
         std = 0.02
         out_std = std / math.sqrt(2 * args.layers)  # GPT-2's scaled init of the residual projections
@@ -132,19 +138,27 @@ class Block(nn.Module):
         backend = SDPBackend.MATH if self.attention_backend == "math" else SDPBackend.FLASH_ATTENTION
         with sdpa_kernel(backend):
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return self.proj(self.drifted(y.transpose(1, 2).reshape(b, t, d), "proj"))
+
+    def drifted(self, x, site):
+        """x, the input of this block's linear `site`, with the planted drift when it targets that input and has begun:
+        one outlier feature growing by FACTOR per step, identically in both precisions."""
+        if not self.drift or self.drift[3] != site or CURRENT_STEP[0] < self.drift[1]:
+            return x
+        gain = torch.ones(x.shape[-1], device=x.device, dtype=x.dtype)
+        value = self.drift[2] ** (CURRENT_STEP[0] - self.drift[1] + 1)
+        if self.drift_no_sync:
+            gain[:1].fill_(value)  # a fill kernel with the value as its argument: no copy, no host sync
+        else:
+            # Setting gain[0] from a Python float copies it from pageable memory: 2 host-blocking calls
+            # (cudaMemcpyAsync and its cudaStreamSynchronize) per forward from STEP on.
+            gain[0] = value
+        return x * gain
 
     def forward(self, x):
-        x = x + self.attention(self.ln1(x))
-        u = self.ln2(x)
-        if self.drift and CURRENT_STEP[0] >= self.drift[1]:
-            # The planted drift: one outlier feature of fc1's input, growing by FACTOR per step, identically in both
-            # precisions. Setting gain[0] from a Python float copies it from pageable memory: 2 host-blocking calls
-            # (cudaMemcpyAsync and its cudaStreamSynchronize) per forward from STEP on.
-            gain = torch.ones(u.shape[-1], device=u.device, dtype=u.dtype)
-            gain[0] = self.drift[2] ** (CURRENT_STEP[0] - self.drift[1] + 1)
-            u = u * gain
-        h = F.gelu(self.fc1(u), approximate="tanh")
+        x = x + self.attention(self.drifted(self.ln1(x), "qkv"))
+        u = self.drifted(self.ln2(x), "fc1")
+        h = self.drifted(F.gelu(self.fc1(u), approximate="tanh"), "fc2")
         if self.plant and self.plant[0] == self.index and self.plant[1] == CURRENT_STEP[0]:
             h = h * self.plant[2]  # the planted overflow: this step's fc2 input exceeds its delayed scale
         return x + self.fc2(h)
@@ -377,8 +391,9 @@ def main(argv=None):
             else None
         ),
         "planted_drift": (
-            {"block": args.drift[0], "site": f"blocks.{args.drift[0]}.fc1", "operand": "input (activation)",
-             "feature": 0, "from_step": args.drift[1], "factor_per_step": args.drift[2]}
+            {"block": args.drift[0], "site": f"blocks.{args.drift[0]}.{args.drift[3]}", "operand": "input (activation)",
+             "input_is": DRIFT_SITES[args.drift[3]], "feature": 0, "from_step": args.drift[1],
+             "factor_per_step": args.drift[2], "host_syncs_per_step": 0 if args.drift_no_sync else 2}
             if args.drift
             else None
         ),

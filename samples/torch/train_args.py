@@ -6,6 +6,10 @@ import argparse
 import math
 import os
 
+# --plant-drift's SITE: the linear of a block whose input gets the outlier, and what that input is.
+DRIFT_SITES = {"fc1": "ln2's output", "fc2": "the GELU output (fc1's, activated)", "qkv": "ln1's output",
+               "proj": "the attention output"}
+
 DESCRIPTION = "fp8scope's standing real workload: a small decoder-only transformer trained on synthetic tokens."
 
 
@@ -47,10 +51,17 @@ def parse_args(argv, environ=None):
     )
     p.add_argument(
         "--plant-drift",
-        metavar="BLOCK:STEP:FACTOR",
-        help="test run, in either precision: from step STEP on, feature 0 of block BLOCK's fc1 input (after ln2) is "
-        "multiplied by FACTOR**(step - STEP + 1), a gradual outlier that both precisions see; what differs is FP8's "
-        "handling of it (fp8scope compare must name that operand, with its onset near STEP)",
+        metavar="BLOCK:STEP:FACTOR[:SITE]",
+        help="test run, in either precision: from step STEP on, feature 0 of the input of block BLOCK's linear SITE "
+        "is multiplied by FACTOR**(step - STEP + 1), a gradual outlier that both precisions see; what differs is "
+        "FP8's handling of it (fp8scope compare must name that operand, with its onset near STEP). SITE: fc1 (the "
+        "default: ln2's output), fc2 (the GELU output), qkv (ln1's output) or proj (the attention output)",
+    )
+    p.add_argument(
+        "--drift-no-sync",
+        action="store_true",
+        help="with --plant-drift: set the outlier's gain on the device (a fill kernel), without the pageable copy "
+        "and stream sync (2 host-blocking calls per step from STEP on) that the default assignment makes",
     )
     p.add_argument(
         "--scaling",
@@ -109,14 +120,20 @@ def parse_args(argv, environ=None):
     args.drift = None
     if args.plant_drift:
         try:
-            block, step, factor = args.plant_drift.split(":")
-            args.drift = (int(block), int(step), float(factor))
+            block, step, factor, *site = args.plant_drift.split(":")
+            if len(site) > 1:
+                raise ValueError
+            args.drift = (int(block), int(step), float(factor), site[0] if site else "fc1")
         except ValueError:
-            p.error("--plant-drift expects BLOCK:STEP:FACTOR, e.g. 1:14:1.5")
+            p.error("--plant-drift expects BLOCK:STEP:FACTOR[:SITE], e.g. 1:14:1.5 or 0:8:1.12:fc2")
+        if args.drift[3] not in DRIFT_SITES:
+            p.error(f"--plant-drift: SITE must be one of {', '.join(DRIFT_SITES)}")
         if not 0 <= args.drift[0] < args.layers or not 0 <= args.drift[1] < args.steps:
             p.error("--plant-drift: BLOCK must be a layer index and STEP a step index")
         if not args.drift[2] > 1.0 or not math.isfinite(args.drift[2]):
             p.error("--plant-drift: FACTOR must be a finite number above 1")
+    if args.drift_no_sync and not args.drift:
+        p.error("--drift-no-sync needs --plant-drift")
     parse_distributed(p, args, environ)
     return args
 

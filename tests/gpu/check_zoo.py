@@ -15,6 +15,9 @@ Stages (tests/gpu/zoo/registry.py says which workload runs in which):
             (a sleep at the loop's top, DDP over gloo with a rank sleeping there, GradScaler, checkpoints every N
             steps, a compile graph break, a side-stream prefetch, clipping with a non-finite check, a GPU-bound loop),
             each printing when it set each marker, and a zero-code FP8/BF16 pair with no markers at all
+  zoo-slowdrift  issue 43: train.py (a smaller model) with slow drifts (10-18% per step) planted at blocks.0.fc2,
+            blocks.1.qkv (set without a host sync) and blocks.1.proj, each with its BF16 twin, a clean pair, and a
+            planted overflow judged alone; truth "numerics" says healthy, at_risk_or_broken, broken or reference
 
 Per workload: one traced run (`fp8scope record`, one trace per process), judged PASS when it exits 0, prints the
 expected number of truth lines, leaves that many traces with step markers (FP8SCOPE_STEP_MARKER; the CUDA sample:

@@ -4,8 +4,8 @@
   run_all.py --build BUILD_DIR --out OUT_DIR --scratch DIR [--budget-s S] [STAGE ...]
 
 Stages, in this order (default: all): samples torch lifecycle signals bench stats realstats realjobs compare capture
-ranks faults zoo1 zoo2 zoo-ddp2 zoo-recipes recipes zoo-markerless bitwise calibrate. Every step has a timeout, and one
-failing step never stops the others; steps that no longer fit in the time budget are reported as SKIP. Results
+ranks faults zoo1 zoo2 zoo-ddp2 zoo-recipes recipes zoo-markerless zoo-slowdrift bitwise calibrate. Every step has a
+timeout, and one failing step never stops the others; steps that no longer fit in the time budget are reported as SKIP. Results
 go to OUT/summary.json after every check, kept traces to OUT/trace-* and SCRATCH/extra, logs of every command to
 SCRATCH/logs (pack_results.py packs SCRATCH into OUT); a table ends stdout.
 
@@ -40,11 +40,11 @@ import gpu_common as g  # noqa: E402
 
 STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs", "compare",
           "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "recipes",
-          "zoo-markerless", "bitwise", "calibrate")
+          "zoo-markerless", "zoo-slowdrift", "bitwise", "calibrate")
 # Stages that need only `fp8scope` and libfp8scope.so from the build (and PyTorch): the preflight asks for no more.
 # zoo1 also runs the CUDA sample fp8scope_sample_zoo_sync_loop, which check_zoo.py looks for itself.
 LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "zoo-recipes",
-                "recipes", "zoo-markerless", "bitwise", "calibrate"}
+                "recipes", "zoo-markerless", "zoo-slowdrift", "bitwise", "calibrate"}
 
 
 def parse_args(argv):
@@ -151,6 +151,8 @@ def main(argv=None):
         run_recipe_tools(ctx, report)
     if "zoo-markerless" in stages:
         check_zoo.run_all(ctx, report, state, "zoo-markerless")
+    if "zoo-slowdrift" in stages:
+        check_zoo.run_all(ctx, report, state, "zoo-slowdrift")
     if "bitwise" in stages:
         check_bitwise.run_all(ctx, report, state)
     if "calibrate" in stages:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """samples/torch/train.py without torch or a GPU: its data-parallel options (torchrun's environment, --ddp, the
-planted straggler) are parsed and checked as documented, and its printed ground truth keeps the single-process form
+planted straggler) and its planted drift (--plant-drift's SITE, --drift-no-sync) are parsed and checked as documented, and its printed ground truth keeps the single-process form
 while a data-parallel rank adds its own fields. torch is a stand-in (unittest.mock) just deep enough to import the
 sample and run main() with train() replaced.
 
@@ -105,7 +105,18 @@ def main():
     expect("--straggler-steps 2:4", args and [train.straggler_sleep_s(args, s) for s in range(6)]
            == [0, 0, 0.005, 0.005, 0.005, 0], args and args.straggler)
 
+    args, _ = parse(train, ["--plant-drift", "1:14:1.5"], {})
+    expect("--plant-drift without SITE: fc1, with the host's copy", args and args.drift == (1, 14, 1.5, "fc1")
+           and not args.drift_no_sync, args and args.drift)
+    args, _ = parse(train, ["--layers", "2", "--plant-drift", "0:8:1.12:fc2", "--drift-no-sync"], {})
+    expect("--plant-drift 0:8:1.12:fc2 --drift-no-sync", args and args.drift == (0, 8, 1.12, "fc2")
+           and args.drift_no_sync, args and args.drift)
+
     usage_errors = [
+        ("drift at an unknown site", ["--plant-drift", "1:14:1.5:lm_head"], {}),
+        ("drift with five fields", ["--plant-drift", "1:14:1.5:fc1:x"], {}),
+        ("drift factor not above 1", ["--plant-drift", "1:14:1.0:qkv"], {}),
+        ("--drift-no-sync alone", ["--drift-no-sync"], {}),
         ("--ddp without torchrun", ["--ddp"], {}),
         ("straggler without DDP", ["--straggler-rank", "0", "--straggler-sleep-ms", "30"], {}),
         ("straggler rank = world size", ["--straggler-rank", "2", "--straggler-sleep-ms", "30"], TORCHRUN_2),
@@ -146,6 +157,16 @@ def main():
     expect("DDP truth without a straggler", (clean.get("straggler_rank"), clean.get("straggler_sleep_ms"),
                                              clean.get("amax_reduction"), clean.get("world_size"))
            == (None, None, None, 1), clean)
+
+    drift = truth_of(train, ["--precision", "fp8", "--steps", "20", "--plant-drift", "1:10:1.1:qkv",
+                             "--drift-no-sync"], {})
+    expect("planted drift at qkv, no sync", drift.get("planted_drift") == {
+        "block": 1, "site": "blocks.1.qkv", "operand": "input (activation)", "input_is": "ln1's output",
+        "feature": 0, "from_step": 10, "factor_per_step": 1.1, "host_syncs_per_step": 0}, drift.get("planted_drift"))
+    drift = truth_of(train, ["--precision", "bf16", "--steps", "34", "--plant-drift", "1:18:1.15"], {})
+    expect("planted drift at fc1 by default, 2 syncs", (drift["planted_drift"]["site"],
+                                                        drift["planted_drift"]["host_syncs_per_step"])
+           == ("blocks.1.fc1", 2), drift.get("planted_drift"))
 
     for p in problems:
         print(f"train_args_test: {p}")

@@ -9,7 +9,8 @@ argv placeholders, expanded by the driver:
 
 Fields of a Workload:
   name        the zoo name; the kept files are zoo/<name>.sqlite.xz and zoo/<name>.truth.json (-rank<r> per rank)
-  stage       zoo1, zoo2, zoo-recipes or zoo-markerless (one device call each, one GPU), zoo-ddp2 (needs 2 GPUs)
+  stage       zoo1, zoo2, zoo-recipes, zoo-markerless or zoo-slowdrift (one device call each, one GPU), zoo-ddp2
+              (needs 2 GPUs)
   argv        the command, with the placeholders above
   traces      traces the job must leave with step markers (ranks); the CUDA sample's one trace has NVTX steps
   steps       the steps the job runs and marks (also what its truth must say); a zero-code job runs them unmarked
@@ -88,8 +89,8 @@ DRIFT_SYNCS = {"syncs_per_step_from_onset": 2, "sync_steps": "from the drift's o
                "sync_calls": ["cudaMemcpyAsync of gain[0] from pageable memory", "cudaStreamSynchronize"]}
 
 
-def _drift(block, onset, growth):
-    return {"layer": f"blocks.{block}.fc1", "tensor": f"blocks.{block}.fc1 input", "feature": 0,
+def _drift(block, onset, growth, site="fc1"):
+    return {"layer": f"blocks.{block}.{site}", "tensor": f"blocks.{block}.{site} input", "feature": 0,
             "onset_step": onset, "growth_per_step": growth}
 
 
@@ -122,6 +123,62 @@ def _recipe_pairs(name, program, steps, drift, requires):
 
 
 _TRAIN_PATTERN = "samples/torch/train.py (2 blocks, d_model 512, fused AdamW, no host sync in the loop)"
+
+# ---- zoo-slowdrift (issue 43): slow drifts (the outlier grows 10-18% per step, not 15-60%) at other layers, sites and
+# onsets than zoo2's, each FP8 run with its BF16 twin carrying the same drift, a clean pair of the same model, and a
+# planted overflow judged alone. A smaller model than TRAIN_MODEL keeps the traces small (their size is their kernels
+# and statistics per step, so the steps are few: 9 after each onset). Truth "numerics" says what a verdict should be.
+SLOW_MODEL = ["--layers", "2", "--d-model", "256", "--heads", "8", "--seq", "128", "--batch", "4", "--vocab", "2048"]
+_SLOW_PATTERN = "samples/torch/train.py (2 blocks, d_model 256, 4 x 128 tokens, vocab 2048, fused AdamW)"
+
+
+@dataclass
+class SlowDrift:
+    name: str  # fp8_slow_drift_<name> and bf16_slow_drift_<name>_ref
+    block: int
+    site: str  # train.py --plant-drift's SITE: the linear whose input gets the outlier
+    onset: int
+    growth: float
+    history: int  # the FP8 run's amax history
+    steps: int
+    no_sync: bool = False  # --drift-no-sync: the gain set on the device, no host-blocking call
+
+
+SLOW_DRIFTS = (
+    SlowDrift("fc2", block=0, site="fc2", onset=8, growth=1.12, history=16, steps=17),
+    SlowDrift("qkv", block=1, site="qkv", onset=10, growth=1.10, history=8, steps=19, no_sync=True),
+    SlowDrift("proj", block=1, site="proj", onset=12, growth=1.18, history=4, steps=21),
+)
+SLOW_CLEAN_STEPS = 17
+SLOW_OVERFLOW = (1, 8, 1000.0)  # blocks.1.fc2's input times 1000 in step 8
+SLOW_OVERFLOW_STEPS = 16
+_SLOW_INPUTS = {"fc1": "ln2's output", "fc2": "the GELU output", "qkv": "ln1's output", "proj": "the attention output"}
+
+
+def _slow_train(precision, steps, extra=()):
+    return [PY, TRAIN, "--precision", precision, "--steps", str(steps), *SLOW_MODEL, *extra]
+
+
+def _slow_drift_pair(d):
+    run, ref = f"fp8_slow_drift_{d.name}", f"bf16_slow_drift_{d.name}_ref"
+    plant = ["--plant-drift", f"{d.block}:{d.onset}:{d.growth:g}:{d.site}"] + (["--drift-no-sync"] if d.no_sync else [])
+    what = (f"feature 0 of blocks.{d.block}.{d.site}'s input ({_SLOW_INPUTS[d.site]}) grows {d.growth:g}x per step "
+            f"from step {d.onset} (in both precisions; gain set " + ("on the device, no sync)" if d.no_sync else
+                                                                      "from the host: 2 syncs per step)"))
+    planted = {"syncs_per_step": 0} if d.no_sync else DRIFT_SYNCS
+    drift = _drift(d.block, d.onset, d.growth, d.site)
+    return [
+        Workload(run, "zoo-slowdrift", _slow_train("fp8", d.steps, ["--amax-history", str(d.history), *plant]),
+                 d.steps, env=STATS_EVERY_STEP,
+                 truth_extra={"pattern": f"{_SLOW_PATTERN} in FP8, delayed scaling with an amax history of "
+                                         f"{d.history}; {what}",
+                              "planted": planted, "recipe": "delayed", "drift": drift, "numerics": "at_risk_or_broken",
+                              "pair": _pair("run", ref)}),
+        Workload(ref, "zoo-slowdrift", _slow_train("bf16", d.steps, plant), d.steps, env=STATS_EVERY_STEP,
+                 truth_extra={"pattern": f"{_SLOW_PATTERN} in BF16 with {run}'s planted drift",
+                              "planted": planted, "recipe": "none", "drift": drift, "numerics": "reference",
+                              "pair": _pair("ref", run)}),
+    ]
 
 WORKLOADS = [
     # ---- zoo1: plain PyTorch patterns, the CUDA sample, DDP over gloo, JAX, Hugging Face -------------------------
@@ -292,6 +349,31 @@ WORKLOADS = [
              [PY, f"{ZOO}/markerless/fp16_gradscaler.py", "--steps", "20", "--skip-steps", "6,13", "--name",
               "fp16_gradscaler_zero_code"], 20, env=ZERO_CODE, markers="none"),
 
+    # ---- zoo-slowdrift (issue 43): slow drifts with their BF16 twins, a clean pair, a planted overflow. One GPU. ----
+    *(w for d in SLOW_DRIFTS for w in _slow_drift_pair(d)),
+    Workload("fp8_slow_clean", "zoo-slowdrift", _slow_train("fp8", SLOW_CLEAN_STEPS), SLOW_CLEAN_STEPS,
+             env=STATS_EVERY_STEP,
+             truth_extra={"pattern": f"{_SLOW_PATTERN} in FP8, delayed scaling (amax history 16), no drift",
+                          "planted": {"syncs_per_step": 0}, "recipe": "delayed", "drift": "clean",
+                          "numerics": "healthy", "pair": _pair("run", "bf16_slow_clean_ref")}),
+    Workload("bf16_slow_clean_ref", "zoo-slowdrift", _slow_train("bf16", SLOW_CLEAN_STEPS), SLOW_CLEAN_STEPS,
+             env=STATS_EVERY_STEP,
+             truth_extra={"pattern": f"{_SLOW_PATTERN} in BF16: the reference of fp8_slow_clean",
+                          "planted": {"syncs_per_step": 0}, "recipe": "none", "drift": "clean",
+                          "numerics": "reference", "pair": _pair("ref", "fp8_slow_clean")}),
+    # Judged alone (no twin, no drift): one step's fc2 input far past its delayed scale, then the amax history holds
+    # that step's amax for 16 steps, so the scale is 1000x too small until it leaves.
+    Workload("fp8_planted_overflow", "zoo-slowdrift",
+             _slow_train("fp8", SLOW_OVERFLOW_STEPS, ["--plant-overflow", "%d:%d:%g" % SLOW_OVERFLOW]),
+             SLOW_OVERFLOW_STEPS, env=STATS_EVERY_STEP,
+             truth_extra={"pattern": f"{_SLOW_PATTERN} in FP8, delayed scaling (amax history 16); blocks."
+                                     f"{SLOW_OVERFLOW[0]}.fc2's input multiplied by {SLOW_OVERFLOW[2]:g} in step "
+                                     f"{SLOW_OVERFLOW[1]} alone",
+                          "planted": {"syncs_per_step": 0}, "recipe": "delayed", "numerics": "broken",
+                          "overflow": {"layer": f"blocks.{SLOW_OVERFLOW[0]}.fc2",
+                                       "tensor": f"blocks.{SLOW_OVERFLOW[0]}.fc2 input", "step": SLOW_OVERFLOW[1],
+                                       "factor": SLOW_OVERFLOW[2]}}),
+
     # ---- zoo-ddp2: DDP over NCCL, one GPU per rank -------------------------------------------------------------
     Workload("ddp_nccl_sleep", "zoo-ddp2",
              ["{torchrun}", "--standalone", "--nproc-per-node", "2", f"{REALJOBS}/ddp_mlp.py", "--steps", "15",
@@ -341,7 +423,7 @@ TIMINGS = [
            derived=("fp8_step_change_ms", "fp8_median_step_ms", "bf16_median_step_ms"), requires=("torchao",)),
 ]
 
-STAGES = ("zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "zoo-markerless")
+STAGES = ("zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "zoo-markerless", "zoo-slowdrift")
 
 
 def workloads(stage):
