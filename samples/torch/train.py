@@ -13,7 +13,9 @@ cuda:LOCAL_RANK with DistributedDataParallel over NCCL, on its own share of the 
 Planted numerics faults (test runs): --plant-overflow BLOCK:STEP:FACTOR multiplies blocks.BLOCK.fc2's input by FACTOR
 in step STEP. --plant-drift BLOCK:STEP:FACTOR[:SITE] multiplies feature 0 of the input of blocks.BLOCK.SITE (fc1, the
 default; fc2, qkv or proj) by FACTOR**(step - STEP + 1) from step STEP on, in either precision; its gain is set from
-the host (2 host-blocking calls per step from STEP on) unless --drift-no-sync sets it on the device.
+the host (2 host-blocking calls per step from STEP on) unless --drift-no-sync sets it on the device; --drift-outlier
+(no sync either) first raises feature 0 to the largest value of the other features, so that the tensor's amax itself
+grows FACTOR a step from STEP on (an outlier feature that keeps growing).
 
 Output (stdout), in this order; samples/README.md gives every field:
   step <i> loss <repr>                 one line per step, printed after the run
@@ -119,6 +121,8 @@ class Block(nn.Module):
         self.plant = args.plant
         self.drift = args.drift if args.drift and args.drift[0] == index else None
         self.drift_no_sync = args.drift_no_sync
+        self.drift_outlier = args.drift_outlier
+        self.outlier_base = None  # --drift-outlier: feature 0's gain at the onset, on the device
         d = args.d_model
         std = 0.02
         out_std = std / math.sqrt(2 * args.layers)  # GPT-2's scaled init of the residual projections
@@ -147,7 +151,15 @@ class Block(nn.Module):
             return x
         gain = torch.ones(x.shape[-1], device=x.device, dtype=x.dtype)
         value = self.drift[2] ** (CURRENT_STEP[0] - self.drift[1] + 1)
-        if self.drift_no_sync:
+        if self.drift_outlier:
+            # --drift-outlier: at the onset, feature 0 is raised to the largest value of the other features (a ratio
+            # kept on the device, no host sync), so that from STEP on it is the tensor's amax and grows FACTOR a step.
+            if self.outlier_base is None:
+                with torch.no_grad():
+                    rest = x[..., 1:].detach().abs().amax()
+                    self.outlier_base = (rest / x[..., :1].detach().abs().amax().clamp_min(1e-6)).float()
+            gain[:1].copy_(self.outlier_base * value)
+        elif self.drift_no_sync:
             gain[:1].fill_(value)  # a fill kernel with the value as its argument: no copy, no host sync
         else:
             # Setting gain[0] from a Python float copies it from pageable memory: 2 host-blocking calls
@@ -393,7 +405,8 @@ def main(argv=None):
         "planted_drift": (
             {"block": args.drift[0], "site": f"blocks.{args.drift[0]}.{args.drift[3]}", "operand": "input (activation)",
              "input_is": DRIFT_SITES[args.drift[3]], "feature": 0, "from_step": args.drift[1],
-             "factor_per_step": args.drift[2], "host_syncs_per_step": 0 if args.drift_no_sync else 2}
+             "factor_per_step": args.drift[2], "host_syncs_per_step": 0 if args.drift_no_sync or args.drift_outlier else 2,
+             "outlier": args.drift_outlier}
             if args.drift
             else None
         ),

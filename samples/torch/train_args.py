@@ -64,6 +64,12 @@ def parse_args(argv, environ=None):
         "and stream sync (2 host-blocking calls per step from STEP on) that the default assignment makes",
     )
     p.add_argument(
+        "--drift-outlier",
+        action="store_true",
+        help="with --plant-drift: at STEP, raise feature 0 to the largest value of the other features (on the device, "
+        "no host sync), so that the input's amax itself grows FACTOR a step from STEP on",
+    )
+    p.add_argument(
         "--scaling",
         choices=("delayed", "current"),
         default="delayed",
@@ -134,6 +140,8 @@ def parse_args(argv, environ=None):
             p.error("--plant-drift: FACTOR must be a finite number above 1")
     if args.drift_no_sync and not args.drift:
         p.error("--drift-no-sync needs --plant-drift")
+    if args.drift_outlier and not args.drift:
+        p.error("--drift-outlier needs --plant-drift")
     parse_distributed(p, args, environ)
     return args
 

@@ -162,7 +162,7 @@ def main():
                              "--drift-no-sync"], {})
     expect("planted drift at qkv, no sync", drift.get("planted_drift") == {
         "block": 1, "site": "blocks.1.qkv", "operand": "input (activation)", "input_is": "ln1's output",
-        "feature": 0, "from_step": 10, "factor_per_step": 1.1, "host_syncs_per_step": 0}, drift.get("planted_drift"))
+        "feature": 0, "from_step": 10, "factor_per_step": 1.1, "host_syncs_per_step": 0, "outlier": False}, drift.get("planted_drift"))
     drift = truth_of(train, ["--precision", "bf16", "--steps", "34", "--plant-drift", "1:18:1.15"], {})
     expect("planted drift at fc1 by default, 2 syncs", (drift["planted_drift"]["site"],
                                                         drift["planted_drift"]["host_syncs_per_step"])
