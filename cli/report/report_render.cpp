@@ -3,6 +3,8 @@
 #include "report/report_tables.hpp"
 
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/compare_wording.hpp"
+#include "fp8scope/present/numerics_wording.hpp"
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
 #include "output/xml_escape.hpp"
@@ -33,6 +35,33 @@ nlohmann::ordered_json what_if_json(const WhatIf& w)
     return { { "mean_step_ns", w.mean_step_ns }, { "without_launch_overhead_ns", w.without_launch_overhead_ns },
         { "without_syncs_ns", w.without_syncs_ns }, { "graph_kernel_share", w.graph_kernel_share },
         { "recommendations", recs } };
+}
+// summary.numerics: the verdict of the FP8 tensors judged alone and its evidence, each finding with its sentence and
+// fix in words (docs/cli.md "JSON").
+nlohmann::ordered_json numerics_json(const NumericsJudgement& n)
+{
+    using json = nlohmann::ordered_json;
+    json evidence = json::array();
+    for (const NumericsFinding& f : n.findings) {
+        const char* scale = f.scale == ScaleKind::Current ? "current"
+            : f.scale == ScaleKind::Lagging                ? "lagging"
+                                                           : "unknown";
+        evidence.push_back({ { "rule", numerics_rule_name(f.rule) }, { "severity", numerics_verdict_name(f.severity) },
+            { "tensor", f.tensor }, { "site_id", f.site_id }, { "module", f.module }, { "role", f.role },
+            { "read_by", f.read_by }, { "scale", scale }, { "onset_step", f.onset_step },
+            { "worst_step", f.worst_step }, { "value", f.value }, { "steps", f.steps },
+            { "sentence", present::finding_sentence(f, present::as_is) }, { "fix", present::finding_fix(f) } });
+    }
+    return { { "verdict", numerics_verdict_name(n.verdict) },
+        { "sentence", present::numerics_summary(n, present::as_is) },
+        { "no_data", n.no_data.empty() ? json(nullptr) : json(n.no_data) }, { "tensors", n.tensors },
+        { "sites", n.sites }, { "sampled_steps", n.sampled_steps }, { "evidence", evidence },
+        { "thresholds",
+            { { "broken_clip_share", kBrokenClipShare }, { "at_risk_clip_share", kAtRiskClipShare },
+                { "at_risk_clip_steps", kAtRiskClipSteps }, { "broken_flush_share", kBrokenFlushShare },
+                { "at_risk_flush_share", kAtRiskFlushShare }, { "pile_up_share", kPileUpShare },
+                { "outgrown_steps", kOutgrownSteps }, { "climb_bits", kClimbBits },
+                { "climb_min_steps", kClimbMinSteps } } } };
 }
 } // namespace
 
@@ -89,6 +118,7 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
                 { "clipped_kernels",
                     { { "count", r.recording.clipped_kernels.count },
                         { "clipped_ns", r.recording.clipped_kernels.clipped_ns } } } } },
+        { "summary", { { "numerics", numerics_json(r.numerics) } } },
         { "steps",
             { { "source", step_source_name(r.steps.source) }, { "detail", r.steps.detail },
                 { "warmup_excluded", r.steps.warmup_excluded },

@@ -1,6 +1,7 @@
 #include "report/report_summary.hpp"
 
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/numerics_wording.hpp"
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
 
@@ -64,6 +65,11 @@ SummaryLine worst_tensor_finding(const TensorHealth& h, Escape escape)
 std::vector<SummaryLine> report_summary(const TraceModel& model, const Report& r, Escape escape)
 {
     std::vector<SummaryLine> lines;
+    // Numerics before speed: a broken verdict's fix is the first thing to do (docs/analysis.md "Numerics verdict").
+    const NumericsJudgement& numerics = r.numerics;
+    const bool broken = numerics.verdict == NumericsVerdict::Broken;
+    if (broken)
+        lines.push_back({ "first fix", present::finding_with_fix(*numerics.lead(), escape), true });
     const BubbleTotals& t = r.totals;
     const size_t steps = r.steps.steps.size();
     lines.push_back({ "step",
@@ -79,10 +85,11 @@ std::vector<SummaryLine> report_summary(const TraceModel& model, const Report& r
             false });
     }
     const WhatIf w = estimate_what_if(r);
+    const char* speed_label = broken ? "speed fix" : "first fix";
     if (w.recommendations.empty())
-        lines.push_back({ "first fix", no_recommendation_sentence(false), false });
+        lines.push_back({ speed_label, no_recommendation_sentence(false), false });
     else
-        lines.push_back({ "first fix",
+        lines.push_back({ speed_label,
             fmt::format("{}: saves up to {} per step ({:.1f}%)", w.recommendations.front().title,
                 format_duration_ns(w.recommendations.front().saving_per_step_ns),
                 100.0 * w.recommendations.front().saving_share),
@@ -111,6 +118,9 @@ std::vector<SummaryLine> report_summary(const TraceModel& model, const Report& r
                 : "no FP8 GEMM, cast or amax/scale kernel in the steps",
             false });
     }
+    if (numerics.verdict != NumericsVerdict::NoData)
+        lines.push_back({ "numerics", present::numerics_summary(numerics, escape),
+            numerics.verdict != NumericsVerdict::Healthy });
     lines.push_back(worst_tensor_finding(r.tensor_health, escape));
     if (!r.nan_scalars.empty())
         lines.push_back({ "NaN", escape(nan_scalars_sentence(r.nan_scalars)), true });

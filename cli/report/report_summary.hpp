@@ -1,7 +1,8 @@
 // The summary that opens `fp8scope report` in text and Markdown (docs/cli.md "What every format shows", Summary first):
-// at most seven lines a user reads first, each picked out of the analyzer's Report: the step and its bubbles, the top
-// cause, the first thing to fix with its saving, FP8's share and price, tensor health's worst finding, NaN scalars and
-// what is wrong with the recording (both only when there is something). Selection and wording only; the details follow
+// at most nine lines a user reads first, each picked out of the analyzer's Report: a broken numerics verdict's fix
+// (numerics before speed), the step and its bubbles, the top cause, the first thing to fix with its saving ("speed
+// fix" after a broken verdict's), FP8's share and price, the numerics verdict of the FP8 tensors, tensor health's
+// worst finding, NaN scalars and what is wrong with the recording (both only when there is something). Selection and wording only; the details follow
 // in each format.
 #pragma once
 
@@ -15,7 +16,7 @@
 namespace fp8scope::cli {
 
 struct SummaryLine {
-    std::string label; // "step", "top cause", "first fix", "FP8", "tensors", "recording", "NaN"
+    std::string label; // "first fix", "step", "top cause", "speed fix", "FP8", "numerics", "tensors", "recording", "NaN"
     std::string text; // trace text escaped with the format's escape
     bool warning = false; // needs attention: a non-finite value, an unfinished or lossy recording, a NaN scalar
 };

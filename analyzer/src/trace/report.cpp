@@ -145,6 +145,7 @@ std::optional<Report> run_analyses(const TraceModel& model, const ReportOptions&
     if (!report_progress(monitor, kLaunchDone))
         return std::nullopt;
     report.tensor_health = analyze_tensor_health(model, report.steps, 10, options.device);
+    report.numerics = judge_numerics(model, report.steps, report.tensor_health, options.device);
     report.nan_scalars = find_nan_scalars(model);
     report.collector_work = summarize_collector_work(model, report.steps, options.device);
     report.device = options.device;

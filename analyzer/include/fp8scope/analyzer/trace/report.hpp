@@ -5,6 +5,7 @@
 #include "fp8scope/analyzer/model/analysis_types.hpp"
 #include "fp8scope/analyzer/model/progress.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/analyzer/numerics/numerics.hpp"
 #include "fp8scope/analyzer/steps/steps.hpp"
 #include "fp8scope/analyzer/trace/bubbles.hpp"
 #include "fp8scope/analyzer/trace/collector_work.hpp"
@@ -72,6 +73,7 @@ struct Report {
     ApiTableResult api_summary;
     LaunchStats launch;
     TensorHealth tensor_health;
+    NumericsJudgement numerics; // the FP8 tensors judged alone: healthy, at risk or broken
     std::vector<NanScalar> nan_scalars; // scalars that went NaN, over the whole trace
     CollectorWorkSummary collector_work; // the collector's own GPU time, kept out of everything above
     std::optional<uint32_t> device; // the device the totals are for, when one was asked for
