@@ -68,7 +68,8 @@ json evidence_json(const std::vector<DriftEvidence>& drift)
     for (const DriftEvidence& e : drift)
         out.push_back({ { "series", e.series }, { "onset_step", e.onset_step }, { "mean_before", e.mean_before },
             { "mean_after", e.mean_after }, { "noise", e.noise }, { "statistic", e.statistic }, { "floor", e.floor },
-            { "steps_before", e.steps_before }, { "steps_after", e.steps_after } });
+            { "steps_before", e.steps_before }, { "steps_after", e.steps_after },
+            { "shortfall_bits", or_null(e.shortfall_bits) }, { "amax_rise_bits", or_null(e.amax_rise_bits) } });
     return out;
 }
 
@@ -101,13 +102,14 @@ json site_json(const CompareSite& s)
         { "min_numel", s.min_numel }, { "baseline_log2_ratio", or_null(s.baseline_log2_ratio) },
         { "baseline_saturation", or_null(s.baseline_saturation) }, { "onset_step", or_null(s.onset_step) },
         { "drift", evidence_json(s.drift) }, { "amax_ratio_events", s.amax_ratio_events },
-        { "stale_scale_events", s.stale_scale_events }, { "steps", std::move(steps) } };
+        { "stale_scale_events", s.stale_scale_events }, { "tensor", s.tensor ? json(*s.tensor) : json(nullptr) },
+        { "also", s.also }, { "steps", std::move(steps) } };
 }
 
 json flagged_json(const CompareSite& s)
 {
     return { { "site", s.label }, { "run_site_id", s.run_site_id }, { "onset_step", or_null(s.onset_step) },
-        { "evidence", evidence_json(s.drift) } };
+        { "also", s.also }, { "evidence", evidence_json(s.drift) } };
 }
 
 json events_json(int64_t total, const std::vector<CompareEvent>& first)
@@ -139,6 +141,7 @@ json loss_json(const LossComparison& l)
         { "unavailable", l.unavailable.empty() ? json(nullptr) : json(l.unavailable) }, { "steps", std::move(steps) },
         { "window", l.window }, { "final_relative_delta", or_null(l.final_relative_delta) },
         { "max_relative_delta", or_null(l.max_step_relative_delta) }, { "max_step", or_null(l.max_step) },
+        { "onset_step", or_null(l.onset_step) }, { "delta_after_onset", or_null(l.delta_after_onset) },
         { "threshold", kLossDeltaThreshold }, { "strict_threshold", kLossDeltaStrict },
         { "sources", kLossThresholdSources } };
 }

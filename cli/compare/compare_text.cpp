@@ -108,6 +108,8 @@ std::string render_compare_text(const CompareInput& input, const CompareResult& 
         + "\n";
     const std::string verdict = verdict_sentence(r, printable);
     out += (default_compare_verdict(r).healthy() ? paint.good(verdict) : paint.warning(verdict)) + "\n";
+    if (!r.flagged.empty())
+        out += fmt::format("Drift: {}\n", drift_sentence(r, printable));
     if (r.numerics_compared())
         out += fmt::format("Loss: {}\n", loss_sentence(r.loss, printable));
     trace_lines(out, "Run:", input.run_model, input.run_report, paint);

@@ -2,8 +2,8 @@
 #include "report/report_summary.hpp"
 #include "report/report_tables.hpp"
 
-#include "fp8scope/present/figures.hpp"
 #include "fp8scope/present/compare_wording.hpp"
+#include "fp8scope/present/figures.hpp"
 #include "fp8scope/present/numerics_wording.hpp"
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
@@ -44,8 +44,8 @@ nlohmann::ordered_json numerics_json(const NumericsJudgement& n)
     json evidence = json::array();
     for (const NumericsFinding& f : n.findings) {
         const char* scale = f.scale == ScaleKind::Current ? "current"
-            : f.scale == ScaleKind::Lagging                ? "lagging"
-                                                           : "unknown";
+            : f.scale == ScaleKind::Lagging               ? "lagging"
+                                                          : "unknown";
         evidence.push_back({ { "rule", numerics_rule_name(f.rule) }, { "severity", numerics_verdict_name(f.severity) },
             { "tensor", f.tensor }, { "site_id", f.site_id }, { "module", f.module }, { "role", f.role },
             { "read_by", f.read_by }, { "scale", scale }, { "onset_step", f.onset_step },

@@ -119,8 +119,8 @@ std::vector<SummaryLine> report_summary(const TraceModel& model, const Report& r
             false });
     }
     if (numerics.verdict != NumericsVerdict::NoData)
-        lines.push_back({ "numerics", present::numerics_summary(numerics, escape),
-            numerics.verdict != NumericsVerdict::Healthy });
+        lines.push_back(
+            { "numerics", present::numerics_summary(numerics, escape), numerics.verdict != NumericsVerdict::Healthy });
     lines.push_back(worst_tensor_finding(r.tensor_health, escape));
     if (!r.nan_scalars.empty())
         lines.push_back({ "NaN", escape(nan_scalars_sentence(r.nan_scalars)), true });

@@ -2,8 +2,8 @@
 // at most nine lines a user reads first, each picked out of the analyzer's Report: a broken numerics verdict's fix
 // (numerics before speed), the step and its bubbles, the top cause, the first thing to fix with its saving ("speed
 // fix" after a broken verdict's), FP8's share and price, the numerics verdict of the FP8 tensors, tensor health's
-// worst finding, NaN scalars and what is wrong with the recording (both only when there is something). Selection and wording only; the details follow
-// in each format.
+// worst finding, NaN scalars and what is wrong with the recording (both only when there is something). Selection and
+// wording only; the details follow in each format.
 #pragma once
 
 #include "report/report_tensor.hpp"
@@ -16,7 +16,8 @@
 namespace fp8scope::cli {
 
 struct SummaryLine {
-    std::string label; // "first fix", "step", "top cause", "speed fix", "FP8", "numerics", "tensors", "recording", "NaN"
+    std::string
+        label; // "first fix", "step", "top cause", "speed fix", "FP8", "numerics", "tensors", "recording", "NaN"
     std::string text; // trace text escaped with the format's escape
     bool warning = false; // needs attention: a non-finite value, an unfinished or lossy recording, a NaN scalar
 };

@@ -58,6 +58,11 @@ std::string onset_text(const std::optional<int64_t>& onset_step)
 
 std::string evidence_text(const DriftEvidence& e)
 {
+    if (e.shortfall_bits && e.amax_rise_bits)
+        return fmt::format("{}: the reference's amax beyond the run's scale in {:.0f}% of {} steps from step {} (by "
+                           "{:.2g} bits on average; {:.0f}% of {} before), as it grows {:.2g} bits (floor {:.0f}%)",
+            e.series, 100.0 * e.mean_after, e.steps_after, e.onset_step, *e.shortfall_bits, 100.0 * e.mean_before,
+            e.steps_before, *e.amax_rise_bits, 100.0 * e.floor);
     // A series without step-to-step noise makes any shift infinitely many noise units: say so instead of "inf".
     const std::string statistic
         = std::isfinite(e.statistic) ? fmt::format("{:.1f} noise units", e.statistic) : std::string("no noise before");
@@ -89,12 +94,58 @@ std::string drift_sentence(const CompareResult& result, Escape escape)
     if (flagged == 0)
         return "no site drifts";
     std::string out = fmt::format(
-        "{} {}", count_of(static_cast<int64_t>(flagged), "site", "sites"), flagged == 1 ? "drifts" : "drift");
+        "{} {}", count_of(static_cast<int64_t>(flagged), "tensor", "tensors"), flagged == 1 ? "drifts" : "drift");
     if (result.first_divergent && *result.first_divergent < result.sites.size()) {
         const CompareSite& first = result.sites[*result.first_divergent];
         out += fmt::format("; first divergent: {} {} ({})", escape(first.label), onset_text(first.onset_step),
             escape(site_evidence_text(first)));
     }
+    return out;
+}
+
+std::string drifting_tensor(const CompareSite& site, Escape escape)
+{
+    if (site.module.empty())
+        return escape(site.label);
+    const std::string module = escape(site.module);
+    if (site.logical_role == "activation")
+        return module + "'s input";
+    if (site.logical_role == "weight")
+        return module + "'s weight";
+    if (site.logical_role == "gradient")
+        return module + "'s output gradient";
+    return fmt::format("{} · {}", module, escape(site.role));
+}
+
+std::string drift_headline(const CompareResult& result, Escape escape)
+{
+    if (!result.first_divergent || *result.first_divergent >= result.sites.size())
+        return "DRIFT";
+    const CompareSite& first = result.sites[*result.first_divergent];
+    // What happened, from the evidence with the earliest onset.
+    const DriftEvidence* lead = nullptr;
+    for (const DriftEvidence& e : first.drift)
+        if (lead == nullptr || e.onset_step < lead->onset_step)
+            lead = &e;
+    const std::string series = lead != nullptr ? lead->series : std::string();
+    const char* what = series == "outgrown_scale"   ? "outgrows its scale"
+        : series == "stale_scale_bursts"            ? "outgrows its scale in bursts"
+        : series == "log2_amax_ratio"               ? "leaves the reference's amax"
+        : series == "run_saturation"                ? "clips more values"
+        : series == "ref_underflow_under_run_scale" ? "flushes more values to zero"
+        : series == "run_dynamic_range_bits"        ? "has its amax climb away from its bulk"
+        : series == "block_amax_spread_bits"        ? "has one block's amax climb away from the rest"
+        : series == "subnormal_block_share"         ? "sinks into subnormal codes"
+                                                    : "drifts";
+    std::string out
+        = fmt::format("DRIFT: {} {} {}", drifting_tensor(first, escape), what, onset_text(first.onset_step));
+    if (result.flagged.size() > 1)
+        out += fmt::format(" (+{} more tensor{})", result.flagged.size() - 1, result.flagged.size() == 2 ? "" : "s");
+    const LossComparison& loss = result.loss;
+    if (loss.onset_step && loss.delta_after_onset)
+        out += fmt::format("; loss off by {} from step {}", delta_percent(*loss.delta_after_onset), *loss.onset_step);
+    else if (loss.final_relative_delta)
+        out += fmt::format("; loss delta {}", delta_percent(*loss.final_relative_delta));
     return out;
 }
 
@@ -105,7 +156,7 @@ std::string verdict_sentence(const CompareResult& result, Escape escape)
             + (result.loss.final_relative_delta ? "; " + loss_sentence(result.loss, escape) : std::string());
     const CompareVerdict verdict = default_compare_verdict(result);
     if (!result.flagged.empty())
-        return "DRIFT: " + drift_sentence(result, escape);
+        return drift_headline(result, escape);
     const LossComparison& loss = result.loss;
     if (!loss.final_relative_delta)
         return fmt::format("NO LOSS DELTA: no site drifts, but the loss cannot be compared: {}",

@@ -68,8 +68,9 @@ std::string finding_sentence(const NumericsFinding& f, Escape escape)
         return fmt::format(
             "{}: {} of its values flush to zero at step {}{}", tensor, percent_text(f.value), f.worst_step, from);
     case NumericsRule::OutgrownScale:
-        return fmt::format("{} outgrows its scale from step {}: {} sampled steps in a row beyond it, by up to {}",
-            tensor, f.onset_step, f.steps, bits_text(f.value));
+        return fmt::format("{} outgrows its scale from step {}: beyond it in {:.0f}% of {} steps (by {} on average) as "
+                           "its amax grows {}",
+            tensor, f.onset_step, 100.0 * f.short_share, f.steps, bits_text(f.value), bits_text(f.rise_bits));
     case NumericsRule::AmaxClimb:
         return fmt::format("{}'s amax climbs {} from step {}", tensor, bits_text(f.value), f.onset_step);
     }
@@ -132,11 +133,13 @@ std::string numerics_summary(const NumericsJudgement& j, Escape escape)
 std::string numerics_thresholds_sentence()
 {
     return fmt::format("broken: NaN/Inf, or {} of a tensor's values clipped or {} flushed in a step; at risk: {} "
-                       "clipped or {} flushed in {} sampled steps, the amax beyond the scale by {} in {} sampled "
-                       "steps in a row, or a forward tensor's amax climbing {} (codes clip only when {}% of their top octave is "
+                       "clipped or {} flushed in {} sampled steps, the amax beyond the scale in {:.0f}% of at least "
+                       "{} sampled steps, by {} on average, as it grows {}, or a forward tensor's amax climbing {} "
+                       "(codes clip only when {}% of their top octave is "
                        "at max)",
         percent_text(kBrokenClipShare), percent_text(kBrokenFlushShare), percent_text(kAtRiskClipShare),
-        percent_text(kAtRiskFlushShare), kAtRiskClipSteps, bits_text(kOutgrownBits), kOutgrownSteps, bits_text(kClimbBits),
+        percent_text(kAtRiskFlushShare), kAtRiskClipSteps, 100.0 * kOutgrownShortShare, kOutgrownSteps,
+        bits_text(kOutgrownBits), bits_text(kOutgrownRiseBits), bits_text(kClimbBits),
         static_cast<int>(100 * kPileUpShare));
 }
 

@@ -5,6 +5,7 @@
 
 #include "compare/compare_detail.hpp"
 #include "model/step_locator.hpp"
+#include "numerics/fp8_tensors.hpp"
 
 #include "fp8scope/analyzer/trace/budgets.hpp"
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"
@@ -167,6 +168,18 @@ LossComparison compare_loss(const CompareInput& in, const std::string& name, con
     }
     if (ref_sum != 0)
         loss.final_relative_delta = std::abs(run_sum - ref_sum) / std::abs(ref_sum);
+    // Where the per-step delta shifts up and stays (the drift test's change point, floor kLossDeltaStrict): the loss
+    // joins the evidence of a drift with its own onset.
+    std::vector<int64_t> steps;
+    std::vector<double> deltas;
+    for (const LossStep& s : loss.steps) {
+        steps.push_back(s.step);
+        deltas.push_back(s.relative_delta);
+    }
+    if (const auto shift = detail::change_point("loss_relative_delta", steps, deltas, +1, kLossDeltaStrict)) {
+        loss.onset_step = shift->onset_step;
+        loss.delta_after_onset = shift->mean_after;
+    }
     return loss;
 }
 
@@ -245,6 +258,7 @@ std::string compare_numerics(
         if (!site.logical_role)
             site.logical_role = ref_roles.of(ref_site);
         site.label = with_logical_role(tensor_site_label(in.run_model, run_site), site.logical_role);
+        site.module = detail::module_of(detail::text_of(in.run_model, run_site.nvtx_path));
         // A zero-code GEMM site also says where it sits in the run's step (docs/analysis.md "Tensor health", Where a
         // GEMM site sits).
         const std::vector<TensorSiteHealth>& health = in.run_report.tensor_health.sites;
@@ -319,16 +333,43 @@ std::string compare_numerics(
         result.sites.push_back(std::move(site));
     }
 
+    // The run's FP8 tensors: the sites that hold one are one finding.
+    {
+        const std::vector<Fp8Tensor> tensors = detail::group_fp8_tensors(in.run_model, run_samples);
+        std::map<int64_t, size_t> tensor_of;
+        for (size_t t = 0; t < tensors.size(); ++t) {
+            for (const int64_t code : tensors[t].code_sites)
+                tensor_of.emplace(code, t);
+            if (tensors[t].probe_site)
+                tensor_of.emplace(*tensors[t].probe_site, t);
+        }
+        for (CompareSite& site : result.sites)
+            if (const auto found = tensor_of.find(site.run_site_id); found != tensor_of.end())
+                site.tensor = found->second;
+    }
     // The first divergent tensor: the earliest onset, then the lowest layer (the earliest place in the step, which is
-    // the forward order), then the run's site id.
+    // the forward order), then the run's site id. One entry per tensor: its earliest site.
+    std::vector<size_t> drifting;
     for (size_t i = 0; i < result.sites.size(); ++i)
         if (result.sites[i].onset_step)
-            result.flagged.push_back(i);
+            drifting.push_back(i);
     const auto order = [&](size_t i) {
         const CompareSite& s = result.sites[i];
         return std::make_tuple(s.onset_step.value_or(0), s.position_in_step, s.run_site_id);
     };
-    std::ranges::sort(result.flagged, [&](size_t a, size_t b) { return order(a) < order(b); });
+    std::ranges::sort(drifting, [&](size_t a, size_t b) { return order(a) < order(b); });
+    std::map<size_t, size_t> standing_for; // tensor -> its flagged site
+    for (const size_t i : drifting) {
+        CompareSite& site = result.sites[i];
+        if (site.tensor) {
+            const auto [it, fresh] = standing_for.try_emplace(*site.tensor, i);
+            if (!fresh) {
+                result.sites[it->second].also.push_back(site.label);
+                continue;
+            }
+        }
+        result.flagged.push_back(i);
+    }
     if (!result.flagged.empty())
         result.first_divergent = result.flagged.front();
 

@@ -143,6 +143,10 @@ inline std::string module_of(std::string_view path)
 std::optional<DriftEvidence> change_point(const std::string& series, const std::vector<int64_t>& steps,
     const std::vector<double>& values, int direction, double floor, double relative_floor = 0);
 
+// The knee of a climb: the index k (kDriftMinStepsBefore <= k <= last) of the least-squares fit of
+// x_i = a + b * max(0, i - k + 1), flat before index k and rising linearly from it; the earliest k wins a tie.
+size_t knee_of(const std::vector<double>& values, size_t last);
+
 // change_point() for a rise that climbs: the onset is the knee of the least-squares flat-then-linear fit up to the
 // split, when the shift measured from the knee passes the same test; else the split.
 std::optional<DriftEvidence> climb_onset(

@@ -16,6 +16,9 @@
 //   squeezes toward underflow. It climbs rather than jumps, so its onset is the knee of the climb.
 #include "compare/compare_detail.hpp"
 
+#include "fp8scope/analyzer/numerics/numerics.hpp"
+#include "fp8scope/format/schema.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -79,6 +82,8 @@ std::optional<DriftEvidence> test_split(const std::string& series, const std::ve
     return e;
 }
 
+} // namespace
+
 // The knee of a climb: the index k (kDriftMinStepsBefore <= k <= last) of the least-squares fit of
 // x_i = a + b * max(0, i - k + 1), flat before step k and rising linearly from it. The earliest k wins a tie.
 size_t knee_of(const std::vector<double>& values, size_t last)
@@ -113,8 +118,6 @@ size_t knee_of(const std::vector<double>& values, size_t last)
     }
     return best;
 }
-
-} // namespace
 
 std::optional<DriftEvidence> change_point(const std::string& series, const std::vector<int64_t>& steps,
     const std::vector<double>& values, int direction, double floor, double relative_floor)
@@ -202,6 +205,51 @@ void detect_drift(CompareSite& site)
         auto evidence = change_point("stale_scale_bursts", steps, values, +1, kDriftFloorBurstShare);
         if (evidence && std::count(values.begin() + evidence->steps_before, values.end(), 1.0) >= kDriftMinBursts)
             add(std::move(evidence));
+    }
+    // A slow drift: the scale lags a steadily growing amax, short of the reference's amax in most steps from some
+    // onset on, even when no step's change is large enough for the bursts' change point (numerics.hpp's
+    // outgrown_scale(), the one-trace verdict's test, here on the run's scale against the reference's amax).
+    // Gradients are left out, as the verdict leaves them out of its amax climb: their amaxes move a bit or more in
+    // healthy runs, and they follow a forward tensor's drift rather than start one.
+    const bool gradient
+        = site.logical_role == "gradient" || site.run_dtype == static_cast<int32_t>(schema::Dtype::E5M2);
+    if (!gradient
+        && (site.recipe == ScalingRecipe::Delayed || site.recipe == ScalingRecipe::Static
+            || site.recipe == ScalingRecipe::Unknown)) {
+        std::vector<int64_t> steps;
+        std::vector<std::optional<double>> headroom, log2_amax;
+        for (const CompareStep& r : site.steps) {
+            steps.push_back(r.step);
+            // Short of the reference's amax; or the run's own codes at the scale's max (headroom 0 within float
+            // rounding), which a cast reaches when its own amax met or passed the scale: short by at least nothing.
+            std::optional<double> h = r.headroom_vs_ref_bits;
+            if (h && *h >= kStaleScaleHeadroomBits && r.run_headroom_bits
+                && std::abs(*r.run_headroom_bits) < -kStaleScaleHeadroomBits)
+                h = 2 * kStaleScaleHeadroomBits;
+            headroom.push_back(h);
+            log2_amax.push_back(r.amax_ref && *r.amax_ref > 0 && std::isfinite(*r.amax_ref)
+                    ? std::optional(std::log2(*r.amax_ref))
+                    : std::nullopt);
+        }
+        if (const std::optional<OutgrownScale> o = outgrown_scale(steps, headroom, log2_amax)) {
+            DriftEvidence e;
+            e.series = "outgrown_scale";
+            e.onset_step = o->onset_step;
+            int64_t before = 0, short_before = 0;
+            for (size_t i = 0; i < steps.size() && steps[i] < o->onset_step; ++i)
+                if (headroom[i]) {
+                    ++before;
+                    short_before += *headroom[i] < kStaleScaleHeadroomBits ? 1 : 0;
+                }
+            e.mean_before = before > 0 ? static_cast<double>(short_before) / static_cast<double>(before) : 0.0;
+            e.mean_after = o->short_share;
+            e.floor = kOutgrownShortShare;
+            e.steps_before = before;
+            e.steps_after = o->steps;
+            e.shortfall_bits = o->mean_shortfall_bits;
+            e.amax_rise_bits = o->amax_rise_bits;
+            add(std::move(e));
+        }
     }
     // A share of the reference's values flushed to zero that stays small, or moves a little on top of a large one, is
     // the tensor's own tail: the share must rise by the floor and at least double.

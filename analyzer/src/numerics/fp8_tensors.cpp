@@ -26,8 +26,8 @@ std::vector<StepKey> identity_of(const std::map<int64_t, StepSample>& by_step)
     std::vector<StepKey> key;
     key.reserve(by_step.size());
     for (const auto& [step, s] : by_step)
-        key.emplace_back(step, s.dtype, s.numel, s.amax, s.scale_inv.value_or(0.0), s.saturated,
-            s.hist_first_exponent, s.histogram);
+        key.emplace_back(
+            step, s.dtype, s.numel, s.amax, s.scale_inv.value_or(0.0), s.saturated, s.hist_first_exponent, s.histogram);
     return key;
 }
 

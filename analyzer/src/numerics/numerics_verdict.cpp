@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <unordered_map>
 
 namespace fp8scope::analyzer {
@@ -32,6 +33,12 @@ struct TensorStep {
     int64_t nonfinite = 0;
     double position = 0;
 };
+
+double median_of(std::vector<double> v)
+{
+    std::ranges::nth_element(v, v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2));
+    return v[v.size() / 2];
+}
 
 double share(int64_t count, int64_t numel)
 {
@@ -102,9 +109,12 @@ public:
         nonfinite(series, base, out);
         shares(series, base, NumericsRule::Clipping, &TensorStep::clip, kBrokenClipShare, kAtRiskClipShare, out);
         shares(series, base, NumericsRule::Flushing, &TensorStep::flush, kBrokenFlushShare, kAtRiskFlushShare, out);
-        outgrown(series, base, out);
-        if (forward(tensor))
+        // A gradient's amax moves a bit or more in healthy runs, and it follows a forward tensor's drift rather than
+        // start one: the two trend rules judge activations and weights.
+        if (forward(tensor)) {
+            outgrown(series, base, out);
             climb(series, base, out);
+        }
     }
 
 private:
@@ -143,7 +153,8 @@ private:
         f.role = std::string(tensor_role_word(site.role));
         for (const int64_t code : tensor.code_sites) {
             const TensorSiteHealth* h = info_.at(code).health;
-            f.read_by.push_back(h != nullptr ? located_site_label(*h) : tensor_site_label(model_, *info_.at(code).site));
+            f.read_by.push_back(
+                h != nullptr ? located_site_label(*h) : tensor_site_label(model_, *info_.at(code).site));
         }
         std::vector<double> positions;
         bool lagging = false, any = false;
@@ -160,8 +171,8 @@ private:
         return f;
     }
 
-    static void nonfinite(const std::vector<TensorStep>& series, const NumericsFinding& base,
-        std::vector<NumericsFinding>& out)
+    static void nonfinite(
+        const std::vector<TensorStep>& series, const NumericsFinding& base, std::vector<NumericsFinding>& out)
     {
         NumericsFinding f = base;
         f.rule = NumericsRule::NonFinite;
@@ -211,39 +222,33 @@ private:
         out.push_back(std::move(f));
     }
 
-    static void outgrown(const std::vector<TensorStep>& series, const NumericsFinding& base,
-        std::vector<NumericsFinding>& out)
+    static void outgrown(
+        const std::vector<TensorStep>& series, const NumericsFinding& base, std::vector<NumericsFinding>& out)
     {
-        size_t best_start = 0, best_length = 0, start = 0, length = 0;
-        for (size_t i = 0; i < series.size(); ++i) {
-            const std::optional<double>& h = series[i].headroom_bits;
-            if (h && *h <= -kOutgrownBits) {
-                start = length == 0 ? i : start;
-                if (++length > best_length) {
-                    best_length = length;
-                    best_start = start;
-                }
-            } else {
-                length = 0;
-            }
+        std::vector<int64_t> steps;
+        std::vector<std::optional<double>> headroom, log2_amax;
+        for (const TensorStep& t : series) {
+            steps.push_back(t.step);
+            headroom.push_back(t.headroom_bits);
+            log2_amax.push_back(t.amax ? std::optional(std::log2(*t.amax)) : std::nullopt);
         }
-        if (best_length < static_cast<size_t>(kOutgrownSteps))
+        const std::optional<OutgrownScale> o = outgrown_scale(steps, headroom, log2_amax);
+        if (!o)
             return;
         NumericsFinding f = base;
         f.rule = NumericsRule::OutgrownScale;
         f.severity = NumericsVerdict::AtRisk;
-        f.onset_step = series[best_start].step;
-        f.steps = static_cast<int64_t>(best_length);
-        for (size_t i = best_start; i < best_start + best_length; ++i)
-            if (*series[i].headroom_bits < f.value || i == best_start) {
-                f.value = *series[i].headroom_bits;
-                f.worst_step = series[i].step;
-            }
+        f.onset_step = o->onset_step;
+        f.worst_step = o->worst_step;
+        f.value = -o->mean_shortfall_bits;
+        f.steps = o->steps;
+        f.short_share = o->short_share;
+        f.rise_bits = o->amax_rise_bits;
         out.push_back(std::move(f));
     }
 
-    static void climb(const std::vector<TensorStep>& series, const NumericsFinding& base,
-        std::vector<NumericsFinding>& out)
+    static void climb(
+        const std::vector<TensorStep>& series, const NumericsFinding& base, std::vector<NumericsFinding>& out)
     {
         std::vector<int64_t> steps;
         std::vector<double> log2_amax;
@@ -254,10 +259,6 @@ private:
             }
         if (log2_amax.size() < static_cast<size_t>(kClimbMinSteps))
             return;
-        const auto median_of = [](std::vector<double> v) {
-            std::ranges::nth_element(v, v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2));
-            return v[v.size() / 2];
-        };
         const auto k = static_cast<std::ptrdiff_t>(kBaselineSamples);
         const double baseline = median_of({ log2_amax.begin(), log2_amax.begin() + k });
         const double last = median_of({ log2_amax.end() - k, log2_amax.end() });
@@ -302,6 +303,80 @@ int severity_rank(NumericsVerdict v)
 }
 
 } // namespace
+
+std::optional<OutgrownScale> outgrown_scale(const std::vector<int64_t>& steps,
+    const std::vector<std::optional<double>>& headroom_bits, const std::vector<std::optional<double>>& log2_amax)
+{
+    const size_t n = steps.size();
+    if (headroom_bits.size() != n || log2_amax.size() != n)
+        return std::nullopt;
+    const auto amaxes = [&](size_t from, size_t to) {
+        std::vector<double> v;
+        for (size_t i = from; i < to; ++i)
+            if (log2_amax[i])
+                v.push_back(*log2_amax[i]);
+        return v;
+    };
+    const std::vector<double> end = [&] {
+        std::vector<double> all = amaxes(0, n);
+        const size_t keep = std::min(all.size(), static_cast<size_t>(kBaselineSamples));
+        return std::vector<double>(all.end() - static_cast<std::ptrdiff_t>(keep), all.end());
+    }();
+    if (end.empty())
+        return std::nullopt;
+    const double last = median_of(end);
+    // Of the onsets that pass, the one nearest the knee of the amax's climb (compare's knee_of: flat before it, rising
+    // linearly from it), the earlier of two as near: the earliest that passes would take in the steps before the
+    // climb, whose tail holds enough short steps to pass.
+    std::vector<size_t> shown_at;
+    std::vector<double> climbing;
+    for (size_t i = 0; i < n; ++i)
+        if (log2_amax[i]) {
+            shown_at.push_back(i);
+            climbing.push_back(*log2_amax[i]);
+        }
+    const size_t knee = climbing.size() > static_cast<size_t>(kDriftMinStepsBefore)
+        ? shown_at[detail::knee_of(climbing, climbing.size() - 1)]
+        : 0;
+    std::optional<OutgrownScale> best;
+    size_t best_distance = SIZE_MAX;
+    for (size_t k = 1; k + static_cast<size_t>(kOutgrownSteps) <= n; ++k) {
+        OutgrownScale o { .onset_step = steps[k] };
+        int64_t shown = 0, short_steps = 0;
+        double shortfall = 0;
+        for (size_t i = k; i < n; ++i) {
+            if (!headroom_bits[i])
+                continue;
+            ++shown;
+            if (*headroom_bits[i] >= kStaleScaleHeadroomBits)
+                continue;
+            ++short_steps;
+            shortfall -= *headroom_bits[i];
+            if (*headroom_bits[i] < o.worst_bits) {
+                o.worst_bits = *headroom_bits[i];
+                o.worst_step = steps[i];
+            }
+        }
+        if (shown < kOutgrownSteps || short_steps == 0)
+            continue;
+        std::vector<double> before = amaxes(k >= static_cast<size_t>(kBaselineSamples) ? k - kBaselineSamples : 0, k);
+        if (before.empty())
+            continue;
+        o.steps = shown;
+        o.short_share = static_cast<double>(short_steps) / static_cast<double>(shown);
+        o.mean_shortfall_bits = shortfall / static_cast<double>(short_steps);
+        o.amax_rise_bits = last - median_of(std::move(before));
+        if (o.short_share < kOutgrownShortShare || o.mean_shortfall_bits < kOutgrownBits
+            || o.amax_rise_bits < kOutgrownRiseBits)
+            continue;
+        const size_t distance = k > knee ? k - knee : knee - k;
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = o;
+        }
+    }
+    return best;
+}
 
 const char* numerics_verdict_name(NumericsVerdict verdict)
 {
@@ -365,9 +440,9 @@ NumericsJudgement judge_numerics(
         return std::tuple(severity_rank(a.severity), a.onset_step, a.position, a.site_id, static_cast<int>(a.rule))
             < std::tuple(severity_rank(b.severity), b.onset_step, b.position, b.site_id, static_cast<int>(b.rule));
     });
-    j.verdict = j.findings.empty()                                   ? NumericsVerdict::Healthy
+    j.verdict = j.findings.empty()                               ? NumericsVerdict::Healthy
         : j.findings.front().severity == NumericsVerdict::Broken ? NumericsVerdict::Broken
-                                                                  : NumericsVerdict::AtRisk;
+                                                                 : NumericsVerdict::AtRisk;
     return j;
 }
 

@@ -36,12 +36,17 @@ std::string delta_percent(double relative_delta);
 // The identity Escape, for outputs that escape whole sentences themselves (JSON, XML attributes).
 std::string as_is(std::string_view text);
 
-// "3 sites drift; first divergent: LABEL from step 15 (evidence)", "no site drifts", or "not compared: <why>".
+// "3 tensors drift; first divergent: LABEL from step 15 (evidence)", "no site drifts", or "not compared: <why>".
 std::string drift_sentence(const analyzer::CompareResult& result, Escape escape);
 // The verdict, first line of every format: "FP8 run healthy against its reference: no site drifts; loss delta
-// 0.90% (threshold 1%, strict 0.25%)", "DRIFT: 3 sites drift; first divergent: LABEL from step 15 (evidence)", or
-// "LOSS DELTA: no site drifts, but ...". Without a tensor comparison, numerics_not_compared_sentence().
+// 0.90% (threshold 1%, strict 0.25%)", drift_headline(), or "LOSS DELTA: no site drifts, but ...". Without a tensor
+// comparison, numerics_not_compared_sentence(). The series, noise units and floors are drift_sentence()'s, below it.
 std::string verdict_sentence(const analyzer::CompareResult& result, Escape escape);
+// The first drifting tensor in plain words: "blocks.1.fc1's input", "blocks.0.qkv · B", or its label when unnamed.
+std::string drifting_tensor(const analyzer::CompareSite& site, Escape escape);
+// What happened to which tensor from which step, in plain words and under 160 characters for a named module: "DRIFT:
+// blocks.1.fc1's input outgrows its scale from step 18 (+2 more tensors); loss off by 7.4% from step 22".
+std::string drift_headline(const analyzer::CompareResult& result, Escape escape);
 // "loss delta 0.90% (scalar 'loss', means over the last 10 common steps; threshold 1%, strict 0.25%); largest
 // per-step delta 4.06% at step 9", or "no loss delta: <why>".
 std::string loss_sentence(const analyzer::LossComparison& loss, Escape escape);

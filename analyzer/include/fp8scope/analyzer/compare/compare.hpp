@@ -107,6 +107,11 @@ struct DriftEvidence {
     double statistic = 0; // |shift| / (noise * sqrt(1/n_before + 1/n_after)); infinite when the noise is 0
     double floor = 0; // the practical floor the shift had to reach (for the underflow share, at least its level before)
     int64_t steps_before = 0, steps_after = 0;
+    // "outgrown_scale" (numerics.hpp's outgrown_scale() on the run's scale against the reference's amax: a delayed
+    // scale that lags a growing amax): mean_before and mean_after are the shares of steps where the reference's amax
+    // was beyond the run's scale, floor kOutgrownShortShare, statistic 0; these say by how much and how far the
+    // amax grew.
+    std::optional<double> shortfall_bits, amax_rise_bits;
 };
 
 struct CompareSite {
@@ -115,6 +120,7 @@ struct CompareSite {
     std::string label;
     int64_t run_site_id = 0, ref_site_id = 0;
     int32_t run_dtype = 0, ref_dtype = 0;
+    std::string module; // the module its NVTX path ends in ("blocks.1.fc1"), "" without one
     std::string role; // normalised role: "A", "B", "D" or the probe's role word
     std::optional<std::string> logical_role; // "activation", "weight", "gradient" when known
     bool role_swapped = false; // the run's cuBLAS A/B were swapped to the canonical orientation
@@ -133,6 +139,12 @@ struct CompareSite {
     std::optional<int64_t> onset_step; // earliest onset over drift
     int64_t amax_ratio_events = 0; // steps with |log2_amax_ratio| > kAmaxRatioEventLog2
     int64_t stale_scale_events = 0;
+    // The run's sites that hold the same FP8 tensor (numerics.hpp's Fp8Tensor: the same codes and scale in every
+    // step, or the probe cast with that scale): a drift is one finding per tensor. `tensor` is the index of the
+    // tensor among the run's; `also` lists the labels of the other matched sites of the same tensor that drift, on
+    // the one of them that stands for it in CompareResult::flagged.
+    std::optional<size_t> tensor;
+    std::vector<std::string> also;
 };
 
 struct UnmatchedSite {
@@ -167,6 +179,10 @@ struct LossComparison {
     // first of them: the loss budget fails on any, whatever the finite steps' delta.
     int64_t run_nonfinite_steps = 0;
     std::optional<int64_t> first_run_nonfinite_step;
+    // The step from which the per-step relative delta shifts up and stays (the drift test's change point over the
+    // per-step deltas, floor kLossDeltaStrict), and its mean from there; nullopt: no such shift.
+    std::optional<int64_t> onset_step;
+    std::optional<double> delta_after_onset;
 };
 
 struct StepAlignment {
@@ -185,7 +201,9 @@ struct CompareResult {
     bool numerics_compared() const { return numerics_not_compared.empty(); }
     std::vector<CompareSite> sites; // matched, by the run's site id
     std::vector<UnmatchedSite> run_unmatched, ref_unmatched;
-    std::vector<size_t> flagged; // indices into sites: earliest onset, then position in step, then run site id
+    // Indices into sites, one per drifting FP8 tensor (the earliest of its sites; CompareSite::also names the
+    // others): earliest onset, then position in step, then run site id. Its size is the count of drifting tensors.
+    std::vector<size_t> flagged;
     std::optional<size_t> first_divergent; // flagged.front()
     int64_t amax_ratio_events = 0, stale_scale_events = 0;
     std::vector<CompareEvent> first_amax_ratio_events, first_stale_scale_events; // earliest 20 each
@@ -222,7 +240,8 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& inp
 // (kDefaultCompareBudgets).
 struct CompareBudgets {
     std::optional<double> max_loss_delta; // final_relative_delta; fails without loss scalars in both traces
-    std::optional<int64_t> max_drift_sites; // flagged sites; `where` names the first divergent one and its onset
+    std::optional<int64_t> max_drift_sites; // flagged tensors (CompareResult::flagged); `where` names the first
+                                            // divergent one and its onset
 };
 
 // Results named "max-loss-delta" and "max-drift-sites", in that order (only those given). Their `where` is a short

@@ -27,12 +27,15 @@ inline constexpr double kAtRiskFlushShare = 1e-2;
 // codes in the histogram's top octave (one value at max is a scale made from the amax; a uniform tensor under a
 // current scale puts about a tenth of its top octave there).
 inline constexpr double kPileUpShare = 0.5;
-// A scale outgrown step after step: the tensor's amax beyond the scale's reach by at least kOutgrownBits (about one
-// E4M3 code step at the top of the range, log2(448 / 416) = 0.107, as compare's stale-scale bursts) in this many
-// consecutive sampled steps. Healthy delayed scaling falls short when the amax sets a record, one or two steps at a
-// time, and a weight's scale trails its slowly growing amax by a few hundredths of a bit every step.
+// A scale outgrown step after step (outgrown_scale()): from some onset on, over at least kOutgrownSteps sampled steps,
+// the amax is beyond the scale's reach in kOutgrownShortShare of them, by kOutgrownBits on average (about one E4M3
+// code step at the top of the range, log2(448 / 416) = 0.107, as compare's stale-scale bursts), while the amax rises
+// kOutgrownRiseBits from before the onset to the end. Healthy delayed scaling falls short when the amax sets a record,
+// now and then; a weight's scale trails its slowly growing amax by a few hundredths of a bit every step.
 inline constexpr int kOutgrownSteps = 4;
+inline constexpr double kOutgrownShortShare = 2.0 / 3.0;
 inline constexpr double kOutgrownBits = 0.1;
+inline constexpr double kOutgrownRiseBits = 1.0;
 // An amax that climbs: a forward tensor's log2 amax rising by at least this many bits, from its early-step baseline
 // (the median of its first kBaselineSamples sampled steps) to its last, at a knee the change-point test of compare
 // finds (docs/analysis.md "Compare: drift"), over at least kClimbMinSteps sampled steps. Healthy training moves an
@@ -75,11 +78,13 @@ struct NumericsFinding {
     ScaleKind scale = ScaleKind::Unknown;
     int64_t onset_step = 0; // the first step showing it (the knee of a climb)
     int64_t worst_step = 0;
-    // Clipping, Flushing: the share at the worst step. OutgrownScale: how far the scale fell short at the worst step,
-    // in bits (negative). AmaxClimb: bits climbed from the baseline. NonFinite: NaN + Inf elements summed over the
+    // Clipping, Flushing: the share at the worst step. OutgrownScale: how far the scale fell short on average over
+    // the steps it did, in bits (negative); `short_share` of the steps from the onset it did, `rise_bits` the amax's
+    // rise. AmaxClimb: bits climbed from the baseline. NonFinite: NaN + Inf elements summed over the
     // steps (in each step the most any of its sites held).
     double value = 0;
-    int64_t steps = 0; // sampled steps showing it (the run's length for OutgrownScale)
+    int64_t steps = 0; // sampled steps showing it (from the onset on for OutgrownScale and AmaxClimb)
+    double short_share = 0, rise_bits = 0; // OutgrownScale only
     double position = 0; // the tensor's median offset in its step, 0..1: execution order within a step
 };
 
@@ -93,6 +98,21 @@ struct NumericsJudgement {
     int64_t sampled_steps = 0; // analysed steps with FP8 samples
     const NumericsFinding* lead() const { return findings.empty() ? nullptr : &findings.front(); }
 };
+
+// A delayed (or static) scale that lags a growing amax, over one tensor's sampled steps: `headroom_bits` is
+// log2(fp8_max * scale_inv / amax) (below 0: the amax beyond the scale), `log2_amax` the amax's; nullopt where a step
+// cannot show it. The earliest onset that passes the test of kOutgrownSteps .. kOutgrownRiseBits; nullopt: none.
+struct OutgrownScale {
+    int64_t onset_step = 0;
+    int64_t steps = 0; // sampled steps from the onset on
+    double short_share = 0; // of those, the share where the amax was beyond the scale
+    double mean_shortfall_bits = 0; // how far beyond, on average over those
+    double worst_bits = 0; // the most (a negative headroom)
+    int64_t worst_step = 0;
+    double amax_rise_bits = 0; // from before the onset (median of up to kBaselineSamples steps) to the end (idem)
+};
+std::optional<OutgrownScale> outgrown_scale(const std::vector<int64_t>& steps,
+    const std::vector<std::optional<double>>& headroom_bits, const std::vector<std::optional<double>>& log2_amax);
 
 // The FP8 tensors of a trace in the analysed steps (with `device`, that device's samples only), by name site.
 std::vector<Fp8Tensor> find_fp8_tensors(
