@@ -4,6 +4,7 @@
 
 #include "fp8scope/present/compare_wording.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/numerics_wording.hpp"
 
 #include <QBrush>
 
@@ -26,9 +27,13 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
         for (const size_t index : compare.flagged) {
             const analyzer::CompareSite& site = compare.sites[index];
             const bool first = compare.first_divergent == index;
+            std::string finding = site.label;
+            if (!site.also.empty())
+                finding += " (also " + std::to_string(site.also.size()) + " other site"
+                    + (site.also.size() == 1 ? "" : "s") + " of the same tensor)";
             rows_.push_back(Row {
-                .kind = first ? u"first divergent site"_s : u"scaling drift"_s,
-                .finding = to_qstring(site.label),
+                .kind = first ? u"first divergent tensor"_s : u"scaling drift"_s,
+                .finding = to_qstring(finding),
                 .saving = {},
                 .where = to_qstring(present::onset_text(site.onset_step)),
                 .why = to_qstring(present::site_evidence_text(site)),
@@ -49,6 +54,20 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
                 .numerics = true,
             });
     }
+    // The run's own numerics verdict (docs/analysis.md "Numerics verdict"): numerics before speed.
+    if (session && session->run)
+        for (const analyzer::NumericsFinding& f : session->run->report.numerics.findings)
+            rows_.push_back(Row {
+                .kind = f.severity == analyzer::NumericsVerdict::Broken ? u"numerics broken"_s : u"numerics at risk"_s,
+                .finding = to_qstring(present::finding_sentence(f, present::as_is)),
+                .saving = {},
+                .where = u"step %1"_s.arg(f.onset_step),
+                .why = to_qstring(present::finding_fix(f)
+                    + (f.read_by.empty() ? std::string() : "; " + present::read_by_text(f, present::as_is))),
+                .saving_ns = std::nullopt,
+                .target = FindingTarget { f.onset_step, std::nullopt, f.site_id },
+                .numerics = true,
+            });
     if (session && session->run) {
         for (const analyzer::Recommendation& r : session->run->what_if.recommendations) {
             rows_.push_back(Row {

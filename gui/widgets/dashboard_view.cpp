@@ -8,6 +8,7 @@
 
 #include "fp8scope/present/compare_wording.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/numerics_wording.hpp"
 #include "fp8scope/present/tensor_wording.hpp"
 
 #include "fp8scope/analyzer/trace/budgets.hpp"
@@ -330,7 +331,14 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
         return;
     const AnalysedTrace& run = *session_->run;
     headline_->setText(headline_html(run));
-    tensor_health_->setText(tensor_health_html(run.report.tensor_health));
+    // The numerics verdict of the FP8 tensors judged alone leads the box (docs/analysis.md "Numerics verdict").
+    const analyzer::NumericsJudgement& numerics = run.report.numerics;
+    const QString verdict = numerics.verdict == analyzer::NumericsVerdict::NoData
+        ? QString()
+        : u"<p style='color:%1'><b>Numerics %2</b></p>"_s.arg(
+            numerics.verdict == analyzer::NumericsVerdict::Healthy ? u"#2ca02c"_s : attention_color().name(),
+            escaped(present::numerics_summary(numerics, present::as_is)));
+    tensor_health_->setText(verdict + tensor_health_html(run.report.tensor_health));
     fp8_whatif_->set_whatif(run.fp8_whatif);
     // Kind is told by colour here (red: numerics); Why is in the Findings view and the tooltips. The finding takes
     // the width that the saving and the place, read whole, leave.
@@ -352,12 +360,14 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
         QString text;
         if (c.first_divergent) {
             const analyzer::CompareSite& first = c.sites[*c.first_divergent];
-            text = u"<p style='font-size:large; color:%1'><b>Scaling drift: %2 of %3 matched sites</b></p>"
-                   "<p><b>First divergent:</b> %4, %5<br><small>%6</small></p>"_s.arg(attention_color().name())
-                       .arg(c.flagged.size())
-                       .arg(c.sites.size())
-                       .arg(escaped(first.label), escaped(present::onset_text(first.onset_step)),
-                           escaped(present::site_evidence_text(first)));
+            text
+                = u"<p style='font-size:large; color:%1'><b>%2</b></p>"
+                  "<p>%3 drifting tensor(s) among %4 matched sites. <b>First divergent:</b> %5, %6<br><small>%7</small></p>"_s
+                      .arg(attention_color().name(), escaped(present::drift_headline(c, present::as_is)))
+                      .arg(c.flagged.size())
+                      .arg(c.sites.size())
+                      .arg(escaped(first.label), escaped(present::onset_text(first.onset_step)),
+                          escaped(present::site_evidence_text(first)));
         } else {
             text = u"<p style='font-size:large; color:#2ca02c'><b>No site drifts</b> (%1 matched sites)</p>"_s.arg(
                 c.sites.size());

@@ -5,6 +5,7 @@
 #include "zoo_judge.hpp"
 
 #include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/analyzer/trace/report.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -40,5 +41,9 @@ PairCells judge_pair(const std::string& dir, const Trace& run);
 
 // The FP8 price cell (zoo_judge_pair.cpp).
 Cell judge_price(const Trace& run);
+
+// The numerics verdict of an FP8 run judged alone (zoo_judge_pair.cpp): its truth's "numerics" (healthy,
+// at_risk_or_broken, broken; reference for a BF16 twin), else a clean or planted drift of an FP8 run.
+Cell judge_numerics_verdict(const Trace& run, const analyzer::Report& report);
 
 } // namespace fp8scope::zoo::detail

@@ -417,8 +417,9 @@ Row judge_workload(const std::string& dir, const std::string& workload)
     row.cells[7] = judge_straggler(dir, traces, automatic);
     const PairCells pair = judge_pair(dir, traces.front());
     row.cells[8] = pair.drift;
-    row.cells[9] = pair.recipe;
-    row.cells[10] = judge_price(traces.front());
+    row.cells[9] = judge_numerics_verdict(traces.front(), &t == &traces.front() ? r : analyze(traces.front().model));
+    row.cells[10] = pair.recipe;
+    row.cells[11] = judge_price(traces.front());
     return row;
 }
 

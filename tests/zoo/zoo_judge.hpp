@@ -17,11 +17,12 @@ struct Cell {
 };
 
 // The scoreboard's columns, in order.
+// The numerics verdict (issue 43) is the FP8 run judged alone, without its reference.
 // The idle, advice and straggler questions are asked twice of the same traces (issue 42): with the job's own step
 // markers, and with them ignored (`--step-source auto`), as on a user's job that carries none.
 inline constexpr const char* kColumns[]
     = { "steps", "boundaries", "idle by cause", "idle by cause, auto", "top recommendation", "top recommendation, auto",
-          "straggler", "straggler, auto", "drift verdict", "recipe", "FP8 price" };
+          "straggler", "straggler, auto", "drift verdict", "numerics verdict", "recipe", "FP8 price" };
 inline constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
 
 struct Row {

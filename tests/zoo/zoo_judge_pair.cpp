@@ -141,4 +141,28 @@ Cell judge_price(const Trace& run)
     return cell(explained && within(estimate_ms, *untraced, kUntracedTolerance), text);
 }
 
+Cell judge_numerics_verdict(const Trace& run, const analyzer::Report& report)
+{
+    using analyzer::NumericsVerdict;
+    std::string expected = run.truth.value("numerics", "");
+    if (expected.empty()) {
+        const std::string recipe = run.truth.value("recipe", "");
+        const nlohmann::json drift = run.truth.value("drift", nlohmann::json());
+        if (recipe.empty() || recipe == "none" || drift.is_null())
+            return not_judged("–");
+        expected = drift.is_string() && drift.get<std::string>() == "clean" ? "healthy" : "at_risk_or_broken";
+    }
+    if (expected == "reference")
+        return not_judged("reference");
+    const analyzer::NumericsJudgement& n = report.numerics;
+    const std::string said = fmt::format("{}{}", analyzer::numerics_verdict_name(n.verdict),
+        n.lead() != nullptr ? fmt::format(": {} {} from step {}", n.lead()->tensor,
+            analyzer::numerics_rule_name(n.lead()->rule), n.lead()->onset_step)
+                            : std::string());
+    const bool right = expected == "healthy" ? n.verdict == NumericsVerdict::Healthy
+        : expected == "broken"               ? n.verdict == NumericsVerdict::Broken
+                               : n.verdict == NumericsVerdict::AtRisk || n.verdict == NumericsVerdict::Broken;
+    return cell(right, fmt::format("{} (truth {})", said, expected));
+}
+
 } // namespace fp8scope::zoo::detail
