@@ -48,7 +48,7 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
         drift = cell(c.flagged.empty(),
             c.flagged.empty()
                 ? "clean: no site drifts"
-                : fmt::format("clean, but {} sites flagged, first {} from step {}", c.flagged.size(), first, onset));
+                : fmt::format("clean, but {} tensors flagged, first {} from step {}", c.flagged.size(), first, onset));
     } else if (planted.is_object()) {
         const std::string layer = planted.at("layer").get<std::string>();
         const int64_t planted_onset = planted.at("onset_step").get<int64_t>();
@@ -56,7 +56,7 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
             && std::llabs(onset - planted_onset) <= kDriftOnsetSteps;
         drift = cell(right,
             c.flagged.empty() ? fmt::format("missed: {} from step {}", layer, planted_onset)
-                              : fmt::format("{} sites, first {} from step {} (planted {} from {})", c.flagged.size(),
+                              : fmt::format("{} tensor(s), first {} from step {} (planted {} from {})", c.flagged.size(),
                                   first, onset, layer, planted_onset));
     } else {
         drift = not_judged("");
@@ -149,7 +149,7 @@ Cell judge_numerics_verdict(const Trace& run, const analyzer::Report& report)
         const std::string recipe = run.truth.value("recipe", "");
         const nlohmann::json drift = run.truth.value("drift", nlohmann::json());
         if (recipe.empty() || recipe == "none" || drift.is_null())
-            return not_judged("–");
+            return not_judged("");
         expected = drift.is_string() && drift.get<std::string>() == "clean" ? "healthy" : "at_risk_or_broken";
     }
     if (expected == "reference")
