@@ -74,7 +74,12 @@ TEST_CASE("window: selecting a finding focuses its step and cause", "[gui][windo
     auto* findings = window.findChild<gui::FindingsView*>();
     REQUIRE(findings);
     QTreeView& tree = findings->tree();
-    tree.setCurrentIndex(tree.model()->index(0, 0)); // no reference: the top recommendation
+    // No reference: the run's own numerics findings first (issue 43: this run is at risk), then the recommendations.
+    const auto& numerics = window.session()->run->report.numerics.findings;
+    REQUIRE_FALSE(numerics.empty());
+    tree.setCurrentIndex(tree.model()->index(0, 0));
+    CHECK(window.view_state().focused_step() == numerics.front().onset_step);
+    tree.setCurrentIndex(tree.model()->index(static_cast<int>(numerics.size()), 0)); // the top recommendation
     CHECK(window.view_state().focused_step() == recommendations.front().worst_step->step_index);
     CHECK(window.view_state().highlighted_cause() == analyzer::BubbleCause::Launch);
 }
@@ -119,14 +124,19 @@ TEST_CASE(
         window, sample_trace("compare/h100-drift-fp8.sqlite"), sample_trace("compare/h100-drift-bf16.sqlite")));
     const auto session = window.session();
     REQUIRE(session->compare);
-    // The verdict names how many matched sites drift.
-    const QString verdict = QStringLiteral("Scaling drift: %1 of %2 matched sites")
+    // The verdict is the plain-words headline, with how many tensors drift among the matched sites.
+    const QString headline = QStringLiteral("DRIFT: blocks.1.fc1&#39;s input");
+    const QString verdict = QStringLiteral("%1 drifting tensor(s) among %2 matched sites")
                                 .arg(session->compare->flagged.size())
                                 .arg(session->compare->sites.size());
-    bool found = false;
-    for (const QLabel* label : window.findChildren<QLabel*>())
+    bool found = false, headline_found = false;
+    for (const QLabel* label : window.findChildren<QLabel*>()) {
         found = found || label->text().contains(verdict);
+        headline_found = headline_found || label->text().contains(headline)
+            || label->text().contains(QStringLiteral("DRIFT: blocks.1.fc1's input"));
+    }
     CHECK(found);
+    CHECK(headline_found);
 
     // Selecting a sync call on the timeline shows the analyzer's description of it in the details panel.
     auto* view = window.findChild<gui::TimelineView*>();

@@ -35,7 +35,8 @@ QString cell(const QAbstractItemModel& model, int row, int column, int role = Qt
 
 } // namespace
 
-TEST_CASE("findings model: drift findings first, then recommendations by saving", "[gui][models]")
+TEST_CASE("findings model: drift findings first, then the run's own numerics, then recommendations by saving",
+    "[gui][models]")
 {
     FindingsModel model;
     ModelCheck check(&model);
@@ -47,20 +48,27 @@ TEST_CASE("findings model: drift findings first, then recommendations by saving"
     const analyzer::CompareResult& compare = *session->compare;
     const auto& recommendations = session->run->what_if.recommendations;
     const int drift_rows = static_cast<int>(compare.flagged.size());
-    // One row per flagged site, the loss row (the pair's loss delta is over 1%), one per recommendation.
-    REQUIRE(model.rowCount() == drift_rows + 1 + static_cast<int>(recommendations.size()));
+    const auto& numerics = session->run->report.numerics.findings;
+    const int numerics_rows = static_cast<int>(numerics.size());
+    // One row per flagged tensor, the loss row (the pair's loss delta is over 1%), one per numerics finding of the run
+    // judged alone (issue 43: the drifting run is at risk), one per recommendation.
+    REQUIRE(numerics_rows > 0);
+    REQUIRE(model.rowCount() == drift_rows + 1 + numerics_rows + static_cast<int>(recommendations.size()));
     REQUIRE(compare.first_divergent);
     const analyzer::CompareSite& first = compare.sites[*compare.first_divergent];
-    CHECK(cell(model, 0, FindingsModel::Kind) == QStringLiteral("first divergent site"));
-    CHECK(cell(model, 0, FindingsModel::Finding).toStdString() == first.label);
+    CHECK(cell(model, 0, FindingsModel::Kind) == QStringLiteral("first divergent tensor"));
+    CHECK(cell(model, 0, FindingsModel::Finding).toStdString().starts_with(first.label));
     // The pair's drift was planted at step 14; the recalibrated rule (docs/analysis.md "Compare") finds it there (step
     // 15 before).
     CHECK(cell(model, 0, FindingsModel::Where) == QStringLiteral("from step 14"));
     CHECK(model.target(0).run_site_id == first.run_site_id);
     CHECK(model.target(0).step == 14);
     CHECK(cell(model, drift_rows, FindingsModel::Kind) == QStringLiteral("loss delta"));
+    CHECK(cell(model, drift_rows + 1, FindingsModel::Kind) == QStringLiteral("numerics at risk"));
+    CHECK(model.target(drift_rows + 1).step == numerics.front().onset_step);
+    CHECK(model.target(drift_rows + 1).run_site_id == numerics.front().site_id);
 
-    const int top = drift_rows + 1;
+    const int top = drift_rows + 1 + numerics_rows;
     CHECK(cell(model, top, FindingsModel::Finding).toStdString() == recommendations.front().title);
     CHECK(model.data(model.index(top, FindingsModel::Saving), FindingsModel::kSortRole).toLongLong()
         == recommendations.front().saving_per_step_ns);
@@ -172,11 +180,15 @@ TEST_CASE("tensor sites model: health per site, drift against the reference high
     CHECK(model.data(model.index(row, 0), Qt::ForegroundRole).value<QBrush>().color() == gui::attention_color());
     CHECK(
         model.data(model.index(row, gui::TensorSitesModel::Drift), gui::TensorSitesModel::kSortRole).toDouble() == 14);
-    // Every flagged site is drawn in the warning colour, and no other.
+    // Every drifting site is drawn in the warning colour, and no other: a flagged tensor's own site and the others of
+    // the same tensor it names.
     int warned = 0;
     for (int r = 0; r < model.rowCount(); ++r)
         warned += model.data(model.index(r, 0), Qt::ForegroundRole).isValid() ? 1 : 0;
-    CHECK(warned == static_cast<int>(compare.flagged.size()));
+    size_t drifting = 0;
+    for (const size_t i : compare.flagged)
+        drifting += 1 + compare.sites[i].also.size();
+    CHECK(warned == static_cast<int>(drifting));
 
     // Without a reference: no drift column text.
     model.set_session(open_session(sample_trace("compare/h100-drift-fp8.sqlite")));

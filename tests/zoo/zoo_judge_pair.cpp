@@ -56,8 +56,8 @@ PairCells judge_pair(const std::string& dir, const Trace& run)
             && std::llabs(onset - planted_onset) <= kDriftOnsetSteps;
         drift = cell(right,
             c.flagged.empty() ? fmt::format("missed: {} from step {}", layer, planted_onset)
-                              : fmt::format("{} tensor(s), first {} from step {} (planted {} from {})", c.flagged.size(),
-                                  first, onset, layer, planted_onset));
+                              : fmt::format("{} tensor(s), first {} from step {} (planted {} from {})",
+                                  c.flagged.size(), first, onset, layer, planted_onset));
     } else {
         drift = not_judged("");
     }

@@ -222,6 +222,16 @@ private:
         out.push_back(std::move(f));
     }
 
+    static NumericsFinding at_risk(const NumericsFinding& base, NumericsRule rule, int64_t onset, int64_t worst)
+    {
+        NumericsFinding f = base;
+        f.rule = rule;
+        f.severity = NumericsVerdict::AtRisk;
+        f.onset_step = onset;
+        f.worst_step = worst;
+        return f;
+    }
+
     static void outgrown(
         const std::vector<TensorStep>& series, const NumericsFinding& base, std::vector<NumericsFinding>& out)
     {
@@ -235,11 +245,7 @@ private:
         const std::optional<OutgrownScale> o = outgrown_scale(steps, headroom, log2_amax);
         if (!o)
             return;
-        NumericsFinding f = base;
-        f.rule = NumericsRule::OutgrownScale;
-        f.severity = NumericsVerdict::AtRisk;
-        f.onset_step = o->onset_step;
-        f.worst_step = o->worst_step;
+        NumericsFinding f = at_risk(base, NumericsRule::OutgrownScale, o->onset_step, o->worst_step);
         f.value = -o->mean_shortfall_bits;
         f.steps = o->steps;
         f.short_share = o->short_share;
@@ -267,12 +273,8 @@ private:
         const std::optional<DriftEvidence> evidence = detail::climb_onset("log2_amax", steps, log2_amax, kClimbBits);
         if (!evidence)
             return;
-        NumericsFinding f = base;
-        f.rule = NumericsRule::AmaxClimb;
-        f.severity = NumericsVerdict::AtRisk;
-        f.onset_step = evidence->onset_step;
+        NumericsFinding f = at_risk(base, NumericsRule::AmaxClimb, evidence->onset_step, steps.back());
         f.value = last - baseline;
-        f.worst_step = steps.back();
         f.steps = evidence->steps_after;
         out.push_back(std::move(f));
     }

@@ -105,7 +105,8 @@ TEST_CASE("verdict: the planted overflow is broken at its site and step, read by
 TEST_CASE("verdict: slow drifts are at risk at the planted input near the onset; clean runs are healthy",
     "[numerics][real][zoo]")
 {
-    for (const char* name : { "fp8_slow_drift_fc2", "fp8_slow_drift_qkv", "fp8_slow_drift_proj", "fp8_delayed_drift" }) {
+    for (const char* name :
+        { "fp8_slow_drift_fc2", "fp8_slow_drift_qkv", "fp8_slow_drift_proj", "fp8_delayed_drift" }) {
         INFO(name);
         const nlohmann::json truth = recorded_truth(std::string("zoo/") + name + ".truth.json");
         const Report r = report_of(load_recorded(std::string("zoo/") + name + ".sqlite"));
