@@ -4,7 +4,9 @@
 #include "report/report_render.hpp"
 #include "report/report_tables.hpp"
 
+#include "fp8scope/present/compare_wording.hpp"
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/numerics_wording.hpp"
 #include "fp8scope/present/units.hpp"
 #include "output/html_page.hpp"
 #include "output/present_names.hpp"
@@ -204,6 +206,27 @@ std::string recommendations(const Report& r)
     return out + "</table>\n";
 }
 
+// The numerics verdict of the FP8 tensors judged alone, before the speed figures (docs/analysis.md "Numerics
+// verdict"): the verdict with its lead finding, and each finding with its fix.
+std::string numerics_html(const NumericsJudgement& n)
+{
+    if (n.verdict == NumericsVerdict::NoData)
+        return {};
+    const char* css = n.verdict == NumericsVerdict::Healthy ? "ok"
+        : n.verdict == NumericsVerdict::AtRisk              ? "warn"
+                                                            : "bad";
+    std::string out = fmt::format(
+        "<h2>Numerics</h2>\n<p class=\"{}\">{}</p>\n", css, xml_escaped(present::numerics_summary(n, present::as_is)));
+    if (n.findings.empty())
+        return out;
+    out += "<table>\n<tr><th>verdict</th><th>finding</th><th>what to do</th><th>read by</th></tr>\n";
+    for (const NumericsFinding& f : n.findings)
+        out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            present::numerics_verdict_word(f.severity), present::finding_sentence(f, xml_escaped),
+            xml_escaped(present::finding_fix(f)), present::read_by_text(f, xml_escaped));
+    return out + "</table>\n<p class=\"note\">" + xml_escaped(present::numerics_thresholds_sentence()) + "</p>\n";
+}
+
 } // namespace
 
 std::string render_report_html(const TraceModel& model, const Report& r, size_t top)
@@ -217,7 +240,7 @@ std::string render_report_html(const TraceModel& model, const Report& r, size_t 
     if (r.steps.steps.empty())
         return out + thresholds(r) + "<p>No steps to analyse: the trace has no activity.</p>\n"
             + std::string(kHtmlPageEnd);
-    out += headline(r) + thresholds(r);
+    out += numerics_html(r.numerics) + headline(r) + thresholds(r);
     out += "<h2>Bubbles</h2>\n" + bubble_ratio_chart(r) + idle_by_cause_chart(r) + per_step_table(r);
     out += syncs_table(r) + top_syncs_chart(model, r);
     out += launch_table(r);

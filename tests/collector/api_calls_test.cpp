@@ -77,7 +77,7 @@ TEST_CASE("a call's entry and exit make one record with its times, ids and resul
     CHECK_FALSE(calls[0].own_work);
 }
 
-TEST_CASE("a driver call inside a runtime call makes no record of its own; a driver call alone does")
+TEST_CASE("a driver call inside a runtime call makes no record of its own, a driver call alone does")
 {
     Sink sink;
     flush_api_calls();
@@ -151,7 +151,7 @@ TEST_CASE("an entry whose exit never came does not swallow the next calls")
     CHECK(calls[1].record.start == 40);
 }
 
-TEST_CASE("a full batch goes to the sink at once; the collector's own calls are marked")
+TEST_CASE("a full batch goes to the sink at once, the collector's own calls are marked")
 {
     Sink sink;
     flush_api_calls();

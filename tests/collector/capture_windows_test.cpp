@@ -257,7 +257,7 @@ TEST_CASE("capture windows: a steps plan whose window never opened says why, and
     CHECK_FALSE(windows.never_opened_text());
 }
 
-TEST_CASE("capture windows: a periodic plan says the same; time, profiler and whole-run plans never do",
+TEST_CASE("capture windows: a periodic plan says the same, time, profiler and whole-run plans never do",
     "[collector][capture]")
 {
     CaptureWindows periodic(plan_of({ .every = "100", .length = "5", .stats_outside_windows = true }));

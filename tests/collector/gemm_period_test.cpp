@@ -255,7 +255,7 @@ TEST_CASE("gemm period: a long run of identical layers locked as the period give
     CHECK(learner.period() == 120);
 }
 
-TEST_CASE("gemm period: a sequence without a period never locks; a full window moves on and finds a later one",
+TEST_CASE("gemm period: a sequence without a period never locks, a full window moves on and finds a later one",
     "[gemm_period]")
 {
     const GemmPeriodOptions options { .max_period = 8, .repeats = 3, .min_lock_calls = 4 };

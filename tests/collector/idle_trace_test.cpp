@@ -69,7 +69,7 @@ TEST_CASE("idle trace: under capture windows only a process never seen holding a
 }
 
 TEST_CASE(
-    "idle trace: DEVICE rows and CUPTI's overhead records are no GPU work; every other row is", "[collector][idle]")
+    "idle trace: DEVICE rows and CUPTI's overhead records are no GPU work, every other row is", "[collector][idle]")
 {
     CHECK(activity_rows(DecoderCounters { .records = 9, .overheads = 4, .devices = 2, .ignored = 3 }) == 0);
     CHECK(activity_rows(DecoderCounters { .kernels = 1 }) == 1);

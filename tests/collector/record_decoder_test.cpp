@@ -313,7 +313,7 @@ TEST_CASE("memory kinds are converted from CUPTI's numbering to nsys'")
     CHECK(model.memsets.mem_kind[0] == static_cast<int32_t>(MemoryKind::Device));
 }
 
-TEST_CASE("NVTX start and end markers pair into one range; an unclosed range is kept with no end")
+TEST_CASE("NVTX start and end markers pair into one range, an unclosed range is kept with no end")
 {
     Fixture f("decoder_nvtx.sqlite");
     CUpti_ActivityMarker2 r {};
@@ -375,7 +375,7 @@ TEST_CASE("device records become one GPU row per device, in SI units")
     CHECK(model.gpus[0].uuid.starts_with("GPU-ab000000-"));
 }
 
-TEST_CASE("overhead records keep their kind; records of kinds the trace has no table for are counted, not written")
+TEST_CASE("overhead records keep their kind, records of kinds the trace has no table for are counted, not written")
 {
     Fixture f("decoder_overhead.sqlite");
     CUpti_ActivityOverhead3 r {};

@@ -104,7 +104,7 @@ TEST_CASE("add_block_stats writes every column, NULL for unknown step and scales
 }
 
 TEST_CASE(
-    "FP8SCOPE_BLOCK_STATS: a NaN scaleInvMin or scaleInvMax is NULL, +-Inf a value; NaN elsewhere refuses the row")
+    "FP8SCOPE_BLOCK_STATS: a NaN scaleInvMin or scaleInvMax is NULL, +-Inf a value, NaN elsewhere refuses the row")
 {
     const std::string path = scratch_path("block_stats_nan.sqlite");
     int write_errors = 0;

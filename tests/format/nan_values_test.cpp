@@ -39,7 +39,7 @@ TensorStatsRow stats_row(int64_t site_id)
 
 } // namespace
 
-TEST_CASE("a NaN scalar goes to FP8SCOPE_SCALAR_NAN; +-Inf and subnormals stay REAL in FP8SCOPE_SCALAR")
+TEST_CASE("a NaN scalar goes to FP8SCOPE_SCALAR_NAN, +-Inf and subnormals stay REAL in FP8SCOPE_SCALAR")
 {
     const std::string path = scratch_path("nan_scalars.sqlite");
     auto db = create(path);
@@ -76,7 +76,7 @@ TEST_CASE("a NaN scalar goes to FP8SCOPE_SCALAR_NAN; +-Inf and subnormals stay R
     CHECK(file.integer("PRAGMA user_version") == 65543);
 }
 
-TEST_CASE("a NaN scale, scaleInv or minNonzeroAbs is NULL with its bit in nanColumns; Inf and unknown are not flagged")
+TEST_CASE("a NaN scale, scaleInv or minNonzeroAbs is NULL with its bit in nanColumns, Inf and unknown are not flagged")
 {
     const std::string path = scratch_path("nan_stats.sqlite");
     auto db = create(path);

@@ -53,7 +53,7 @@ const DriftEvidence* evidence(const CompareSite& site, std::string_view series)
 
 } // namespace
 
-TEST_CASE("compare, per-block sites: a tile climbing away and rows sinking to subnormal are drift; clean is not",
+TEST_CASE("compare, per-block sites: a tile climbing away and rows sinking to subnormal are drift, clean is not",
     "[compare][blocks]")
 {
     // Three 1x128-blockwise activations against their BF16 twins, whose amax the run's dequantized amax matches:

@@ -68,7 +68,7 @@ TEST_CASE("scaling recipe: static, current, delayed, and an outgrown delayed sca
     CHECK(std::string(scaling_recipe_name(ScalingRecipe::Current)) == "current");
 }
 
-TEST_CASE("drift: a delayed scale that falls behind its amax in most steps is drift; sporadic new records and a "
+TEST_CASE("drift: a delayed scale that falls behind its amax in most steps is drift, sporadic new records and a "
           "current scale short of the reference are not",
     "[compare]")
 {
@@ -184,7 +184,7 @@ void bulk_and_max(TensorStatsRow& row, int32_t bulk, double amax, uint64_t numel
 
 } // namespace
 
-TEST_CASE("drift: an amax that climbs away from its tensor's bulk is drift from the knee of the climb; a tensor "
+TEST_CASE("drift: an amax that climbs away from its tensor's bulk is drift from the knee of the climb, a tensor "
           "that grows as a whole, or whose amax climbs 2 bits, is not",
     "[compare]")
 {

@@ -109,7 +109,7 @@ TEST_CASE("compare names why a site has no partner", "[compare]")
 }
 
 TEST_CASE(
-    "drift: healthy noise and a one-step spike flag nothing; a persistent shift is found at its onset", "[compare]")
+    "drift: healthy noise and a one-step spike flag nothing, a persistent shift is found at its onset", "[compare]")
 {
     constexpr int kSteps = 24;
     constexpr int kOnset = 12;

@@ -102,7 +102,7 @@ TEST_CASE("verdict: the planted overflow is broken at its site and step, read by
     CHECK(n.tensors < n.sites);
 }
 
-TEST_CASE("verdict: slow drifts are at risk at the planted input near the onset; clean runs are healthy",
+TEST_CASE("verdict: slow drifts are at risk at the planted input near the onset, clean runs are healthy",
     "[numerics][real][zoo]")
 {
     for (const char* name :

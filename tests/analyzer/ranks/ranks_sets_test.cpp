@@ -46,7 +46,7 @@ TEST_CASE("a rank set from files: loaded and analysed in parallel, refused as on
     CHECK(missing.error().code == ErrorCode::Io);
 }
 
-TEST_CASE("more ranks than threads; a rank without a host is a clock of its own", "[ranks]")
+TEST_CASE("more ranks than threads, a rank without a host is a clock of its own", "[ranks]")
 {
     // Five ranks: 0-2 on node0, 3 and 4 without a host. Rank r arrives at the all-reduce 100 * r ns late, and every
     // rank's all-reduce ends at 7000, so no clock needs a shift.

@@ -109,7 +109,7 @@ TEST_CASE(
     CHECK(w.recommendations.front().kind == RecommendationKind::ReduceHostWork);
 }
 
-TEST_CASE("optimizer steps: a skipped update is still a step and is named; the job's markers and NVTX win",
+TEST_CASE("optimizer steps: a skipped update is still a step and is named, the job's markers and NVTX win",
     "[steps][optimizer]")
 {
     const StepSet skipped = find_steps(write_and_load(optimizer_loop(3), "optimizer-skipped"), all_steps());

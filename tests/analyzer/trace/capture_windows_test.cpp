@@ -147,7 +147,7 @@ TEST_CASE("capture windows: without step structure each window is one step", "[s
     CHECK(steps.steps[1].end_ns == 590);
 }
 
-TEST_CASE("capture windows round-trip through the writer; a closing row replaces the opening one", "[loader][capture]")
+TEST_CASE("capture windows round-trip through the writer, a closing row replaces the opening one", "[loader][capture]")
 {
     const std::filesystem::path dir = std::filesystem::path(FP8SCOPE_TEST_TMP) / "steps-bubbles";
     std::filesystem::create_directories(dir);

@@ -38,7 +38,7 @@ int64_t cause_ns(const Report& r, BubbleCause cause)
 
 } // namespace
 
-TEST_CASE("framework dispatch between launches is launch; a silent thread is host", "[bubbles][rule3]")
+TEST_CASE("framework dispatch between launches is launch, a silent thread is host", "[bubbles][rule3]")
 {
     Scenario s;
     const HostThread t = s.thread(4242, 10);
@@ -133,7 +133,7 @@ TEST_CASE("a job that launches one CUDA graph per step gets one step per launch"
     check_automatic_starts(write_and_load(s, "graph-steps"), starts);
 }
 
-TEST_CASE("automatic steps begin after the optimizer, where the thread paused; a partial last one is dropped",
+TEST_CASE("automatic steps begin after the optimizer, where the thread paused, a partial last one is dropped",
     "[steps][optimizer]")
 {
     Scenario s;

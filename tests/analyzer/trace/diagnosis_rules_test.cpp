@@ -263,7 +263,7 @@ TEST_CASE("item 2: a sync every 5th step leaves the kernel sequence's steps alon
     CHECK_THAT(steps.detail, Catch::Contains("one step in 5"));
 }
 
-TEST_CASE("item 8: host silence inside the step's launches is framework work a graph removes; between steps it stays",
+TEST_CASE("item 8: host silence inside the step's launches is framework work a graph removes, between steps it stays",
     "[bubbles][whatif][issue25]")
 {
     // An eager step: 30 launches 5 us apart with 3 us kernels (the GPU waits for each launch), two 300 us silences

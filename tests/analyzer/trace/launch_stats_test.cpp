@@ -113,7 +113,7 @@ TEST_CASE("queue depth: launches from two threads that return out of kernel orde
     CHECK(stats.streams[0].mean_depth == Approx(280.0 / 1000.0));
 }
 
-TEST_CASE("kernels and launches per step; graph kernels and orphans are counted but not timed", "[launch_stats]")
+TEST_CASE("kernels and launches per step, graph kernels and orphans are counted but not timed", "[launch_stats]")
 {
     Scenario s;
     const auto host = s.thread(10, 10);

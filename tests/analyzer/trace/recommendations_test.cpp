@@ -136,7 +136,7 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("recommendations below the minimum saving are not made; no steps, no worst step", "[recommendations]")
+TEST_CASE("recommendations below the minimum saving are not made, no steps, no worst step", "[recommendations]")
 {
     CHECK(kMinRecommendationSavingShare == 0.01);
     for (const char* trace :

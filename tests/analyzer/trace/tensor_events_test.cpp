@@ -117,7 +117,7 @@ TEST_CASE("a NaN scale makes its sample non-finite, with no headroom and no zero
 }
 
 TEST_CASE(
-    "events: scale == FLT_MAX from either side, amax == 0 on a nonempty tensor; warm-up not counted", "[tensor_health]")
+    "events: scale == FLT_MAX from either side, amax == 0 on a nonempty tensor, warm-up not counted", "[tensor_health]")
 {
     Scenario s;
     const int64_t site = probe_site(s, "x");

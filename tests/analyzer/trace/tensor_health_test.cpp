@@ -167,7 +167,7 @@ TEST_CASE("recipe totals: scaled FP8 operands per recipe, samples per step that 
     CHECK_FALSE(site(h, d1).scale_recipe);
 }
 
-TEST_CASE("rankings: worst figure, then mean, then site id; sites without the figure left out", "[tensor_health]")
+TEST_CASE("rankings: worst figure, then mean, then site id, sites without the figure left out", "[tensor_health]")
 {
     Scenario s;
     const int64_t a = probe_site(s, "a"), b = probe_site(s, "b");

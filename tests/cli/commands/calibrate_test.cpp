@@ -15,7 +15,7 @@ using namespace fp8scope::cli_test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
-TEST_CASE("calibrate: no GPU is exit 69 and one line, and no table; a GPU writes the sweep's table", "[cli][calibrate]")
+TEST_CASE("calibrate: no GPU is exit 69 and one line, and no table, a GPU writes the sweep's table", "[cli][calibrate]")
 {
     const std::string dir = scratch_dir("calibrate-no-gpu");
     const std::string table = dir + "/table.json";

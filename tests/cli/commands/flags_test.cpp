@@ -65,7 +65,7 @@ TEST_CASE("a step range in the warm-up says so and names --warmup 0", "[cli][fla
     CHECK(past.err.find("selects none of") != std::string::npos);
 }
 
-TEST_CASE("output into a file with -o FILE: report, check, compare and info; nothing on stdout; 74 when it cannot",
+TEST_CASE("output into a file with -o FILE: report, check, compare and info, nothing on stdout, 74 when it cannot",
     "[cli][flags]")
 {
     const std::string dir = scratch_dir("flags_output");
@@ -104,7 +104,7 @@ TEST_CASE("output into a file with -o FILE: report, check, compare and info; not
 }
 
 TEST_CASE(
-    "check over ranks names the one-trace budgets it refuses; a directory of unrelated traces says how it is read",
+    "check over ranks names the one-trace budgets it refuses, a directory of unrelated traces says how it is read",
     "[cli][flags]")
 {
     const std::string ranks = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/ranks/fp8-clean";

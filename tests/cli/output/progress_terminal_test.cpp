@@ -133,7 +133,7 @@ std::string without_bar(std::string terminal)
 
 } // namespace
 
-TEST_CASE("FP8SCOPE_PRINT_SQL=1 lists the loader's statements on stderr; unset or another value, nothing",
+TEST_CASE("FP8SCOPE_PRINT_SQL=1 lists the loader's statements on stderr, unset or another value, nothing",
     "[cli][diagnostics]")
 {
     // bench/report_bench.sh times SQLite's scan of exactly these statements' rows (bench/scan_bench.cpp).

@@ -58,7 +58,7 @@ void write_nan_trace(const std::string& path)
 
 } // namespace
 
-TEST_CASE("check --no-nonfinite fails on a NaN and names its step and site; saturation and underflow name theirs",
+TEST_CASE("check --no-nonfinite fails on a NaN and names its step and site, saturation and underflow name theirs",
     "[cli][check][tensor]")
 {
     const std::string dir = scratch_dir("check_tensor_nan");

@@ -76,7 +76,7 @@ TEST_CASE("report --format html on the syncs sample draws the syncs and the per-
     CHECK(html.find("trace-wide ") != std::string::npos);
 }
 
-TEST_CASE("report --format junit: one testcase per area, failures are the recommendations; tensor health skipped "
+TEST_CASE("report --format junit: one testcase per area, failures are the recommendations, tensor health skipped "
           "without tensor statistics",
     "[cli][report][junit]")
 {
@@ -145,7 +145,7 @@ TEST_CASE("report --format junit on the syncs sample fails remove_sync with its 
     CHECK(found);
 }
 
-TEST_CASE("report text is coloured only when asked; piped it has no escape bytes", "[cli][report][color]")
+TEST_CASE("report text is coloured only when asked, piped it has no escape bytes", "[cli][report][color]")
 {
     const std::string trace = kTraces + "h100-train-fp8.sqlite";
     const std::string piped = report({ trace });

@@ -96,7 +96,7 @@ TEST_CASE("check fails a timeline budget that has no data, with the reason in pl
         != std::string::npos);
 }
 
-TEST_CASE("a clamped default warm-up is one warning line; a chosen warm-up that fits is silent", "[cli][gate]")
+TEST_CASE("a clamped default warm-up is one warning line, a chosen warm-up that fits is silent", "[cli][gate]")
 {
     const std::string trace = written(steps_without_kernels(2), "gate_warmup");
     const auto clamped = run_fp8scope({ "report", trace });

@@ -171,7 +171,7 @@ TEST_CASE("the HTML tensor-site column shows the end of a long label and keeps i
         != std::string::npos);
 }
 
-TEST_CASE("per-step rates never read 0 for something that happened; cut names keep whole characters",
+TEST_CASE("per-step rates never read 0 for something that happened, cut names keep whole characters",
     "[cli][report][hygiene]")
 {
     CHECK(present::per_step_rate(0, 28, 1) == "0");

@@ -1,10 +1,12 @@
-// The report a user reads first (issue 28 item 1): text and Markdown open with a summary of at most 8 lines (the step
-// and its bubbles, the top cause, the first fix, FP8's share and price, tensor health's worst finding, what is wrong
-// with the recording); per-step rows collapse beyond 10 steps unless --all-steps; long sentences wrap; a BF16 run's
-// tensor sites take one line. On the real traces of samples/traces.
+// The report a user reads first (issue 28 item 1): text and Markdown open with a summary of a few lines (a broken
+// numerics verdict's fix first, issue 43; the step and its bubbles, the top cause, the first fix, FP8's share and
+// price, the numerics verdict, tensor health's worst finding, what is wrong with the recording); per-step rows collapse
+// beyond 10 steps unless --all-steps; long sentences wrap; a BF16 run's tensor sites take one line. On the real traces
+// of samples/traces.
 #include "cli_test_support.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 
@@ -72,7 +74,7 @@ TEST_CASE("a planted overflow shows in the summary, with its step and site", "[c
     CHECK(tensors < md.find("| step time |")); // before the first table
 }
 
-TEST_CASE("per-step rows beyond 10 collapse into the slowest, the median and the fastest; --all-steps lists all",
+TEST_CASE("per-step rows beyond 10 collapse into the slowest, the median and the fastest, --all-steps lists all",
     "[cli][report][summary]")
 {
     const std::string trace = kTraces + "h100-train-fp8.sqlite";
@@ -85,9 +87,11 @@ TEST_CASE("per-step rows beyond 10 collapse into the slowest, the median and the
     CHECK(rows[2].ends_with(" median"));
     CHECK(rows[3].ends_with(" fastest"));
     CHECK(rows[4] == "  (28 steps on device 0; --all-steps lists every one)");
-    // The slowest and fastest are the 28 steps' extremes (steps 5 and 8 of the real trace).
-    CHECK(rows[1].find("74.370 ms") != std::string::npos);
-    CHECK(rows[3].find("47.230 ms") != std::string::npos);
+    // The slowest and fastest are the 28 steps' extremes (steps 5 and 8 of the real trace), on the device's clock
+    // (issue 42; 74.370 and 47.230 ms before, when this test did not run: its name held a ';', which CTest's
+    // discovery cut).
+    CHECK(rows[1].find("    5    74.353 ms") != std::string::npos);
+    CHECK(rows[3].find("    8    47.255 ms") != std::string::npos);
 
     const std::string all = run_fp8scope_ok({ "report", trace, "--color", "never", "--all-steps" });
     const size_t all_at = all.find("Per step (device, step, time, bubble ratio, top cause)\n");
@@ -145,4 +149,44 @@ TEST_CASE("no FP8 GEMM and no tensor statistics: the summary says why", "[cli][r
         "cuBLASLt GEMMs only;"));
     // A name with "(anonymous namespace)" keeps it; only the argument list goes.
     CHECK(text.find("stream_executor::gpu::(anonymous namespace)::DelayKernel") != std::string::npos);
+}
+
+TEST_CASE("numerics before speed (issue 43): a broken verdict's fix opens the summary, the speed fix follows",
+    "[cli][report][summary]")
+{
+    const std::string text
+        = run_fp8scope_ok({ "report", kTraces + "h200-train-fp8-planted-overflow.sqlite", "--color", "never" });
+    const auto summary = summary_of(text);
+    REQUIRE(!summary.empty());
+    CHECK(summary.front().starts_with("  first fix  blocks.2.fc2's input: 99.3% of its values clip at step 20 — use "
+                                      "current scaling for it"));
+    CHECK(any_starts_with(summary, "  speed fix  Capture the step in a CUDA Graph"));
+    CHECK(any_starts_with(summary, "  numerics   broken: blocks.2.fc2's input: 99.3% of its values clip at step 20"));
+    // JSON: summary.numerics with the verdict and its evidence, the first at the planted site and step.
+    const auto json = nlohmann::json::parse(
+        run_fp8scope_ok({ "report", kTraces + "h200-train-fp8-planted-overflow.sqlite", "--format", "json" }));
+    const auto& n = json.at("summary").at("numerics");
+    CHECK(n.at("verdict") == "broken");
+    REQUIRE(!n.at("evidence").empty());
+    CHECK(n.at("evidence")[0].at("rule") == "clipping");
+    CHECK(n.at("evidence")[0].at("module") == "blocks.2.fc2");
+    CHECK(n.at("evidence")[0].at("onset_step") == 20);
+    CHECK(n.at("evidence")[0].at("read_by").size() == 2);
+    // HTML: the verdict before the speed figures.
+    const std::string html
+        = run_fp8scope_ok({ "report", kTraces + "h200-train-fp8-planted-overflow.sqlite", "--format", "html" });
+    const size_t numerics = html.find("<h2>Numerics</h2>");
+    REQUIRE(numerics != std::string::npos);
+    CHECK(numerics < html.find("<h2>Summary</h2>"));
+}
+
+TEST_CASE(
+    "numerics: a healthy FP8 run says so in one line, the speed advice stays the first fix", "[cli][report][summary]")
+{
+    const std::string text
+        = run_fp8scope_ok({ "report", kTraces + "compare/h100-clean-fp8.sqlite", "--color", "never" });
+    const auto summary = summary_of(text);
+    CHECK(any_starts_with(summary, "  first fix  Capture the step in a CUDA Graph"));
+    CHECK(any_starts_with(summary, "  numerics   healthy: 24 FP8 tensors over 28 sampled steps"));
+    CHECK_FALSE(any_starts_with(summary, "  speed fix"));
 }

@@ -117,7 +117,7 @@ TEST_CASE("report's top tables on the real FP8 trace: every kernel counted, the 
     CHECK(fp8_gemm);
 }
 
-TEST_CASE("report --top N: N rows in text, Markdown and JSON, the rest counted; 0 hides them", "[cli][report][top]")
+TEST_CASE("report --top N: N rows in text, Markdown and JSON, the rest counted, 0 hides them", "[cli][report][top]")
 {
     const std::string trace = kTraces + "h100-train-fp8.sqlite";
     const auto doc = report(trace, { "--top", "3" });
