@@ -72,8 +72,18 @@ bool has_fp8_type(std::string_view name)
     return has(name, "float8") || has_fp8_word(name) || has(name, "e4m3") || has(name, "e5m2");
 }
 
+// Inductor's pointwise, reduction and persistent-reduction kernels (triton_poi_/red_/per_fused_<ops>_<n>) name the
+// ops they fused; `_scaled_mm` among them is a GEMM's prologue or epilogue fused into elementwise work (issue 44:
+// triton_poi_fused__scaled_mm__to_copy_clamp_clone_mul_reciprocal_silu_* was counted as an FP8 GEMM), never the GEMM.
+bool is_inductor_elementwise(std::string_view name)
+{
+    return name.starts_with("triton_poi_") || name.starts_with("triton_red_") || name.starts_with("triton_per_");
+}
+
 bool is_gemm(std::string_view name)
 {
+    if (is_inductor_elementwise(without_return_type(name)))
+        return false;
     return is_nvjet(name) || has(name, "gemm") || has(name, "gemv") || has(name, "splitkreduce")
         || has(name, "scaled_mm")
         || (has(name, "triton_tem_fused") && (has(name, "_mm") || has(name, "addmm") || has(name, "bmm")));
@@ -107,7 +117,8 @@ const KernelClassRule kRules[] = {
         [](std::string_view n) { return is_gemm(n) && (has_fp8_type(n) || has(n, "scaled_mm")); } },
     { KernelClass::OtherGemm,
         "starts with `nvjet_`, or contains `gemm`, `gemv`, `splitkreduce`, or is an Inductor matmul template "
-        "(`triton_tem_fused_*mm*`)",
+        "(`triton_tem_fused_*mm*`); never an Inductor pointwise or reduction kernel (`triton_poi_`, `triton_red_`, "
+        "`triton_per_`), whose `_scaled_mm` is a fused prologue or epilogue",
         "cuBLAS/cuBLASLt (nvjet, xmma, ampere_*gemm), CUTLASS and Triton matmuls in another precision; "
         "splitKreduce finishes a split-K GEMM",
         is_gemm },

@@ -80,6 +80,25 @@ TEST_CASE("kernel names of other FP8 stacks get their classes", "[kernel_classes
     CHECK(classify_kernel_name("ncclDevKernel_AllGather_RING_LL(float8_e4m3)").cls == KernelClass::Communication);
 }
 
+TEST_CASE("Inductor's pointwise and reduction kernels are never GEMMs, whatever ops they fused (issue 44)",
+    "[kernel_classes]")
+{
+    // From a compiled torchao Float8Linear job (issue 44): the cast of a GEMM's input fused with its scale's
+    // reciprocal and a SiLU, named after the _scaled_mm it feeds.
+    CHECK(classify_kernel_name("triton_poi_fused__scaled_mm__to_copy_clamp_clone_mul_reciprocal_silu_12").cls
+        != KernelClass::Fp8Gemm);
+    CHECK(classify_kernel_name("triton_poi_fused__scaled_mm__to_copy_clamp_clone_mul_reciprocal_silu_12").cls
+        != KernelClass::OtherGemm);
+    CHECK(classify_kernel_name("triton_red_fused_addmm_sum_3").cls != KernelClass::OtherGemm);
+    CHECK(classify_kernel_name("triton_per_fused_bmm_softmax_2").cls != KernelClass::OtherGemm);
+    // Inductor's matmul templates and extern GEMMs stay GEMMs.
+    CHECK(classify_kernel_name("triton_tem_fused__scaled_mm_0").cls == KernelClass::Fp8Gemm);
+    CHECK(classify_kernel_name("triton_tem_fused_mm_1").cls == KernelClass::OtherGemm);
+    CHECK(classify_kernel_name("nvjet_sm90_qqtst_128x128_128x6_2x1_v_bz_coopA_TNT").cls == KernelClass::Fp8Gemm);
+    // A fused amax reduction is still bookkeeping.
+    CHECK(classify_kernel_name("triton_red_fused_abs_amax_0").cls == KernelClass::AmaxScale);
+}
+
 TEST_CASE("fp8scope's own statistics kernels are other, never an FP8 cast", "[kernel_classes]")
 {
     for (const char* name : { "void fp8scope::probes::detail::(anonymous "
