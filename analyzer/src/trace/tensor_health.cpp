@@ -138,8 +138,14 @@ std::vector<RecipeTotals> recipe_totals(const std::vector<TensorSiteHealth>& sit
 {
     std::map<int32_t, RecipeTotals> by_recipe;
     std::unordered_map<int64_t, int32_t> recipe_of;
+    // Only FP8 operands: a BF16 GEMM's operands carry the tensorwise default of their GEMM's scale mode, but nothing
+    // was scaled (issue 44: a compiled BF16 run showed "tensorwise: 111 sites").
+    std::unordered_set<int64_t> fp8_sites;
+    for (const TensorSite& s : model.tensor_sites)
+        if (const auto d = static_cast<schema::Dtype>(s.dtype); d == schema::Dtype::E4M3 || d == schema::Dtype::E5M2)
+            fp8_sites.insert(s.id);
     for (const TensorSiteHealth& site : sites)
-        if (site.scale_recipe) {
+        if (site.scale_recipe && fp8_sites.contains(site.site_id)) {
             RecipeTotals& totals = by_recipe[*site.scale_recipe];
             totals.recipe = scale_recipe_name(*site.scale_recipe);
             totals.sites += 1;

@@ -164,9 +164,11 @@ std::string tensor_site_label(const TraceModel& model, const TensorSite& site)
         label = fmt::format("{} · ", text(*site.nvtx_path));
     const std::string_view name = text(site.name);
     label += name.empty() ? fmt::format("site {}", site.id) : std::string(name);
-    // The ordinal tells apart same-shaped GEMMs under one NVTX path; probes have unique names instead.
+    // The ordinal tells apart same-shaped GEMMs under one NVTX path; probes have unique names instead. A GEMM whose
+    // place in the step was not learned (ordinal -1: the collector saw it outside its learned period) has none to say.
     if (const auto source = static_cast<schema::StatsSource>(site.source);
-        source == schema::StatsSource::GemmInterception || source == schema::StatsSource::TorchScaledMm)
+        (source == schema::StatsSource::GemmInterception || source == schema::StatsSource::TorchScaledMm)
+        && site.ordinal >= 0)
         label += fmt::format(" #{}", site.ordinal);
     // A probe named after its role ("input", probed as an input) says it once.
     if (const std::string_view role = tensor_role_word(site.role); !role.empty() && role != name)

@@ -118,6 +118,9 @@ TEST_CASE("site labels: NVTX path, name, GEMM ordinal, role", "[tensor_health]")
     CHECK(tensor_site_label(model, weight) == "layers.0.fc1.weight · weight");
     const TensorSite unnamed = make_site(5, 4, std::nullopt, 2, TensorRole::D, StatsSource::GemmInterception);
     CHECK(tensor_site_label(model, unnamed) == "site 5 #2 · D");
+    // A GEMM whose place in the step the collector did not learn (ordinal -1) has no ordinal to show (issue 44).
+    const TensorSite unplaced = make_site(7, 1, 0, -1, TensorRole::A, StatsSource::GemmInterception);
+    CHECK(tensor_site_label(model, unplaced) == "train_step/layers.3/mlp.fc2 · gemm 4096x1024x4096 · A");
     // Format 1.5: the scale recipe last; a GEMM that PyTorch's _scaled_mm interception measured has its ordinal too.
     TensorSite blockwise = make_site(6, 1, 0, 1, TensorRole::B, StatsSource::TorchScaledMm);
     blockwise.scale_recipe = static_cast<int32_t>(schema::ScaleRecipe::Blockwise1x128);
@@ -136,9 +139,9 @@ TEST_CASE("site labels: NVTX path, name, GEMM ordinal, role", "[tensor_health]")
 TEST_CASE("recipe totals: scaled FP8 operands per recipe, samples per step that holds the recipe", "[tensor_health]")
 {
     Scenario s;
-    const auto gemm_site = [&](const char* name, schema::TensorRole role, std::optional<schema::ScaleRecipe> recipe) {
-        const int64_t id
-            = s.tensor_site(name, role, schema::Dtype::E4M3, 128, 256, schema::StatsSource::GemmInterception, "fwd");
+    const auto gemm_site = [&](const char* name, schema::TensorRole role, std::optional<schema::ScaleRecipe> recipe,
+                               schema::Dtype dtype = schema::Dtype::E4M3) {
+        const int64_t id = s.tensor_site(name, role, dtype, 128, 256, schema::StatsSource::GemmInterception, "fwd");
         if (recipe)
             s.site_recipe(id, *recipe);
         return id;
@@ -147,9 +150,13 @@ TEST_CASE("recipe totals: scaled FP8 operands per recipe, samples per step that 
     const int64_t b1 = gemm_site("g1", schema::TensorRole::B, schema::ScaleRecipe::Blockwise1x128);
     const int64_t b2 = gemm_site("g2", schema::TensorRole::B, schema::ScaleRecipe::Blockwise1x128);
     const int64_t d1 = gemm_site("g1", schema::TensorRole::D, std::nullopt); // BF16 output: no recipe
+    // A BF16 GEMM's operand with its GEMM's default tensorwise scale mode: nothing was scaled, no recipe counts it
+    // (issue 44: a compiled BF16 run showed "tensorwise: 111 sites").
+    const int64_t bf16
+        = gemm_site("g3", schema::TensorRole::A, schema::ScaleRecipe::Tensorwise, schema::Dtype::BFloat16);
     // Steps 3 and 4 (analysed); b2 only in step 4; step 2 is outside the analysed steps.
-    for (const auto& [site, step] :
-        { std::pair { a1, 3 }, { a1, 4 }, { b1, 3 }, { b1, 4 }, { b2, 4 }, { d1, 3 }, { a1, 2 } })
+    for (const auto& [site, step] : { std::pair { a1, 3 }, { a1, 4 }, { b1, 3 }, { b1, 4 }, { b2, 4 }, { d1, 3 },
+             { a1, 2 }, { bf16, 3 }, { bf16, 4 } })
         s.tensor_stats(healthy_sample(site, step, step == 2 ? 500 + site : 1000 * (step - 2) + site));
     const TraceModel model = write_and_load(s, "tensor-recipes");
     const TensorHealth h = analyze_tensor_health(model, step_set(StepSource::Nvtx, 3, 2, 1000, 1000));
