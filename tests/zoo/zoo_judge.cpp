@@ -417,7 +417,10 @@ Row judge_workload(const std::string& dir, const std::string& workload)
     row.cells[7] = judge_straggler(dir, traces, automatic);
     const PairCells pair = judge_pair(dir, traces.front());
     row.cells[8] = pair.drift;
-    row.cells[9] = judge_numerics_verdict(traces.front(), &t == &traces.front() ? r : analyze(traces.front().model));
+    // The FP8 run judged alone: its first trace, analysed once (the subject's report when it is that trace).
+    const bool front_is_subject = &t == &traces.front();
+    const Report front = front_is_subject ? Report {} : analyze(traces.front().model, markers);
+    row.cells[9] = judge_numerics_verdict(traces.front(), front_is_subject ? r : front);
     row.cells[10] = pair.recipe;
     row.cells[11] = judge_price(traces.front());
     return row;

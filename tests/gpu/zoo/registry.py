@@ -141,7 +141,6 @@ class SlowDrift:
     growth: float
     history: int  # the FP8 run's amax history
     steps: int
-    no_sync: bool = False  # --drift-no-sync: the gain set on the device, no host-blocking call
     # --drift-outlier: feature 0 raised to the other features' largest value at the onset (on the device, no sync),
     # so that the input's amax itself grows `growth` a step from the onset: without it a 10-18% growth takes 5-15
     # steps to lift the feature above the rest of the tensor, and the first recording (2026-11-29) showed nothing.
@@ -165,14 +164,12 @@ def _slow_train(precision, steps, extra=()):
 
 def _slow_drift_pair(d):
     run, ref = f"fp8_slow_drift_{d.name}", f"bf16_slow_drift_{d.name}_ref"
-    plant = (["--plant-drift", f"{d.block}:{d.onset}:{d.growth:g}:{d.site}"] + (["--drift-no-sync"] if d.no_sync else [])
-             + (["--drift-outlier"] if d.outlier else []))
+    plant = ["--plant-drift", f"{d.block}:{d.onset}:{d.growth:g}:{d.site}"] + (["--drift-outlier"] if d.outlier else [])
     start = "raised to the other features' largest value at the onset, then " if d.outlier else ""
     what = (f"feature 0 of blocks.{d.block}.{d.site}'s input ({_SLOW_INPUTS[d.site]}) {start}grows {d.growth:g}x per "
-            f"step from step {d.onset} (in both precisions; gain set " + ("on the device, no sync)" if d.no_sync or
-                                                                           d.outlier else
+            f"step from step {d.onset} (in both precisions; gain set " + ("on the device, no sync)" if d.outlier else
                                                                            "from the host: 2 syncs per step)"))
-    planted = {"syncs_per_step": 0} if d.no_sync or d.outlier else DRIFT_SYNCS
+    planted = {"syncs_per_step": 0} if d.outlier else DRIFT_SYNCS
     drift = _drift(d.block, d.onset, d.growth, d.site)
     return [
         Workload(run, "zoo-slowdrift", _slow_train("fp8", d.steps, ["--amax-history", str(d.history), *plant]),
