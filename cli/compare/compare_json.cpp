@@ -193,16 +193,20 @@ json performance_json(const PerformanceComparison& p)
     const auto run_json = [](const RunPerformance& r) -> json {
         return { { "steps", r.steps }, { "step_ns", r.step_ns }, { "bubble_ratio", r.bubble_ratio },
             { "kernels_per_step", r.kernels_per_step }, { "gemm_ns", r.gemm_ns }, { "fp8_gemm_ns", r.fp8_gemm_ns },
-            { "bookkeeping_ns", r.bookkeeping_ns }, { "other_kernel_ns", r.other_kernel_ns },
+            { "bookkeeping_ns", r.bookkeeping_ns }, { "fused_bookkeeping_ns", r.fused_bookkeeping_ns },
+            { "fused_with_model_work_ns", r.fused_with_model_work_ns }, { "other_kernel_ns", r.other_kernel_ns },
             { "launch_idle_ns", r.launch_idle_ns }, { "graph_removable_ns", r.graph_removable_ns },
-            { "busy_ns", r.busy_ns }, { "idle_ns", r.idle_ns }, { "recording_idle_ns", r.recording_idle_ns } };
+            { "queued_gap_ns", r.queued_gap_ns }, { "busy_ns", r.busy_ns }, { "idle_ns", r.idle_ns },
+            { "recording_idle_ns", r.recording_idle_ns } };
     };
     json out = { { "run", run_json(p.run) }, { "ref", run_json(p.ref) }, { "gemm_saved_ns", p.gemm_saved_ns },
-        { "bookkeeping_added_ns", p.bookkeeping_added_ns }, { "net_gain_ns", p.net_gain_ns },
-        { "step_change_ns", p.step_change_ns }, { "launch_idle_added_ns", p.launch_idle_added_ns },
-        { "rest_ns", p.rest_ns }, { "other_kernels_added_ns", p.other_kernels_added_ns },
-        { "kernels_added_per_step", p.kernels_added_per_step }, { "explained_share", or_null(p.explained_share) },
-        { "explanation", fp8_price_sentence(p) }, { "recording_idle_added_ns", p.recording_idle_added_ns },
+        { "bookkeeping_added_ns", p.bookkeeping_added_ns }, { "fused_absorbed_ns", p.fused_absorbed_ns },
+        { "kernel_time_added_ns", p.kernel_time_added_ns }, { "gpu_bound_change_ns", p.gpu_bound_change_ns },
+        { "net_gain_ns", p.net_gain_ns }, { "step_change_ns", p.step_change_ns },
+        { "launch_idle_added_ns", p.launch_idle_added_ns }, { "rest_ns", p.rest_ns },
+        { "other_kernels_added_ns", p.other_kernels_added_ns }, { "kernels_added_per_step", p.kernels_added_per_step },
+        { "explained_share", or_null(p.explained_share) }, { "explanation", fp8_price_sentence(p) },
+        { "recording_idle_added_ns", p.recording_idle_added_ns },
         { "untraced_change_estimate_ns", p.untraced_change_estimate_ns },
         { "recovery",
             { { "cuda_graphs_ns", p.graphs_recover_ns }, { "fused_casts_ns", p.fused_casts_recover_ns },

@@ -179,6 +179,8 @@ std::string classes_table(const TraceModel& model, const Report& r)
             + "</tr>\n";
     }
     out += "</table>\n";
+    if (const std::string fused = fused_bookkeeping_attribution(k, steps); !fused.empty())
+        out += "<p class=\"note\">Fused bookkeeping: " + xml_escaped(fused) + ".</p>\n";
     if (const std::string empty = empty_kernel_classes(k); !empty.empty())
         out += "<p class=\"note\">No kernels in the steps: " + xml_escaped(empty) + ".</p>\n";
     return out;

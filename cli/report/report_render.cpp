@@ -101,6 +101,10 @@ nlohmann::ordered_json render_report_json(const TraceModel& model, const Report&
             { "count", r.kernel_classes.by_class[c].count }, { "share_of_step", r.kernel_classes.share(cls) },
             { "share_of_kernel_time", r.kernel_classes.share_of_kernel_time(cls) } };
     }
+    // The fused bookkeeping class's split (docs/cli.md "JSON"): kernels that do only bookkeeping, and the others.
+    classes[std::string(kernel_class_id(KernelClass::FusedBookkeeping))]["only_bookkeeping"]
+        = { { "time_ns", r.kernel_classes.fused_only_bookkeeping.time_ns },
+              { "count", r.kernel_classes.fused_only_bookkeeping.count } };
     // JSON has no NaN: a count and where the first one was, never the value.
     json nan_scalars = json::array();
     for (const NanScalar& s : r.nan_scalars)
@@ -225,6 +229,8 @@ std::string render_report_markdown(const TraceModel& model, const Report& r, siz
                 format_duration_ns(per_step(k.time_ns, steps)), 100.0 * r.kernel_classes.share_of_kernel_time(cls),
                 per_step_rate(k.count, steps, 0));
     }
+    if (const std::string fused = fused_bookkeeping_attribution(r.kernel_classes, steps); !fused.empty())
+        out += fmt::format("\nFused bookkeeping: {}.\n", fused);
     if (const std::string empty = empty_kernel_classes(r.kernel_classes); !empty.empty())
         out += fmt::format("\nNo kernels in the steps: {}.\n", empty);
     out += top_tables_markdown(model, r, top);

@@ -98,14 +98,21 @@ std::vector<SummaryLine> report_summary(const TraceModel& model, const Report& r
     const ClassTotals& gemm = k.of(KernelClass::Fp8Gemm);
     const int64_t bookkeeping_ns = k.of(KernelClass::Cast).time_ns + k.of(KernelClass::AmaxScale).time_ns;
     const int64_t bookkeeping_count = k.of(KernelClass::Cast).count + k.of(KernelClass::AmaxScale).count;
-    if (gemm.count > 0 || bookkeeping_count > 0)
-        lines.push_back({ "FP8",
-            fmt::format("FP8 GEMMs {:.1f}% of kernel time; casts and amax/scale {:.1f}% ({} per step, {} kernels)",
+    const ClassTotals& fused = k.of(KernelClass::FusedBookkeeping);
+    if (gemm.count > 0 || bookkeeping_count > 0 || fused.count > 0) {
+        std::string text
+            = fmt::format("FP8 GEMMs {:.1f}% of kernel time; casts and amax/scale {:.1f}% ({} per step, {} kernels)",
                 100.0 * k.share_of_kernel_time(KernelClass::Fp8Gemm),
                 100.0 * (k.share_of_kernel_time(KernelClass::Cast) + k.share_of_kernel_time(KernelClass::AmaxScale)),
-                format_duration_ns(per_step(bookkeeping_ns, steps)), per_step(bookkeeping_count, steps)),
-            false });
-    else {
+                format_duration_ns(per_step(bookkeeping_ns, steps)), per_step(bookkeeping_count, steps));
+        if (fused.count > 0) // torch.compile: the bookkeeping is in Inductor's fused kernels
+            text += fmt::format("; fused bookkeeping {:.1f}% ({} per step in {} kernels, {} of it in kernels that do "
+                                "only bookkeeping)",
+                100.0 * k.share_of_kernel_time(KernelClass::FusedBookkeeping),
+                format_duration_ns(per_step(fused.time_ns, steps)), per_step(fused.count, steps),
+                format_duration_ns(per_step(k.fused_only_bookkeeping.time_ns, steps)));
+        lines.push_back({ "FP8", text, false });
+    } else {
         // XLA's Triton GEMMs name no dtype (docs/cli.md "What every format shows"): an FP8 one among them cannot be
         // told apart.
         const bool xla_gemms = std::ranges::any_of(r.top_kernels.rows, [&](const KernelTableRow& row) {

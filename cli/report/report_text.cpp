@@ -137,6 +137,8 @@ void classes_text(std::string& out, const TraceModel& model, const Report& r, co
             per_step_rate(t.count, steps, 0));
         if (!k.top[c].empty())
             out += fmt::format("      top: {}\n", printable(shortened(model.strings[k.top[c].front().name], 100)));
+        if (cls == KernelClass::FusedBookkeeping)
+            out += fmt::format("      {}\n", fused_bookkeeping_attribution(k, steps));
     }
     if (const std::string empty = empty_kernel_classes(k); !empty.empty())
         out += fmt::format("  no kernels: {}\n", empty);

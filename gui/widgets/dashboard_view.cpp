@@ -211,8 +211,12 @@ QWidget* kernel_class_panel(const analyzer::Report& r, QWidget* parent)
             duration_text(static_cast<double>(present::per_step(k.of(cls).time_ns, steps))));
     };
     QLabel* caption = text_label(panel);
-    caption->setText(u"Per step: FP8 GEMM %1; cast/quantize %2; amax/scale %3."_s.arg(
-        per_step(KernelClass::Fp8Gemm), per_step(KernelClass::Cast), per_step(KernelClass::AmaxScale)));
+    QString text = u"Per step: FP8 GEMM %1; cast/quantize %2; amax/scale %3."_s.arg(
+        per_step(KernelClass::Fp8Gemm), per_step(KernelClass::Cast), per_step(KernelClass::AmaxScale));
+    if (k.of(KernelClass::FusedBookkeeping).count > 0)
+        text += u" Fused bookkeeping %1, %2."_s.arg(
+            per_step(KernelClass::FusedBookkeeping), to_qstring(present::fused_bookkeeping_attribution(k, steps)));
+    caption->setText(text);
     layout->addWidget(caption);
     return panel;
 }
@@ -333,12 +337,12 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
     headline_->setText(headline_html(run));
     // The numerics verdict of the FP8 tensors judged alone leads the box (docs/analysis.md "Numerics verdict").
     const analyzer::NumericsJudgement& numerics = run.report.numerics;
-    const QString verdict = numerics.verdict == analyzer::NumericsVerdict::NoData
+    const QString numerics_text = numerics.verdict == analyzer::NumericsVerdict::NoData
         ? QString()
         : u"<p style='color:%1'><b>Numerics %2</b></p>"_s.arg(
             numerics.verdict == analyzer::NumericsVerdict::Healthy ? u"#2ca02c"_s : attention_color().name(),
             escaped(present::numerics_summary(numerics, present::as_is)));
-    tensor_health_->setText(verdict + tensor_health_html(run.report.tensor_health));
+    tensor_health_->setText(numerics_text + tensor_health_html(run.report.tensor_health));
     fp8_whatif_->set_whatif(run.fp8_whatif);
     // Kind is told by colour here (red: numerics); Why is in the Findings view and the tooltips. The finding takes
     // the width that the saving and the place, read whole, leave.

@@ -256,8 +256,8 @@ std::string recipe_sentence(const CompareResult& result)
     for (const auto& [recipe, n] : result.scale_recipe_sites)
         by_scale += fmt::format("{}{} {}", by_scale.empty() ? "; scaled " : ", ", recipe, n);
     return fmt::format("{} delayed, {} current, {} static, {} current or static (a constant amax cannot tell){}, {} "
-                       "unknown{}; the bookkeeping they cost: {} of cast and amax/scale kernels per step ({} more than "
-                       "the reference)",
+                       "unknown{}; the bookkeeping they cost: {} of cast, amax/scale and fused bookkeeping kernels per "
+                       "step ({} more than the reference)",
         result.delayed_sites, result.current_sites, result.static_sites, result.current_or_static_sites, per_block,
         result.unknown_recipe_sites, by_scale, format_duration_ns(std::llround(result.performance.run.bookkeeping_ns)),
         format_duration_ns(std::llround(result.performance.bookkeeping_added_ns)));
@@ -309,17 +309,33 @@ std::vector<PerformanceRow> performance_rows(const PerformanceComparison& p)
     const std::string faster = p.step_change_ns < 0 ? " (the run is faster)"
         : p.step_change_ns > 0                      ? " (the run is slower)"
                                                     : "";
-    return {
+    std::vector<PerformanceRow> rows {
         { "steps compared", fmt::to_string(p.run.steps), fmt::to_string(p.ref.steps), "" },
         { "step time", ns_text(p.run.step_ns), ns_text(p.ref.step_ns), "" },
         { "bubble ratio", ratio(p.run.bubble_ratio), ratio(p.ref.bubble_ratio), "" },
         { "kernels per step", rate(p.run.kernels_per_step), rate(p.ref.kernels_per_step), "" },
         { "GEMM time per step", ns_text(p.run.gemm_ns), ns_text(p.ref.gemm_ns), "saved " + ns_text(p.gemm_saved_ns) },
         { "of which FP8 GEMM", ns_text(p.run.fp8_gemm_ns), ns_text(p.ref.fp8_gemm_ns), "" },
-        { "cast and amax/scale per step", ns_text(p.run.bookkeeping_ns), ns_text(p.ref.bookkeeping_ns),
+        { "FP8 bookkeeping per step", ns_text(p.run.bookkeeping_ns), ns_text(p.ref.bookkeeping_ns),
             "added " + ns_text(p.bookkeeping_added_ns) },
+    };
+    if (std::llround(p.run.fused_bookkeeping_ns) != 0 || std::llround(p.ref.fused_bookkeeping_ns) != 0) {
+        rows.push_back({ "of which fused (torch.compile)", ns_text(p.run.fused_bookkeeping_ns),
+            ns_text(p.ref.fused_bookkeeping_ns), "" });
+        rows.push_back({ "model work they absorbed", "", "",
+            ns_text(p.fused_absorbed_ns) + " (the other kernels' fall, not FP8's price)" });
+    }
+    std::vector<PerformanceRow> tail {
         { "other kernel time per step", ns_text(p.run.other_kernel_ns), ns_text(p.ref.other_kernel_ns),
             "added " + ns_text(p.other_kernels_added_ns) },
+        { "kernel time added per step", "", "",
+            signed_ns_text(p.kernel_time_added_ns) + " (GEMM, bookkeeping and other kernels)" },
+        { "queued kernel gap", ns_text(p.run.queued_gap_ns), ns_text(p.ref.queued_gap_ns), "" },
+        { "GPU-bound step change", "", "",
+            fmt::format(
+                "{} (kernel time added, plus {:+.0f} kernels x the reference's queued gap: the change of a step "
+                "the GPU paces, as compiled jobs untraced)",
+                signed_ns_text(p.gpu_bound_change_ns), p.kernels_added_per_step) },
         { "launch idle per step", ns_text(p.run.launch_idle_ns), ns_text(p.ref.launch_idle_ns),
             "added " + ns_text(p.launch_idle_added_ns) },
         { "recording's idle per step", ns_text(p.run.recording_idle_ns), ns_text(p.ref.recording_idle_ns),
@@ -327,6 +343,8 @@ std::vector<PerformanceRow> performance_rows(const PerformanceComparison& p)
         { "net gain per step", "", "", ns_text(p.net_gain_ns) + " (GEMM saved - bookkeeping added)" },
         { "measured step change", "", "", ns_text(p.step_change_ns) + faster },
     };
+    rows.insert(rows.end(), tail.begin(), tail.end());
+    return rows;
 }
 
 std::string ns_text(double ns)
@@ -363,8 +381,12 @@ std::vector<PriceRow> fp8_price_rows(const PerformanceComparison& p)
     return {
         { "GEMM time", signed_ns_text(-p.gemm_saved_ns), share_text(-p.gemm_saved_ns, change),
             "FP8 GEMMs against the reference's" },
-        { "cast and amax/scale kernels", signed_ns_text(p.bookkeeping_added_ns),
-            share_text(p.bookkeeping_added_ns, change), "the bookkeeping kernels' time" },
+        { "FP8 bookkeeping", signed_ns_text(p.bookkeeping_added_ns), share_text(p.bookkeeping_added_ns, change),
+            p.fused_absorbed_ns > 0
+                ? fmt::format("the cast, amax/scale and fused bookkeeping kernels' time, less {} of the model's own "
+                              "work the fused kernels absorbed",
+                    ns_text(p.fused_absorbed_ns))
+                : std::string("the cast, amax/scale and fused bookkeeping kernels' time") },
         { "launch idle", signed_ns_text(p.launch_idle_added_ns), share_text(p.launch_idle_added_ns, change),
             per_kernel },
         { "rest", signed_ns_text(p.rest_ns), share_text(p.rest_ns, change),
@@ -378,7 +400,7 @@ std::string fp8_price_sentence(const PerformanceComparison& p)
 {
     if (!p.explained_share)
         return "the run's step takes as long as the reference's: no step change to explain";
-    return fmt::format("GEMM time, cast and amax/scale kernels and launch idle explain {:.0f}% of the traced step "
+    return fmt::format("GEMM time, FP8 bookkeeping and launch idle explain {:.0f}% of the traced step "
                        "change ({} per step); the rest is {}",
         100.0 * *p.explained_share, signed_ns_text(p.step_change_ns), signed_ns_text(p.rest_ns));
 }

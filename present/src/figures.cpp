@@ -100,6 +100,18 @@ std::string empty_kernel_classes(const KernelClassReport& classes)
     return names;
 }
 
+std::string fused_bookkeeping_attribution(const KernelClassReport& classes, size_t steps)
+{
+    const ClassTotals& fused = classes.of(KernelClass::FusedBookkeeping);
+    if (fused.count == 0)
+        return {};
+    const int64_t only_ns = classes.fused_only_bookkeeping.time_ns;
+    return fmt::format("of which {} in kernels that do only FP8 bookkeeping (amax, scale, cast, layout); {} in kernels "
+                       "that also do the model's own work, which one trace cannot split (compare with the BF16 run "
+                       "prices it)",
+        format_duration_ns(per_step(only_ns, steps)), format_duration_ns(per_step(fused.time_ns - only_ns, steps)));
+}
+
 BubbleCause top_cause(const BubbleTotals& totals)
 {
     size_t best = 0;

@@ -18,6 +18,8 @@ Stages (tests/gpu/zoo/registry.py says which workload runs in which):
   zoo-slowdrift  issue 43: train.py (a smaller model) with slow drifts (10-18% per step) planted at blocks.0.fc2,
             blocks.1.qkv (set without a host sync) and blocks.1.proj, each with its BF16 twin, a clean pair, and a
             planted overflow judged alone; truth "numerics" says healthy, at_risk_or_broken, broken or reference
+  zoo-compiled  issue 44: a mid-size Hugging Face Llama under torch.compile in BF16 and torchao tensorwise and
+            rowwise FP8 (truth: what each Inductor kernel does, from its source), and the BF16 model eager
 
 Per workload: one traced run (`fp8scope record`, one trace per process), judged PASS when it exits 0, prints the
 expected number of truth lines, leaves that many traces with step markers (FP8SCOPE_STEP_MARKER; the CUDA sample:

@@ -42,6 +42,10 @@ PairCells judge_pair(const std::string& dir, const Trace& run);
 // The FP8 price cell (zoo_judge_pair.cpp).
 Cell judge_price(const Trace& run);
 
+// The fused bookkeeping cell (zoo_judge_pair.cpp): a compiled job whose truth lists what each Inductor kernel does
+// (inductor_kernels, read from the generated source) against the classes the kernel names get.
+Cell judge_fused_bookkeeping(const Trace& run);
+
 // The numerics verdict of an FP8 run judged alone (zoo_judge_pair.cpp): its truth's "numerics" (healthy,
 // at_risk_or_broken, broken; reference for a BF16 twin), else a clean or planted drift of an FP8 run.
 Cell judge_numerics_verdict(const Trace& run, const analyzer::Report& report);

@@ -423,6 +423,7 @@ Row judge_workload(const std::string& dir, const std::string& workload)
     row.cells[9] = judge_numerics_verdict(traces.front(), front_is_subject ? r : front);
     row.cells[10] = pair.recipe;
     row.cells[11] = judge_price(traces.front());
+    row.cells[12] = judge_fused_bookkeeping(traces.front());
     return row;
 }
 

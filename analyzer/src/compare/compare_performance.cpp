@@ -2,7 +2,9 @@
 // figures per step over its compared steps, FP8's price, the per-step medians, idle by cause, kernel classes, the
 // kernels that appeared, vanished or changed most, and what recording added.
 #include "compare/compare_detail.hpp"
+#include "model/launch_call_index.hpp"
 #include "model/median.hpp"
+#include "model/step_locator.hpp"
 
 #include "fp8scope/analyzer/trace/collector_work.hpp"
 
@@ -42,6 +44,34 @@ int64_t recording_idle(const TraceModel& model, const Report& report, const std:
     return idle;
 }
 
+// RunPerformance::queued_gap_ns over the compared steps: kernels in start order, per device the latest end so far;
+// a kernel that starts after it, launched by a call that had returned before it, waited only for the GPU.
+double queued_gap_mean(const TraceModel& model, const Report& report, const std::set<int64_t>& steps)
+{
+    const CorrelationIndex launches = detail::launch_call_index(model.api_calls);
+    const KernelTable& k = model.kernels;
+    std::map<uint32_t, int64_t> frontier; // device -> latest kernel end so far
+    detail::StepWalker walker(report.steps.steps);
+    int64_t sum = 0, count = 0;
+    for (size_t i = 0; i < k.size(); ++i) {
+        const auto [at, fresh] = frontier.try_emplace(k.device_id[i], k.end_ns[i]);
+        if (fresh)
+            continue;
+        const int64_t previous_end = at->second;
+        at->second = std::max(previous_end, k.end_ns[i]);
+        const std::optional<size_t> step = walker.position_of(k.start_ns[i]);
+        if (!step || !steps.contains(report.steps.steps[*step].index))
+            continue;
+        const int64_t gap = k.start_ns[i] - previous_end;
+        const std::optional<size_t> call = launches.find(k.correlation_id[i]);
+        if (gap < 0 || gap > kQueuedGapCapNs || !call || model.api_calls.end_ns[*call] >= previous_end)
+            continue;
+        sum += gap;
+        ++count;
+    }
+    return count > 0 ? static_cast<double>(sum) / static_cast<double>(count) : 0.0;
+}
+
 // One run's per-step figures: the means of RunPerformance and, per step, what the medians are taken of.
 struct RunFigures {
     RunPerformance means;
@@ -56,7 +86,7 @@ RunFigures figures_of(const TraceModel& model, const Report& report, const std::
     RunFigures f;
     RunPerformance& p = f.means;
     int64_t step_ns = 0, idle_ns = 0, bubble_step_ns = 0, kernels = 0, gemm = 0, fp8_gemm = 0, bookkeeping = 0;
-    int64_t other_kernels = 0, busy = 0, launch_idle = 0, graph_removable = 0;
+    int64_t other_kernels = 0, busy = 0, launch_idle = 0, graph_removable = 0, fused = 0, fused_only = 0;
     for (const StepInterval& s : report.steps.steps)
         if (steps.contains(s.index)) {
             ++p.steps;
@@ -92,7 +122,10 @@ RunFigures figures_of(const TraceModel& model, const Report& report, const std::
             kernels += s.total.count;
             fp8_gemm += time(s, KernelClass::Fp8Gemm);
             gemm += time(s, KernelClass::Fp8Gemm) + time(s, KernelClass::OtherGemm);
-            bookkeeping += time(s, KernelClass::Cast) + time(s, KernelClass::AmaxScale);
+            bookkeeping += time(s, KernelClass::Cast) + time(s, KernelClass::AmaxScale)
+                + time(s, KernelClass::FusedBookkeeping);
+            fused += time(s, KernelClass::FusedBookkeeping);
+            fused_only += s.fused_only_bookkeeping.time_ns;
             other_kernels += time(s, KernelClass::Communication) + time(s, KernelClass::Other);
             for (size_t c = 0; c < kKernelClassCount; ++c) {
                 f.classes[c].time_ns += s.by_class[c].time_ns;
@@ -108,12 +141,15 @@ RunFigures figures_of(const TraceModel& model, const Report& report, const std::
     p.gemm_ns = per_step_mean(gemm);
     p.fp8_gemm_ns = per_step_mean(fp8_gemm);
     p.bookkeeping_ns = per_step_mean(bookkeeping);
+    p.fused_bookkeeping_ns = per_step_mean(fused);
+    p.fused_with_model_work_ns = per_step_mean(fused - fused_only);
     p.other_kernel_ns = per_step_mean(other_kernels);
     p.launch_idle_ns = per_step_mean(launch_idle);
     p.graph_removable_ns = per_step_mean(graph_removable);
     p.busy_ns = per_step_mean(busy);
     p.idle_ns = per_step_mean(idle_ns);
     p.recording_idle_ns = per_step_mean(recording_idle(model, report, steps));
+    p.queued_gap_ns = queued_gap_mean(model, report, steps);
     return f;
 }
 
@@ -126,11 +162,20 @@ void price_fp8(PerformanceComparison& perf)
 {
     const RunPerformance &run = perf.run, &ref = perf.ref;
     perf.gemm_saved_ns = ref.gemm_ns - run.gemm_ns;
-    perf.bookkeeping_added_ns = run.bookkeeping_ns - ref.bookkeeping_ns;
+    // torch.compile fuses FP8's bookkeeping into kernels that also do the model's own work (an RMSNorm that takes
+    // its output's amax): that work left the other kernels, whose time falls by as much. The fall, up to the added
+    // time of such fused kernels, is the model work they absorbed, not FP8's price.
+    const double other_added = run.other_kernel_ns - ref.other_kernel_ns;
+    const double fused_mixed_added = run.fused_with_model_work_ns - ref.fused_with_model_work_ns;
+    perf.fused_absorbed_ns = std::clamp(-other_added, 0.0, std::max(0.0, fused_mixed_added));
+    perf.bookkeeping_added_ns = run.bookkeeping_ns - ref.bookkeeping_ns - perf.fused_absorbed_ns;
     perf.net_gain_ns = perf.gemm_saved_ns - perf.bookkeeping_added_ns;
     perf.step_change_ns = run.step_ns - ref.step_ns;
     perf.launch_idle_added_ns = run.launch_idle_ns - ref.launch_idle_ns;
-    perf.other_kernels_added_ns = run.other_kernel_ns - ref.other_kernel_ns;
+    perf.other_kernels_added_ns = other_added + perf.fused_absorbed_ns;
+    perf.kernel_time_added_ns = -perf.gemm_saved_ns + perf.bookkeeping_added_ns + perf.other_kernels_added_ns;
+    const double gap = ref.queued_gap_ns > 0 ? ref.queued_gap_ns : run.queued_gap_ns;
+    perf.gpu_bound_change_ns = perf.kernel_time_added_ns + (run.kernels_per_step - ref.kernels_per_step) * gap;
     perf.kernels_added_per_step = run.kernels_per_step - ref.kernels_per_step;
     perf.recording_idle_added_ns = run.recording_idle_ns - ref.recording_idle_ns;
     perf.untraced_change_estimate_ns = perf.step_change_ns - perf.recording_idle_added_ns;
@@ -139,7 +184,9 @@ void price_fp8(PerformanceComparison& perf)
     if (perf.step_change_ns != 0)
         perf.explained_share = explained / perf.step_change_ns;
     perf.graphs_recover_ns = std::max(0.0, run.graph_removable_ns - ref.graph_removable_ns);
-    perf.fused_casts_recover_ns = std::max(0.0, perf.bookkeeping_added_ns);
+    // Fusing helps the separate cast and amax/scale kernels only: fused ones are fused already.
+    perf.fused_casts_recover_ns = std::max(
+        0.0, (run.bookkeeping_ns - run.fused_bookkeeping_ns) - (ref.bookkeeping_ns - ref.fused_bookkeeping_ns));
     perf.compile_recovers_up_to_ns = std::max(0.0, perf.launch_idle_added_ns) + perf.fused_casts_recover_ns
         + std::max(0.0, perf.other_kernels_added_ns);
 }

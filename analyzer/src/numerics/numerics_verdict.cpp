@@ -59,7 +59,10 @@ std::optional<double> code_clip(const StepSample& s)
 
 TensorStep probe_step(int64_t step, const StepSample& s)
 {
-    TensorStep t { .step = step, .nonfinite = s.nonfinite, .position = s.position };
+    TensorStep t;
+    t.step = step;
+    t.nonfinite = s.nonfinite;
+    t.position = s.position;
     const std::optional<double> fp8_max = detail::fp8_max_of(s);
     if (fp8_max && s.numel > 0) {
         t.clip = share(std::max(s.saturated, s.overflows), s.numel);
@@ -74,7 +77,10 @@ TensorStep probe_step(int64_t step, const StepSample& s)
 
 TensorStep code_step(int64_t step, const StepSample& s, bool shows_saturation)
 {
-    TensorStep t { .step = step, .nonfinite = s.nonfinite, .position = s.position };
+    TensorStep t;
+    t.step = step;
+    t.nonfinite = s.nonfinite;
+    t.position = s.position;
     if (shows_saturation)
         t.clip = code_clip(s);
     const double amax = s.blocks ? s.blocks->amax : s.amax; // a per-block site's dequantized amax

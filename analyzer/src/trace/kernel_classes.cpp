@@ -2,6 +2,7 @@
 #include "model/step_locator.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace fp8scope::analyzer {
@@ -80,6 +81,70 @@ bool is_inductor_elementwise(std::string_view name)
     return name.starts_with("triton_poi_") || name.starts_with("triton_red_") || name.starts_with("triton_per_");
 }
 
+// The <ops> of triton_{poi,red,per}_fused_<ops>_<n> (lower case), and whether the kernel reduces (red, per).
+struct InductorOps {
+    std::string_view ops;
+    bool reduction = false;
+};
+
+std::optional<InductorOps> inductor_fused_ops(std::string_view name)
+{
+    InductorOps out;
+    if (name.starts_with("triton_poi_fused_"))
+        out.reduction = false;
+    else if (name.starts_with("triton_red_fused_") || name.starts_with("triton_per_fused_"))
+        out.reduction = true;
+    else
+        return std::nullopt;
+    name.remove_prefix(std::string_view("triton_poi_fused_").size());
+    // The trailing _<n> that numbers kernels within one generated module.
+    const size_t last = name.find_last_of('_');
+    if (last != std::string_view::npos && last + 1 < name.size()
+        && std::all_of(name.begin() + static_cast<std::ptrdiff_t>(last) + 1, name.end(),
+            [](char c) { return c >= '0' && c <= '9'; }))
+        name = name.substr(0, last);
+    out.ops = name;
+    return out;
+}
+
+// Whether `op` is one of the '_'-joined ops: it starts the list or follows a '_', and ends it or is followed by one.
+// Names keep ATen's own underscores, so `clamp` also matches the start of clamp_min (the list cannot tell the op
+// clamp_min from clamp followed by min).
+bool has_op(std::string_view ops, std::string_view op)
+{
+    for (size_t at = ops.find(op); at != std::string_view::npos; at = ops.find(op, at + 1)) {
+        const size_t end = at + op.size();
+        if ((at == 0 || ops[at - 1] == '_') && (end == ops.size() || ops[end] == '_'))
+            return true;
+    }
+    return false;
+}
+
+// The ops of FP8 bookkeeping and of moving data: what a kernel that only takes an amax, computes or applies a scale,
+// or casts, is made of (its name's ops as the zoo's compiled torchao jobs show them, tests/gpu/zoo/
+// torchao_compiled_hf.py). `_scaled_mm` names the GEMM whose operand the kernel writes.
+constexpr std::string_view kBookkeepingOps[] = { "_scaled_mm", "_to_copy", "_unsafe_view", "abs", "alias", "amax",
+    "as_strided", "clamp", "clamp_max", "clamp_min", "clone", "copy", "div", "eq", "exp2", "expand", "fill", "floor",
+    "full", "ge", "gt", "isinf", "isnan", "le", "log2", "lt", "max", "mul", "ne", "new_ones", "permute", "reciprocal",
+    "reshape", "select", "slice", "squeeze", "t", "transpose", "unsqueeze", "view", "where" };
+
+// Whether ops[from..] splits into bookkeeping ops joined by '_' (a short search: names hold at most a few dozen ops).
+bool only_bookkeeping_ops(std::string_view ops, size_t from = 0)
+{
+    if (from == ops.size())
+        return true;
+    for (std::string_view op : kBookkeepingOps) {
+        if (ops.substr(from).starts_with(op)) {
+            const size_t end = from + op.size();
+            if (end == ops.size())
+                return true;
+            if (ops[end] == '_' && end + 1 < ops.size() && only_bookkeeping_ops(ops, end + 1))
+                return true;
+        }
+    }
+    return false;
+}
+
 bool is_gemm(std::string_view name)
 {
     if (is_inductor_elementwise(without_return_type(name)))
@@ -87,6 +152,19 @@ bool is_gemm(std::string_view name)
     return is_nvjet(name) || has(name, "gemm") || has(name, "gemv") || has(name, "splitkreduce")
         || has(name, "scaled_mm")
         || (has(name, "triton_tem_fused") && (has(name, "_mm") || has(name, "addmm") || has(name, "bmm")));
+}
+
+std::string lowered(std::string_view name)
+{
+    std::string lower(name);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+        [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+    return lower;
+}
+
+bool is_inductor_bookkeeping(std::string_view name)
+{
+    return inductor_bookkeeping(name) != InductorBookkeeping::None;
 }
 
 const KernelClassRule kRules[] = {
@@ -107,6 +185,14 @@ const KernelClassRule kRules[] = {
                 || has(n, "all_reduce") || has(n, "allgather") || has(n, "all_gather") || has(n, "reduce_scatter")
                 || has(n, "alltoall");
         } },
+    { KernelClass::FusedBookkeeping,
+        "an Inductor pointwise or reduction kernel (`triton_{poi,red,per}_fused_<ops>_<n>`) whose ops are a reduction "
+        "of `abs` with `max` or `amax`, or `_to_copy` with `clamp` and `reciprocal`",
+        "torch.compile fuses FP8's amax (abs, then a max reduction; the second stage of a split reduction keeps the "
+        "name) and its scale and cast (a clamp to the format's range after multiplying by the reciprocal of the "
+        "scale, then a copy to float8) into Triton kernels, often with the model's own work; the kernels' generated "
+        "source is the truth (tests/gpu/zoo/torchao_compiled_hf.py)",
+        is_inductor_bookkeeping },
     { KernelClass::Fp8Gemm, "starts with `nvjet_` and its type field contains `q` (E4M3) or `r` (E5M2)",
         "cuBLASLt's Hopper GEMMs name operand types by letter; torch._scaled_mm records as nvjet_sm90_qqtst_* and "
         "nvjet_sm90_qrtst_*, bf16 matmuls as nvjet_sm90_tst_* (samples/traces)",
@@ -152,6 +238,8 @@ std::string_view kernel_class_id(KernelClass cls)
         return "cast";
     case KernelClass::AmaxScale:
         return "amax_scale";
+    case KernelClass::FusedBookkeeping:
+        return "fused_bookkeeping";
     case KernelClass::Communication:
         return "communication";
     case KernelClass::Other:
@@ -171,12 +259,32 @@ std::string_view kernel_class_label(KernelClass cls)
         return "cast/quantize";
     case KernelClass::AmaxScale:
         return "amax/scale";
+    case KernelClass::FusedBookkeeping:
+        return "fused bookkeeping";
     case KernelClass::Communication:
         return "communication";
     case KernelClass::Other:
         return "other";
     }
     return "other";
+}
+
+bool is_bookkeeping(KernelClass cls)
+{
+    return cls == KernelClass::Cast || cls == KernelClass::AmaxScale || cls == KernelClass::FusedBookkeeping;
+}
+
+InductorBookkeeping inductor_bookkeeping(std::string_view lower_name)
+{
+    const std::optional<InductorOps> fused = inductor_fused_ops(without_return_type(lower_name));
+    if (!fused)
+        return InductorBookkeeping::None;
+    const std::string_view ops = fused->ops;
+    const bool amax = fused->reduction && has_op(ops, "abs") && (has_op(ops, "max") || has_op(ops, "amax"));
+    const bool scale_or_cast = has_op(ops, "_to_copy") && has_op(ops, "clamp") && has_op(ops, "reciprocal");
+    if (!amax && !scale_or_cast)
+        return InductorBookkeeping::None;
+    return only_bookkeeping_ops(ops) ? InductorBookkeeping::OnlyBookkeeping : InductorBookkeeping::WithModelWork;
 }
 
 std::span<const KernelClassRule> kernel_class_rules()
@@ -187,9 +295,7 @@ std::span<const KernelClassRule> kernel_class_rules()
 KernelClassification classify_kernel_name(std::string_view demangled_name)
 {
     // Lower case once per distinct name: rules then compare plain substrings.
-    std::string lower(demangled_name);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-        [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+    const std::string lower = lowered(demangled_name);
     for (size_t i = 0; i < std::size(kRules); ++i) {
         if (kRules[i].matches(lower))
             return { kRules[i].cls, i };
@@ -276,13 +382,18 @@ KernelClassReport classify_kernels(const TraceModel& model, const StepSet& steps
     KernelClassReport report;
     report.steps.reserve(steps.steps.size());
     for (const StepInterval& step : steps.steps) {
-        report.steps.push_back(
-            { .step_index = step.index, .step_ns = step.end_ns - step.start_ns, .by_class = {}, .total = {} });
+        report.steps.push_back({ .step_index = step.index,
+            .step_ns = step.end_ns - step.start_ns,
+            .by_class = {},
+            .total = {},
+            .fused_only_bookkeeping = {} });
         report.step_ns += step.end_ns - step.start_ns;
     }
 
     // Per-name sums (indexed by StringRef) for the top kernels: no per-kernel allocation or string work.
     std::vector<int64_t> name_time_ns(model.strings.size(), 0), name_count(model.strings.size(), 0);
+    // Per name of class FusedBookkeeping: whether it does only bookkeeping (-1: not asked yet).
+    std::vector<int8_t> only_bookkeeping(model.strings.size(), -1);
     // Kernels and steps are both sorted by start: one forward walk assigns each kernel to its step.
     detail::StepWalker walker(steps.steps);
     for (size_t k = 0; k < kernels.size(); ++k) {
@@ -298,6 +409,15 @@ KernelClassReport classify_kernels(const TraceModel& model, const StepSet& steps
         row.by_class[cls].count += 1;
         row.total.time_ns += duration_ns;
         row.total.count += 1;
+        if (kernel_class == KernelClass::FusedBookkeeping) {
+            int8_t& only = only_bookkeeping[name.index];
+            if (only < 0)
+                only = inductor_bookkeeping(lowered(model.strings[name])) == InductorBookkeeping::OnlyBookkeeping;
+            if (only) {
+                row.fused_only_bookkeeping.time_ns += duration_ns;
+                row.fused_only_bookkeeping.count += 1;
+            }
+        }
         name_time_ns[name.index] += duration_ns;
         name_count[name.index] += 1;
     }
@@ -308,6 +428,8 @@ KernelClassReport classify_kernels(const TraceModel& model, const StepSet& steps
         }
         report.total.time_ns += row.total.time_ns;
         report.total.count += row.total.count;
+        report.fused_only_bookkeeping.time_ns += row.fused_only_bookkeeping.time_ns;
+        report.fused_only_bookkeeping.count += row.fused_only_bookkeeping.count;
     }
 
     for (uint32_t i = 0; i < model.strings.size(); ++i) {

@@ -75,7 +75,7 @@ TEST_CASE("kernel names of other FP8 stacks get their classes", "[kernel_classes
         == KernelClass::Cast);
     CHECK(classify_kernel_name("void userbuffers_fp16_sum_inplace_gpu_rw(int, int, int)").cls
         == KernelClass::Communication);
-    CHECK(classify_kernel_name("triton_red_fused_abs_amax_0").cls == KernelClass::AmaxScale);
+    CHECK(classify_kernel_name("triton_red_fused_abs_amax_0").cls == KernelClass::FusedBookkeeping);
     // An NCCL kernel that moves FP8 data is communication, not a cast: communication rules come first.
     CHECK(classify_kernel_name("ncclDevKernel_AllGather_RING_LL(float8_e4m3)").cls == KernelClass::Communication);
 }
@@ -96,7 +96,75 @@ TEST_CASE("Inductor's pointwise and reduction kernels are never GEMMs, whatever 
     CHECK(classify_kernel_name("triton_tem_fused_mm_1").cls == KernelClass::OtherGemm);
     CHECK(classify_kernel_name("nvjet_sm90_qqtst_128x128_128x6_2x1_v_bz_coopA_TNT").cls == KernelClass::Fp8Gemm);
     // A fused amax reduction is still bookkeeping.
-    CHECK(classify_kernel_name("triton_red_fused_abs_amax_0").cls == KernelClass::AmaxScale);
+    CHECK(classify_kernel_name("triton_red_fused_abs_amax_0").cls == KernelClass::FusedBookkeeping);
+}
+
+// Names from the zoo's compiled torchao Llama (samples/traces/zoo/torchao_compiled_*.truth.json lists what each one's
+// generated source does; the zoo's column "fused bookkeeping" checks every one of them).
+TEST_CASE("Inductor kernels that take an amax, scale or cast are fused bookkeeping, whole or with model work",
+    "[kernel_classes]")
+{
+    using enum InductorBookkeeping;
+    const auto kind = [](std::string_view name) { return inductor_bookkeeping(name); };
+    // Only bookkeeping: a weight's amax (tensorwise: max; rowwise: amax), the second stage of a split reduction (no
+    // abs in its source, but in its name), a cast to float8 feeding a GEMM, rowwise's power-of-two scales.
+    CHECK(kind("triton_red_fused_abs_max_t_4") == OnlyBookkeeping);
+    CHECK(kind("triton_per_fused_abs_amax_t_17") == OnlyBookkeeping);
+    CHECK(kind("triton_per_fused__to_copy_abs_max_mul_view_11") == OnlyBookkeeping);
+    CHECK(kind("triton_poi_fused__scaled_mm__to_copy_clamp_mul_reciprocal_t_view_6") == OnlyBookkeeping);
+    CHECK(kind("triton_poi_fused__scaled_mm__to_copy_clamp_clone_exp2_floor_log2_mul_reciprocal_t_view_18")
+        == OnlyBookkeeping);
+    // Rowwise: descaling a GEMM's 11.5 M outputs by the inverse row and column scales casts nothing, but is FP8's.
+    CHECK(kind("triton_poi_fused__to_copy_clamp_exp2_floor_log2_mul_reciprocal_t_13") == OnlyBookkeeping);
+    // With model work: RMSNorm taking its output's amax, a SiLU·mul casting its output, rotary, the loss.
+    CHECK(kind("triton_red_fused__to_copy_abs_add_max_mean_mul_pow_rsqrt_view_13") == WithModelWork);
+    CHECK(kind("triton_poi_fused__scaled_mm__to_copy_clamp_clone_mul_reciprocal_silu_silu_backward_t_view_8")
+        == WithModelWork);
+    CHECK(kind("triton_red_fused__to_copy__unsafe_view_abs_add_amax_bmm_cat_clone_cos_mul_neg_sin_slice_slice_"
+               "backward_transpose_unsqueeze_view_34")
+        == WithModelWork);
+    // Not bookkeeping: the BF16 run's kernels; a pointwise abs/max is no reduction; an amax's scale computed without
+    // a cast or descaling (_to_copy, clamp and reciprocal in a reduction's second stage) still is (the amax rule).
+    CHECK(kind("triton_red_fused__to_copy_add_embedding_mean_mul_pow_rsqrt_0") == None);
+    CHECK(kind("triton_poi_fused__unsafe_view_mul_silu_silu_backward_view_2") == None);
+    CHECK(kind("triton_poi_fused_abs_max_0") == None);
+    CHECK(kind("triton_per_fused__to_copy_abs_clamp_max_mul_reciprocal_silu_view_6") == WithModelWork);
+    // Not an Inductor fused kernel at all.
+    CHECK(kind("triton_tem_fused__scaled_mm_0") == None);
+    CHECK(kind("void at::native::reduce_kernel<512, 1>") == None);
+    // The class follows: every bookkeeping kind is one class, split in the report by kind.
+    CHECK(classify_kernel_name("triton_red_fused__to_copy_abs_add_max_mean_mul_pow_rsqrt_view_13").cls
+        == KernelClass::FusedBookkeeping);
+    CHECK(
+        classify_kernel_name("triton_poi_fused__unsafe_view_mul_silu_silu_backward_view_2").cls == KernelClass::Other);
+    CHECK(is_bookkeeping(KernelClass::FusedBookkeeping));
+    CHECK(is_bookkeeping(KernelClass::Cast));
+    CHECK_FALSE(is_bookkeeping(KernelClass::Other));
+}
+
+TEST_CASE("fused bookkeeping time is split into kernels that only do bookkeeping and the others", "[kernel_classes]")
+{
+    Scenario s;
+    const auto host = s.thread(10, 10);
+    const auto kernel = [&](int64_t start_ns, int64_t end_ns, std::string_view name) {
+        s.launch(host, { .api_start_ns = start_ns - 10, .api_end_ns = start_ns - 5 },
+            { .start_ns = start_ns, .end_ns = end_ns, .name = std::string(name) });
+    };
+    for (int64_t step = 0; step < 2; ++step) {
+        const int64_t at = 100 + step * 1000;
+        kernel(at, at + 10, "triton_red_fused_abs_max_t_4"); // only bookkeeping: 10
+        kernel(at + 100, at + 130, "triton_red_fused__to_copy_abs_add_max_mean_mul_pow_rsqrt_view_13"); // model work
+        kernel(at + 200, at + 205, "triton_poi_fused__unsafe_view_mul_silu_silu_backward_view_2"); // other
+    }
+    const TraceModel model = load_scenario(s, "kernel_classes_fused_split");
+    const KernelClassReport k = classify_kernels(model, make_steps({ { 100, 1100 }, { 1100, 2100 } }));
+    REQUIRE(k.steps.size() == 2);
+    CHECK(k.of(KernelClass::FusedBookkeeping).time_ns == 80);
+    CHECK(k.of(KernelClass::FusedBookkeeping).count == 4);
+    CHECK(k.fused_only_bookkeeping.time_ns == 20);
+    CHECK(k.fused_only_bookkeeping.count == 2);
+    CHECK(k.steps[1].fused_only_bookkeeping.time_ns == 10);
+    CHECK(k.of(KernelClass::Other).time_ns == 10);
 }
 
 TEST_CASE("fp8scope's own statistics kernels are other, never an FP8 cast", "[kernel_classes]")
@@ -127,6 +195,7 @@ TEST_CASE("every classification rule is documented and decides some name", "[ker
     const std::vector<std::string_view> names {
         kNccl, "void userbuffers_fp16_sum_inplace_gpu_rw(int)", kNvjetFp8Forward,
         "sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n", kNvjetBf16, "triton_red_fused_abs_amax_0", kFloat8Copy, kAmaxReduce,
+        "void transformer_engine::delayed_scaling_recipe::amax_and_scale_update_kernel(float*)",
         "void fp8scope::probes::detail::(anonymous namespace)::fp8_stats_kernel(fp8scope::probes::detail::KernelArgs)"
     };
     std::set<size_t> decided;

@@ -59,15 +59,16 @@ TEST_CASE("reports list only what happened: no sync API or kernel class row of z
     CHECK(text.find("(4 outside the steps)") != std::string::npos); // 2 stream syncs, the device sync and cudaFree
     CHECK(text.find("cudaDeviceSynchronize") == std::string::npos); // called only in warm-up
     CHECK(text.find("cudaFree") == std::string::npos);
-    CHECK(text.find("  no kernels: other GEMM, cast/quantize, amax/scale, communication\n") != std::string::npos);
+    CHECK(text.find("  no kernels: other GEMM, cast/quantize, amax/scale, fused bookkeeping, communication\n")
+        != std::string::npos);
     CHECK(text.find("/step    0.0%") == std::string::npos);
 
     const std::string full_md = run_fp8scope_ok({ "report", trace, "--format", "md" });
     const std::string md = full_md.substr(0, full_md.find("### Top kernels"));
     CHECK(md.find("cudaDeviceSynchronize") == std::string::npos);
     CHECK(md.find("| 0 ns | 0.0% | 0 |") == std::string::npos);
-    CHECK(
-        md.find("No kernels in the steps: other GEMM, cast/quantize, amax/scale, communication.") != std::string::npos);
+    CHECK(md.find("No kernels in the steps: other GEMM, cast/quantize, amax/scale, fused bookkeeping, communication.")
+        != std::string::npos);
 
     const std::string full_html = run_fp8scope_ok({ "report", trace, "--format", "html" });
     CHECK(parse_xml(full_html).ok);
@@ -75,7 +76,7 @@ TEST_CASE("reports list only what happened: no sync API or kernel class row of z
     const std::string html = full_html.substr(0, full_html.find("<h2>Top kernels</h2>"));
     CHECK(html.find("<code>cudaDeviceSynchronize</code>") == std::string::npos);
     CHECK(html.find("<td>communication</td>") == std::string::npos);
-    CHECK(html.find("No kernels in the steps: other GEMM, cast/quantize, amax/scale, communication.")
+    CHECK(html.find("No kernels in the steps: other GEMM, cast/quantize, amax/scale, fused bookkeeping, communication.")
         != std::string::npos);
 }
 

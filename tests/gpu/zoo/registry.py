@@ -9,7 +9,8 @@ argv placeholders, expanded by the driver:
 
 Fields of a Workload:
   name        the zoo name; the kept files are zoo/<name>.sqlite.xz and zoo/<name>.truth.json (-rank<r> per rank)
-  stage       zoo1, zoo2, zoo-recipes, zoo-markerless or zoo-slowdrift (one device call each, one GPU), zoo-ddp2
+  stage       zoo1, zoo2, zoo-recipes, zoo-markerless, zoo-slowdrift or zoo-compiled (one device call each, one GPU),
+              zoo-ddp2
               (needs 2 GPUs)
   argv        the command, with the placeholders above
   traces      traces the job must leave with step markers (ranks); the CUDA sample's one trace has NVTX steps
@@ -107,6 +108,7 @@ TORCHAO_DRIFT = (1, 8, 1.6)
 ROWWISE_STEPS, ROWWISE_DRIFT = 16, (1, 7, 1.6)  # layers.1's MLP input, feature 0
 BLOCKWISE_STEPS, BLOCKWISE_DRIFT = 20, (1, 8, 1.6)  # blocks.1.fc1's input, channels 128..255
 RECIPE_STATS = {"FP8SCOPE_STATS_EVERY": "1", "FP8SCOPE_STATS_CAP": "4096"}
+COMPILED_HF, COMPILED_STEPS = f"{ZOO}/torchao_compiled_hf.py", 12
 
 
 def _recipe_pairs(name, program, steps, drift, requires):
@@ -314,6 +316,24 @@ WORKLOADS = [
                    ("torchao", "transformers")),
     *_recipe_pairs("deepseek_blockwise", f"{ZOO}/deepseek_blockwise.py", BLOCKWISE_STEPS, BLOCKWISE_DRIFT, ()),
 
+    # ---- zoo-compiled (issue 44): FP8 under torch.compile. A mid-size Hugging Face Llama with fused AdamW, compiled,
+    # in BF16 and with torchao's tensorwise and rowwise Float8Linear; each compiled run's truth lists what every
+    # Triton kernel Inductor generated does (inductor_kernels), read from the kernels' source. The eager BF16 run is
+    # the what-if's input (docs/analysis.md "FP8 what-if"). ---------------------------------------------------------
+    # Tensorwise takes statistics every step: compare tells current from delayed scaling from 3 samples per site.
+    *[Workload(f"torchao_compiled_{p}", "zoo-compiled",
+               [PY, COMPILED_HF, "--precision", p, "--steps", str(COMPILED_STEPS), "--name", f"torchao_compiled_{p}",
+                "--twin", "torchao_compiled_bf16_ref"], COMPILED_STEPS, expected_s=90, timeout_s=240,
+               env=STATS_EVERY_STEP if p == "tensorwise" else {}, requires=("torchao", "transformers"))
+      for p in ("tensorwise", "rowwise")],
+    Workload("torchao_compiled_bf16_ref", "zoo-compiled",
+             [PY, COMPILED_HF, "--precision", "bf16", "--steps", str(COMPILED_STEPS), "--name",
+              "torchao_compiled_bf16_ref", "--twin", "torchao_compiled_tensorwise"], COMPILED_STEPS, expected_s=60,
+             timeout_s=200, requires=("transformers",)),
+    Workload("torchao_eager_bf16", "zoo-compiled",
+             [PY, COMPILED_HF, "--precision", "bf16", "--mode", "eager", "--steps", str(COMPILED_STEPS), "--name",
+              "torchao_eager_bf16"], COMPILED_STEPS, expected_s=30, timeout_s=120, requires=("transformers",)),
+
     # ---- zoo-markerless (issue 42 item 5): patterns judged with the job's markers and with them ignored
     # (--step-source auto); each marked job also prints when it set each marker (marker_host_ns). One GPU. ---------
     Workload("hf_loop_top_sleep", "zoo-markerless", [PY, f"{ZOO}/markerless/hf_loop_top_sleep.py", "--steps", "15"], 15,
@@ -425,9 +445,22 @@ TIMINGS = [
             "bf16_median_step_ms": [PY, f"{ZOO}/torchao_mlp.py", "--precision", "bf16", "--steps", "30"]},
            into=["torchao_tensorwise_clean", "torchao_bf16_ref"],
            derived=("fp8_step_change_ms", "fp8_median_step_ms", "bf16_median_step_ms"), requires=("torchao",)),
+    # Untraced, compiled in the process itself (--no-prewarm); the BF16 variant's runs serve both timings (the same
+    # command: tests/gpu/check_zoo.py reuses them). The eager BF16 step is the what-if's measured input.
+    *[Timing(f"torchao_compiled_{p}: FP8 vs BF16, compiled", "zoo-compiled",
+             {"fp8_median_step_ms": [PY, COMPILED_HF, "--precision", p, "--steps", str(COMPILED_STEPS), "--no-prewarm"],
+              "bf16_median_step_ms": [PY, COMPILED_HF, "--precision", "bf16", "--steps", str(COMPILED_STEPS),
+                                      "--no-prewarm"]},
+             into=[f"torchao_compiled_{p}"] + (["torchao_compiled_bf16_ref"] if p == "tensorwise" else []),
+             derived=("fp8_step_change_ms", "fp8_median_step_ms", "bf16_median_step_ms"), expected_s=60,
+             timeout_s=200, requires=("torchao", "transformers")) for p in ("tensorwise", "rowwise")],
+    Timing("torchao_eager_bf16: eager", "zoo-compiled",
+           {"eager_median_step_ms": [PY, COMPILED_HF, "--precision", "bf16", "--mode", "eager", "--steps",
+                                     str(COMPILED_STEPS)]},
+           into=["torchao_eager_bf16"], expected_s=30, timeout_s=120, requires=("transformers",)),
 ]
 
-STAGES = ("zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "zoo-markerless", "zoo-slowdrift")
+STAGES = ("zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "zoo-markerless", "zoo-slowdrift", "zoo-compiled")
 
 
 def workloads(stage):

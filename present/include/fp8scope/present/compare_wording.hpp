@@ -135,7 +135,7 @@ struct PriceRow {
     std::string what, per_step, share, note;
 };
 std::vector<PriceRow> fp8_price_rows(const analyzer::PerformanceComparison& performance);
-// "GEMM time, cast and amax/scale kernels and launch idle explain 97% of the traced step change (+34.139 ms per
+// "GEMM time, FP8 bookkeeping and launch idle explain 97% of the traced step change (+34.139 ms per
 // step); the rest is +1.020 ms", or why there is nothing to explain.
 std::string fp8_price_sentence(const analyzer::PerformanceComparison& performance);
 // "recording itself cost the run +7.930 ms more idle per step than the reference (...); the change without it, an

@@ -90,6 +90,11 @@ std::string nan_scalars_sentence(const std::vector<analyzer::NanScalar>& scalars
 // reports list them in one line instead of rows of zeros.
 std::string empty_kernel_classes(const analyzer::KernelClassReport& classes);
 
+// How the fused bookkeeping class's time is attributed (docs/analysis.md "FP8 overhead: kernel classes"), per step:
+// "of which 0.9 ms in kernels that do only FP8 bookkeeping; 2.5 ms in kernels that also do the model's own work,
+// which one trace cannot split (compare with the BF16 run prices it)". Empty when the class has no kernel.
+std::string fused_bookkeeping_attribution(const analyzer::KernelClassReport& classes, size_t steps);
+
 // The APIs with calls in the steps, most GPU idle caused first (ties: the analyzer's order, most blocked time):
 // the rows a sync table shows. APIs called only outside the steps are left out (SyncReport::outside_steps counts them).
 std::vector<const analyzer::SyncApiSummary*> syncs_by_idle_caused(const analyzer::SyncReport& syncs);

@@ -13,8 +13,8 @@ namespace fp8scope::present {
 // Indexed by BubbleCause: sync, dependency, launch, host, comm.
 inline constexpr std::array<const char*, analyzer::kBubbleCauseCount> kCauseColors { "#d62728", "#9467bd", "#ff7f0e",
     "#1f77b4", "#17becf" };
-// Indexed by KernelClass: FP8 GEMM, other GEMM, cast, amax/scale, communication, other.
+// Indexed by KernelClass: FP8 GEMM, other GEMM, cast, amax/scale, fused bookkeeping, communication, other.
 inline constexpr std::array<const char*, analyzer::kKernelClassCount> kClassColors { "#2ca02c", "#98df8a", "#ff7f0e",
-    "#d62728", "#17becf", "#9e9e9e" };
+    "#d62728", "#e377c2", "#17becf", "#9e9e9e" };
 
 } // namespace fp8scope::present

@@ -33,6 +33,10 @@ struct SideBySide {
 // analysed steps (two runs with different step numbering still compare, per step).
 enum class PerformanceSteps { Common, EachOwn };
 
+// Queued kernel-to-kernel gaps above this are waits on something else (another stream, an event), not the GPU's own
+// gap between kernels: left out of RunPerformance::queued_gap_ns.
+inline constexpr int64_t kQueuedGapCapNs = 20'000;
+
 struct RunPerformance {
     int64_t steps = 0;
     double step_ns = 0; // mean over the compared steps
@@ -40,9 +44,15 @@ struct RunPerformance {
     double kernels_per_step = 0;
     double gemm_ns = 0; // FP8 GEMM + other GEMM kernel time per step
     double fp8_gemm_ns = 0;
-    double bookkeeping_ns = 0; // cast/quantize + amax/scale kernel time per step
+    double bookkeeping_ns = 0; // cast/quantize + amax/scale + fused bookkeeping kernel time per step
+    double fused_bookkeeping_ns = 0; // of which Inductor's fused bookkeeping kernels (torch.compile)
+    double fused_with_model_work_ns = 0; // of those, the kernels that also do the model's own work
     // FP8's price (docs/analysis.md "Compare"), per step, summed over the devices counted:
     double other_kernel_ns = 0; // kernel time of the other classes (communication, other)
+    // The mean gap between two kernels the GPU ran one after the other on a device while the second was already
+    // queued (its launch call had returned before the first ended), gaps above kQueuedGapCapNs left out: what each
+    // kernel costs beyond its own time when the GPU is the bottleneck. 0 when no such pair.
+    double queued_gap_ns = 0;
     double launch_idle_ns = 0; // idle caused by `launch`, plus `host` idle inside the step's launches
     double graph_removable_ns = 0; // the part of launch_idle_ns a CUDA graph replay removes
     double busy_ns = 0, idle_ns = 0;
@@ -85,7 +95,13 @@ struct PerformanceComparison {
     PerformanceSteps steps_basis = PerformanceSteps::Common;
     RunPerformance run, ref;
     double gemm_saved_ns = 0; // ref.gemm - run.gemm
-    double bookkeeping_added_ns = 0; // run.bookkeeping - ref.bookkeeping
+    // run.bookkeeping - ref.bookkeeping - fused_absorbed: what FP8's bookkeeping added, net of the model's own work
+    // that moved into fused bookkeeping kernels
+    double bookkeeping_added_ns = 0;
+    // torch.compile: the model's own work that the run's fused bookkeeping kernels absorbed, measured as the fall of
+    // the other kernels' time, at most the added time of the fused kernels that also do model work (docs/analysis.md
+    // "Compare", FP8's price); 0 without fused bookkeeping
+    double fused_absorbed_ns = 0;
     double net_gain_ns = 0; // gemm_saved - bookkeeping_added
     double step_change_ns = 0; // run.step - ref.step (negative: the run is faster)
     // FP8's price: the traced step change as GEMM time (-gemm_saved_ns) + bookkeeping_added_ns + launch_idle_added_ns
@@ -93,14 +109,22 @@ struct PerformanceComparison {
     double launch_idle_added_ns = 0; // run.launch_idle - ref.launch_idle: what the extra launches cost
     // The rest: other kernels, other idle (sync, dependency, host outside the step's launches), kernel overlap.
     double rest_ns = 0;
-    double other_kernels_added_ns = 0; // run.other_kernel - ref.other_kernel, the part of rest_ns named
+    // run.other_kernel - ref.other_kernel + fused_absorbed, the part of rest_ns named
+    double other_kernels_added_ns = 0;
+    // The kernel time the run adds: -gemm_saved + bookkeeping_added + other_kernels_added.
+    double kernel_time_added_ns = 0;
+    // What a GPU-bound step (no launch or host idle: a compiled job, untraced) changes by: the kernel time added plus
+    // each added kernel's queued gap (kernels_added_per_step x ref.queued_gap_ns, the run's own gap without a
+    // reference one). Recording makes a step launch-bound that untraced is not; this leaves the launch idle out.
+    double gpu_bound_change_ns = 0;
     double kernels_added_per_step = 0; // run.kernels_per_step - ref.kernels_per_step
     double recording_idle_added_ns = 0; // run.recording_idle - ref.recording_idle (inside the parts above)
     double untraced_change_estimate_ns = 0; // step_change - recording_idle_added
     std::optional<double> explained_share; // (step_change - rest) / step_change; none when the change is 0
     // What would win the price back, each at most (0 when FP8 added none of it):
     double graphs_recover_ns = 0; // CUDA graphs: run.graph_removable - ref.graph_removable
-    double fused_casts_recover_ns = 0; // fused cast/amax kernels: the bookkeeping kernel time added
+    // fused cast/amax kernels: the separate (unfused) cast and amax/scale kernel time added
+    double fused_casts_recover_ns = 0;
     double compile_recovers_up_to_ns = 0; // torch.compile: the launch idle, bookkeeping and other kernel time added
 
     // Medians over the compared steps (robust to the odd slow step): the step's length, its busy time (summed over

@@ -16,13 +16,30 @@
 
 namespace fp8scope::analyzer {
 
-enum class KernelClass : uint8_t { Fp8Gemm, OtherGemm, Cast, AmaxScale, Communication, Other };
-inline constexpr size_t kKernelClassCount = 6;
+// FusedBookkeeping: a kernel torch.compile's Inductor generated that takes an amax, computes or applies a scale, or
+// casts to FP8, possibly fused with the model's own work (issue 44); Cast and AmaxScale are separate kernels that do
+// only that.
+enum class KernelClass : uint8_t { Fp8Gemm, OtherGemm, Cast, AmaxScale, FusedBookkeeping, Communication, Other };
+inline constexpr size_t kKernelClassCount = 7;
 
-// Stable identifiers for reports and JSON: "fp8_gemm", "other_gemm", "cast", "amax_scale", "communication", "other".
+// Stable identifiers for reports and JSON: "fp8_gemm", "other_gemm", "cast", "amax_scale", "fused_bookkeeping",
+// "communication", "other".
 std::string_view kernel_class_id(KernelClass cls);
-// Human-readable: "FP8 GEMM", "other GEMM", "cast/quantize", "amax/scale", "communication", "other".
+// Human-readable: "FP8 GEMM", "other GEMM", "cast/quantize", "amax/scale", "fused bookkeeping", "communication",
+// "other".
 std::string_view kernel_class_label(KernelClass cls);
+// The FP8 bookkeeping classes: Cast, AmaxScale and FusedBookkeeping.
+bool is_bookkeeping(KernelClass cls);
+
+// What an Inductor kernel's name says about FP8 bookkeeping (docs/analysis.md "FP8 overhead: kernel classes").
+// Inductor names a pointwise, reduction or persistent-reduction kernel triton_{poi,red,per}_fused_<ops>_<n>, <ops>
+// being the ATen ops of the nodes it computes, sorted and joined by '_'. None: not such a kernel, or no bookkeeping
+// op; OnlyBookkeeping: every op is an amax, scale, cast or layout op (abs, max/amax, clamp, reciprocal, mul, div,
+// exp2/floor/log2, _to_copy, views, transposes, clones; _scaled_mm, whose operand it writes); WithModelWork: the
+// kernel also computes the model's own ops (RMSNorm's rsqrt and mean, SiLU, rotary's sin and cos, an add...), and
+// the share of its time the bookkeeping takes is not in the name.
+enum class InductorBookkeeping : uint8_t { None, OnlyBookkeeping, WithModelWork };
+InductorBookkeeping inductor_bookkeeping(std::string_view lower_name);
 
 // One classification rule. `matches` receives the demangled name in lower case.
 struct KernelClassRule {
@@ -75,6 +92,9 @@ struct StepKernelClasses {
     int64_t step_ns = 0; // step length, the denominator of the shares
     std::array<ClassTotals, kKernelClassCount> by_class {};
     ClassTotals total;
+    // The part of by_class[FusedBookkeeping] in kernels that do only bookkeeping
+    // (InductorBookkeeping::OnlyBookkeeping); the rest of that class also does the model's own work.
+    ClassTotals fused_only_bookkeeping;
 };
 
 struct TopKernel {
@@ -88,6 +108,7 @@ struct KernelClassReport {
     std::vector<StepKernelClasses> steps;
     std::array<ClassTotals, kKernelClassCount> by_class {}; // over all steps
     ClassTotals total;
+    ClassTotals fused_only_bookkeeping; // over all steps: see StepKernelClasses
     int64_t step_ns = 0; // sum of the step lengths
     // Per class, the kernel names with the most time over all steps, most first (ties: more kernels, then name
     // index), at most top_n each.
