@@ -106,6 +106,10 @@ nlohmann::ordered_json fp8_whatif_json(const Fp8WhatIf& w)
     if (w.best)
         j["best"] = { { "recipe", w.predictions[*w.best].recipe },
             { "mode", analyzer::fp8_mode_name(w.predictions[*w.best].mode) } };
+    auto& ties = j["ties"] = nlohmann::ordered_json::array();
+    for (const size_t i : w.ties)
+        ties.push_back(
+            { { "recipe", w.predictions[i].recipe }, { "mode", analyzer::fp8_mode_name(w.predictions[i].mode) } });
     j["advice"] = w.advice;
     auto& operands = j["operands"] = nlohmann::ordered_json::array();
     for (const OperandNumerics& o : w.operands) {

@@ -121,8 +121,8 @@ bool has_op(std::string_view ops, std::string_view op)
 }
 
 // The ops of FP8 bookkeeping and of moving data: what a kernel that only takes an amax, computes or applies a scale,
-// or casts, is made of (its name's ops as the zoo's compiled torchao jobs show them, tests/gpu/zoo/
-// torchao_compiled_hf.py). `_scaled_mm` names the GEMM whose operand the kernel writes.
+// or casts, is made of (its name's ops as the zoo's compiled torchao jobs show them,
+// tests/gpu/zoo/compiled/torchao_compiled_hf.py). `_scaled_mm` names the GEMM whose operand the kernel writes.
 constexpr std::string_view kBookkeepingOps[] = { "_scaled_mm", "_to_copy", "_unsafe_view", "abs", "alias", "amax",
     "as_strided", "clamp", "clamp_max", "clamp_min", "clone", "copy", "div", "eq", "exp2", "expand", "fill", "floor",
     "full", "ge", "gt", "isinf", "isnan", "le", "log2", "lt", "max", "mul", "ne", "new_ones", "permute", "reciprocal",
@@ -191,7 +191,7 @@ const KernelClassRule kRules[] = {
         "torch.compile fuses FP8's amax (abs, then a max reduction; the second stage of a split reduction keeps the "
         "name) and its scale and cast (a clamp to the format's range after multiplying by the reciprocal of the "
         "scale, then a copy to float8) into Triton kernels, often with the model's own work; the kernels' generated "
-        "source is the truth (tests/gpu/zoo/torchao_compiled_hf.py)",
+        "source is the truth (tests/gpu/zoo/compiled/torchao_compiled_hf.py)",
         is_inductor_bookkeeping },
     { KernelClass::Fp8Gemm, "starts with `nvjet_` and its type field contains `q` (E4M3) or `r` (E5M2)",
         "cuBLASLt's Hopper GEMMs name operand types by letter; torch._scaled_mm records as nvjet_sm90_qqtst_* and "

@@ -264,7 +264,7 @@ std::string advice_for(const Fp8WhatIf& w, const StepFigures& f)
         return "no recipe could be predicted";
     const Fp8Prediction& best = w.predictions[*w.best];
     const double gemm_share = f.step > 0 ? static_cast<double>(w.gemm_ns_per_step) / f.step : 0;
-    if (best.speedup < 1.05) {
+    if (best.speedup < kPickSpeedup) {
         const Fp8Prediction* eager = nullptr;
         for (const Fp8Prediction& p : w.predictions)
             if (p.mode == Fp8Mode::Eager && p.unavailable.empty() && (!eager || p.step_ns < eager->step_ns))
@@ -274,16 +274,22 @@ std::string advice_for(const Fp8WhatIf& w, const StepFigures& f)
         if (eager)
             why += fmt::format(", while in eager mode its bookkeeping adds {:.2f} ms of host time a step",
                 static_cast<double>(eager->bookkeeping_host_ns) / 1e6);
-        return fmt::format("stay in BF16: no recipe is predicted 5% faster (best: {} {}, {:.2f}x); {}", best.recipe,
-            fp8_mode_name(best.mode), best.speedup, why);
+        return fmt::format("stay in BF16: no recipe is predicted {:.0f}% faster (best: {} {}, {:.2f}x); {}",
+            100 * (kPickSpeedup - 1), best.recipe, fp8_mode_name(best.mode), best.speedup, why);
     }
+    std::string ties;
+    for (const size_t i : w.ties)
+        ties += fmt::format("{}{} {} ({:.2f}x)", ties.empty() ? "" : ", ", w.predictions[i].recipe,
+            fp8_mode_name(w.predictions[i].mode), w.predictions[i].speedup);
+    if (!ties.empty())
+        ties = "; as good within its interval: " + ties;
     return fmt::format("{} {}: predicted {:.2f}x the BF16 step ({:.2f}-{:.2f}x), since its GEMMs are {:.0f}% of the "
-                       "step and run {:.2f}x faster in FP8{}",
+                       "step and run {:.2f}x faster in FP8{}{}",
         best.recipe, fp8_mode_name(best.mode), best.speedup,
         static_cast<double>(best.bf16_step_ns) / static_cast<double>(best.step_high_ns),
         static_cast<double>(best.bf16_step_ns) / static_cast<double>(best.step_low_ns), 100 * gemm_share,
         best.gemm_fp8_ns > 0 ? static_cast<double>(best.gemm_bf16_ns) / static_cast<double>(best.gemm_fp8_ns) : 1.0,
-        best.mode == Fp8Mode::Compiled ? " and compiling fuses the casts and removes the launch overhead" : "");
+        best.mode == Fp8Mode::Compiled ? " and compiling fuses the casts and removes the launch overhead" : "", ties);
 }
 
 } // namespace
@@ -400,6 +406,17 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
         if (w.predictions[i].unavailable.empty()
             && (!w.best || w.predictions[i].speedup > w.predictions[*w.best].speedup))
             w.best = i;
+    if (w.best && w.predictions[*w.best].speedup >= kPickSpeedup) {
+        const Fp8Prediction& best = w.predictions[*w.best];
+        const double low = best.step_high_ns > 0
+            ? static_cast<double>(best.bf16_step_ns) / static_cast<double>(best.step_high_ns)
+            : best.speedup;
+        for (size_t i = 0; i < w.predictions.size(); ++i) {
+            const Fp8Prediction& p = w.predictions[i];
+            if (i != *w.best && p.unavailable.empty() && p.speedup >= kPickSpeedup && p.speedup >= low)
+                w.ties.push_back(i);
+        }
+    }
     w.advice = advice_for(w, f);
     w.operands = operand_numerics(model, steps);
     for (const OperandNumerics& o : w.operands)

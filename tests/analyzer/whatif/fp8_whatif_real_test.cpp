@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 using namespace fp8scope;
@@ -116,4 +117,44 @@ TEST_CASE("FP8 what-if: a trace takes the shipped table of its own GPU, the H200
     CHECK(on_h200.table_gpu == "NVIDIA H200");
     const TraceModel h100 = load_recorded("zoo/bf16_clean_ref.sqlite");
     CHECK(predict_fp8(h100, analyze(h100)).table_gpu == "NVIDIA H100 80GB HBM3");
+}
+
+// Issue 44: the advice never picks a recipe predicted below kPickSpeedup (none slower than BF16), and names the
+// predictions that tie with its pick. On the recorded BF16 runs of the zoo and the validation (eager, GPU-bound,
+// compiled), each run's picks and ties are checked against its own predictions.
+TEST_CASE("FP8 what-if: the advice picks no recipe predicted slower than BF16 and names the ties", "[whatif][real]")
+{
+    int picked = 0, stayed = 0;
+    for (const char* trace : { "zoo/bf16_clean_ref.sqlite", "zoo/torchao_bf16_ref.sqlite",
+             "zoo/torchao_compiled_bf16_ref.sqlite", "zoo/torchao_eager_bf16.sqlite", "whatif/mlp_large_bf16.sqlite",
+             "whatif/mlp_small_bf16.sqlite", "whatif/hf_llama_bf16.sqlite" }) {
+        INFO(trace);
+        const TraceModel model = load_recorded(trace);
+        const Fp8WhatIf w = predict_fp8(model, analyze(model));
+        REQUIRE(w.not_applicable.empty());
+        REQUIRE(w.best.has_value());
+        const Fp8Prediction& best = w.predictions[*w.best];
+        for (const Fp8Prediction& p : w.predictions)
+            if (p.unavailable.empty())
+                CHECK(p.speedup <= best.speedup);
+        if (best.speedup < kPickSpeedup) {
+            ++stayed;
+            CHECK(w.advice.starts_with("stay in BF16"));
+            CHECK(w.ties.empty());
+            continue;
+        }
+        ++picked;
+        CHECK(w.advice.starts_with(best.recipe + " " + std::string(fp8_mode_name(best.mode)) + ": predicted"));
+        const double low = static_cast<double>(best.bf16_step_ns) / static_cast<double>(best.step_high_ns);
+        for (size_t i = 0; i < w.predictions.size(); ++i) {
+            const Fp8Prediction& p = w.predictions[i];
+            const bool tie = std::ranges::find(w.ties, i) != w.ties.end();
+            CHECK(tie == (i != *w.best && p.unavailable.empty() && p.speedup >= kPickSpeedup && p.speedup >= low));
+            if (tie)
+                CHECK(w.advice.find(p.recipe + " " + std::string(fp8_mode_name(p.mode)) + " (") != std::string::npos);
+        }
+    }
+    // Both branches are met on these runs.
+    CHECK(picked > 0);
+    CHECK(stayed > 0);
 }

@@ -108,7 +108,7 @@ TORCHAO_DRIFT = (1, 8, 1.6)
 ROWWISE_STEPS, ROWWISE_DRIFT = 16, (1, 7, 1.6)  # layers.1's MLP input, feature 0
 BLOCKWISE_STEPS, BLOCKWISE_DRIFT = 20, (1, 8, 1.6)  # blocks.1.fc1's input, channels 128..255
 RECIPE_STATS = {"FP8SCOPE_STATS_EVERY": "1", "FP8SCOPE_STATS_CAP": "4096"}
-COMPILED_HF, COMPILED_STEPS = f"{ZOO}/torchao_compiled_hf.py", 12
+COMPILED_HF, COMPILED_STEPS = f"{ZOO}/compiled/torchao_compiled_hf.py", 12
 
 
 def _recipe_pairs(name, program, steps, drift, requires):

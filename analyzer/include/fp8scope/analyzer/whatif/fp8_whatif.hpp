@@ -114,6 +114,10 @@ inline constexpr size_t kDelayedHistory = 16;
 // of its values in its median step.
 inline constexpr double kHurtFlushShare = 0.01;
 
+// The advice picks a recipe only when it is predicted at least this much faster than the BF16 step in its mode;
+// below, it is to stay in BF16.
+inline constexpr double kPickSpeedup = 1.05;
+
 struct Fp8WhatIf {
     std::string not_applicable; // non-empty: no prediction at all, and why (already FP8, no GEMMs, no steps)
     std::string table_gpu; // the GEMM table's GPU
@@ -129,7 +133,10 @@ struct Fp8WhatIf {
     int64_t gemm_ns_per_step = 0;
     std::vector<Fp8Prediction> predictions; // every profile, eager then compiled
     std::optional<size_t> best; // the fastest available prediction
-    std::string advice; // one sentence: what to pick and why
+    // Predictions as good as the best by this model: at least kPickSpeedup, and at or above the best's low speed-up
+    // (BF16 step / its step_high_ns); none when the advice is to stay in BF16.
+    std::vector<size_t> ties;
+    std::string advice; // one sentence: what to pick and why (never a recipe below kPickSpeedup), and its ties
     std::vector<OperandNumerics> operands; // GEMM operand sites with histograms, most flushed first
     std::vector<std::string> hurt; // labels of operands at or above kHurtFlushShare
 };

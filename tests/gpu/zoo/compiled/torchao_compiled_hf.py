@@ -39,8 +39,9 @@ import sys
 import tempfile
 
 os.environ["TORCHAO_FORCE_SKIP_LOADING_SO_FILES"] = "1"
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ZOO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/gpu/zoo: zoo_common
+sys.path.insert(0, ZOO)
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(ZOO)))
 
 SIZES = {  # layers, hidden, ffn, heads, vocab, batch, seq
     "mid": (4, 2048, 5632, 16, 32000, 4, 1024),
