@@ -34,6 +34,14 @@ constexpr std::string_view kAdd = "void at::native::vectorized_elementwise_kerne
                                   "c10::BFloat16>, std::array<char*, 3ul>)";
 constexpr std::string_view kNccl = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 
+// A kernel launched from `host` by a call that ends 5 ns before the kernel starts.
+template <typename Host>
+void launch_kernel(Scenario& s, Host host, int64_t start_ns, int64_t end_ns, std::string_view name)
+{
+    s.launch(host, { .api_start_ns = start_ns - 10, .api_end_ns = start_ns - 5 },
+        { .start_ns = start_ns, .end_ns = end_ns, .name = std::string(name) });
+}
+
 } // namespace
 
 TEST_CASE("kernel names from the recorded samples get their classes", "[kernel_classes]")
@@ -147,8 +155,7 @@ TEST_CASE("fused bookkeeping time is split into kernels that only do bookkeeping
     Scenario s;
     const auto host = s.thread(10, 10);
     const auto kernel = [&](int64_t start_ns, int64_t end_ns, std::string_view name) {
-        s.launch(host, { .api_start_ns = start_ns - 10, .api_end_ns = start_ns - 5 },
-            { .start_ns = start_ns, .end_ns = end_ns, .name = std::string(name) });
+        launch_kernel(s, host, start_ns, end_ns, name);
     };
     for (int64_t step = 0; step < 2; ++step) {
         const int64_t at = 100 + step * 1000;
@@ -217,8 +224,7 @@ TEST_CASE("time and count per class and step are sums over the kernels starting 
     Scenario s;
     const auto host = s.thread(10, 10);
     const auto kernel = [&](int64_t start_ns, int64_t end_ns, std::string_view name) {
-        s.launch(host, { .api_start_ns = start_ns - 10, .api_end_ns = start_ns - 5 },
-            { .start_ns = start_ns, .end_ns = end_ns, .name = std::string(name) });
+        launch_kernel(s, host, start_ns, end_ns, name);
     };
     kernel(50, 60, kNvjetFp8Forward); // before the first step: not counted
     // Step 0 [100, 1100): FP8 GEMM 300 + 200, cast 50, amax 20, other 30.
