@@ -27,7 +27,9 @@ SampleGroup group_of(const std::filesystem::path& relative)
     return folder == "realjobs" ? SampleGroup::RealJobs : SampleGroup::Other;
 }
 
-// Exports every trace of `group` and checks it against the report on the same trace; returns how many it exported.
+// Exports every trace of `group` (every FP8SCOPE_SAMPLE_STRIDE-th in name order: 4 in the sanitized build, where the
+// export and report of every trace took 19 minutes of CPU, most of its test time; 1, every trace, in the plain one)
+// and checks it against the report on the same trace; returns how many traces the group holds.
 size_t export_group(SampleGroup group, const std::string& name)
 {
     namespace fs = std::filesystem;
@@ -37,8 +39,11 @@ size_t export_group(SampleGroup group, const std::string& name)
         if (entry.path().extension() == ".sqlite" && group_of(entry.path().lexically_relative(root)) == group)
             traces.push_back(entry.path().string());
     std::ranges::sort(traces);
+    std::vector<std::string> taken;
+    for (size_t i = 0; i < traces.size(); i += FP8SCOPE_SAMPLE_STRIDE)
+        taken.push_back(traces[i]);
     const std::string dir = scratch_dir(name);
-    for (const std::string& trace : traces) {
+    for (const std::string& trace : taken) {
         INFO(trace);
         const std::string out = dir + "/" + fs::path(trace).stem().string() + ".json.gz";
         const json doc = export_ok(trace, out);
