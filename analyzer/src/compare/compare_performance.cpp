@@ -175,8 +175,8 @@ void price_fp8(PerformanceComparison& perf)
     perf.other_kernels_added_ns = other_added + perf.fused_absorbed_ns;
     perf.kernel_time_added_ns = -perf.gemm_saved_ns + perf.bookkeeping_added_ns + perf.other_kernels_added_ns;
     const double gap = ref.queued_gap_ns > 0 ? ref.queued_gap_ns : run.queued_gap_ns;
-    perf.gpu_bound_change_ns = perf.kernel_time_added_ns + (run.kernels_per_step - ref.kernels_per_step) * gap;
     perf.kernels_added_per_step = run.kernels_per_step - ref.kernels_per_step;
+    perf.gpu_bound_change_ns = perf.kernel_time_added_ns + perf.kernels_added_per_step * gap;
     perf.recording_idle_added_ns = run.recording_idle_ns - ref.recording_idle_ns;
     perf.untraced_change_estimate_ns = perf.step_change_ns - perf.recording_idle_added_ns;
     const double explained = -perf.gemm_saved_ns + perf.bookkeeping_added_ns + perf.launch_idle_added_ns;
