@@ -20,6 +20,9 @@ Stages (tests/gpu/zoo/registry.py says which workload runs in which):
             planted overflow judged alone; truth "numerics" says healthy, at_risk_or_broken, broken or reference
   zoo-compiled  issue 44: a mid-size Hugging Face Llama under torch.compile in BF16 and torchao tensorwise and
             rowwise FP8 (truth: what each Inductor kernel does, from its source), and the BF16 model eager
+  zoo-fusion  issue 44: four held-out Hugging Face architectures (GPT-NeoX, BERT, OPT, Qwen2) traced eager in BF16,
+            timed untraced eager and compiled in BF16, torchao tensorwise and rowwise: the eager-to-compiled what-if's
+            measured answers
 
 Per workload: one traced run (`fp8scope record`, one trace per process), judged PASS when it exits 0, prints the
 expected number of truth lines, leaves that many traces with step markers (FP8SCOPE_STEP_MARKER; the CUDA sample:

@@ -4,7 +4,7 @@
   run_all.py --build BUILD_DIR --out OUT_DIR --scratch DIR [--budget-s S] [STAGE ...]
 
 Stages, in this order (default: all): samples torch lifecycle signals bench stats realstats realjobs compare capture
-ranks faults zoo1 zoo2 zoo-ddp2 zoo-recipes recipes zoo-markerless zoo-slowdrift zoo-compiled bitwise calibrate. Every step has a
+ranks faults zoo1 zoo2 zoo-ddp2 zoo-recipes recipes zoo-markerless zoo-slowdrift zoo-compiled zoo-fusion bitwise calibrate. Every step has a
 timeout, and one failing step never stops the others; steps that no longer fit in the time budget are reported as SKIP. Results
 go to OUT/summary.json after every check, kept traces to OUT/trace-* and SCRATCH/extra, logs of every command to
 SCRATCH/logs (pack_results.py packs SCRATCH into OUT); a table ends stdout.
@@ -40,11 +40,11 @@ import gpu_common as g  # noqa: E402
 
 STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs", "compare",
           "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "recipes",
-          "zoo-markerless", "zoo-slowdrift", "zoo-compiled", "bitwise", "calibrate")
+          "zoo-markerless", "zoo-slowdrift", "zoo-compiled", "zoo-fusion", "bitwise", "calibrate")
 # Stages that need only `fp8scope` and libfp8scope.so from the build (and PyTorch): the preflight asks for no more.
 # zoo1 also runs the CUDA sample fp8scope_sample_zoo_sync_loop, which check_zoo.py looks for itself.
 LIGHT_STAGES = {"realstats", "realjobs", "compare", "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "zoo-recipes",
-                "recipes", "zoo-markerless", "zoo-slowdrift", "zoo-compiled", "bitwise", "calibrate"}
+                "recipes", "zoo-markerless", "zoo-slowdrift", "zoo-compiled", "zoo-fusion", "bitwise", "calibrate"}
 
 
 def parse_args(argv):
@@ -151,7 +151,7 @@ def main(argv=None):
         run_recipe_tools(ctx, report)
     if "zoo-markerless" in stages:
         check_zoo.run_all(ctx, report, state, "zoo-markerless")
-    for zoo_stage in ("zoo-slowdrift", "zoo-compiled"):
+    for zoo_stage in ("zoo-slowdrift", "zoo-compiled", "zoo-fusion"):
         if zoo_stage in stages:
             check_zoo.run_all(ctx, report, state, zoo_stage)
     if "bitwise" in stages:

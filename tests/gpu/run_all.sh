@@ -4,7 +4,7 @@
 #
 #   OUT=/some/folder tests/gpu/run_all.sh BUILD_DIR [STAGE ...]
 #       stages: samples torch lifecycle signals bench stats realstats realjobs compare capture ranks faults zoo1 zoo2
-#       zoo-ddp2 zoo-recipes recipes zoo-markerless zoo-slowdrift zoo-compiled bitwise calibrate (all of
+#       zoo-ddp2 zoo-recipes recipes zoo-markerless zoo-slowdrift zoo-compiled zoo-fusion bitwise calibrate (all of
 #       them take more than one 10-minute call: tests/gpu/README.md says how to split them)
 #
 # $OUT receives summary.json, run_all.log, kept traces (trace-*), details.tar.gz (every command's logs, per-check

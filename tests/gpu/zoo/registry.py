@@ -109,6 +109,9 @@ ROWWISE_STEPS, ROWWISE_DRIFT = 16, (1, 7, 1.6)  # layers.1's MLP input, feature 
 BLOCKWISE_STEPS, BLOCKWISE_DRIFT = 20, (1, 8, 1.6)  # blocks.1.fc1's input, channels 128..255
 RECIPE_STATS = {"FP8SCOPE_STATS_EVERY": "1", "FP8SCOPE_STATS_CAP": "4096"}
 COMPILED_HF, COMPILED_STEPS = f"{ZOO}/compiled/torchao_compiled_hf.py", 12
+# The eager-to-compiled what-if's held-out architectures (docs/analysis.md "FP8 what-if"); Llama, its fit, is
+# torchao_eager_bf16 above.
+FUSION_ARCHS = ("gpt_neox", "bert", "opt", "qwen2", "gemma", "starcoder2")
 
 
 def _recipe_pairs(name, program, steps, drift, requires):
@@ -334,6 +337,14 @@ WORKLOADS = [
              [PY, COMPILED_HF, "--precision", "bf16", "--mode", "eager", "--steps", str(COMPILED_STEPS), "--name",
               "torchao_eager_bf16"], COMPILED_STEPS, expected_s=30, timeout_s=120, requires=("transformers",)),
 
+    # ---- zoo-fusion (issue 44): the eager-to-compiled what-if's held-out workloads. Each Hugging Face architecture is
+    # traced eager in BF16 (the what-if's input); its untraced timings, compiled in BF16 and with torchao tensorwise
+    # and rowwise, are what the prediction is judged by. -------------------------------------------------------------
+    *[Workload(f"fusion_{arch}_eager_bf16", "zoo-fusion",
+               [PY, COMPILED_HF, "--arch", arch, "--precision", "bf16", "--mode", "eager", "--steps",
+                str(COMPILED_STEPS), "--name", f"fusion_{arch}_eager_bf16"], COMPILED_STEPS, expected_s=30,
+               timeout_s=120, requires=("transformers",)) for arch in FUSION_ARCHS],
+
     # ---- zoo-markerless (issue 42 item 5): patterns judged with the job's markers and with them ignored
     # (--step-source auto); each marked job also prints when it set each marker (marker_host_ns). One GPU. ---------
     Workload("hf_loop_top_sleep", "zoo-markerless", [PY, f"{ZOO}/markerless/hf_loop_top_sleep.py", "--steps", "15"], 15,
@@ -458,9 +469,20 @@ TIMINGS = [
            {"eager_median_step_ms": [PY, COMPILED_HF, "--precision", "bf16", "--mode", "eager", "--steps",
                                      str(COMPILED_STEPS)]},
            into=["torchao_eager_bf16"], expected_s=30, timeout_s=120, requires=("transformers",)),
+    # Untraced, one variant per timing (a timing the budget cuts short keeps the others): the eager step, and the
+    # compiled steps the eager trace's what-if predicts.
+    *[Timing(f"fusion_{arch}: {key}", "zoo-fusion",
+             {f"{key}_median_step_ms": [PY, COMPILED_HF, "--arch", arch, "--precision", precision, "--mode", mode,
+                                         "--steps", str(COMPILED_STEPS), "--no-prewarm"]},
+             into=[f"fusion_{arch}_eager_bf16"], rounds=1, expected_s=30 if mode == "eager" else 75, timeout_s=240,
+             requires=("transformers",) if precision == "bf16" else ("torchao", "transformers"))
+      for arch in FUSION_ARCHS
+      for key, precision, mode in (("eager_bf16", "bf16", "eager"), ("compiled_bf16", "bf16", "compiled"),
+                                   ("compiled_tensorwise", "tensorwise", "compiled"),
+                                   ("compiled_rowwise", "rowwise", "compiled"))],
 ]
 
-STAGES = ("zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "zoo-markerless", "zoo-slowdrift", "zoo-compiled")
+STAGES = ("zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "zoo-markerless", "zoo-slowdrift", "zoo-compiled", "zoo-fusion")
 
 
 def workloads(stage):

@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
-"""Zoo workloads torchao_compiled_* (issue 44): a mid-size Hugging Face Llama (from a config, random weights, nothing
-downloaded) trained with fused AdamW, in BF16 or with its decoder Linears converted by torchao's
+"""Zoo workloads torchao_compiled_* and fusion_* (issue 44): a mid-size Hugging Face model (from a config, random
+weights, nothing downloaded) trained with fused AdamW, in BF16 or with its Linears converted by torchao's
 convert_to_float8_training (tensorwise or rowwise recipe), under torch.compile (Inductor, default mode) or eager. The
 LM head stays BF16. Same seed, data and initial weights in every variant: twins.
+
+--arch picks the model (ARCHS below): llama (the torchao_compiled_* workloads, and the eager-to-compiled what-if's
+fit), and the held-out architectures of the fusion_* workloads, chosen for elementwise work unlike Llama's:
+gpt_neox (LayerNorm, GELU, parallel residual, partial rotary), bert (masked LM: LayerNorm, GELU, dropout, learned
+positions), opt (ReLU, LayerNorm, dropout, learned positions), qwen2 (RMSNorm, SiLU, grouped-query attention,
+biased q/k/v), gemma (GeGLU with tanh GELU, RMSNorm scaled by 1 + w, 256-wide heads) and starcoder2 (LayerNorm,
+tanh GELU, biased Linears, grouped-query attention).
 
 Its own truth, besides the step times:
   inductor_kernels  (compiled only) every Triton kernel Inductor generated, read from its source as Inductor hands it
@@ -16,7 +23,7 @@ Its own truth, besides the step times:
   losses_hex        every step's loss (read with .item() after the loop only).
 
   torchao_compiled_hf.py --precision bf16|tensorwise|rowwise [--mode compiled|eager] [--steps N] [--size mid|small]
-                         [--name ZOO_NAME] [--twin ZOO_NAME] [--sources FILE]
+                         [--arch llama|gpt_neox|bert|opt|qwen2|gemma|starcoder2] [--name ZOO_NAME] [--twin ZOO_NAME] [--sources FILE]
     --sources FILE  also writes every generated kernel's source to FILE (JSON, gzip'd when FILE ends in .gz)
     --no-prewarm    compile in this process (the untraced timing runs)
     --facts-out F   (the child) write the kernel truth to F
@@ -43,9 +50,30 @@ ZOO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/gpu/z
 sys.path.insert(0, ZOO)
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(ZOO)))
 
-SIZES = {  # layers, hidden, ffn, heads, vocab, batch, seq
+SIZES = {  # Llama's: layers, hidden, ffn, heads, vocab, batch, seq
     "mid": (4, 2048, 5632, 16, 32000, 4, 1024),
     "small": (2, 512, 1536, 8, 8192, 8, 256),
+}
+ARCHS = ("llama", "gpt_neox", "bert", "opt", "qwen2", "gemma", "starcoder2")
+HELD_OUT = {  # the held-out architectures, one size each: (model class, config) from transformers; batch, seq
+    "gpt_neox": ("GPTNeoXForCausalLM", "GPTNeoXConfig", dict(
+        vocab_size=32000, hidden_size=1536, num_hidden_layers=4, num_attention_heads=12, intermediate_size=6144,
+        max_position_embeddings=1024, rotary_pct=0.25, use_parallel_residual=True), 4, 1024),
+    "bert": ("BertForMaskedLM", "BertConfig", dict(
+        vocab_size=32000, hidden_size=1024, num_hidden_layers=6, num_attention_heads=16, intermediate_size=4096,
+        max_position_embeddings=512), 16, 512),
+    "opt": ("OPTForCausalLM", "OPTConfig", dict(
+        vocab_size=32000, hidden_size=1536, num_hidden_layers=4, num_attention_heads=12, ffn_dim=6144,
+        word_embed_proj_dim=1536, max_position_embeddings=1024), 4, 1024),
+    "qwen2": ("Qwen2ForCausalLM", "Qwen2Config", dict(
+        vocab_size=32000, hidden_size=1536, num_hidden_layers=4, num_attention_heads=12, num_key_value_heads=2,
+        intermediate_size=4096, max_position_embeddings=1024), 4, 1024),
+    "gemma": ("GemmaForCausalLM", "GemmaConfig", dict(
+        vocab_size=32000, hidden_size=1536, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=8,
+        head_dim=256, intermediate_size=6144, max_position_embeddings=1024), 4, 1024),
+    "starcoder2": ("Starcoder2ForCausalLM", "Starcoder2Config", dict(
+        vocab_size=32000, hidden_size=1536, num_hidden_layers=4, num_attention_heads=12, num_key_value_heads=4,
+        intermediate_size=6144, max_position_embeddings=1024), 4, 1024),
 }
 
 SOURCES = {}  # kernel name -> source
@@ -99,12 +127,14 @@ def mark_amax(facts):
         f["fp8_bookkeeping"] = f["fp8_cast"] or f["fp8_scale"] or f["amax"]
 
 
-def to_float8(model, recipe):
+def to_float8(model, recipe, vocab):
+    """Every Linear but the LM head (the one whose outputs are the vocabulary), as torchao's recipes leave it."""
     import torchao
     from torchao.float8 import Float8LinearConfig, convert_to_float8_training
     from torchao.float8.float8_linear import Float8Linear
 
-    convert_to_float8_training(model.model.layers, config=Float8LinearConfig.from_recipe_name(recipe))
+    convert_to_float8_training(model, config=Float8LinearConfig.from_recipe_name(recipe),
+                               module_filter_fn=lambda module, fqn: getattr(module, "out_features", 0) != vocab)
     return sum(isinstance(m, Float8Linear) for m in model.modules()), getattr(torchao, "__version__", "unknown")
 
 
@@ -114,6 +144,7 @@ def parse_args():
     p.add_argument("--mode", default="compiled", choices=("compiled", "eager"))
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--size", default="mid", choices=tuple(SIZES))
+    p.add_argument("--arch", default="llama", choices=ARCHS)
     p.add_argument("--name")
     p.add_argument("--twin")
     p.add_argument("--sources")
@@ -129,7 +160,7 @@ def prewarm(args):
     facts = os.path.join(cache, "kernel-facts.json")
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "CUDA_INJECTION64_PATH")}
     env.update(TORCHINDUCTOR_CACHE_DIR=cache, FP8SCOPE_ZOO_MARKERS="0")
-    argv = [sys.executable, os.path.abspath(__file__), "--precision", args.precision, "--size", args.size,
+    argv = [sys.executable, os.path.abspath(__file__), "--precision", args.precision, "--size", args.size, "--arch", args.arch,
             "--steps", "2", "--no-prewarm", "--facts-out", facts] + (["--sources", args.sources] if args.sources else [])
     subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
@@ -152,12 +183,20 @@ def main():
         print("torchao_compiled_hf: FP8 needs compute capability 9.0; exiting with code 77", file=sys.stderr)
         sys.exit(77)
     captured = capture_inductor_sources() if compiled and kernels is None else False
-    layers, hidden, ffn, heads, vocab, batch, seq = SIZES[args.size]
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=ffn, num_hidden_layers=layers,
-                         num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=seq)
-    model = LlamaForCausalLM(config).to(device="cuda", dtype=torch.bfloat16)
-    fp8_linears, torchao_version = to_float8(model, args.precision) if args.precision != "bf16" else (0, None)
+    if args.arch == "llama":
+        layers, hidden, ffn, heads, vocab, batch, seq = SIZES[args.size]
+        config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=ffn, num_hidden_layers=layers,
+                             num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=seq)
+        model = LlamaForCausalLM(config)
+    else:
+        import transformers
+
+        model_class, config_class, fields, batch, seq = HELD_OUT[args.arch]
+        vocab = fields["vocab_size"]
+        model = getattr(transformers, model_class)(getattr(transformers, config_class)(**fields))
+    model = model.to(device="cuda", dtype=torch.bfloat16)
+    fp8_linears, torchao_version = to_float8(model, args.precision, vocab) if args.precision != "bf16" else (0, None)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
     step_fn = torch.compile(model) if compiled else model
@@ -193,10 +232,11 @@ def main():
         kernels["generated_in"] = "the prewarm child process (the same model, precision and size, 2 steps)"
     # The zoo's recipe names (judged by compare's recipe column): torchao's tensorwise is current scaling, per tensor.
     recipe = {"bf16": "none", "tensorwise": "current", "rowwise": "rowwise"}[args.precision]
+    model_name = f"Llama ({args.size})" if args.arch == "llama" else HELD_OUT[args.arch][0]
     z.truth(args.name or f"torchao_compiled_hf_{args.precision}_{args.mode}", args.steps,
-            f"Hugging Face Llama ({args.size}), {'torch.compile' if compiled else 'eager'}, "
+            f"Hugging Face {model_name}, {'torch.compile' if compiled else 'eager'}, "
             + ("BF16" if args.precision == "bf16" else f"torchao {args.precision} FP8"),
-            step_ms, recipe=recipe, mode=args.mode, size=args.size, precision=args.precision,
+            step_ms, recipe=recipe, mode=args.mode, size=args.size, arch=args.arch, precision=args.precision,
             pair={"role": "reference" if args.precision == "bf16" else "run", "twin": args.twin} if args.twin else None,
             fp8_linears=fp8_linears, torchao_version=torchao_version, inductor_kernels=kernels,
             losses_hex=[float(x).hex() for x in loss_values], final_loss=loss_values[-1])
