@@ -29,6 +29,8 @@ std::string render_fp8_whatif_text(const Fp8WhatIf& w, bool color)
     out += wrapped(whatif_bf16_step_sentence(w), kTextWidth - 2, "  ") + "\n";
     out += "  ";
     out += wrapped(whatif_gemm_table_sentence(w), kTextWidth - 2, "  ") + "\n";
+    out += "  ";
+    out += wrapped(whatif_compiled_sentence(w), kTextWidth - 2, "  ") + "\n";
     constexpr std::string_view kRow = "  {:<11} {:<9} {:>10} {:>10} {:>10} {:>11} {:>10} {:>17}  {}\n";
     const auto& title = kWhatIfColumnTitles;
     out += fmt::format(kRow, title[0], title[1], title[2], title[3], title[4], title[5], title[6], title[7], title[8]);
@@ -82,6 +84,9 @@ nlohmann::ordered_json fp8_whatif_json(const Fp8WhatIf& w)
     j["fp8_gemms_per_step"] = w.fp8_gemms_per_step;
     j["fp8_gemm_source"] = w.fp8_gemm_source;
     j["operand_elements_per_step"] = w.operand_elements_per_step;
+    j["compiled_baseline"] = { { "from_eager", w.compiled.from_eager }, { "step_ns", w.compiled.step_ns },
+        { "kept_ns", w.compiled.kept_ns }, { "attention_ns", w.compiled.attention_ns },
+        { "fused_ns", w.compiled.fused_ns }, { "fused_kernels", w.compiled.fused_kernels } };
     auto& predictions = j["predictions"] = nlohmann::ordered_json::array();
     for (const Fp8Prediction& p : w.predictions) {
         nlohmann::ordered_json e;

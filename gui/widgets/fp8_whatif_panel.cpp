@@ -124,8 +124,8 @@ void Fp8WhatIfPanel::set_whatif(const analyzer::Fp8WhatIf& w)
     setVisible(w.not_applicable.empty());
     if (!w.not_applicable.empty())
         return;
-    summary_->setText(u"<p>%1.<br>%2.</p>"_s.arg(
-        escaped(present::whatif_bf16_step_sentence(w)), escaped(present::whatif_gemm_table_sentence(w))));
+    summary_->setText(u"<p>%1.<br>%2.<br>%3.</p>"_s.arg(escaped(present::whatif_bf16_step_sentence(w)),
+        escaped(present::whatif_gemm_table_sentence(w)), escaped(present::whatif_compiled_sentence(w))));
     show_predictions(w);
     advice_->setText(u"<b>%1</b>"_s.arg(escaped(present::whatif_advice_sentence(w))));
     show_operands(w);

@@ -29,6 +29,21 @@ std::string whatif_bf16_step_sentence(const Fp8WhatIf& w)
         w.gemm_kernels_per_step, whatif_ms(w.gemm_ns_per_step), w.fp8_gemm_source);
 }
 
+std::string whatif_compiled_sentence(const Fp8WhatIf& w)
+{
+    const analyzer::CompiledBaseline& c = w.compiled;
+    if (!c.from_eager)
+        return fmt::format(
+            "Compiled BF16 step {}: the trace is compiled or CUDA-graphed already", whatif_ms(c.step_ns));
+    return fmt::format("Compiled BF16 step {}, estimated from this eager trace: without launch overhead, with its {} "
+                       "of element-wise, reduction, normalization and copy work ({} kernels a step) fused to {:.2f} "
+                       "of that time, and its {} of attention {:.1f}x as long, as Inductor runs them; GEMMs, "
+                       "communication and optimizer ({}) as they are. Not foreseen: attention with dropout, which "
+                       "Inductor runs unfused, and a compiled step the host holds up",
+        whatif_ms(c.step_ns), whatif_ms(c.fused_ns), c.fused_kernels, analyzer::kInductorFusionFactor,
+        whatif_ms(c.attention_ns), analyzer::kCompiledAttentionFactor, whatif_ms(c.kept_ns));
+}
+
 std::string whatif_gemm_table_sentence(const Fp8WhatIf& w)
 {
     return fmt::format("GEMM times: the table measured on {}{}", w.table_gpu,

@@ -46,6 +46,11 @@ Cell judge_price(const Trace& run);
 // (inductor_kernels, read from the generated source) against the classes the kernel names get.
 Cell judge_fused_bookkeeping(const Trace& run);
 
+// The compiled what-if cell (zoo_judge_pair.cpp): an eager BF16 trace whose truth holds untraced compiled timings
+// (zoo-fusion, and the Llama fit) against the FP8 what-if's compiled BF16 step and tensorwise prediction, within
+// 20%, and rowwise's direction against BF16.
+Cell judge_compiled_whatif(const Trace& eager, const analyzer::Report& report);
+
 // The numerics verdict of an FP8 run judged alone (zoo_judge_pair.cpp): its truth's "numerics" (healthy,
 // at_risk_or_broken, broken; reference for a BF16 twin), else a clean or planted drift of an FP8 run.
 Cell judge_numerics_verdict(const Trace& run, const analyzer::Report& report);

@@ -424,6 +424,7 @@ Row judge_workload(const std::string& dir, const std::string& workload)
     row.cells[10] = pair.recipe;
     row.cells[11] = judge_price(traces.front());
     row.cells[12] = judge_fused_bookkeeping(traces.front());
+    row.cells[13] = judge_compiled_whatif(t, r);
     return row;
 }
 

@@ -18,12 +18,13 @@ struct Cell {
 
 // The scoreboard's columns, in order.
 // The numerics verdict (issue 43) is the FP8 run judged alone, without its reference. Fused bookkeeping (issue 44):
-// a compiled job's Inductor kernels, classed by name, against what their generated source does.
+// a compiled job's Inductor kernels, classed by name, against what their generated source does. The compiled what-if
+// (issue 44): an eager BF16 trace's FP8 what-if against the same job timed compiled.
 // The idle, advice and straggler questions are asked twice of the same traces (issue 42): with the job's own step
 // markers, and with them ignored (`--step-source auto`), as on a user's job that carries none.
 inline constexpr const char* kColumns[] = { "steps", "boundaries", "idle by cause", "idle by cause, auto",
     "top recommendation", "top recommendation, auto", "straggler", "straggler, auto", "drift verdict",
-    "numerics verdict", "recipe", "FP8 price", "fused bookkeeping" };
+    "numerics verdict", "recipe", "FP8 price", "fused bookkeeping", "compiled what-if" };
 inline constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
 
 struct Row {

@@ -5,6 +5,7 @@
 #include "fp8scope/analyzer/compare/compare.hpp"
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 
 #include <fmt/format.h>
 
@@ -233,6 +234,97 @@ Cell judge_fused_bookkeeping(const Trace& run)
     if (disagree > 0)
         text += fmt::format("; {} disagree, first {}", disagree, first_wrong);
     return cell(agree > 0 && disagree == 0 && unknown == 0 && gemm == 0, text);
+}
+
+namespace {
+
+// The untraced runs behind a measured key of an eager trace's truth (untraced_timing's runs_ms), else its median.
+std::vector<double> measured_runs(const json& truth, const std::string& key)
+{
+    std::vector<double> runs;
+    const json timings = truth.value("untraced_timing", json::object());
+    for (const auto& [name, timing] : timings.items())
+        if (timing.is_object() && timing.contains("runs_ms") && timing.at("runs_ms").contains(key))
+            for (const json& v : timing.at("runs_ms").at(key))
+                if (v.is_number())
+                    runs.push_back(v.get<double>());
+    if (runs.empty())
+        if (const auto median = number(truth.value("measured", json()), key.c_str()))
+            runs.push_back(*median);
+    return runs;
+}
+
+struct Judged {
+    bool right = false;
+    std::string text;
+};
+
+// A predicted step against the untraced runs: within kWithin of the runs' median, or of one of the runs when they
+// disagree with each other by more than that (the machine's own noise, docs/accuracy.md).
+double median_of(std::vector<double> values)
+{
+    std::ranges::sort(values);
+    const size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+Judged judge_step(const char* what, double predicted_ms, const std::vector<double>& runs)
+{
+    constexpr double kWithin = 0.20;
+    std::vector<double> sorted = runs;
+    std::ranges::sort(sorted);
+    const size_t n = sorted.size();
+    const double median = median_of(runs);
+    const double low = sorted.front() * (1 - kWithin), high = sorted.back() * (1 + kWithin);
+    const bool spread = sorted.back() > sorted.front() * (1 + kWithin);
+    const bool right = spread ? predicted_ms >= low && predicted_ms <= high : within(predicted_ms, median, kWithin);
+    std::string runs_text;
+    for (const double r : runs)
+        runs_text += fmt::format("{}{:.2f}", runs_text.empty() ? "" : ", ", r);
+    return { right,
+        fmt::format("{} {:.2f} ms vs {:.2f} ({:+.0f}%{})", what, predicted_ms, median,
+            100 * (predicted_ms / median - 1), n > 1 ? fmt::format("; runs {}", runs_text) : std::string()) };
+}
+
+} // namespace
+
+Cell judge_compiled_whatif(const Trace& eager, const analyzer::Report& report)
+{
+    const std::vector<double> bf16 = measured_runs(eager.truth, "compiled_bf16_median_step_ms");
+    const std::vector<double> tensorwise = measured_runs(eager.truth, "compiled_tensorwise_median_step_ms");
+    const std::vector<double> rowwise = measured_runs(eager.truth, "compiled_rowwise_median_step_ms");
+    if (eager.truth.value("mode", "") != "eager" || bf16.empty() || tensorwise.empty())
+        return not_judged("");
+    const Fp8WhatIf w = predict_fp8(eager.model, report);
+    const Fp8Prediction* tw = nullptr;
+    const Fp8Prediction* rw = nullptr;
+    for (const Fp8Prediction& p : w.predictions) {
+        if (p.mode != Fp8Mode::Compiled || !p.unavailable.empty())
+            continue;
+        if (p.recipe == "tensorwise")
+            tw = &p;
+        else if (p.recipe == "rowwise")
+            rw = &p;
+    }
+    const std::string role = eager.truth.value("fusion_role", "held_out") == "fit" ? "fit" : "held out";
+    if (!w.not_applicable.empty() || !w.compiled.from_eager || tw == nullptr)
+        return cell(false,
+            fmt::format("{}: no compiled prediction from the eager trace ({})", role,
+                w.not_applicable.empty() ? "no tensorwise profile" : w.not_applicable));
+    const Judged b = judge_step("BF16", static_cast<double>(w.compiled.step_ns) / 1e6, bf16);
+    const Judged t = judge_step("tensorwise", static_cast<double>(tw->step_ns) / 1e6, tensorwise);
+    bool right = b.right && t.right;
+    std::string text = fmt::format("{}: compiled {}; {}", role, b.text, t.text);
+    if (rw != nullptr && !rowwise.empty()) {
+        // Rowwise's direction: slower or faster than the compiled BF16 step, predicted and measured.
+        const double measured = median_of(rowwise);
+        const double bf16_median = median_of(bf16);
+        const bool predicted_slower = rw->step_ns > w.compiled.step_ns;
+        const bool measured_slower = measured > bf16_median;
+        right = right && predicted_slower == measured_slower;
+        text += fmt::format("; rowwise {:.2f}x predicted, {:.2f}x measured", rw->speedup, bf16_median / measured);
+    }
+    return cell(right, text);
 }
 
 Cell judge_numerics_verdict(const Trace& run, const analyzer::Report& report)

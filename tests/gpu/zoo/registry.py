@@ -335,7 +335,8 @@ WORKLOADS = [
              timeout_s=200, requires=("transformers",)),
     Workload("torchao_eager_bf16", "zoo-compiled",
              [PY, COMPILED_HF, "--precision", "bf16", "--mode", "eager", "--steps", str(COMPILED_STEPS), "--name",
-              "torchao_eager_bf16"], COMPILED_STEPS, expected_s=30, timeout_s=120, requires=("transformers",)),
+              "torchao_eager_bf16"], COMPILED_STEPS, expected_s=30, timeout_s=120, truth_extra={"fusion_role": "fit"},
+             requires=("transformers",)),
 
     # ---- zoo-fusion (issue 44): the eager-to-compiled what-if's held-out workloads. Each Hugging Face architecture is
     # traced eager in BF16 (the what-if's input); its untraced timings, compiled in BF16 and with torchao tensorwise
@@ -343,7 +344,8 @@ WORKLOADS = [
     *[Workload(f"fusion_{arch}_eager_bf16", "zoo-fusion",
                [PY, COMPILED_HF, "--arch", arch, "--precision", "bf16", "--mode", "eager", "--steps",
                 str(COMPILED_STEPS), "--name", f"fusion_{arch}_eager_bf16"], COMPILED_STEPS, expected_s=30,
-               timeout_s=120, requires=("transformers",)) for arch in FUSION_ARCHS],
+               timeout_s=120, truth_extra={"fusion_role": "held_out"}, requires=("transformers",))
+      for arch in FUSION_ARCHS],
 
     # ---- zoo-markerless (issue 42 item 5): patterns judged with the job's markers and with them ignored
     # (--step-source auto); each marked job also prints when it set each marker (marker_host_ns). One GPU. ---------

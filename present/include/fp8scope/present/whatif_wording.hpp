@@ -24,6 +24,8 @@ std::string whatif_percent(double share);
 // "BF16 step 12.34 ms over 28 steps: 1500 kernels a step, 0.02 ms of host time per kernel; 27 GEMM kernels a step,
 // 3.10 ms of GPU time; in FP8: <how the FP8 GEMMs were counted>".
 std::string whatif_bf16_step_sentence(const analyzer::Fp8WhatIf& whatif);
+// The compiled BF16 step the compiled predictions start from, and how it was estimated.
+std::string whatif_compiled_sentence(const analyzer::Fp8WhatIf& whatif);
 // "GEMM times: the table measured on NVIDIA H100 80GB HBM3", with " (this trace ran on X: measure its own with
 // --gemm-table)" when the trace names another GPU.
 std::string whatif_gemm_table_sentence(const analyzer::Fp8WhatIf& whatif);

@@ -118,6 +118,25 @@ inline constexpr double kHurtFlushShare = 0.01;
 // below, it is to stay in BF16.
 inline constexpr double kPickSpeedup = 1.05;
 
+// The BF16 step compiled (torch.compile, Inductor's default mode), estimated from an eager trace
+// (docs/analysis.md "FP8 what-if", "Compiled from an eager trace"): GEMM, communication and optimizer kernels stay as
+// they are (Inductor calls cuBLAS for GEMMs, and compiling the model leaves the optimizer eager); attention kernels
+// stay but run kCompiledAttentionFactor times as long; every other kernel is memory-bound element-wise, reduction,
+// normalization, softmax, copy or index work, which Inductor fuses into kInductorFusionFactor of its eager time; and
+// the launch overhead goes. Both factors were fitted on one eager/compiled twin, the zoo's torchao_eager_bf16
+// against torchao_compiled_bf16_ref (a Hugging Face Llama), and are judged on held-out architectures (zoo-fusion).
+inline constexpr double kInductorFusionFactor = 0.26;
+inline constexpr double kCompiledAttentionFactor = 2.5;
+
+struct CompiledBaseline {
+    bool from_eager = false; // false: the trace is compiled or graphed already, its own compiled baseline
+    int64_t step_ns = 0; // the compiled BF16 step: estimated (from_eager) or the trace's own
+    int64_t kept_ns = 0; // per step, eager GPU time: GEMMs, communication, optimizer
+    int64_t attention_ns = 0; // per step, eager GPU time of attention kernels
+    int64_t fused_ns = 0; // per step, eager GPU time of the kernels Inductor fuses
+    int64_t fused_kernels = 0; // per step
+};
+
 struct Fp8WhatIf {
     std::string not_applicable; // non-empty: no prediction at all, and why (already FP8, no GEMMs, no steps)
     std::string table_gpu; // the GEMM table's GPU
@@ -131,6 +150,7 @@ struct Fp8WhatIf {
     std::string fp8_gemm_source; // how they were counted
     int64_t operand_elements_per_step = 0; // their A and B operands' elements; 0: unknown (no GEMM statistics)
     int64_t gemm_ns_per_step = 0;
+    CompiledBaseline compiled; // the BF16 step the compiled predictions start from
     std::vector<Fp8Prediction> predictions; // every profile, eager then compiled
     std::optional<size_t> best; // the fastest available prediction
     // Predictions as good as the best by this model: at least kPickSpeedup, and at or above the best's low speed-up
