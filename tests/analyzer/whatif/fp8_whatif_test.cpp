@@ -28,7 +28,7 @@ constexpr int kSteps = 6;
 // Steps of kStepNs from fp8scope.step() markers, each 20 launches kLaunchPeriodNs apart (a 5 us call, the kernel 2 us
 // after it returns): GEMMs at positions 0, 5, 10 and 15, `gemm_name` each, other kernels between. The thread is never
 // silent for more than 45 us, so every gap is `launch`; a last step with one kernel closes the last analysed one.
-Scenario launch_bound(std::string_view gemm_name)
+Scenario launch_bound(std::string_view gemm_name, std::string_view other_name = "elementwise_kernel")
 {
     Scenario s;
     const HostThread host = s.thread(4242, 4242);
@@ -41,7 +41,7 @@ Scenario launch_bound(std::string_view gemm_name)
             s.launch(host, { .api_start_ns = call, .api_end_ns = call + 5'000 },
                 { .start_ns = call + 7'000,
                     .end_ns = call + 7'000 + (gemm ? kGemmNs : kOtherNs),
-                    .name = std::string(gemm ? gemm_name : "elementwise_kernel") });
+                    .name = std::string(gemm ? gemm_name : other_name) });
         }
     }
     return s;
@@ -120,21 +120,59 @@ TEST_CASE("FP8 what-if: a launch-bound eager step grows by the recipe's host tim
     CHECK(
         rowwise_eager.bookkeeping_host_ns == std::llround(4 * *profile("rowwise").eager_host_units_per_gemm * 50'000));
 
-    // Compiled: the CUDA-graph estimate of the BF16 step, less the GEMM time saved; no operand sizes, no traffic.
+    // Compiled: the CUDA-graph estimate of the BF16 step, with the 16 element-wise kernels (160 us a step) fused to
+    // kInductorFusionFactor of their time, less the GEMM time saved; no operand sizes, no traffic.
     const int64_t graphed = estimate_what_if(report).without_launch_overhead_ns;
+    CHECK(w.compiled.from_eager);
+    CHECK(w.compiled.fused_ns == 16 * kOtherNs);
+    CHECK(w.compiled.fused_kernels == 16);
+    CHECK(w.compiled.kept_ns == 4 * kGemmNs);
+    CHECK(w.compiled.attention_ns == 0);
+    const int64_t compiled_bf16
+        = std::llround(static_cast<double>(graphed) - (1 - kInductorFusionFactor) * 16 * kOtherNs);
+    CHECK(w.compiled.step_ns == compiled_bf16);
     const Fp8Prediction& compiled = prediction(w, "tensorwise", Fp8Mode::Compiled);
-    CHECK(compiled.bf16_step_ns == graphed);
-    CHECK(compiled.step_ns == graphed - 80'000);
+    CHECK(compiled.bf16_step_ns == compiled_bf16);
+    CHECK(compiled.step_ns == compiled_bf16 - 80'000);
     CHECK(compiled.bookkeeping_gpu_ns == 0);
     const Fp8Prediction& rowwise = prediction(w, "rowwise", Fp8Mode::Compiled);
     CHECK(rowwise.gemm_fp8_ns == 4 * 25'000); // the table's rowwise column
-    CHECK(rowwise.step_ns == graphed - 4 * (kGemmNs - 25'000));
+    CHECK(rowwise.step_ns == compiled_bf16 - 4 * (kGemmNs - 25'000));
 
     // The best is the largest speed-up: compiled tensorwise (or delayed, as fast), and FP8 pays off there.
     REQUIRE(w.best);
     CHECK(w.predictions[*w.best].mode == Fp8Mode::Compiled);
-    CHECK(w.predictions[*w.best].step_ns == graphed - 80'000);
+    CHECK(w.predictions[*w.best].step_ns == compiled_bf16 - 80'000);
     CHECK_THAT(w.advice, Contains("compiled: predicted"));
+}
+
+TEST_CASE("FP8 what-if: compiled from an eager trace, attention stays and runs longer, the optimizer stays", "[whatif]")
+{
+    // The same steps with FlashAttention kernels between the GEMMs: nothing for Inductor to fuse, and attention runs
+    // kCompiledAttentionFactor times as long under compile.
+    const TraceModel attention = write_and_load(
+        launch_bound(
+            kBf16Gemm, "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128>>(Flash_fwd_params)"),
+        "whatif-compiled-attention");
+    const Report report = analysed(attention);
+    const Fp8WhatIf w = predict_fp8(attention, report, twice_as_fast());
+    REQUIRE(w.not_applicable.empty());
+    const int64_t graphed = estimate_what_if(report).without_launch_overhead_ns;
+    CHECK(w.compiled.from_eager);
+    CHECK(w.compiled.attention_ns == 16 * kOtherNs);
+    CHECK(w.compiled.fused_ns == 0);
+    CHECK(w.compiled.step_ns
+        == std::llround(static_cast<double>(graphed) + (kCompiledAttentionFactor - 1) * 16 * kOtherNs));
+    // A fused optimizer's kernels stay as they are.
+    const TraceModel optimizer
+        = write_and_load(launch_bound(kBf16Gemm,
+                             "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamMathFunctor>"),
+            "whatif-compiled-optimizer");
+    const Report optimizer_report = analysed(optimizer);
+    const Fp8WhatIf o = predict_fp8(optimizer, optimizer_report, twice_as_fast());
+    CHECK(o.compiled.kept_ns == 4 * kGemmNs + 16 * kOtherNs);
+    CHECK(o.compiled.fused_ns == 0);
+    CHECK(o.compiled.step_ns == estimate_what_if(optimizer_report).without_launch_overhead_ns);
 }
 
 TEST_CASE("FP8 what-if: a GPU-bound step's host time per kernel comes from its API calls, not from the GPU", "[whatif]")
