@@ -4,6 +4,7 @@
 // checks that the constants and the arithmetic agree with their data; a held-out validation (jobs the
 // profiles were not taken from) is not measured yet (docs/benchmarks.md, "FP8 what-if").
 #include "analysis_test_support.hpp"
+#include "fp8scope/analyzer/compare/compare.hpp"
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <string>
+#include <variant>
 
 using namespace fp8scope;
 using namespace fp8scope::analyzer;
@@ -72,6 +74,28 @@ TEST_CASE(
             / (static_cast<double>(w.fp8_gemms_per_step) * static_cast<double>(w.host_ns_per_kernel));
         CHECK(*p.eager_host_units_per_gemm == Approx(units).epsilon(0.01));
     }
+}
+
+TEST_CASE("FP8 what-if: rowwise's compiled bytes per element are what the compiled Llama twins give", "[whatif][real]")
+{
+    // compare's GPU-bound price of the compiled rowwise run less its GEMM saving: the bookkeeping added, net of the
+    // model work its fused kernels absorbed, plus its added kernels' queued gaps; as traffic at kCastBytesPerNs over
+    // the eager BF16 twin's operand elements per step.
+    const TraceModel run = load_recorded("zoo/torchao_compiled_rowwise.sqlite");
+    const TraceModel ref = load_recorded("zoo/torchao_compiled_bf16_ref.sqlite");
+    const TraceModel eager = load_recorded("zoo/torchao_eager_bf16.sqlite");
+    const Report run_report = analyze(run);
+    const Report ref_report = analyze(ref);
+    const auto outcome = compare_runs({ run, run_report, ref, ref_report });
+    REQUIRE(std::holds_alternative<CompareResult>(outcome));
+    const PerformanceComparison& p = std::get<CompareResult>(outcome).performance;
+    const double bookkeeping_ns = p.gpu_bound_change_ns + p.gemm_saved_ns - p.other_kernels_added_ns;
+    const Fp8WhatIf w = predict_fp8(eager, analyze(eager));
+    REQUIRE(w.operand_elements_per_step > 0);
+    const double bytes = bookkeeping_ns * kCastBytesPerNs / static_cast<double>(w.operand_elements_per_step);
+    CHECK(profile("rowwise").compiled_bytes_per_element == Approx(bytes).epsilon(0.02));
+    // More than tensorwise's one fused cast: Inductor makes more passes of rowwise.
+    CHECK(bytes > profile("tensorwise").compiled_bytes_per_element);
 }
 
 TEST_CASE("FP8 what-if: the zoo's small eager jobs are predicted slower in FP8, within 20% of their measured step",
