@@ -108,3 +108,36 @@ TEST_CASE("a planted overflow in a real FP8 run is flagged at its site and step"
     CHECK(least.min_headroom_step == 20);
     CHECK(*least.min_headroom_bits < -9.0); // log2(1000) ~ 10 bits short
 }
+
+TEST_CASE("under torch.compile every rowwise operand has per-block statistics in every sampled step (issue 44)",
+    "[tensor_health][samples]")
+{
+    // The zoo's compiled torchao rowwise Llama (recorded on an H200 with the dispatcher interception of
+    // torch._scaled_mm, which Inductor's extern calls pass through): 28 rowwise GEMMs a step, A and B, sampled in
+    // steps 0 and 10.
+    const TraceModel model = load_sample("zoo/torchao_compiled_rowwise.sqlite");
+    std::set<int64_t> rowwise;
+    for (const TensorSite& site : model.tensor_sites)
+        if (site.scale_recipe == static_cast<int32_t>(schema::ScaleRecipe::Rowwise))
+            rowwise.insert(site.id);
+    CHECK(rowwise.size() == 56);
+    std::set<std::pair<int64_t, int64_t>> sampled, with_blocks; // (site, step)
+    for (const TensorStats& s : model.tensor_stats)
+        if (rowwise.contains(s.site_id) && s.step)
+            sampled.emplace(s.site_id, *s.step);
+    for (const BlockStats& b : model.block_stats) {
+        CHECK(rowwise.contains(b.site_id));
+        CHECK(b.block_rows == 1); // one scale per row of the outer dimension: a block is a row
+        if (b.step)
+            with_blocks.emplace(b.site_id, *b.step);
+    }
+    REQUIRE(sampled.size() == 2 * rowwise.size());
+    CHECK(with_blocks == sampled);
+    // The report reads them: every rowwise site in the analysed step has its per-block figures.
+    const Report report = analyze(model);
+    int64_t with_figures = 0;
+    for (const TensorSiteHealth& site : report.tensor_health.sites)
+        with_figures += rowwise.contains(site.site_id) && site.blocks && site.blocks->samples > 0 ? 1 : 0;
+    CHECK(with_figures == 56);
+    CHECK_FALSE(report.tensor_health.top_block_spread.empty());
+}
