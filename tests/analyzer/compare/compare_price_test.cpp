@@ -2,6 +2,7 @@
 // traced step change split into GEMM time, bookkeeping, launch idle and the rest, on launch-bound scenario pairs.
 #include "compare_test_support.hpp"
 #include "fp8scope/analyzer/compare/compare.hpp"
+#include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "fp8scope/analyzer/trace/report.hpp"
 
 #include <catch2/catch.hpp>
@@ -257,4 +258,73 @@ TEST_CASE("FP8's price with no step change has nothing to explain", "[compare]")
     CHECK(p.launch_idle_added_ns + p.rest_ns == 0);
     CHECK(p.graphs_recover_ns >= 0);
     CHECK(p.fused_casts_recover_ns == 0);
+}
+namespace {
+
+// GPU-bound steps, as a compiled job runs: the host launches each step's kernels 1 us apart at the step's start and
+// the GPU runs them back to back, each kGapNs after the previous one ends (a queued launch's gap); a last step with
+// one kernel closes the analysed ones.
+constexpr int64_t kGapNs = 2'000;
+
+void gpu_bound_steps(Job& job, int count, const std::vector<std::pair<std::string_view, int64_t>>& kernels)
+{
+    for (int i = 0; i <= count; ++i) {
+        const int64_t t0 = i * kStepNs;
+        job.s.step_marker(job.host, t0, i);
+        int64_t gpu = t0 + 50'000;
+        for (size_t k = 0; k < (i == count ? 1 : kernels.size()); ++k) {
+            const int64_t call = t0 + static_cast<int64_t>(k) * 1'000;
+            job.s.launch(job.host, { .api_start_ns = call, .api_end_ns = call + 500 },
+                { .start_ns = gpu, .end_ns = gpu + kernels[k].second, .name = std::string(kernels[k].first) });
+            gpu += kernels[k].second + kGapNs;
+        }
+    }
+}
+
+} // namespace
+
+TEST_CASE("FP8's price under torch.compile: fused bookkeeping net of the model work it absorbed, and queued gaps",
+    "[compare]")
+{
+    // The reference: 2 BF16 GEMMs of 40 us and 2 RMSNorms of 20 us a step (Inductor reductions: other kernels). The
+    // run: 2 FP8 GEMMs of 20 us, the RMSNorms now taking their output's amax as well (25 us: fused bookkeeping with
+    // model work), and 2 casts of 5 us (fused bookkeeping only).
+    constexpr int kSteps = 5;
+    constexpr std::string_view kNorm = "triton_red_fused_add_mean_pow_rsqrt_0";
+    constexpr std::string_view kNormAmax = "triton_red_fused_abs_add_max_mean_pow_rsqrt_0";
+    constexpr std::string_view kCastOnly = "triton_poi_fused__to_copy_clamp_reciprocal_1";
+    REQUIRE(classify_kernel_name(kNorm).cls == KernelClass::Other);
+    REQUIRE(inductor_bookkeeping(kNormAmax) == InductorBookkeeping::WithModelWork);
+    REQUIRE(inductor_bookkeeping(kCastOnly) == InductorBookkeeping::OnlyBookkeeping);
+    Job run, ref;
+    gpu_bound_steps(
+        ref, kSteps, { { kBf16Gemm, 40'000 }, { kNorm, 20'000 }, { kBf16Gemm, 40'000 }, { kNorm, 20'000 } });
+    gpu_bound_steps(run, kSteps,
+        { { kCastOnly, 5'000 }, { kFp8Gemm, 20'000 }, { kNormAmax, 25'000 }, { kCastOnly, 5'000 }, { kFp8Gemm, 20'000 },
+            { kNormAmax, 25'000 } });
+    Compared c { run.load("compiled-run"), ref.load("compiled-ref"), {}, {}, CompareRefusal {} };
+    CompareOptions options;
+    options.report.steps.warmup = 0;
+    options.report.last_step = kSteps - 1;
+    c.run_report = analyze(c.run_model, options.report);
+    c.ref_report = analyze(c.ref_model, options.report);
+    c.outcome = compare_runs({ c.run_model, c.run_report, c.ref_model, c.ref_report }, options);
+    const PerformanceComparison& p = c.result().performance;
+
+    REQUIRE(p.run.steps == kSteps);
+    CHECK(p.ref.other_kernel_ns == 40'000);
+    CHECK(p.run.other_kernel_ns == 0);
+    CHECK(p.run.fused_bookkeeping_ns == 60'000);
+    CHECK(p.run.fused_with_model_work_ns == 50'000);
+    // The RMSNorms' 40 us left the other kernels for the fused ones: model work absorbed, not FP8's price.
+    CHECK(p.fused_absorbed_ns == 40'000);
+    CHECK(p.bookkeeping_added_ns == 20'000); // 60 - 40
+    CHECK(p.gemm_saved_ns == 40'000);
+    CHECK(p.other_kernels_added_ns == 0);
+    CHECK(p.kernel_time_added_ns == -20'000);
+    // Every kernel but each step's first waited only for the GPU: the queued gap is the 2 us between them.
+    CHECK(p.ref.queued_gap_ns == Approx(kGapNs));
+    CHECK(p.run.queued_gap_ns == Approx(kGapNs));
+    CHECK(p.kernels_added_per_step == 2);
+    CHECK(p.gpu_bound_change_ns == Approx(-20'000 + 2 * kGapNs));
 }
