@@ -58,7 +58,7 @@ passes on numerics it did not see.
 Several traces (or a directory of *.sqlite files) are the ranks of one job, analysed together as
 fp8scope report does: --max-bubble-ratio applies to the worst rank, --max-straggler-wait DURATION (with its
 unit: 500us, 5ms, 1.5s) to the largest wait of any rank in one step's collectives; each result names the rank
-and the step. The other budgets and --ref read one trace. Traces of different jobs are exit code 3.
+and the step, and the straggler wait also the straggler that rank waited for. The other budgets and --ref read one trace. Traces of different jobs are exit code 3.
 --merge reads the ranks' JSON reports instead ('fp8scope report RANK.sqlite --format json' each, or a
 directory of them; docs/multi-rank.md), with the same budgets, results and exit codes.
 

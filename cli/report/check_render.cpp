@@ -55,6 +55,10 @@ std::string worst_text(const BudgetResult& r)
             : fmt::format("first at {}: {} NaN/Inf in {}", step, figure(r, r.worst_value), printable(r.where));
     if (!r.where.empty())
         return fmt::format("worst {}: {} in {}", step, figure(r, r.worst_value), printable(r.where));
+    // The straggler wait names both ranks: the one that waited (the figure's) and the straggler it waited for.
+    if (r.name == "max-straggler-wait" && r.rank && r.worst_step)
+        return fmt::format("rank {} waited {} in step {}{}", *r.rank, figure(r, r.worst_value), *r.worst_step,
+            r.straggler_rank ? fmt::format(" for the straggler, rank {}", *r.straggler_rank) : std::string());
     // Over the ranks of one job, the figure is one rank's: it is named first.
     const std::string rank = r.rank ? fmt::format("rank {}, ", *r.rank) : std::string();
     if (!r.worst_step)

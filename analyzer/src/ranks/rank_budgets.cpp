@@ -45,6 +45,9 @@ BudgetResult largest_straggler_wait(const RankSetReport& set, int64_t limit_ns)
     if (longest) {
         r.rank = longest->rank;
         r.worst_step = longest->step;
+        for (const StepAcrossRanks& step : across.steps)
+            if (step.step_index == longest->step && step.slowest_rank >= 0)
+                r.straggler_rank = step.slowest_rank;
     }
     r.value = r.worst_value = static_cast<double>(longest ? longest->wait_ns : -1);
     return r;

@@ -147,7 +147,9 @@ TEST_CASE("check over ranks: the straggler wait and the worst rank's bubble rati
     const auto pass = run_fp8scope(with(base, { "--max-straggler-wait", "2500ns", "--max-bubble-ratio", "0.95" }));
     INFO(pass.out << pass.err);
     CHECK(pass.exit_code == 0);
-    CHECK(pass.out.find("  ok   max-straggler-wait       2.500 us (budget 2.500 us; rank 1, worst step 2: 2.500 us)\n")
+    // Both ranks named: the one that waited (the figure's) and the straggler it waited for, as report names it.
+    CHECK(pass.out.find("  ok   max-straggler-wait       2.500 us (budget 2.500 us; rank 1 waited 2.500 us in step 2 "
+                        "for the straggler, rank 2)\n")
         != std::string::npos);
     // Bubble ratios: rank 0 0.875, rank 1 0.950 (1000 ns of compute in 20 us), rank 2 0.825.
     CHECK(pass.out.find("  ok   max-bubble-ratio            0.950 (budget    0.950; rank 1, worst step 2: 1.000)\n")
@@ -159,9 +161,12 @@ TEST_CASE("check over ranks: the straggler wait and the worst rank's bubble rati
     INFO(fail.out << fail.err);
     CHECK(fail.exit_code == 1);
     const std::string xml = read_text_file(junit);
-    CHECK(xml.find("<failure message=\"straggler-wait = 2.500 us exceeds the budget 2.000 us; rank 1, worst step 2: "
-                   "2.500 us\"/>")
+    CHECK(xml.find("<failure message=\"straggler-wait = 2.500 us exceeds the budget 2.000 us; rank 1 waited 2.500 us "
+                   "in step 2 for the straggler, rank 2\"/>")
         != std::string::npos);
+    const std::string md = dir + "/check.md";
+    CHECK(run_fp8scope(with(base, { "--max-straggler-wait", "2us", "--md", md })).exit_code == 1);
+    CHECK(read_text_file(md).find("rank 1 waited 2.500 us in step 2 for the straggler, rank 2") != std::string::npos);
     CHECK(xml.find("<failure message=\"bubble-ratio = 0.950 exceeds the budget 0.500; rank 1, worst step 2: 1.000\"/>")
         != std::string::npos);
 }
@@ -214,4 +219,20 @@ TEST_CASE("check over ranks shows each rank's recording warnings, in text, Markd
     const std::string md = dir + "/check.md";
     CHECK(run_fp8scope({ "check", dir, "--warmup", "0", "--max-straggler-wait", "1ms", "--md", md }).exit_code == 0);
     CHECK(read_text_file(md).find("**Warning:** rank 1 (") != std::string::npos);
+}
+
+TEST_CASE("check over a real NCCL job's ranks names the waiting rank and the straggler report names (issue 45)",
+    "[cli][ranks]")
+{
+    // Two ranks of a real NCCL job whose rank 1 sleeps (samples/traces/ranks/fp8-straggler): rank 0 does the waiting.
+    const std::string ranks = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/ranks/fp8-straggler";
+    const auto report = run_fp8scope({ "report", ranks });
+    REQUIRE(report.exit_code == 0);
+    CHECK(report.out.find("step 2: slowest rank 1 (the others waited longest for it)") != std::string::npos);
+    const auto check = run_fp8scope({ "check", ranks, "--max-straggler-wait", "1ms" });
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 1);
+    CHECK(check.out.find("FAIL max-straggler-wait       35.288 ms (budget 1.000 ms; rank 0 waited 35.288 ms in step 2 "
+                         "for the straggler, rank 1)")
+        != std::string::npos);
 }

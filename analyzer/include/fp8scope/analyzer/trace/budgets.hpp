@@ -46,8 +46,11 @@ struct BudgetResult {
     double worst_value = 0;
     // Tensor budgets: the site of the worst (for no-nonfinite: the first) sample, as tensor_site_label() names it.
     std::string where;
-    // Budgets over the ranks of one job (rank_budgets.hpp): the rank the figure is from.
+    // Budgets over the ranks of one job (rank_budgets.hpp): the rank the figure is from (for max-straggler-wait, the
+    // rank that waited), and for max-straggler-wait the rank it waited for: the straggler, the worst step's slowest
+    // rank (StepAcrossRanks::slowest_rank), the one `report` names.
     std::optional<int32_t> rank;
+    std::optional<int32_t> straggler_rank;
     // Non-empty when the figure could not be computed, e.g. "the trace has no tensor statistics": the budget then
     // fails, since a gate that passes without data would claim a health it never checked.
     std::string unavailable;
