@@ -21,6 +21,7 @@ constexpr const char* kExportExamples = R"(Examples:
   fp8scope export run.sqlite --perfetto run.json
   fp8scope export run.sqlite --perfetto run.json.gz --steps 10:12
   fp8scope export run.sqlite --perfetto gpu1.json.gz --device 1 --warmup 0
+  fp8scope export run.sqlite -o run.json
 
 Writes Chrome-trace JSON in the layout PyTorch's profiler (Kineto) writes, gzipped when OUT ends in .gz: each GPU
 a process and each stream a thread; each host thread with its CUDA API calls and NVTX ranges; flow arrows from
@@ -53,14 +54,16 @@ CLI::App* add_export_command(CLI::App& app, ExportCliOptions& options)
             "TRACE", options.analysis.trace_path, "Trace file: an fp8scope trace or an Nsight Systems SQLite export")
         ->required();
     command
-        ->add_option("--perfetto", options.perfetto_path,
-            "Write Chrome-trace JSON (Kineto's layout) to this file; gzipped when it ends in .gz")
+        ->add_option("-o,--perfetto,--output", options.perfetto_path,
+            "Write Chrome-trace JSON (Kineto's layout) to this file; gzipped when it ends in .gz (-o and --output "
+            "as in report and check)")
         ->required();
     add_selection_options(*command, options.analysis);
     command->get_option("--device")
         ->description("Only this GPU's tracks and counters (host threads are written whole)");
     command->get_option("--steps")->description(
-        "Only the time of steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B");
+        "Only the time of steps A to B (inclusive; the trace's own step numbers, as report lists them, from the "
+        "first step after warm-up): A:B, A: or :B");
     add_progress_option(*command, options.analysis.no_progress);
     command->footer(kExportExamples);
     return command;

@@ -84,7 +84,8 @@ void add_analysis_options(CLI::App& command, ReportCliOptions& options)
 void add_selection_options(CLI::App& command, ReportCliOptions& options)
 {
     command.add_option("--steps", options.steps,
-        "Only steps A to B (inclusive, step numbers after warm-up): A:B, A: or :B; N for step N alone");
+        "Only steps A to B (inclusive; the trace's own step numbers, as report lists them, from the first step "
+        "after warm-up): A:B, A: or :B; N for step N alone");
     command.add_option("--device", options.device, "Only this device in the totals");
     command
         .add_option("--warmup", options.warmup,
@@ -200,6 +201,11 @@ CliExpected<analyzer::RankSetReport> load_rank_set(
         error.message
             += " (a directory is read as the traces of one job's ranks; give a file to analyse it alone, e.g. '"
             + paths.front() + "')";
+    // Two runs given where ranks are read (issue 45): the user most likely wanted to compare them.
+    else if (error.exit_code == kExitBadTrace && paths.size() == 2)
+        error.message += fmt::format(" (several traces are read as the ranks of one job; to compare two runs use "
+                                     "'fp8scope compare {} {}', or 'fp8scope check {} --ref {}')",
+            printable(paths[0]), printable(paths[1]), printable(paths[0]), printable(paths[1]));
     return std::unexpected(std::move(error));
 }
 

@@ -15,6 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// Set by cli/record/CMakeLists.txt: whether this build made libfp8scope.so.
+#ifndef FP8SCOPE_COLLECTOR_BUILT
+#define FP8SCOPE_COLLECTOR_BUILT 1
+#endif
+
 namespace fp8scope::cli {
 
 namespace {
@@ -131,6 +136,15 @@ bool is_regular_file(const std::string& path)
 
 } // namespace
 
+std::string collector_missing_message(bool collector_built, const std::string& library, bool from_environment)
+{
+    if (!collector_built && !from_environment)
+        return "collector library not found: this fp8scope was built without the collector, since no CUDA toolkit "
+               "with CUPTI was found when the build was configured (install the CUDA toolkit and configure again with "
+               "-DFP8SCOPE_BUILD_COLLECTOR=ON; or set FP8SCOPE_LIBRARY to a libfp8scope.so built elsewhere)";
+    return fmt::format("collector library not found: {} (set FP8SCOPE_LIBRARY)", library);
+}
+
 Expected<std::string> locate_collector_library()
 {
     namespace fs = std::filesystem;
@@ -149,8 +163,9 @@ Expected<std::string> locate_collector_library()
     }
     library = library.lexically_normal();
     if (error || !is_regular_file(library.string()))
-        return make_error(
-            ErrorCode::Io, fmt::format("collector library not found: {} (set FP8SCOPE_LIBRARY)", library.string()));
+        return make_error(ErrorCode::Io,
+            collector_missing_message(
+                FP8SCOPE_COLLECTOR_BUILT != 0, library.string(), std::getenv("FP8SCOPE_LIBRARY") != nullptr));
     return library.string();
 }
 

@@ -14,6 +14,9 @@ namespace fp8scope::cli {
 // (the layout of both the build tree and an install). The result is absolute, so that a command that changes
 // directory still finds it. The error message is the path that was tried.
 Expected<std::string> locate_collector_library();
+// What `record` says when the library is not at `library`: built without the collector (no CUDA toolkit when the
+// build was configured) and no FP8SCOPE_LIBRARY set, how to get one; else where it looked.
+std::string collector_missing_message(bool collector_built, const std::string& library, bool from_environment);
 
 // The directory holding the `fp8scope` Python package (probes/python in the source tree): $FP8SCOPE_PYTHON if set,
 // else <directory of this executable>/../share/fp8scope/python (a link to probes/python in the build tree, a copy in

@@ -1,6 +1,7 @@
 // `fp8scope record` on programs that never initialize CUDA (no GPU here): the job's output and exit code pass
 // through unchanged, record adds exactly its one warning, and its own failures have their documented codes.
 #include "cli_test_support.hpp"
+#include "record/record_launch.hpp"
 #include "record_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -134,6 +135,21 @@ TEST_CASE("record: a missing collector library exits 69 with one line and does n
     CHECK(result.exit_code == 69);
     CHECK(result.out.empty());
     CHECK(result.err == "fp8scope: error: collector library not found: /no/lib.so (set FP8SCOPE_LIBRARY)\n");
+}
+
+TEST_CASE("record: a build without the collector says why there is none and how to get one (issue 45)", "[cli][record]")
+{
+    // This build has the collector (the CUDA toolkit is here), so the message is checked directly, both ways.
+    const std::string without = cli::collector_missing_message(false, "/opt/fp8scope/lib/libfp8scope.so", false);
+    CHECK(without.find("this fp8scope was built without the collector") != std::string::npos);
+    CHECK(without.find("no CUDA toolkit with CUPTI was found when the build was configured") != std::string::npos);
+    CHECK(without.find("-DFP8SCOPE_BUILD_COLLECTOR=ON") != std::string::npos);
+    CHECK(without.find('\n') == std::string::npos);
+    // FP8SCOPE_LIBRARY set, or a build that has a collector somewhere else: where it looked.
+    CHECK(cli::collector_missing_message(false, "/no/lib.so", true)
+        == "collector library not found: /no/lib.so (set FP8SCOPE_LIBRARY)");
+    CHECK(cli::collector_missing_message(true, "/no/lib.so", false)
+        == "collector library not found: /no/lib.so (set FP8SCOPE_LIBRARY)");
 }
 
 TEST_CASE("record finds the collector next to its executable without FP8SCOPE_LIBRARY", "[cli][record]")

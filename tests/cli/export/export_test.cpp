@@ -137,6 +137,20 @@ TEST_CASE("export gzips when the file name ends in .gz, with the same content", 
     CHECK(files == std::vector<std::string> { "packed.json.gz", "plain.json", "small.sqlite" });
 }
 
+TEST_CASE("export takes -o and --output for --perfetto, as report and check do (issue 45)", "[export]")
+{
+    const std::string dir = scratch_dir("export_output_flag");
+    const std::string trace = dir + "/small.sqlite";
+    write_small_trace(trace);
+    export_ok(trace, dir + "/perfetto.json");
+    for (const char* flag : { "-o", "--output" }) {
+        INFO(flag);
+        const auto result = run_fp8scope({ "export", trace, flag, dir + "/out.json" });
+        CHECK(result.exit_code == 0);
+        CHECK(read_text_file(dir + "/out.json") == read_text_file(dir + "/perfetto.json"));
+    }
+}
+
 TEST_CASE("export --steps writes only the time of those steps, and --device only that GPU", "[export]")
 {
     const std::string dir = scratch_dir("export_window");

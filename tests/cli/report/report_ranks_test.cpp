@@ -236,3 +236,18 @@ TEST_CASE("check over a real NCCL job's ranks names the waiting rank and the str
                          "for the straggler, rank 1)")
         != std::string::npos);
 }
+
+TEST_CASE("report or check of two runs that are not ranks suggests compare and --ref (issue 45)", "[cli][ranks]")
+{
+    const std::string samples = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/";
+    const std::string fp8 = samples + "h100-train-fp8.sqlite", bf16 = samples + "h100-train-bf16.sqlite";
+    for (const auto& args : { std::vector<std::string> { "report", fp8, bf16 },
+             std::vector<std::string> { "check", fp8, bf16, "--max-bubble-ratio", "0.5" } }) {
+        const auto result = run_fp8scope(args);
+        INFO(result.err);
+        check_bad_trace(result);
+        CHECK(result.err.find("to compare two runs use 'fp8scope compare " + fp8 + " " + bf16 + "', or 'fp8scope check "
+                  + fp8 + " --ref " + bf16 + "'")
+            != std::string::npos);
+    }
+}
