@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,9 @@ CLI::App* add_report_command(CLI::App& app, ReportCliOptions& options)
     report->add_flag("--all-steps", options.all_steps,
         "Every step's row in the text report (without it, more than 10 steps per device show the slowest, the median "
         "and the fastest)");
+    report->add_flag("--wide", options.wide,
+        "Whole kernel names in the text report's tables (without it, the name column fits $COLUMNS when set, else "
+        "70 bytes; names that would read the same are cut where they differ)");
     add_output_option(*report, options.output);
     add_progress_option(*report, options.no_progress);
     report->footer(kReportExamples);
@@ -185,8 +189,11 @@ int run_report(const ReportCliOptions& given)
         return write_output(
             options.output, render_report_csv(model, report, options.table.value_or(kCsvTables[0]), options.top));
     const bool color = use_color(options.color, options.output);
-    std::string text = render_report_text(
-        model, report, ReportTextStyle { .color = color, .top = options.top, .all_steps = options.all_steps });
+    std::string text = render_report_text(model, report,
+        ReportTextStyle { .color = color,
+            .top = options.top,
+            .all_steps = options.all_steps,
+            .kernel_name_bytes = options.wide ? 0 : kernel_name_bytes_for(std::getenv("COLUMNS")) });
     if (options.fp8_whatif)
         text += render_fp8_whatif_text(
             (gemm_table ? analyzer::predict_fp8(model, report, *gemm_table) : analyzer::predict_fp8(model, report)),

@@ -38,6 +38,7 @@ struct ReportCliOptions {
     bool merge = false; // --merge: trace_args are per-rank JSON reports (rank_merge.hpp), or directories of them
     size_t top = 10; // --top N: rows of the top-kernels and API tables (report only)
     bool all_steps = false; // --all-steps: every per-step row in text (report only)
+    bool wide = false; // --wide: whole kernel names in text (report only)
     std::string output; // -o FILE: the output there instead of stdout (report, check, compare)
     std::optional<std::string> table; // --table steps|kernels|api: the one table of --format csv (report only)
     bool fp8_whatif = false; // --fp8-whatif: the FP8 what-if section (report only, text and json)

@@ -92,13 +92,15 @@ std::string csv_field(std::string_view text)
 std::string render_report_csv(const TraceModel& model, const Report& report, std::string_view table, size_t top)
 {
     std::string out;
-    if (table == "kernels")
+    if (table == "kernels") {
+        const std::vector<std::string> names = top_kernel_display_names(model, report, top);
         top_table_csv(out, "name,short_name,class", report.top_kernels, top, [&](const KernelTableRow& row) {
             const std::string_view name = model.strings[row.name];
-            return fmt::format(
-                "{},{},{}", csv_field(name), csv_field(display_kernel_name(name)), csv_field(kernel_class_id(row.cls)));
+            return fmt::format("{},{},{}", csv_field(name),
+                csv_field(names[static_cast<size_t>(&row - report.top_kernels.rows.data())]),
+                csv_field(kernel_class_id(row.cls)));
         });
-    else if (table == "api")
+    } else if (table == "api")
         top_table_csv(out, "name,short_name,layer", report.api_summary, top, [&](const ApiTableRow& row) {
             const std::string_view name = model.strings[row.name];
             return fmt::format(

@@ -20,7 +20,12 @@ struct ReportTextStyle {
     bool color = false; // ANSI colour: bold headings, bubble ratios by severity, recommendations highlighted
     size_t top = 10; // rows of the top-kernels and API tables (`--top N`; report_tables.hpp's kDefaultTopRows)
     bool all_steps = false; // every step's row (`--all-steps`); else more than kStepRowsShown collapse
+    size_t kernel_name_bytes = 70; // the top-kernels table's name column (0: whole names, `--wide`)
 };
+
+// The top-kernels name column for a terminal of $COLUMNS (null or not a number: the default 70 bytes): what is
+// left of it after the table's figures, at least 30.
+size_t kernel_name_bytes_for(const char* columns);
 
 // Long sentences of the text report wrap at this width.
 inline constexpr size_t kTextWidth = 120;

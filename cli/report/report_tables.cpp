@@ -44,7 +44,10 @@ template <class Rows> int64_t rest_ns(const Rows& rows, size_t shown)
 
 } // namespace
 
-std::string display_kernel_name(std::string_view name, size_t max_bytes)
+namespace {
+
+// A demangled name without its leading "void " and its argument list.
+std::string_view kernel_name_core(std::string_view name)
 {
     if (name.starts_with("void "))
         name.remove_prefix(5);
@@ -62,14 +65,68 @@ std::string display_kernel_name(std::string_view name, size_t max_bytes)
             }
         }
     }
-    return shortened(printable(name), max_bytes);
+    return name;
 }
 
-void top_kernels_text(
-    std::string& out, const TraceModel& model, const Report& report, size_t top, std::string_view heading)
+} // namespace
+
+std::string display_kernel_name(std::string_view name, size_t max_bytes)
+{
+    const std::string shown = printable(kernel_name_core(name));
+    return max_bytes == 0 ? shown : shortened(shown, max_bytes);
+}
+
+std::vector<std::string> distinct_kernel_names(std::span<const std::string_view> names, size_t max_bytes)
+{
+    std::vector<std::string_view> core;
+    std::vector<std::string> out;
+    for (const std::string_view name : names) {
+        core.push_back(kernel_name_core(name));
+        out.push_back(display_kernel_name(name, max_bytes));
+    }
+    if (max_bytes == 0)
+        return out;
+    const std::vector<std::string> cut = out;
+    for (size_t i = 0; i < names.size(); ++i) {
+        // Where this name first differs from every other whose cut reads the same.
+        size_t differs_at = 0;
+        for (size_t j = 0; j < names.size(); ++j) {
+            if (j == i || cut[j] != cut[i] || core[j] == core[i])
+                continue;
+            const auto [a, b] = std::ranges::mismatch(core[i], core[j]);
+            differs_at = std::max(differs_at, static_cast<size_t>(a - core[i].begin()));
+        }
+        if (differs_at == 0)
+            continue;
+        // The head, then the part from a little before the difference: cut in the middle, where they differ.
+        constexpr size_t kBefore = 12;
+        const size_t head = max_bytes / 3;
+        const size_t from = std::max(head, differs_at > kBefore ? differs_at - kBefore : 0);
+        const std::string tail = printable(core[i].substr(std::min(from, core[i].size())));
+        // At most max_bytes and one ellipsis' 3 bytes, as a plain cut: the middle one's bytes come off the tail.
+        constexpr size_t kEllipsisBytes = 3;
+        const size_t tail_bytes = max_bytes > head + kEllipsisBytes ? max_bytes - head - kEllipsisBytes : 1;
+        out[i] = printable(core[i].substr(0, head)) + "…" + shortened(tail, tail_bytes);
+    }
+    return out;
+}
+
+std::vector<std::string> top_kernel_display_names(
+    const TraceModel& model, const Report& report, size_t top, size_t max_bytes)
+{
+    const KernelTableResult& t = report.top_kernels;
+    std::vector<std::string_view> names;
+    for (size_t i = 0; i < std::min(top, t.rows.size()); ++i)
+        names.push_back(model.strings[t.rows[i].name]);
+    return distinct_kernel_names(names, max_bytes);
+}
+
+void top_kernels_text(std::string& out, const TraceModel& model, const Report& report, size_t top,
+    std::string_view heading, size_t name_bytes)
 {
     const KernelTableResult& t = report.top_kernels;
     const size_t shown = std::min(top, t.rows.size());
+    const std::vector<std::string> names = top_kernel_display_names(model, report, top, name_bytes);
     out += fmt::format("\n{} (whole trace, most time first, as nsys stats' cuda_gpu_kern_sum; {})\n", heading,
         coverage(shown, t.rows.size(), rest_ns(t.rows, shown), t.total_ns));
     if (shown == 0)
@@ -80,8 +137,7 @@ void top_kernels_text(
         const KernelTableRow& r = t.rows[i];
         out += fmt::format("  {:>5.1f}% {:>11} {:>8} {:>11} {:>11} {:>11}  {:<13} {}\n",
             100.0 * share(r.total_ns, t.total_ns), format_duration_ns(r.total_ns), r.count, ns(r.mean_ns),
-            format_duration_ns(r.min_ns), format_duration_ns(r.max_ns), kernel_class_label(r.cls),
-            display_kernel_name(model.strings[r.name]));
+            format_duration_ns(r.min_ns), format_duration_ns(r.max_ns), kernel_class_label(r.cls), names[i]);
     }
 }
 
@@ -133,9 +189,10 @@ void markdown_table(std::string& out, std::string_view heading, std::string_view
 std::string top_tables_markdown(const TraceModel& model, const Report& report, size_t top)
 {
     std::string out;
+    const std::vector<std::string> names = top_kernel_display_names(model, report, top);
     markdown_table(out, "Top kernels", "count", "class | name", report.top_kernels, top, [&](const KernelTableRow& r) {
         return fmt::format("{} | {}", kernel_class_label(r.cls),
-            markdown_code(display_kernel_name(model.strings[r.name]), MarkdownPlace::TableCell));
+            markdown_code(names[static_cast<size_t>(&r - report.top_kernels.rows.data())], MarkdownPlace::TableCell));
     });
     markdown_table(out, "Top CUDA API calls", "calls", "name", report.api_summary, top, [&](const ApiTableRow& r) {
         return markdown_code(std::string(api_display_name(model.strings[r.name])), MarkdownPlace::TableCell);
@@ -172,11 +229,12 @@ void html_table(std::string& out, std::string_view heading, std::string_view cou
 std::string top_tables_html(const TraceModel& model, const Report& report, size_t top)
 {
     std::string out;
+    const std::vector<std::string> names = top_kernel_display_names(model, report, top);
     html_table(out, "Top kernels", "count", "<th>class</th><th>name</th>", report.top_kernels, top,
         [&](const KernelTableRow& r) {
             const std::string_view name = model.strings[r.name];
             return fmt::format("<td>{}</td><td title=\"{}\"><code>{}</code></td>", kernel_class_label(r.cls),
-                xml_escaped(name), xml_escaped(display_kernel_name(name)));
+                xml_escaped(name), xml_escaped(names[static_cast<size_t>(&r - report.top_kernels.rows.data())]));
         });
     html_table(out, "Top CUDA API calls", "calls", "<th>name</th>", report.api_summary, top, [&](const ApiTableRow& r) {
         // The name as the program called it, no CUPTI version suffix (the JSON keeps the recorded one).
@@ -201,12 +259,12 @@ nlohmann::ordered_json top_kernels_json(const TraceModel& model, const Report& r
 {
     const KernelTableResult& t = report.top_kernels;
     auto rows = nlohmann::ordered_json::array();
+    const std::vector<std::string> names = top_kernel_display_names(model, report, top);
     for (size_t i = 0; i < std::min(top, t.rows.size()); ++i) {
         const KernelTableRow& r = t.rows[i];
         rows.push_back(row_json(
-            { { "name", model.strings[r.name] }, { "display_name", display_kernel_name(model.strings[r.name]) },
-                { "class", kernel_class_id(r.cls) } },
-            r, t.total_ns));
+            { { "name", model.strings[r.name] }, { "display_name", names[i] }, { "class", kernel_class_id(r.cls) } }, r,
+            t.total_ns));
     }
     return { { "names", t.rows.size() }, { "kernels", t.kernels }, { "total_ns", t.total_ns }, { "rows", rows } };
 }

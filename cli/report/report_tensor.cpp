@@ -36,16 +36,24 @@ void ranking_text(std::string& out, std::string_view title, const TensorHealth& 
         out += fmt::format("  {:<16} {}\n", i == 0 ? title : "", rows[i]);
 }
 
+// "\n", the heading, "\n": appended piece by piece (GCC 12's -Wrestrict misreads "\n" + std::string + "\n").
+void append_heading(std::string& out, const std::string& heading)
+{
+    out += '\n';
+    out += heading;
+    out += '\n';
+}
+
 } // namespace
 
 void tensor_health_text(
     std::string& out, const TensorHealth& h, const std::function<std::string(std::string_view)>& heading)
 {
     if (h.totals.samples == 0) {
-        out += "\n" + heading("Tensor health: the trace has no tensor statistics") + "\n";
+        append_heading(out, heading("Tensor health: the trace has no tensor statistics"));
         return;
     }
-    out += "\n" + heading("Tensor health (FP8 statistics per tensor site)") + "\n";
+    append_heading(out, heading("Tensor health (FP8 statistics per tensor site)"));
     out += fmt::format("  samples          {}\n", tensor_totals_sentence(h));
     if (const std::string recipes = recipes_sentence(h); !recipes.empty())
         out += fmt::format("  recipes          {}\n", wrapped(recipes, 100, "                   "));
@@ -115,10 +123,9 @@ void tensor_health_text(
 
     const std::vector<size_t> order = sites_by_attention(h);
     const size_t shown = std::min(order.size(), kListedTensorSites);
-    out += "\n"
-        + heading(fmt::format("Tensor sites ({} of {}, most saturation, then underflow, then least headroom first{})",
-            shown, order.size(), shown < order.size() ? "; --format json lists all" : ""))
-        + "\n";
+    append_heading(out,
+        heading(fmt::format("Tensor sites ({} of {}, most saturation, then underflow, then least headroom first{})",
+            shown, order.size(), shown < order.size() ? "; --format json lists all" : "")));
     out += fmt::format("  {:>7}  {:<19}  {:<22}  {:<22}  {:<22}  {}\n", "samples", "amax min..max", "worst saturation",
         "worst underflow", "min headroom", "site");
     for (size_t i = 0; i < shown; ++i) {

@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 
 namespace fp8scope::cli {
 
@@ -181,6 +183,22 @@ std::string wrapped(std::string_view text, size_t width, std::string_view indent
     return out;
 }
 
+size_t kernel_name_bytes_for(const char* columns)
+{
+    // The figures before the name: "  " time% total count mean min max "  " class " " (report_tables.cpp).
+    constexpr size_t kFiguresWidth = 81;
+    constexpr size_t kNarrowest = 30;
+    if (columns == nullptr || *columns == '\0')
+        return kKernelNameBytes;
+    char* end = nullptr;
+    errno = 0;
+    const long long width = std::strtoll(columns, &end, 10);
+    if (errno != 0 || end == columns || *end != '\0' || width <= 0)
+        return kKernelNameBytes;
+    return std::max(
+        kNarrowest, static_cast<size_t>(width) > kFiguresWidth ? static_cast<size_t>(width) - kFiguresWidth : 0);
+}
+
 std::string render_report_text(const TraceModel& model, const Report& report, ReportTextStyle style)
 {
     const Paint paint(style.color);
@@ -221,7 +239,7 @@ std::string render_report_text(const TraceModel& model, const Report& report, Re
     syncs_text(out, report, paint);
     launch_text(out, report, paint);
     classes_text(out, model, report, paint);
-    top_kernels_text(out, model, report, style.top, paint.heading("Top kernels"));
+    top_kernels_text(out, model, report, style.top, paint.heading("Top kernels"), style.kernel_name_bytes);
     top_api_text(out, model, report, style.top, paint.heading("Top CUDA API calls"));
     tensor_health_text(out, report.tensor_health, [&](std::string_view text) { return paint.heading(text); });
     what_if_text(out, estimate_what_if(report), paint);

@@ -3,6 +3,7 @@
 // nameId, the "_vNNNN" version suffix left off the shown name) group them: on the committed real Nsight Systems
 // export and on the real FP8 trace. Counts and totals must be equal, min and max too.
 #include "cli_test_support.hpp"
+#include "report/report_render.hpp"
 #include "xml_check.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include <sqlite3.h>
 
 #include <map>
+#include <set>
 #include <tuple>
 
 using namespace fp8scope::cli_test;
@@ -165,6 +167,36 @@ TEST_CASE("display_kernel_name drops void and the argument list, keeps templates
         }
     }
     CHECK(with_arguments > 0);
+}
+
+TEST_CASE("kernel names that would be cut to the same text are cut where they differ, and --wide shows them whole "
+          "(issue 45)",
+    "[cli][report][top]")
+{
+    // The BF16 sample's rows 8 and 9: two at::native::elementwise_kernel<128, 2, gpu_kernel_impl_nocast<...>> whose
+    // first 70 bytes are the same (a where and an add).
+    const std::string trace = kTraces + "h100-train-bf16.sqlite";
+    const auto doc = report(trace, { "--top", "100000" });
+    std::set<std::string> names, shown;
+    for (const auto& row : doc["top_kernels"]["rows"]) {
+        names.insert(row["name"].get<std::string>());
+        shown.insert(row["display_name"].get<std::string>());
+        CHECK(row["display_name"].get<std::string>().size() <= 73);
+    }
+    CHECK(shown.size() == names.size());
+    const std::string text = run_fp8scope_ok({ "report", trace });
+    CHECK(text.find("at::native::elementwise…at::native::(anonymous namespace)::where_ker…") != std::string::npos);
+    CHECK(text.find("at::native::elementwise…at::native::CUDAFunctor_add<float> >(at::Ten…") != std::string::npos);
+    // --wide: whole names (without the argument list); COLUMNS narrows the column, never below 30 bytes.
+    const std::string wide = run_fp8scope_ok({ "report", trace, "--wide" });
+    CHECK(wide.find("at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::"
+                    "CUDAFunctor_add<float> >(at::TensorIteratorBase&, at::native::CUDAFunctor_add<float> const&)::"
+                    "{lambda(int)#1}>")
+        != std::string::npos);
+    CHECK(fp8scope::cli::kernel_name_bytes_for(nullptr) == 70);
+    CHECK(fp8scope::cli::kernel_name_bytes_for("200") == 119);
+    CHECK(fp8scope::cli::kernel_name_bytes_for("100") == 30);
+    CHECK(fp8scope::cli::kernel_name_bytes_for("wide") == 70);
 }
 
 TEST_CASE("report --format html has both tables, well-formed, the full name in each title", "[cli][report][top]")
