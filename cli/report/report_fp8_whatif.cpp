@@ -31,9 +31,10 @@ std::string render_fp8_whatif_text(const Fp8WhatIf& w, bool color)
     out += wrapped(whatif_gemm_table_sentence(w), kTextWidth - 2, "  ") + "\n";
     out += "  ";
     out += wrapped(whatif_compiled_sentence(w), kTextWidth - 2, "  ") + "\n";
-    constexpr std::string_view kRow = "  {:<11} {:<9} {:>10} {:>10} {:>10} {:>11} {:>10} {:>17}  {}\n";
+    constexpr std::string_view kRow = "  {:<11} {:<9} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10} {:>17} {:>11}  {}\n";
     const auto& title = kWhatIfColumnTitles;
-    out += fmt::format(kRow, title[0], title[1], title[2], title[3], title[4], title[5], title[6], title[7], title[8]);
+    out += fmt::format(kRow, title[0], title[1], title[2], title[3], title[4], title[5], title[6], title[7], title[8],
+        title[9], title[10]);
     for (const Fp8Prediction& p : w.predictions) {
         const WhatIfPredictionCells c = whatif_prediction_cells(p);
         if (!c.unavailable.empty()) {
@@ -41,10 +42,11 @@ std::string render_fp8_whatif_text(const Fp8WhatIf& w, bool color)
             continue;
         }
         const auto cell = c.cells();
-        out += fmt::format(kRow, cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8]);
+        out += fmt::format(
+            kRow, cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8], cell[9], cell[10]);
     }
     out += "  ";
-    out += whatif_bookkeeping_note();
+    out += wrapped(std::string(whatif_bookkeeping_note()), kTextWidth - 2, "  ");
     out += "\n";
     out += "  ";
     out += wrapped(whatif_advice_sentence(w), kTextWidth - 2, "    ") + "\n";
@@ -101,10 +103,13 @@ nlohmann::ordered_json fp8_whatif_json(const Fp8WhatIf& w)
             e["gemm_fp8_ns"] = p.gemm_fp8_ns;
             e["bookkeeping_host_ns"] = p.bookkeeping_host_ns;
             e["bookkeeping_gpu_ns"] = p.bookkeeping_gpu_ns;
+            e["bookkeeping_known"] = p.bookkeeping_known;
+            e["rest_ns"] = p.rest_ns;
             e["step_ns"] = p.step_ns;
             e["step_low_ns"] = p.step_low_ns;
             e["step_high_ns"] = p.step_high_ns;
             e["speedup"] = p.speedup;
+            e["speedup_vs_measured"] = p.speedup_vs_measured;
         }
         predictions.push_back(std::move(e));
     }

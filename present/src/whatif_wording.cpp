@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace fp8scope::present {
 
@@ -13,7 +14,9 @@ using analyzer::OperandNumerics;
 
 std::string whatif_ms(int64_t ns)
 {
-    return fmt::format("{:.2f} ms", static_cast<double>(ns) / 1e6);
+    // A few rounded nanoseconds below zero read as 0.00 ms, not -0.00 ms.
+    const double ms = static_cast<double>(ns) / 1e6;
+    return fmt::format("{:.2f} ms", std::abs(ms) < 0.005 ? 0.0 : ms);
 }
 
 std::string whatif_percent(double share)
@@ -35,13 +38,16 @@ std::string whatif_compiled_sentence(const Fp8WhatIf& w)
     if (!c.from_eager)
         return fmt::format(
             "Compiled BF16 step {}: the trace is compiled or CUDA-graphed already", whatif_ms(c.step_ns));
+    const std::string attention = c.attention_ns > 0 ? fmt::format(", and its {} of attention {:.1f}x as long",
+                                      whatif_ms(c.attention_ns), analyzer::kCompiledAttentionFactor)
+                                                     : std::string();
     return fmt::format("Compiled BF16 step {}, estimated from this eager trace: without launch overhead, with its {} "
                        "of element-wise, reduction, normalization and copy work ({} kernels a step) fused to {:.2f} "
-                       "of that time, and its {} of attention {:.1f}x as long, as Inductor runs them; GEMMs, "
-                       "communication and optimizer ({}) as they are. Not foreseen: attention with dropout, which "
-                       "Inductor runs unfused, and a compiled step the host holds up",
-        whatif_ms(c.step_ns), whatif_ms(c.fused_ns), c.fused_kernels, analyzer::kInductorFusionFactor,
-        whatif_ms(c.attention_ns), analyzer::kCompiledAttentionFactor, whatif_ms(c.kept_ns));
+                       "of that time{}, as Inductor runs them; GEMMs, communication and optimizer ({}) as they are. "
+                       "Not foreseen: attention with dropout, which Inductor runs unfused, and a compiled step the "
+                       "host holds up",
+        whatif_ms(c.step_ns), whatif_ms(c.fused_ns), c.fused_kernels, analyzer::kInductorFusionFactor, attention,
+        whatif_ms(c.kept_ns));
 }
 
 std::string whatif_gemm_table_sentence(const Fp8WhatIf& w)
@@ -54,7 +60,8 @@ std::string whatif_gemm_table_sentence(const Fp8WhatIf& w)
 
 std::array<std::string, kWhatIfColumnCount> WhatIfPredictionCells::cells() const
 {
-    return { recipe, mode, bf16_step, gemm_bf16, gemm_fp8, bookkeeping, fp8_step, speedup, implementation };
+    return { recipe, mode, bf16_step, gemm_bf16, gemm_fp8, bookkeeping, rest, fp8_step, speedup, vs_measured,
+        implementation };
 }
 
 WhatIfPredictionCells whatif_prediction_cells(const Fp8Prediction& p)
@@ -73,8 +80,12 @@ WhatIfPredictionCells whatif_prediction_cells(const Fp8Prediction& p)
     c.bf16_step = whatif_ms(p.bf16_step_ns);
     c.gemm_bf16 = whatif_ms(p.gemm_bf16_ns);
     c.gemm_fp8 = whatif_ms(p.gemm_fp8_ns);
-    c.bookkeeping = whatif_ms(p.mode == Fp8Mode::Eager ? p.bookkeeping_host_ns : p.bookkeeping_gpu_ns);
+    c.bookkeeping = p.bookkeeping_known
+        ? whatif_ms(p.mode == Fp8Mode::Eager ? p.bookkeeping_host_ns : p.bookkeeping_gpu_ns)
+        : "unknown";
+    c.rest = whatif_ms(p.rest_ns);
     c.fp8_step = whatif_ms(p.step_ns);
+    c.vs_measured = fmt::format("{:.2f}x", p.speedup_vs_measured);
     c.fp8_step_interval = fmt::format(
         "{:.2f}-{:.2f} ms", static_cast<double>(p.step_low_ns) / 1e6, static_cast<double>(p.step_high_ns) / 1e6);
     // The slowest step bounds the speed-up from below, the fastest from above.
@@ -84,8 +95,11 @@ WhatIfPredictionCells whatif_prediction_cells(const Fp8Prediction& p)
 
 std::string_view whatif_bookkeeping_note()
 {
-    return "Bookkeeping: eager, the host time the casts and scale updates add; compiled, their fused kernels' GPU "
-           "time.";
+    return "BF16 step - (GEMM BF16 - GEMM FP8) + bookkeeping + rest = FP8 step. Bookkeeping: eager, the host time the "
+           "casts and scale updates add; compiled, their fused kernels' GPU time (unknown without GEMM statistics: "
+           "no operand sizes). Rest: eager, what the host or the GPU deciding the step leaves of it. Speed-up: "
+           "against the BF16 step of its mode (compiled: the estimate above); vs measured: against this trace's "
+           "BF16 step.";
 }
 
 std::string whatif_advice_sentence(const Fp8WhatIf& w)

@@ -314,7 +314,11 @@ Fp8Prediction predict(const RecipeProfile& p, Fp8Mode mode, const StepFigures& f
         out.step_low_ns = std::llround(std::max(1.0, f.graphed_step - saved_most + traffic));
         out.step_high_ns = std::llround(std::max(1.0, f.graphed_step - saved_least + traffic));
     }
+    out.bookkeeping_known = mode == Fp8Mode::Eager || f.operand_elements > 0;
+    const int64_t bookkeeping = mode == Fp8Mode::Eager ? out.bookkeeping_host_ns : out.bookkeeping_gpu_ns;
+    out.rest_ns = out.step_ns - (out.bf16_step_ns - (out.gemm_bf16_ns - out.gemm_fp8_ns) + bookkeeping);
     out.speedup = out.step_ns > 0 ? static_cast<double>(out.bf16_step_ns) / static_cast<double>(out.step_ns) : 0;
+    out.speedup_vs_measured = out.step_ns > 0 ? f.step / static_cast<double>(out.step_ns) : 0;
     return out;
 }
 
@@ -343,11 +347,16 @@ std::string advice_for(const Fp8WhatIf& w, const StepFigures& f)
             fp8_mode_name(w.predictions[i].mode), w.predictions[i].speedup);
     if (!ties.empty())
         ties = "; as good within its interval: " + ties;
-    return fmt::format("{} {}: predicted {:.2f}x the BF16 step ({:.2f}-{:.2f}x), since its GEMMs are {:.0f}% of the "
+    // Against the BF16 step of its mode; compiled, that step is an estimate, and the measured one is named too.
+    const std::string against = best.mode == Fp8Mode::Compiled
+        ? fmt::format("the compiled BF16 step (estimated {:.2f} ms; {:.2f}x this trace's measured {:.2f} ms)",
+            static_cast<double>(best.bf16_step_ns) / 1e6, best.speedup_vs_measured, f.step / 1e6)
+        : std::string("the BF16 step");
+    return fmt::format("{} {}: predicted {:.2f}x ({:.2f}-{:.2f}x) {}, since its GEMMs are {:.0f}% of the "
                        "step and run {:.2f}x faster in FP8{}{}",
         best.recipe, fp8_mode_name(best.mode), best.speedup,
         static_cast<double>(best.bf16_step_ns) / static_cast<double>(best.step_high_ns),
-        static_cast<double>(best.bf16_step_ns) / static_cast<double>(best.step_low_ns), 100 * gemm_share,
+        static_cast<double>(best.bf16_step_ns) / static_cast<double>(best.step_low_ns), against, 100 * gemm_share,
         best.gemm_fp8_ns > 0 ? static_cast<double>(best.gemm_bf16_ns) / static_cast<double>(best.gemm_fp8_ns) : 1.0,
         best.mode == Fp8Mode::Compiled ? " and compiling fuses the casts and removes the launch overhead" : "", ties);
 }

@@ -5,6 +5,8 @@
 #include "cli_test_support.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -47,6 +49,42 @@ TEST_CASE("report --fp8-whatif: the section in text, the object in JSON, on a re
     const auto fp8 = nlohmann::json::parse(
         run_fp8scope_ok({ "report", kZoo + "fp8_delayed_clean.sqlite", "--fp8-whatif", "--format", "json" }));
     CHECK_THAT(fp8.at("fp8_whatif").at("not_applicable").get<std::string>(), Contains("already runs FP8 GEMMs"));
+}
+
+TEST_CASE("report --fp8-whatif: the columns add up to the FP8 step, estimates say so, speed-ups name their BF16 step "
+          "(issue 45)",
+    "[cli][whatif]")
+{
+    // The bundled BF16 sample has no GEMM statistics: the compiled bookkeeping is unknown, not 0.
+    const std::string bf16 = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/h100-train-bf16.sqlite";
+    for (const std::string& trace : { bf16, kBf16 }) {
+        INFO(trace);
+        const auto json
+            = nlohmann::json::parse(run_fp8scope_ok({ "report", trace, "--fp8-whatif", "--format", "json" }));
+        const auto& w = json.at("fp8_whatif");
+        const double measured = w.at("bf16_step_ns").get<double>();
+        for (const auto& p : w.at("predictions")) {
+            INFO(p.at("recipe") << " " << p.at("mode"));
+            const bool eager = p.at("mode") == "eager";
+            const int64_t bookkeeping
+                = eager ? p.at("bookkeeping_host_ns").get<int64_t>() : p.at("bookkeeping_gpu_ns").get<int64_t>();
+            CHECK(p.at("bf16_step_ns").get<int64_t>()
+                    - (p.at("gemm_bf16_ns").get<int64_t>() - p.at("gemm_fp8_ns").get<int64_t>()) + bookkeeping
+                    + p.at("rest_ns").get<int64_t>()
+                == p.at("step_ns").get<int64_t>());
+            CHECK(p.at("speedup_vs_measured").get<double>()
+                == Approx(measured / p.at("step_ns").get<double>()).epsilon(1e-6));
+            if (!eager) // compiled: no rest but the nanoseconds each rounded figure drops
+                CHECK(std::llabs(p.at("rest_ns").get<int64_t>()) <= 2);
+            if (!eager && trace == bf16)
+                CHECK(p.at("bookkeeping_known") == false);
+        }
+    }
+    const std::string text = run_fp8scope_ok({ "report", bf16, "--fp8-whatif", "--color", "never" });
+    CHECK_THAT(
+        text, Contains("delayed     compiled     7.45 ms    4.93 ms    3.03 ms     unknown    0.00 ms    5.55 ms"));
+    CHECK_THAT(text, Contains("BF16 step - (GEMM BF16 - GEMM FP8) + bookkeeping + rest = FP8 step."));
+    CHECK_THAT(text, Contains("the compiled BF16 step (estimated 7.45 ms; 4.00x this trace's"));
 }
 
 TEST_CASE("report --gemm-table: the user's own table decides the GEMM times", "[cli][whatif]")

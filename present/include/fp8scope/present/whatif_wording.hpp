@@ -31,10 +31,24 @@ std::string whatif_compiled_sentence(const analyzer::Fp8WhatIf& whatif);
 std::string whatif_gemm_table_sentence(const analyzer::Fp8WhatIf& whatif);
 
 // The prediction table's columns, in the text report's order.
-enum class WhatIfColumn { Recipe, Mode, Bf16Step, GemmBf16, GemmFp8, Bookkeeping, Fp8Step, Speedup, Implementation };
-inline constexpr size_t kWhatIfColumnCount = 9;
+// BF16 step - (GEMM BF16 - GEMM FP8) + bookkeeping + rest = FP8 step; "speed-up" is against the BF16 step of its
+// mode (compiled: the compiled estimate), "vs measured" against the trace's own BF16 step.
+enum class WhatIfColumn {
+    Recipe,
+    Mode,
+    Bf16Step,
+    GemmBf16,
+    GemmFp8,
+    Bookkeeping,
+    Rest,
+    Fp8Step,
+    Speedup,
+    VsMeasured,
+    Implementation
+};
+inline constexpr size_t kWhatIfColumnCount = 11;
 inline constexpr std::array<std::string_view, kWhatIfColumnCount> kWhatIfColumnTitles { "recipe", "mode", "BF16 step",
-    "GEMM BF16", "GEMM FP8", "bookkeeping", "FP8 step", "speed-up", "implementation" };
+    "GEMM BF16", "GEMM FP8", "bookkeeping", "rest", "FP8 step", "speed-up", "vs measured", "implementation" };
 
 // One prediction as the table shows it. An unavailable one has its recipe, mode and implementation, and `unavailable`
 // (the analyzer's reason) instead of figures.
@@ -42,10 +56,13 @@ struct WhatIfPredictionCells {
     std::string recipe, mode, implementation;
     std::string unavailable; // non-empty: no figures
     std::string bf16_step, gemm_bf16, gemm_fp8;
-    std::string bookkeeping; // eager: the host time added; compiled: the fused kernels' GPU time
+    std::string bookkeeping; // eager: the host time added; compiled: the fused kernels' GPU time ("unknown" without
+                             // GEMM statistics)
+    std::string rest; // what the other columns leave of the FP8 step
     std::string fp8_step; // "10.20 ms"
     std::string fp8_step_interval; // "9.80-11.00 ms"
     std::string speedup; // "1.21x (1.12-1.26)": the median, then the interval
+    std::string vs_measured; // "1.85x": against the trace's measured BF16 step
     // The cells in WhatIfColumn order (the figures empty when unavailable).
     std::array<std::string, kWhatIfColumnCount> cells() const;
 };

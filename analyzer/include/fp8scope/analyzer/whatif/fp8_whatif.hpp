@@ -92,8 +92,16 @@ struct Fp8Prediction {
     int64_t gemm_fp8_ns = 0; // ... and in FP8 (median speed-up)
     int64_t bookkeeping_host_ns = 0; // per step, eager: the host time the recipe's bookkeeping adds
     int64_t bookkeeping_gpu_ns = 0; // per step: its kernels' GPU time
+    // Compiled without GEMM statistics: the fused casts' traffic is unknown (no operand sizes), and bookkeeping_gpu_ns
+    // is 0 for want of it, not measured so.
+    bool bookkeeping_known = true;
     int64_t step_ns = 0, step_low_ns = 0, step_high_ns = 0; // the FP8 step, and its interval
-    double speedup = 0; // bf16_step_ns / step_ns
+    // What the table's columns leave: step_ns = bf16_step_ns - (gemm_bf16_ns - gemm_fp8_ns) + the bookkeeping shown
+    // (eager: bookkeeping_host_ns, compiled: bookkeeping_gpu_ns) + rest_ns. Eager, the host or the GPU decides the
+    // step, so the added host time and the GPU's work do not simply add (docs/analysis.md, eager prediction).
+    int64_t rest_ns = 0;
+    double speedup = 0; // bf16_step_ns / step_ns: against the BF16 step in the same mode
+    double speedup_vs_measured = 0; // the trace's measured BF16 step (Fp8WhatIf::bf16_step_ns) / step_ns
 };
 
 // One GEMM operand of the BF16 run under each per-tensor recipe's scale, over the sampled steps.
