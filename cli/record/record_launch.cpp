@@ -139,9 +139,10 @@ bool is_regular_file(const std::string& path)
 std::string collector_missing_message(bool collector_built, const std::string& library, bool from_environment)
 {
     if (!collector_built && !from_environment)
-        return "collector library not found: this fp8scope was built without the collector, since no CUDA toolkit "
-               "with CUPTI was found when the build was configured (install the CUDA toolkit and configure again with "
-               "-DFP8SCOPE_BUILD_COLLECTOR=ON; or set FP8SCOPE_LIBRARY to a libfp8scope.so built elsewhere)";
+        return "collector library not found: this fp8scope was built without the collector (FP8SCOPE_BUILD_COLLECTOR "
+               "off, its default when the build is configured without a CUDA toolkit with CUPTI): install the CUDA "
+               "toolkit and configure again with -DFP8SCOPE_BUILD_COLLECTOR=ON, or set FP8SCOPE_LIBRARY to a "
+               "libfp8scope.so built elsewhere";
     return fmt::format("collector library not found: {} (set FP8SCOPE_LIBRARY)", library);
 }
 
@@ -150,7 +151,9 @@ Expected<std::string> locate_collector_library()
     namespace fs = std::filesystem;
     std::error_code error;
     fs::path library;
-    if (const char* configured = std::getenv("FP8SCOPE_LIBRARY"); configured != nullptr && *configured != '\0') {
+    const char* configured = std::getenv("FP8SCOPE_LIBRARY");
+    const bool from_environment = configured != nullptr && *configured != '\0';
+    if (from_environment) {
         library = fs::absolute(configured, error);
     } else {
         const fs::path executable = fs::read_symlink("/proc/self/exe", error);
@@ -164,8 +167,7 @@ Expected<std::string> locate_collector_library()
     library = library.lexically_normal();
     if (error || !is_regular_file(library.string()))
         return make_error(ErrorCode::Io,
-            collector_missing_message(
-                FP8SCOPE_COLLECTOR_BUILT != 0, library.string(), std::getenv("FP8SCOPE_LIBRARY") != nullptr));
+            collector_missing_message(FP8SCOPE_COLLECTOR_BUILT != 0, library.string(), from_environment));
     return library.string();
 }
 
