@@ -7,7 +7,7 @@
 #include "fp8scope/analyzer/trace/tensor_health.hpp"
 #include "fp8scope/format/schema.hpp"
 #include "model/step_locator.hpp"
-#include "steps/step_period.hpp"
+#include "whatif/compiled_estimate.hpp"
 #include "whatif/host_time.hpp"
 
 #include <fmt/format.h>
@@ -39,64 +39,6 @@ std::vector<int64_t> gemm_durations(const TraceModel& model, const StepSet& step
             durations.push_back(std::max<int64_t>(0, k.end_ns[i] - k.start_ns[i]));
     }
     return durations;
-}
-
-// What Inductor makes of an eager kernel when the model is compiled (docs/analysis.md "FP8 what-if").
-enum class InductorFate { Kept, Attention, Fused };
-
-bool attention_name(std::string_view lower)
-{
-    // FlashAttention (pytorch_flash::, flash_fwd/bwd), PyTorch's memory-efficient kernels (fmha_cutlass*), cuDNN's
-    // SDPA graphs (cudnn_generated_..._sdpa_..., and the cudnn::fusion helpers of its backward pass, such as
-    // compute_dot_do_o and convert_dq_to_16bits), and any kernel that says attention.
-    for (std::string_view word : { "flash", "fmha", "sdpa", "attention", "cudnn::fusion::" })
-        if (lower.find(word) != std::string_view::npos)
-            return true;
-    return false;
-}
-
-InductorFate inductor_fate(std::string_view name, KernelClass cls)
-{
-    if (cls == KernelClass::OtherGemm || cls == KernelClass::Fp8Gemm || cls == KernelClass::Communication
-        || detail::optimizer_name(name))
-        return InductorFate::Kept;
-    std::string lower(name.substr(0, 512));
-    for (char& c : lower)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return attention_name(lower) ? InductorFate::Attention : InductorFate::Fused;
-}
-
-// The eager trace's kernel time per step by what Inductor makes of it, and the compiled BF16 step it gives:
-// `graphed_ns` (the step without launch overhead) less what fusion saves, plus what attention loses.
-CompiledBaseline compiled_from_eager(const TraceModel& model, const StepSet& steps, double graphed_ns)
-{
-    std::array<double, 3> ns {}; // by InductorFate
-    double fused_kernels = 0;
-    KernelClassCache classes(model);
-    const KernelTable& k = model.kernels;
-    std::map<uint32_t, InductorFate> fates; // by name index
-    for (size_t i = 0; i < k.size(); ++i) {
-        const auto after = std::ranges::upper_bound(steps.steps, k.start_ns[i], {}, &StepInterval::start_ns);
-        if (after == steps.steps.begin() || k.start_ns[i] >= std::prev(after)->end_ns)
-            continue;
-        auto fate = fates.find(k.name[i].index);
-        if (fate == fates.end())
-            fate = fates.emplace(k.name[i].index, inductor_fate(model.strings[k.name[i]], classes.of(i).cls)).first;
-        ns[static_cast<size_t>(fate->second)] += static_cast<double>(std::max<int64_t>(0, k.end_ns[i] - k.start_ns[i]));
-        if (fate->second == InductorFate::Fused)
-            ++fused_kernels;
-    }
-    const double n = static_cast<double>(std::max<size_t>(1, steps.steps.size()));
-    CompiledBaseline b;
-    b.from_eager = true;
-    b.kept_ns = std::llround(ns[0] / n);
-    b.attention_ns = std::llround(ns[1] / n);
-    b.fused_ns = std::llround(ns[2] / n);
-    b.fused_kernels = std::llround(fused_kernels / n);
-    const double saved = (1 - kInductorFusionFactor) * ns[2] / n;
-    const double lost = (kCompiledAttentionFactor - 1) * ns[1] / n;
-    b.step_ns = std::llround(std::max(1.0, graphed_ns - saved + lost));
-    return b;
 }
 
 // A 2-D GEMM operand the collector sampled at the GEMM call (zero-code sites): what an FP8 Linear layer would cast.
@@ -436,7 +378,7 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
     if (graphed) {
         w.compiled.step_ns = std::llround(f.step);
     } else {
-        w.compiled = compiled_from_eager(model, steps, static_cast<double>(what_if.without_launch_overhead_ns));
+        w.compiled = detail::compiled_from_eager(model, steps, static_cast<double>(what_if.without_launch_overhead_ns));
     }
     f.graphed_step = static_cast<double>(w.compiled.step_ns);
     const double gemm_kernels = static_cast<double>(f.gemms.size()) / f.steps;
@@ -458,9 +400,16 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
                             "GEMM sequence, or the per-step cap), so they cannot tell the Linear layers' GEMMs from "
                             "batched ones; operand sizes from the sampled GEMMs' mean";
     } else {
-        f.fp8_gemms = gemm_kernels;
-        w.fp8_gemm_source = "every GEMM kernel of the step: the trace has no GEMM statistics to tell the Linear "
-                            "layers' GEMMs from batched ones, nor their operands' sizes";
+        // No statistics: the GEMM kernels with 16-bit inputs; FP32 ones (an FP32 head or loss) stay as they are.
+        const double sixteen_bit = static_cast<double>(detail::sixteen_bit_gemm_kernels(model, steps)) / f.steps;
+        f.fp8_gemms = sixteen_bit;
+        w.fp8_gemm_source = sixteen_bit < gemm_kernels
+            ? fmt::format("the GEMM kernels with 16-bit inputs ({:.0f} of {:.0f} a step; the FP32 ones stay): the "
+                          "trace has no GEMM statistics to tell the Linear layers' GEMMs from batched ones, nor "
+                          "their operands' sizes",
+                sixteen_bit, gemm_kernels)
+            : std::string("every GEMM kernel of the step: the trace has no GEMM statistics to tell the Linear "
+                          "layers' GEMMs from batched ones, nor their operands' sizes");
     }
     f.fp8_share = gemm_kernels > 0 ? f.fp8_gemms / gemm_kernels : 0;
     w.bf16_step_ns = std::llround(f.step);

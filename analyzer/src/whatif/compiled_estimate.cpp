@@ -1,0 +1,114 @@
+// The what-if's model of what torch.compile makes of an eager trace (docs/analysis.md "FP8 what-if", compiled
+// prediction), and which GEMM kernels an FP8 recipe converts when the trace has no GEMM statistics.
+#include "whatif/compiled_estimate.hpp"
+
+#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "steps/step_period.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <string>
+
+namespace fp8scope::analyzer::detail {
+namespace {
+
+// A GEMM kernel whose name says it multiplies FP32 (or TF32) inputs: cuBLAS's sgemm, xmma's f32f32 inputs, the FFMA
+// path, nvjet's 's'-typed inputs. FP8 recipes convert the 16-bit Linear layers' GEMMs; these stay as they are.
+bool fp32_gemm_name(std::string_view name)
+{
+    if (name.find("sgemm") != std::string_view::npos || name.find("f32f32_f32f32") != std::string_view::npos
+        || name.find("_ffma_") != std::string_view::npos || name.find("gemm_f32") != std::string_view::npos)
+        return true;
+    const size_t nvjet = name.find("nvjet_");
+    if (nvjet == std::string_view::npos)
+        return false;
+    // nvjet_sm90_<types>_...: the input types come first ('s' FP32, 't' BF16, 'h' FP16).
+    std::string_view rest = name.substr(nvjet + 6);
+    if (rest.starts_with("sm")) {
+        const size_t end = rest.find('_');
+        rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    }
+    const std::string_view types = rest.substr(0, rest.find('_'));
+    return !types.empty() && types.front() == 's';
+}
+
+// What Inductor makes of an eager kernel when the model is compiled (docs/analysis.md "FP8 what-if").
+enum class InductorFate { Kept, Attention, Fused };
+
+bool attention_name(std::string_view lower)
+{
+    // FlashAttention (pytorch_flash::, flash_fwd/bwd), PyTorch's memory-efficient kernels (fmha_cutlass*), cuDNN's
+    // SDPA graphs (cudnn_generated_..._sdpa_..., and the cudnn::fusion helpers of its backward pass, such as
+    // compute_dot_do_o and convert_dq_to_16bits), and any kernel that says attention.
+    for (std::string_view word : { "flash", "fmha", "sdpa", "attention", "cudnn::fusion::" })
+        if (lower.find(word) != std::string_view::npos)
+            return true;
+    return false;
+}
+
+InductorFate inductor_fate(std::string_view name, KernelClass cls)
+{
+    if (cls == KernelClass::OtherGemm || cls == KernelClass::Fp8Gemm || cls == KernelClass::Communication
+        || detail::optimizer_name(name))
+        return InductorFate::Kept;
+    std::string lower(name.substr(0, 512));
+    for (char& c : lower)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return attention_name(lower) ? InductorFate::Attention : InductorFate::Fused;
+}
+
+// The eager trace's kernel time per step by what Inductor makes of it, and the compiled BF16 step it gives:
+// `graphed_ns` (the step without launch overhead) less what fusion saves, plus what attention loses.
+} // namespace
+
+CompiledBaseline compiled_from_eager(const TraceModel& model, const StepSet& steps, double graphed_ns)
+{
+    std::array<double, 3> ns {}; // by InductorFate
+    double fused_kernels = 0;
+    KernelClassCache classes(model);
+    const KernelTable& k = model.kernels;
+    std::map<uint32_t, InductorFate> fates; // by name index
+    for (size_t i = 0; i < k.size(); ++i) {
+        const auto after = std::ranges::upper_bound(steps.steps, k.start_ns[i], {}, &StepInterval::start_ns);
+        if (after == steps.steps.begin() || k.start_ns[i] >= std::prev(after)->end_ns)
+            continue;
+        auto fate = fates.find(k.name[i].index);
+        if (fate == fates.end())
+            fate = fates.emplace(k.name[i].index, inductor_fate(model.strings[k.name[i]], classes.of(i).cls)).first;
+        ns[static_cast<size_t>(fate->second)] += static_cast<double>(std::max<int64_t>(0, k.end_ns[i] - k.start_ns[i]));
+        if (fate->second == InductorFate::Fused)
+            ++fused_kernels;
+    }
+    const double n = static_cast<double>(std::max<size_t>(1, steps.steps.size()));
+    CompiledBaseline b;
+    b.from_eager = true;
+    b.kept_ns = std::llround(ns[0] / n);
+    b.attention_ns = std::llround(ns[1] / n);
+    b.fused_ns = std::llround(ns[2] / n);
+    b.fused_kernels = std::llround(fused_kernels / n);
+    const double saved = (1 - kInductorFusionFactor) * ns[2] / n;
+    const double lost = (kCompiledAttentionFactor - 1) * ns[1] / n;
+    b.step_ns = std::llround(std::max(1.0, graphed_ns - saved + lost));
+    return b;
+}
+
+// Of the BF16 GEMM kernels in the analysed steps, those with 16-bit inputs (not fp32_gemm_name()).
+int64_t sixteen_bit_gemm_kernels(const TraceModel& model, const StepSet& steps)
+{
+    int64_t n = 0;
+    KernelClassCache classes(model);
+    const KernelTable& k = model.kernels;
+    for (size_t i = 0; i < k.size(); ++i) {
+        const auto after = std::ranges::upper_bound(steps.steps, k.start_ns[i], {}, &StepInterval::start_ns);
+        if (after == steps.steps.begin() || k.start_ns[i] >= std::prev(after)->end_ns)
+            continue;
+        if (classes.of(i).cls == KernelClass::OtherGemm && !fp32_gemm_name(model.strings[k.name[i]]))
+            ++n;
+    }
+    return n;
+}
+
+} // namespace fp8scope::analyzer::detail
