@@ -4,6 +4,7 @@
 
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "steps/step_period.hpp"
+#include "whatif/step_kernels.hpp"
 
 #include <algorithm>
 #include <array>
@@ -72,8 +73,7 @@ CompiledBaseline compiled_from_eager(const TraceModel& model, const StepSet& ste
     const KernelTable& k = model.kernels;
     std::map<uint32_t, InductorFate> fates; // by name index
     for (size_t i = 0; i < k.size(); ++i) {
-        const auto after = std::ranges::upper_bound(steps.steps, k.start_ns[i], {}, &StepInterval::start_ns);
-        if (after == steps.steps.begin() || k.start_ns[i] >= std::prev(after)->end_ns)
+        if (!starts_in_analysed_step(steps, k.start_ns[i]))
             continue;
         auto fate = fates.find(k.name[i].index);
         if (fate == fates.end())
@@ -102,8 +102,7 @@ int64_t sixteen_bit_gemm_kernels(const TraceModel& model, const StepSet& steps)
     KernelClassCache classes(model);
     const KernelTable& k = model.kernels;
     for (size_t i = 0; i < k.size(); ++i) {
-        const auto after = std::ranges::upper_bound(steps.steps, k.start_ns[i], {}, &StepInterval::start_ns);
-        if (after == steps.steps.begin() || k.start_ns[i] >= std::prev(after)->end_ns)
+        if (!starts_in_analysed_step(steps, k.start_ns[i]))
             continue;
         if (classes.of(i).cls == KernelClass::OtherGemm && !fp32_gemm_name(model.strings[k.name[i]]))
             ++n;

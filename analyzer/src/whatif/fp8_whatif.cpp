@@ -9,6 +9,7 @@
 #include "model/step_locator.hpp"
 #include "whatif/compiled_estimate.hpp"
 #include "whatif/host_time.hpp"
+#include "whatif/step_kernels.hpp"
 
 #include <fmt/format.h>
 
@@ -32,8 +33,7 @@ std::vector<int64_t> gemm_durations(const TraceModel& model, const StepSet& step
     KernelClassCache classes(model);
     const KernelTable& k = model.kernels;
     for (size_t i = 0; i < k.size(); ++i) {
-        const auto after = std::ranges::upper_bound(steps.steps, k.start_ns[i], {}, &StepInterval::start_ns);
-        if (after == steps.steps.begin() || k.start_ns[i] >= std::prev(after)->end_ns)
+        if (!detail::starts_in_analysed_step(steps, k.start_ns[i]))
             continue;
         if (classes.of(i).cls == KernelClass::OtherGemm)
             durations.push_back(std::max<int64_t>(0, k.end_ns[i] - k.start_ns[i]));

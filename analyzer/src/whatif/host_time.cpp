@@ -1,5 +1,6 @@
 // The host's time per kernel from the API calls (host_time.hpp).
 #include "host_time.hpp"
+#include "step_kernels.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -21,8 +22,7 @@ double host_ns_per_kernel(const TraceModel& model, const StepSet& steps, int64_t
     const KernelTable& k = model.kernels;
     int64_t kernels = 0, first = INT64_MAX, last = INT64_MIN;
     for (size_t i = 0; i < k.size(); ++i) {
-        const auto after = std::ranges::upper_bound(steps.steps, k.start_ns[i], {}, &StepInterval::start_ns);
-        if (after == steps.steps.begin() || k.start_ns[i] >= std::prev(after)->end_ns)
+        if (!starts_in_analysed_step(steps, k.start_ns[i]))
             continue;
         ++kernels;
         if (const auto call = call_of.find(k.correlation_id[i]); call != call_of.end()) {
