@@ -269,6 +269,15 @@ std::string_view kernel_class_label(KernelClass cls)
     return "other";
 }
 
+bool has_fp32_gemm_inputs(std::string_view name)
+{
+    for (std::string_view word : { "sgemm", "f32f32_f32f32", "_ffma_", "gemm_f32" })
+        if (has(name, word))
+            return true;
+    // nvjet's first type letter is its A operand's ('s' FP32).
+    return is_nvjet(name) && nvjet_types(name).starts_with('s');
+}
+
 bool is_bookkeeping(KernelClass cls)
 {
     return cls == KernelClass::Cast || cls == KernelClass::AmaxScale || cls == KernelClass::FusedBookkeeping;

@@ -1,5 +1,5 @@
 // The what-if's model of what torch.compile makes of an eager trace (docs/analysis.md "FP8 what-if", compiled
-// prediction), and which GEMM kernels an FP8 recipe converts when the trace has no GEMM statistics.
+// prediction).
 #include "whatif/compiled_estimate.hpp"
 
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"
@@ -15,26 +15,6 @@
 
 namespace fp8scope::analyzer::detail {
 namespace {
-
-// A GEMM kernel whose name says it multiplies FP32 (or TF32) inputs: cuBLAS's sgemm, xmma's f32f32 inputs, the FFMA
-// path, nvjet's 's'-typed inputs. FP8 recipes convert the 16-bit Linear layers' GEMMs; these stay as they are.
-bool fp32_gemm_name(std::string_view name)
-{
-    if (name.find("sgemm") != std::string_view::npos || name.find("f32f32_f32f32") != std::string_view::npos
-        || name.find("_ffma_") != std::string_view::npos || name.find("gemm_f32") != std::string_view::npos)
-        return true;
-    const size_t nvjet = name.find("nvjet_");
-    if (nvjet == std::string_view::npos)
-        return false;
-    // nvjet_sm90_<types>_...: the input types come first ('s' FP32, 't' BF16, 'h' FP16).
-    std::string_view rest = name.substr(nvjet + 6);
-    if (rest.starts_with("sm")) {
-        const size_t end = rest.find('_');
-        rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-    }
-    const std::string_view types = rest.substr(0, rest.find('_'));
-    return !types.empty() && types.front() == 's';
-}
 
 // What Inductor makes of an eager kernel when the model is compiled (docs/analysis.md "FP8 what-if").
 enum class InductorFate { Kept, Attention, Fused };
@@ -93,21 +73,6 @@ CompiledBaseline compiled_from_eager(const TraceModel& model, const StepSet& ste
     const double lost = (kCompiledAttentionFactor - 1) * ns[1] / n;
     b.step_ns = std::llround(std::max(1.0, graphed_ns - saved + lost));
     return b;
-}
-
-// Of the BF16 GEMM kernels in the analysed steps, those with 16-bit inputs (not fp32_gemm_name()).
-int64_t sixteen_bit_gemm_kernels(const TraceModel& model, const StepSet& steps)
-{
-    int64_t n = 0;
-    KernelClassCache classes(model);
-    const KernelTable& k = model.kernels;
-    for (size_t i = 0; i < k.size(); ++i) {
-        if (!starts_in_analysed_step(steps, k.start_ns[i]))
-            continue;
-        if (classes.of(i).cls == KernelClass::OtherGemm && !fp32_gemm_name(model.strings[k.name[i]]))
-            ++n;
-    }
-    return n;
 }
 
 } // namespace fp8scope::analyzer::detail

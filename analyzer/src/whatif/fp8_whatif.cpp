@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -26,19 +25,25 @@ namespace {
 
 namespace schema = fp8scope::schema;
 
-// The BF16 GEMM kernels that start in an analysed step: their durations, in start order.
-std::vector<int64_t> gemm_durations(const TraceModel& model, const StepSet& steps)
-{
+// The BF16 GEMM kernels that start in an analysed step: their durations, in start order, and how many of them have
+// 16-bit inputs (not has_fp32_gemm_inputs()).
+struct StepGemms {
     std::vector<int64_t> durations;
+    int64_t sixteen_bit = 0;
+};
+
+StepGemms step_gemms(const TraceModel& model, const StepSet& steps)
+{
+    StepGemms out;
     KernelClassCache classes(model);
     const KernelTable& k = model.kernels;
     for (size_t i = 0; i < k.size(); ++i) {
-        if (!detail::starts_in_analysed_step(steps, k.start_ns[i]))
+        if (!detail::starts_in_analysed_step(steps, k.start_ns[i]) || classes.of(i).cls != KernelClass::OtherGemm)
             continue;
-        if (classes.of(i).cls == KernelClass::OtherGemm)
-            durations.push_back(std::max<int64_t>(0, k.end_ns[i] - k.start_ns[i]));
+        out.durations.push_back(std::max<int64_t>(0, k.end_ns[i] - k.start_ns[i]));
+        out.sixteen_bit += has_fp32_gemm_inputs(model.strings[k.name[i]]) ? 0 : 1;
     }
-    return durations;
+    return out;
 }
 
 // A 2-D GEMM operand the collector sampled at the GEMM call (zero-code sites): what an FP8 Linear layer would cast.
@@ -354,7 +359,8 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
     }
     StepFigures f;
     f.steps = static_cast<double>(steps.steps.size());
-    f.gemms = gemm_durations(model, steps);
+    const StepGemms gemms = step_gemms(model, steps);
+    f.gemms = gemms.durations;
     if (f.gemms.empty()) {
         w.not_applicable = "no GEMM kernel in the analysed steps: FP8 would change nothing";
         return w;
@@ -401,7 +407,7 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
                             "batched ones; operand sizes from the sampled GEMMs' mean";
     } else {
         // No statistics: the GEMM kernels with 16-bit inputs; FP32 ones (an FP32 head or loss) stay as they are.
-        const double sixteen_bit = static_cast<double>(detail::sixteen_bit_gemm_kernels(model, steps)) / f.steps;
+        const double sixteen_bit = static_cast<double>(gemms.sixteen_bit) / f.steps;
         f.fp8_gemms = sixteen_bit;
         w.fp8_gemm_source = sixteen_bit < gemm_kernels
             ? fmt::format("the GEMM kernels with 16-bit inputs ({:.0f} of {:.0f} a step; the FP32 ones stay): the "

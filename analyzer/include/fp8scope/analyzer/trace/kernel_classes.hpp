@@ -30,6 +30,9 @@ std::string_view kernel_class_id(KernelClass cls);
 std::string_view kernel_class_label(KernelClass cls);
 // The FP8 bookkeeping classes: Cast, AmaxScale and FusedBookkeeping.
 bool is_bookkeeping(KernelClass cls);
+// A GEMM kernel whose name says its inputs are FP32 (or TF32): cuBLAS's sgemm, xmma's f32f32 inputs, the FFMA path,
+// nvjet's 's'-typed A operand. FP8 recipes convert the 16-bit Linear layers' GEMMs; these stay.
+bool has_fp32_gemm_inputs(std::string_view demangled_name);
 
 // What an Inductor kernel's name says about FP8 bookkeeping (docs/analysis.md "FP8 overhead: kernel classes").
 // Inductor names a pointwise, reduction or persistent-reduction kernel triton_{poi,red,per}_fused_<ops>_<n>, <ops>
