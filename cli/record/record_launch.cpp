@@ -139,10 +139,11 @@ bool is_regular_file(const std::string& path)
 std::string collector_missing_message(bool collector_built, const std::string& library, bool from_environment)
 {
     if (!collector_built && !from_environment)
-        return "collector library not found: this fp8scope was built without the collector (FP8SCOPE_BUILD_COLLECTOR "
-               "off, its default when the build is configured without a CUDA toolkit with CUPTI): install the CUDA "
-               "toolkit and configure again with -DFP8SCOPE_BUILD_COLLECTOR=ON, or set FP8SCOPE_LIBRARY to a "
-               "libfp8scope.so built elsewhere";
+        return fmt::format("collector library not found: {}: this fp8scope was built without the collector "
+                           "(FP8SCOPE_BUILD_COLLECTOR off, its default when the build is configured without a CUDA "
+                           "toolkit with CUPTI): install the CUDA toolkit and configure again with "
+                           "-DFP8SCOPE_BUILD_COLLECTOR=ON, or set FP8SCOPE_LIBRARY to a libfp8scope.so built elsewhere",
+            library);
     return fmt::format("collector library not found: {} (set FP8SCOPE_LIBRARY)", library);
 }
 

@@ -141,7 +141,9 @@ TEST_CASE("record: a build without the collector says why there is none and how 
 {
     // This build has the collector (the CUDA toolkit is here), so the message is checked directly, both ways.
     const std::string without = cli::collector_missing_message(false, "/opt/fp8scope/lib/libfp8scope.so", false);
-    CHECK(without.find("this fp8scope was built without the collector") != std::string::npos);
+    CHECK(without.find("collector library not found: /opt/fp8scope/lib/libfp8scope.so: this fp8scope was built "
+                       "without the collector")
+        == 0);
     CHECK(without.find("FP8SCOPE_BUILD_COLLECTOR off, its default when the build is configured without a CUDA "
                        "toolkit with CUPTI")
         != std::string::npos);
