@@ -12,12 +12,18 @@ data and initial weights in both precisions: twins.
   --precision bf16|fp8
   --plant-drift B:S:F   in either precision, from step S on, channels 128..255 (one 1x128 tile column) of
                         blocks[B].fc1's input are multiplied by F**(step - S + 1), on the device
+  --compile             the model under torch.compile (Inductor, default mode; issue 44): the quantization's amaxes,
+                        divisions and casts become generated Triton kernels, the GEMMs stay torch._scaled_mm calls.
+                        Not with --plant-drift (its step counter is a Python global: a recompile every step)
 
 Its own truth (scaled_mm_count.py): in the last step it counts every torch._scaled_mm (patching the attribute) and classifies
 each operand's recipe by its scale's shape; also every step's loss as float.hex(), and the first forward GEMM's
-relative error against BF16 (the quantization works).
+relative error against BF16 (the quantization works). Compiled, the torch._scaled_mm calls are counted in the graphs
+Inductor compiles (a backend that wraps Inductor's own), and inductor_kernels says what every generated Triton kernel
+does, read from its source (compiled/torchao_compiled_hf.py's reading, the fused-bookkeeping column's truth).
 
-  deepseek_blockwise.py --precision fp8|bf16 [--steps N] [--plant-drift B:S:F] [--name ZOO_NAME] [--twin ZOO_NAME]
+  deepseek_blockwise.py --precision fp8|bf16 [--steps N] [--plant-drift B:S:F | --compile] [--name ZOO_NAME]
+                        [--twin ZOO_NAME]
 """
 
 import argparse
@@ -30,6 +36,9 @@ import zoo_common as z  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 from scaled_mm_count import ScaledMmCount  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "compiled"))
+import torchao_compiled_hf as compiled_hf  # noqa: E402  (the Inductor source capture and kernel reading)
 
 D, BLOCKS, TOKENS, CLASSES, TILE = 1024, 2, 2048, 512, 128
 E4M3_MAX = 448.0
@@ -136,6 +145,21 @@ def to_blockwise(model):
     return count
 
 
+def compiled_forward(model, counter):
+    """torch.compile(model) with Inductor, through a backend that counts each compiled graph's torch._scaled_mm calls
+    (forward and backward: AOTAutograd hands both to Inductor's inner compile) and keeps every generated kernel's
+    source. Returns the compiled model and whether the sources are kept."""
+    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+    captured = compiled_hf.capture_inductor_sources()
+
+    def inner(gm, example_inputs, **kwargs):
+        counter.count_graph(gm)
+        return compile_fx_inner(gm, example_inputs, **kwargs)
+
+    return torch.compile(model, backend=lambda gm, inputs: compile_fx(gm, inputs, inner_compile=inner)), captured
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--precision", required=True, choices=("bf16", "fp8"))
@@ -143,7 +167,10 @@ def main():
     p.add_argument("--plant-drift", metavar="B:S:F")
     p.add_argument("--name")
     p.add_argument("--twin")
+    p.add_argument("--compile", action="store_true")
     args = p.parse_args()
+    if args.compile and args.plant_drift:
+        p.error("--compile and --plant-drift do not go together (the drift's step counter would recompile every step)")
     drift = None
     if args.plant_drift:
         block, start, factor = args.plant_drift.split(":")
@@ -160,22 +187,25 @@ def main():
     w = model.blocks[0].fc1.weight.detach()
     ref = probe_x.float() @ w.float().t()
     rel_err = ((mm_1x128_by_128x128(probe_x, w).float() - ref).norm() / ref.norm()).item()
+    counter = ScaledMmCount()
+    forward, captured = model, False
+    if args.compile:
+        forward, captured = compiled_forward(model, counter)
     annotation = None
-    if z.common.fp8scope is not None:
+    if z.common.fp8scope is not None and not args.compile:
         annotation = z.common.fp8scope.torch.annotate(model, cast_stats=False)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
     batches = z.teacher_batches(TOKENS, D, CLASSES)
     clock = z.StepClock(args.steps)
     losses = torch.zeros(args.steps, device="cuda")
-    counter = ScaledMmCount()
     for step in range(args.steps):
         CURRENT_STEP[0] = step
         z.begin_step(clock, step)
         x, y = batches[step % len(batches)]
-        counting = step == args.steps - 1
+        counting = step == args.steps - 1 and not args.compile
         if counting:
             counter.__enter__()
-        loss = nn.functional.cross_entropy(model(x).float(), y)
+        loss = nn.functional.cross_entropy(forward(x).float(), y)
         if z.common.fp8scope is not None:
             z.common.fp8scope.log_scalar("loss", loss.detach())
         loss.backward()
@@ -188,6 +218,13 @@ def main():
     if annotation is not None:
         annotation.remove()
     loss_values = losses.tolist()
+    extra = {}
+    if args.compile:
+        facts = {name: compiled_hf.kernel_facts(name, src) for name, src in sorted(compiled_hf.SOURCES.items())}
+        compiled_hf.mark_amax(facts)
+        extra["inductor_kernels"] = {
+            "source": "torch._inductor.async_compile.AsyncCompile.triton" if captured else "none",
+            "generated_in": "this process", "count": len(facts), "kernels": facts}
     drift_truth = "clean"
     if drift:
         drift_truth = {"layer": f"blocks.{drift[0]}.fc1", "tensor": f"blocks.{drift[0]}.fc1 input",
@@ -198,7 +235,8 @@ def main():
             recipe="blockwise 1×128" if args.precision == "fp8" else "none",
             pair={"role": "run" if args.precision == "fp8" else "reference", "twin": args.twin},
             precision=args.precision, fp8_linears=fp8_linears, first_gemm_rel_err=rel_err,
-            scaled_mm=counter.truth(args.steps - 1), losses_hex=[float(x).hex() for x in loss_values],
+            scaled_mm=counter.truth(None if args.compile else args.steps - 1), compiled=args.compile, **extra,
+            losses_hex=[float(x).hex() for x in loss_values],
             final_loss=loss_values[-1])
 
 

@@ -3,7 +3,8 @@ deepseek_blockwise.py). Independent of fp8scope: while entered, ScaledMmCount re
 torch._scaled_mm (what torchao's Float8Linear and deepseek_blockwise.py call, from any thread, backward included) by a
 function that counts the call and then calls the original. A TorchDispatchMode would not do: torchao's FP8 tensors
 are subclasses whose own __torch_dispatch__ calls torch._scaled_mm while the mode is switched off. Each operand is
-classified by its scale's shape, as torch._scaled_mm documents them:
+classified by its scale's shape, as torch._scaled_mm documents them. A compiled job's calls are counted in the graphs
+Inductor compiles instead (count_graph, from deepseek_blockwise.py --compile's backend):
 
   one element: tensorwise; (m, 1) / (1, n): rowwise; (m, k/128) / (k/128, n): blockwise 1x128;
   (m/128, k/128) / (k/128, n/128): blockwise 128x128.
@@ -41,6 +42,7 @@ class ScaledMmCount:
         self.calls = 0
         self.operands = collections.Counter()
         self.pairs = collections.Counter()
+        self.graphs = 0
         self._original = None
 
     def _count(self, a, b, scale_a, scale_b):
@@ -52,6 +54,15 @@ class ScaledMmCount:
         self.operands[ra] += 1
         self.operands[rb] += 1
         self.pairs[f"{ra} · {rb}"] += 1
+
+    def count_graph(self, gm):
+        """Counts the aten._scaled_mm nodes of a graph Inductor compiles (a compiled job calls torch._scaled_mm from its
+        generated code, not through the Python attribute), classifying each operand by its scale's shape as the graph
+        has it (node.meta["val"]). A graph that runs once a step adds its calls to the step's count."""
+        self.graphs += 1
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and node.target == torch.ops.aten._scaled_mm.default:
+                self._count(*(arg.meta["val"] for arg in node.args[:4]))
 
     def __enter__(self):
         original = self._original = torch._scaled_mm
@@ -68,5 +79,8 @@ class ScaledMmCount:
         return False
 
     def truth(self, step):
-        return {"counted_in_step": step, "calls_per_step": self.calls, "operands_per_step": dict(self.operands),
+        where = {"counted_in_step": step} if step is not None else {
+            "counted_in": "the graphs Inductor compiled (their aten._scaled_mm nodes; each graph runs once a step)",
+            "graphs": self.graphs}
+        return {**where, "calls_per_step": self.calls, "operands_per_step": dict(self.operands),
                 "pairs_per_step": dict(self.pairs)}
