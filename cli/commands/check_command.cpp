@@ -194,7 +194,7 @@ int run_rank_check(const CheckCliOptions& options, const std::vector<std::string
     // Filled field by field: GCC 12 warns -Wmaybe-uninitialized of a designated `.recording = {}` in Release.
     CheckSubject subject;
     subject.trace = fmt::format("{} ranks: {}", set.ranks.size(), fmt::join(ranks->traces, ", "));
-    subject.rank_warnings = rank_recording_warnings(set.ranks);
+    subject.warnings = rank_recording_warnings(set.ranks);
     return write_check(options, subject, analyzer::evaluate_rank_budgets(set, budgets));
 }
 
@@ -266,7 +266,10 @@ int run_check(const CheckCliOptions& given)
             return print_failure("check", loaded.error());
         analysed = std::move(*loaded);
     }
-    const AnalysedTrace& run = compared ? compared->run : *analysed;
+    // The trace budgets are RUN's, as given; drift and loss are the FP8 run's against the other, which
+    // load_and_compare() put the right way round when the FP8 run was given as the reference.
+    const bool swapped = compared && compared->result.identity.swapped;
+    const AnalysedTrace& run = compared ? (swapped ? compared->ref : compared->run) : *analysed;
     auto results = analyzer::evaluate_budgets(run.report, budgets);
     if (compared) {
         analyzer::CompareBudgets compare_budgets { .max_loss_delta = options.max_loss_delta,
@@ -276,11 +279,15 @@ int run_check(const CheckCliOptions& given)
         for (auto& r : analyzer::evaluate_compare_budgets(compared->result, compare_budgets))
             results.push_back(std::move(r));
     }
-    const CheckSubject subject { .trace = options.report.trace_path,
+    CheckSubject subject { .trace = options.report.trace_path,
         .recording = run.report.recording,
         .reference = options.ref_path,
         .nan_scalars = run.report.nan_scalars,
-        .rank_warnings = {} };
+        .warnings = {} };
+    if (swapped)
+        subject.warnings.push_back(fmt::format("the FP8 run was given as the reference: drift and loss are gated for "
+                                               "'{}' against '{}' (swap the arguments to silence this)",
+            compared->run.model.path, compared->ref.model.path));
     return write_check(options, subject, results);
 }
 

@@ -34,8 +34,10 @@ site is the earliest onset. The loss delta compares the mean of the loss scalar 
 (threshold 1%, strict 0.25%), and the performance table sets GEMM time saved against FP8 bookkeeping added.
 The performance per step follows, as HTA's trace diff: step time, busy time and bubble ratio (medians), idle
 by cause, kernel time by class, and the kernels that appeared, vanished or changed most. Traces without tensor
-statistics (or of different jobs, with no common step or no site in common) are compared by performance alone:
-the first line says why drift and loss were not. When the collector's own GPU work is 2% of either run's step
+statistics (or of different jobs or GPUs, with no common step or no site in common) are compared by performance
+alone: the verdict says why drift and loss were not. Before any figure, compare names each run's GPU, job
+(program and arguments beyond precision switches and run names), model (sites and kernel names in common) and
+precision; given a BF16 RUN and an FP8 REF, it swaps them and says so. When the collector's own GPU work is 2% of either run's step
 or more, a line says that recording inflated the difference, and by about how much.
 Definitions and thresholds: docs/analysis.md "Compare"; the JSON schema (fp8scope.compare/1) and the JUnit layout
 are in docs/cli.md. junit has two testcases, drift and loss_delta; compare still exits 0 whatever it finds (use
@@ -108,6 +110,12 @@ CliExpected<ComparedRuns> load_and_compare(
         return std::unexpected(std::move(ref_report.error()));
     ComparedRuns compared { { std::move(*run_model), std::move(*run_report) },
         { std::move(*ref_model), std::move(*ref_report) }, {} };
+    // FP8 given as the reference and a run without FP8 GEMMs as the run: compared the right way round, and said so
+    // (the first lines of every format), so that FP8's price is the FP8 run's with its signs as they are.
+    if (analyzer::fp8_given_as_reference(compared.input())) {
+        std::swap(compared.run, compared.ref);
+        compare_options.swapped = true;
+    }
     // compare_runs() takes no hook: it is quick next to loading and analysing (StageWeight::kCompare); the bar
     // names the stage and stays where it is.
     progress.next_stage();

@@ -149,7 +149,7 @@ std::string kernel_lists_html(const PerformanceComparison& p)
     return out;
 }
 
-std::string performance_table(const PerformanceComparison& p)
+std::string performance_table(const PerformanceComparison& p, const PairIdentity& identity)
 {
     const std::string steps = xml_escaped(performance_steps_text(p));
     std::string out = "<h2>Performance</h2>\n<p class=\"note\">Per step, means over " + steps
@@ -165,6 +165,8 @@ std::string performance_table(const PerformanceComparison& p)
         out += fmt::format("<tr><th>{}</th>{}{}{}</tr>\n", xml_escaped(row.what), html_num(row.run), html_num(row.ref),
             html_num(row.change));
     out += "</table>\n" + kernel_lists_html(p);
+    if (const std::string not_split = price_not_split_sentence(identity, xml_escaped); !not_split.empty())
+        return out + "<h3>FP8's price</h3>\n<p>" + not_split + ".</p>\n";
     out += "<h3>FP8's price</h3>\n<p class=\"note\">Per step: the traced step change in four parts.</p>\n"
            "<table>\n<tr><th>part</th><th>per step</th><th>share of the change</th><th></th></tr>\n";
     for (const PriceRow& row : fp8_price_rows(p))
@@ -215,6 +217,10 @@ std::string render_compare_html(const CompareInput& input, const CompareResult& 
         = html_page_start(fmt::format("fp8scope compare: {} against {}", input.run_model.path, input.ref_model.path));
     out += fmt::format("<h1>fp8scope compare</h1>\n<p>Run <code>{}</code> against the reference <code>{}</code></p>\n",
         xml_escaped(input.run_model.path), xml_escaped(input.ref_model.path));
+    out += "<ul class=\"pair\">\n";
+    for (const PairLine& line : pair_lines(r.identity, xml_escaped))
+        out += "<li><strong>" + line.label + ":</strong> " + line.text + "</li>\n";
+    out += "</ul>\n";
     out += fmt::format("<p class=\"{}\">{}</p>\n", default_compare_verdict(r).healthy() ? "ok" : "bad",
         verdict_sentence(r, xml_escaped));
     out += summary_table(r) + traces_table(input);
@@ -225,7 +231,7 @@ std::string render_compare_html(const CompareInput& input, const CompareResult& 
     }
     if (r.numerics_compared())
         out += loss_section(r.loss);
-    out += performance_table(r.performance);
+    out += performance_table(r.performance, r.identity);
     if (r.numerics_compared())
         out += sites_section(r) + "<h2>Thresholds</h2>\n<p>" + xml_escaped(compare_thresholds_sentence()) + ".</p>\n";
     return out + "<p class=\"note\">Written by fp8scope compare --format html.</p>\n" + std::string(kHtmlPageEnd);

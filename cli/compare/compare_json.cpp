@@ -188,7 +188,25 @@ void add_per_step_json(json& out, const PerformanceComparison& p)
         { "sentence", sentence.empty() ? json(nullptr) : json(sentence) } };
 }
 
-json performance_json(const PerformanceComparison& p)
+// What the pair is (PairIdentity), with the lines every format shows before any figure.
+json pair_json(const PairIdentity& p)
+{
+    json lines = json::array();
+    for (const PairLine& line : pair_lines(p, as_is))
+        lines.push_back({ { "label", line.label }, { "text", line.text } });
+    const auto side = [](const RunIdentity& s) -> json {
+        return { { "gpu", s.gpu }, { "program", s.program }, { "fp8", s.fp8 }, { "sites", s.sites } };
+    };
+    return { { "run", side(p.run) }, { "ref", side(p.ref) }, { "swapped", p.swapped },
+        { "different_gpus", p.different_gpus }, { "different_jobs", p.different_jobs },
+        { "performance_only", p.performance_only.empty() ? json(nullptr) : json(p.performance_only) },
+        { "run_only_arguments", p.run_only_arguments }, { "ref_only_arguments", p.ref_only_arguments },
+        { "sites_in_common", p.sites_in_common ? json(*p.sites_in_common) : json(nullptr) },
+        { "kernel_names_in_common", p.kernel_names_in_common }, { "run_only_kernel_names", p.run_only_kernel_names },
+        { "ref_only_kernel_names", p.ref_only_kernel_names }, { "lines", std::move(lines) } };
+}
+
+json performance_json(const PerformanceComparison& p, const PairIdentity& identity)
 {
     const auto run_json = [](const RunPerformance& r) -> json {
         return { { "steps", r.steps }, { "step_ns", r.step_ns }, { "bubble_ratio", r.bubble_ratio },
@@ -206,6 +224,8 @@ json performance_json(const PerformanceComparison& p)
         { "launch_idle_added_ns", p.launch_idle_added_ns }, { "rest_ns", p.rest_ns },
         { "other_kernels_added_ns", p.other_kernels_added_ns }, { "kernels_added_per_step", p.kernels_added_per_step },
         { "explained_share", or_null(p.explained_share) }, { "explanation", fp8_price_sentence(p) },
+        { "price_not_split",
+            identity.performance_only.empty() ? json(nullptr) : json(price_not_split_sentence(identity, as_is)) },
         { "recording_idle_added_ns", p.recording_idle_added_ns },
         { "untraced_change_estimate_ns", p.untraced_change_estimate_ns },
         { "recovery",
@@ -224,6 +244,7 @@ json render_compare_json(const CompareInput& input, const CompareResult& r)
         sites.push_back(site_json(s));
     return {
         { "schema", kCompareJsonSchema },
+        { "pair", pair_json(r.identity) },
         { "verdict", { { "healthy", default_compare_verdict(r).healthy() }, { "text", verdict_sentence(r, as_is) } } },
         { "numerics",
             { { "compared", r.numerics_compared() },
@@ -239,7 +260,7 @@ json render_compare_json(const CompareInput& input, const CompareResult& r)
         { "matched_sites", std::move(sites) },
         { "drift", drift_json(r) },
         { "loss", loss_json(r.loss) },
-        { "performance", performance_json(r.performance) },
+        { "performance", performance_json(r.performance, r.identity) },
         { "recipe",
             { { "delayed", r.delayed_sites }, { "current", r.current_sites }, { "static", r.static_sites },
                 { "current_or_static", r.current_or_static_sites }, { "per_block", r.per_block_sites },

@@ -12,6 +12,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 namespace fp8scope::cli {
 
 using namespace analyzer;
@@ -65,6 +68,11 @@ std::string properties(const CompareInput& input, const CompareResult& r)
     property(out, "kernels_vanished", fmt::to_string(p.kernels.vanished_names));
     property(out, "recording_inflation_ns", p.recording.notable ? fmt::format("{:.0f}", p.recording.inflation_ns) : "");
     property(out, "thresholds", compare_thresholds_sentence());
+    for (const PairLine& line : pair_lines(r.identity, as_is)) {
+        std::string name = "pair_" + line.label; // pair_gpu, pair_job, pair_model, pair_precision, pair_order
+        std::ranges::transform(name, name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        property(out, name, line.text);
+    }
     return out + "    </properties>\n";
 }
 

@@ -72,7 +72,7 @@ std::string unmatched_list(std::string_view side, const std::vector<UnmatchedSit
     return out;
 }
 
-std::string performance_markdown(const PerformanceComparison& p)
+std::string performance_markdown(const PerformanceComparison& p, const PairIdentity& identity)
 {
     const std::string steps = performance_steps_text(p);
     std::string out = fmt::format("\n### Performance (per step, means over {})\n\n| | run | reference | difference "
@@ -100,6 +100,8 @@ std::string performance_markdown(const PerformanceComparison& p)
             out += fmt::format("\n{} more; the JSON output lists {}.\n", list.names - kListedKernelChangesText,
                 std::min(list.names, kKernelChangesListed));
     }
+    if (const std::string not_split = price_not_split_sentence(identity, markdown_escaped); !not_split.empty())
+        return out + fmt::format("\n### FP8's price\n\n{}.\n", not_split);
     out += "\n### FP8's price (per step: the traced step change in four parts)\n\n| part | per step | share of the "
            "change | |\n|---|---|---|---|\n";
     for (const PriceRow& row : fp8_price_rows(p))
@@ -118,7 +120,9 @@ std::string render_compare_markdown(const CompareInput& input, const CompareResu
     std::string out = fmt::format("## fp8scope compare: {} against {}\n\n",
         markdown_code(input.run_model.path, MarkdownPlace::Text),
         markdown_code(input.ref_model.path, MarkdownPlace::Text));
-    out += fmt::format("**{}**\n\n", verdict_sentence(r, markdown_escaped));
+    for (const PairLine& line : pair_lines(r.identity, markdown_escaped))
+        out += fmt::format("- **{}:** {}\n", line.label, line.text);
+    out += fmt::format("\n**{}**\n\n", verdict_sentence(r, markdown_escaped));
     if (r.numerics_compared())
         out += fmt::format("Loss: {}.\n\n", loss_sentence(r.loss, markdown_escaped));
     out += traces_table(input);
@@ -137,7 +141,7 @@ std::string render_compare_markdown(const CompareInput& input, const CompareResu
             compare_events_text(r.amax_ratio_events, r.first_amax_ratio_events, markdown_escaped),
             compare_events_text(r.stale_scale_events, r.first_stale_scale_events, markdown_escaped));
     }
-    out += performance_markdown(r.performance);
+    out += performance_markdown(r.performance, r.identity);
     if (!r.numerics_compared())
         return out;
     out += fmt::format("\nScaling recipe of the run's FP8 sites: {}.\n", recipe_sentence(r));

@@ -1,4 +1,5 @@
-// `fp8scope compare` as text for a terminal or a log: the verdict first, then the traces and their common steps,
+// `fp8scope compare` as text for a terminal or a log: what the pair is (GPU, job, model, precision), the verdict,
+// then the traces and their common steps,
 // what recording added when notable, the drifting sites with their evidence, the scaling events, the performance
 // side by side (per step, the kernel diff, FP8's price), the scaling recipes, the site matching and the thresholds.
 // Without a tensor comparison, the verdict says why and the performance follows alone. Strings from the traces are
@@ -49,8 +50,9 @@ void flagged_text(std::string& out, const CompareResult& r, const Paint& paint)
         out += fmt::format("  … and {} more (--format json lists them all)\n", r.flagged.size() - kListedCompareSites);
 }
 
-void performance_text(std::string& out, const PerformanceComparison& p, const Paint& paint)
+void performance_text(std::string& out, const CompareResult& r, const Paint& paint)
 {
+    const PerformanceComparison& p = r.performance;
     const std::string steps = performance_steps_text(p);
     heading_line(out, paint, fmt::format("Performance (per step, means over {})", steps));
     out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", "", "run", "reference", "difference");
@@ -75,6 +77,11 @@ void performance_text(std::string& out, const PerformanceComparison& p, const Pa
         if (list.names > kListedKernelChangesText)
             out += fmt::format("  … and {} more (--format json lists {})\n", list.names - kListedKernelChangesText,
                 std::min(list.names, kKernelChangesListed));
+    }
+    if (const std::string not_split = price_not_split_sentence(r.identity, printable); !not_split.empty()) {
+        heading_line(out, paint, "FP8's price");
+        out += fmt::format("  {}\n", not_split);
+        return;
     }
     heading_line(out, paint, "FP8's price (per step: the traced step change in four parts)");
     for (const PriceRow& row : fp8_price_rows(p))
@@ -106,6 +113,8 @@ std::string render_compare_text(const CompareInput& input, const CompareResult& 
     std::string out = paint.heading(fmt::format("fp8scope compare: {} against {}", printable(input.run_model.path),
                           printable(input.ref_model.path)))
         + "\n";
+    for (const PairLine& line : pair_lines(r.identity, printable))
+        out += fmt::format("{:<11}{}\n", line.label + ":", line.text);
     const std::string verdict = verdict_sentence(r, printable);
     out += (default_compare_verdict(r).healthy() ? paint.good(verdict) : paint.warning(verdict)) + "\n";
     if (!r.flagged.empty())
@@ -128,7 +137,7 @@ std::string render_compare_text(const CompareInput& input, const CompareResult& 
         out += "  (stale: the reference's amax is beyond the run's scale; values in bits)\n";
     }
 
-    performance_text(out, r.performance, paint);
+    performance_text(out, r, paint);
     if (!r.numerics_compared())
         return out;
     heading_line(out, paint, "Scaling recipe of the run's FP8 sites");

@@ -97,7 +97,7 @@ std::string render_check_text(const CheckSubject& subject, const std::vector<Bud
         subject.reference.empty() ? std::string() : " against " + printable(subject.reference));
     for (const std::string& warning : recording_warnings(subject.recording))
         out += fmt::format("  warning: {}\n", warning);
-    for (const std::string& warning : subject.rank_warnings)
+    for (const std::string& warning : subject.warnings)
         out += fmt::format("  warning: {}\n", printable(warning));
     if (!subject.nan_scalars.empty())
         out += fmt::format("  warning: NaN scalars: {}\n", printable(nan_scalars_sentence(subject.nan_scalars)));
@@ -123,7 +123,7 @@ std::string render_check_junit(const CheckSubject& subject, const std::vector<Bu
         subject.recording.clipped_kernels.count);
     if (!subject.reference.empty())
         out += fmt::format("      <property name=\"reference\" value=\"{}\"/>\n", xml_escaped(subject.reference));
-    for (const std::string& warning : subject.rank_warnings)
+    for (const std::string& warning : subject.warnings)
         out += fmt::format("      <property name=\"rank_warning\" value=\"{}\"/>\n", xml_escaped(warning));
     out += "    </properties>\n";
     for (const BudgetResult& r : results) {
@@ -146,7 +146,7 @@ std::string render_check_markdown(const CheckSubject& subject, const std::vector
         out += fmt::format("Reference: {}\n\n", markdown_code(subject.reference, MarkdownPlace::Text));
     for (const std::string& warning : recording_warnings(subject.recording))
         out += fmt::format("**Warning:** {}.\n\n", markdown_escaped(warning));
-    for (const std::string& warning : subject.rank_warnings)
+    for (const std::string& warning : subject.warnings)
         out += fmt::format("**Warning:** {}.\n\n", markdown_escaped(warning));
     if (!subject.nan_scalars.empty())
         out += fmt::format(

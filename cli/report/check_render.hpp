@@ -18,8 +18,9 @@ struct CheckSubject {
     analyzer::RecordingStatus recording;
     std::string reference; // --ref, empty without
     std::vector<analyzer::NanScalar> nan_scalars; // scalars that went NaN: a warning, as in `report`
-    // Several ranks: each rank's recording warnings, "rank R ('path'): warning" (recording stays empty then).
-    std::vector<std::string> rank_warnings;
+    // Further warnings: with several ranks, each rank's recording warnings, "rank R ('path'): warning" (recording
+    // stays empty then); with --ref, that the FP8 run was given as the reference and is gated as the run.
+    std::vector<std::string> warnings;
 };
 
 // Each rank's recording warnings (recording_warnings()), prefixed with the rank and its trace.

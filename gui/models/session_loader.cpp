@@ -78,12 +78,19 @@ std::shared_ptr<const AnalysedTrace> load_and_analyse(
     return std::make_shared<const AnalysedTrace>(std::move(*analysed));
 }
 
-// Compares the session's run with its reference; the analyzer's refusal when it cannot.
+// Compares the session's run with its reference; the analyzer's refusal when it cannot. An FP8 run opened as the
+// reference of a run without FP8 GEMMs becomes the run (as `fp8scope compare` does, and the dashboard says so).
 QString compare_into(Session& session)
 {
+    analyzer::CompareOptions options = Session::options();
+    if (analyzer::fp8_given_as_reference(
+            { session.run->model, session.run->report, session.ref->model, session.ref->report })) {
+        std::swap(session.run, session.ref);
+        options.swapped = true;
+    }
     const analyzer::CompareInput input { session.run->model, session.run->report, session.ref->model,
         session.ref->report };
-    auto outcome = analyzer::compare_runs(input, Session::options());
+    auto outcome = analyzer::compare_runs(input, options);
     if (auto* refusal = std::get_if<analyzer::CompareRefusal>(&outcome))
         return u"%1 cannot be compared with %2: %3"_s.arg(
             to_qstring(session.ref->model.path), to_qstring(session.run->model.path), to_qstring(refusal->message));
@@ -161,7 +168,7 @@ void SessionLoader::open_reference(std::shared_ptr<const Session> current, const
         return;
     }
     start([current, ref_path](QPromise<LoadOutcome>& promise) {
-        JobProgress progress(promise, { kLoadWeight, kAnalyseWeight, kCompareWeight });
+        JobProgress progress(promise, { kLoadWeight, kAnalyseWeight, kCompareWeight, kTimelineWeight });
         QString problem;
         auto session = std::make_shared<Session>();
         session->run = current->run;
@@ -175,6 +182,9 @@ void SessionLoader::open_reference(std::shared_ptr<const Session> current, const
         problem = compare_into(*session);
         promise.addResult(
             problem.isEmpty() ? LoadOutcome { session, nullptr, {} } : LoadOutcome { nullptr, nullptr, problem });
+        // The reference was the FP8 run and became the run: the timeline shows it.
+        if (problem.isEmpty() && session->run != current->run)
+            build_timeline(promise, progress, session->run);
     });
 }
 

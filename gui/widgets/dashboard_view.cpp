@@ -380,14 +380,17 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
             += u"<p style='color:%1'><b>%2</b></p>"_s.arg(verdict.loss.passed ? u"#2ca02c"_s : attention_color().name(),
                 escaped(present::loss_sentence(c.loss, present::as_is)));
         verdict_->setText(text);
-        compare_details_->setText(
-            u"<p><small>Reference: %1<br>%2<br>%3</small></p>"
-            "<p><b>FP8's price:</b> %4; %5.<br><b>What would win it back</b> (per step): %6.</p>"_s.arg(
-                escaped(present::trace_sentence(session_->ref->model, session_->ref->report, present::as_is)),
-                escaped(present::alignment_sentence(c.alignment)), escaped(present::matching_sentence(c)),
-                escaped(present::fp8_price_sentence(c.performance)),
-                escaped(present::recording_cost_sentence(c.performance)),
-                escaped(present::fp8_recovery_sentence(c.performance))));
+        QString pair;
+        for (const present::PairLine& line : present::pair_lines(c.identity, present::as_is))
+            pair += u"<b>%1:</b> %2<br>"_s.arg(escaped(line.label), escaped(line.text));
+        compare_details_->setText(u"<p><small>"_s + pair
+            + u"Reference: %1<br>%2<br>%3</small></p>"
+              "<p><b>FP8's price:</b> %4; %5.<br><b>What would win it back</b> (per step): %6.</p>"_s.arg(
+                  escaped(present::trace_sentence(session_->ref->model, session_->ref->report, present::as_is)),
+                  escaped(present::alignment_sentence(c.alignment)), escaped(present::matching_sentence(c)),
+                  escaped(present::fp8_price_sentence(c.performance)),
+                  escaped(present::recording_cost_sentence(c.performance)),
+                  escaped(present::fp8_recovery_sentence(c.performance))));
         const std::vector<present::PerformanceRow> rows = present::performance_rows(c.performance);
         performance_->setRowCount(static_cast<int>(rows.size()));
         for (size_t i = 0; i < rows.size(); ++i) {

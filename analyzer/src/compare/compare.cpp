@@ -47,34 +47,6 @@ const char* scaling_recipe_name(ScalingRecipe recipe)
 
 namespace {
 
-// The program a command line runs: the script after an interpreter ("python -u train.py" -> "train.py"), the module
-// after -m, else the executable; its base name. Empty when the command line is unknown.
-std::string program_of(std::string_view command_line)
-{
-    size_t pos = 0;
-    bool module_next = false;
-    while (pos < command_line.size()) {
-        const size_t space = command_line.find(' ', pos);
-        const std::string_view token
-            = command_line.substr(pos, space == std::string_view::npos ? std::string_view::npos : space - pos);
-        pos = space == std::string_view::npos ? command_line.size() : space + 1;
-        if (token.empty())
-            continue;
-        const size_t slash = token.rfind('/');
-        const std::string_view base = slash == std::string_view::npos ? token : token.substr(slash + 1);
-        if (module_next)
-            return std::string(base);
-        if (base.starts_with("python"))
-            continue;
-        if (token.starts_with('-')) {
-            module_next = token == "-m";
-            continue;
-        }
-        return std::string(base);
-    }
-    return {};
-}
-
 std::vector<int64_t> step_indices(const StepSet& steps)
 {
     std::vector<int64_t> out;
@@ -190,22 +162,20 @@ std::string with_logical_role(std::string label, const std::optional<std::string
     return label;
 }
 
-// Why drift and loss cannot be compared before the sites are read, or "".
-// Why the two traces' per-step figures cannot be set side by side at all (different jobs, no common step), or "".
-std::string same_job_precondition(const CompareInput& in, const StepAlignment& alignment)
+// Why the two traces' per-step figures cannot be set side by side at all (different jobs or GPUs, no common step),
+// or "".
+std::string same_job_precondition(const CompareInput& in, const PairIdentity& identity, const StepAlignment& alignment)
 {
-    const std::string run_program = program_of(in.run_model.meta.command_line);
-    const std::string ref_program = program_of(in.ref_model.meta.command_line);
-    if (!run_program.empty() && !ref_program.empty() && run_program != ref_program)
-        return fmt::format(
-            "the traces are of different jobs: the run ran '{}', the reference '{}'", run_program, ref_program);
+    if (!identity.performance_only.empty())
+        return identity.performance_only;
     if (alignment.common.empty())
         return fmt::format(
             "no common step: the run has {}, the reference {}", step_range(in.run_report), step_range(in.ref_report));
     return {};
 }
 
-std::string numerics_precondition(const CompareInput& in, const StepAlignment& alignment)
+// Why drift and loss cannot be compared before the sites are read, or "".
+std::string numerics_precondition(const CompareInput& in, const PairIdentity& identity, const StepAlignment& alignment)
 {
     const bool run_stats = !in.run_model.tensor_stats.empty(), ref_stats = !in.ref_model.tensor_stats.empty();
     if (!run_stats && !ref_stats)
@@ -216,12 +186,12 @@ std::string numerics_precondition(const CompareInput& in, const StepAlignment& a
         return fmt::format("the {} '{}' has no tensor statistics: record it with `fp8scope record` "
                            "(GEMM statistics are on by default) so that sites can be compared",
             run_stats ? "reference" : "run", run_stats ? in.ref_model.path : in.run_model.path);
-    return same_job_precondition(in, alignment);
+    return same_job_precondition(in, identity, alignment);
 }
 
 // Matches the sites, tests them for drift and compares the loss, into `result`; returns why it could not, or "".
-std::string compare_numerics(
-    const CompareInput& in, const CompareOptions& options, const std::set<int64_t>& common, CompareResult& result)
+std::string compare_numerics(const CompareInput& in, const CompareOptions& options, const std::set<int64_t>& common,
+    const detail::SiteSamples& run_all, const detail::SiteSamples& ref_all, CompareResult& result)
 {
     auto keep_common = [&](detail::SiteSamples samples) {
         for (auto& [site, steps] : samples)
@@ -229,10 +199,8 @@ std::string compare_numerics(
         std::erase_if(samples, [](const auto& entry) { return entry.second.empty(); });
         return samples;
     };
-    const detail::SiteSamples run_samples
-        = keep_common(detail::collect_site_samples(in.run_model, in.run_report.steps));
-    const detail::SiteSamples ref_samples
-        = keep_common(detail::collect_site_samples(in.ref_model, in.ref_report.steps));
+    const detail::SiteSamples run_samples = keep_common(run_all);
+    const detail::SiteSamples ref_samples = keep_common(ref_all);
     if (run_samples.empty() || ref_samples.empty())
         return fmt::format("the {} has no tensor statistics in the common steps {}..{}",
             run_samples.empty() ? "run" : "reference", result.alignment.common.front(), result.alignment.common.back());
@@ -429,18 +397,23 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
         result.performance.steps_basis = PerformanceSteps::EachOwn;
     }
 
-    result.numerics_not_compared = numerics_precondition(in, result.alignment);
+    const detail::SiteSamples run_samples = detail::collect_site_samples(in.run_model, in.run_report.steps);
+    const detail::SiteSamples ref_samples = detail::collect_site_samples(in.ref_model, in.ref_report.steps);
+    result.identity = detail::identify_pair(in, result.performance, run_samples, ref_samples, options.swapped);
+    result.numerics_not_compared = numerics_precondition(in, result.identity, result.alignment);
     if (result.numerics_compared())
-        result.numerics_not_compared = compare_numerics(in, options, common, result);
+        result.numerics_not_compared = compare_numerics(in, options, common, run_samples, ref_samples, result);
     if (!result.numerics_compared()) {
         // Whatever the site matching had found is dropped: drift and loss are not compared, the reason says why.
         CompareResult numerics_free;
+        numerics_free.identity = std::move(result.identity);
         numerics_free.alignment = std::move(result.alignment);
         numerics_free.performance = std::move(result.performance);
         numerics_free.numerics_not_compared = std::move(result.numerics_not_compared);
         // The loss needs no tensor statistics: two runs of one job with common steps compare it whatever their
         // sites (a zero-code FP8 run's _scaled_mm operands and its BF16 twin's matmuls match no site; issue 42).
-        if (const std::string why = same_job_precondition(in, numerics_free.alignment); why.empty())
+        if (const std::string why = same_job_precondition(in, numerics_free.identity, numerics_free.alignment);
+            why.empty())
             numerics_free.loss = compare_loss(in, options.loss_scalar, common);
         else {
             numerics_free.loss.scalar = options.loss_scalar;
@@ -448,6 +421,7 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
         }
         return numerics_free;
     }
+    result.identity.sites_in_common = static_cast<int64_t>(result.sites.size()); // one count: the sites compared
     return result;
 }
 

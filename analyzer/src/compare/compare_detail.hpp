@@ -1,6 +1,6 @@
 // The parts of compare (compare.hpp) that its files share: site matching and per-step figures (compare_sites.cpp),
 // the recipe and logical roles (site_recipe.cpp), the change-point test (compare_drift.cpp), the performance
-// (compare_performance.cpp), and the assembly (compare.cpp).
+// (compare_performance.cpp), what differs between the pair (compare_identity.cpp), and the assembly (compare.cpp).
 #pragma once
 
 #include "fp8scope/analyzer/compare/compare.hpp"
@@ -158,5 +158,14 @@ void detect_drift(CompareSite& site);
 // Both runs' performance (compare_performance.hpp), each over the given step indices of its report.
 PerformanceComparison compare_performance(
     const CompareInput& input, const std::set<int64_t>& run_steps, const std::set<int64_t>& ref_steps);
+
+// The program a command line runs: the script after an interpreter ("python -u train.py" -> "train.py"), the module
+// after -m, else the executable; its base name. Empty when the command line is unknown. (compare_identity.cpp)
+std::string program_of(std::string_view command_line);
+
+// The pair's identity (compare.hpp PairIdentity) from the traces, their performance and their sites' samples over
+// each trace's analysed steps. (compare_identity.cpp)
+PairIdentity identify_pair(const CompareInput& in, const PerformanceComparison& performance,
+    const SiteSamples& run_samples, const SiteSamples& ref_samples, bool swapped);
 
 } // namespace fp8scope::analyzer::detail

@@ -130,8 +130,12 @@ TEST_CASE("compare without tensor statistics: every format says why in one line 
     const std::string text = compare_ok({});
     const auto lines = lines_of(text);
     REQUIRE(lines.size() > 2);
-    CHECK(lines[1].starts_with(kNotCompared));
-    CHECK(lines[1].ends_with("; performance only"));
+    // After the title, what the pair is (GPU, job, model, precision), then the verdict.
+    REQUIRE(lines.size() > 5);
+    CHECK(lines[1].starts_with("GPU:       "));
+    CHECK(lines[4].starts_with("Precision: "));
+    CHECK(lines[5].starts_with(kNotCompared));
+    CHECK(lines[5].ends_with("; performance only"));
     for (const char* part : { "\nPerformance (per step, means over the 28 common steps)\n",
              "\nPer step over the 28 common steps: medians, then idle by cause and kernel time by class\n",
              "\n  step time (median)                53.883 ms    22.045 ms  +31.838 ms (+144%)\n",

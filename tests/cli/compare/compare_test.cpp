@@ -75,7 +75,13 @@ TEST_CASE("compare on the drift pair names the first divergent site in every for
     CHECK(doc.at("verdict").at("healthy") == false);
 
     const std::string text = compare(kDriftRun, kDriftRef, "text");
-    CHECK(text.starts_with("fp8scope compare: " + kDriftRun + " against " + kDriftRef + "\nDRIFT: "));
+    // The title, what the pair is (one line each: GPU, job, model, precision), then the verdict.
+    CHECK(text.starts_with("fp8scope compare: " + kDriftRun + " against " + kDriftRef + "\nGPU:       "));
+    CHECK(text.find("\nJob:       'train.py' in both, the same arguments beyond precision switches and run names\n")
+        != std::string::npos);
+    const size_t precision = text.find("\nPrecision: the run runs FP8 ");
+    REQUIRE(precision != std::string::npos);
+    CHECK(text.substr(text.find('\n', precision + 1) + 1).starts_with("DRIFT: "));
     CHECK(text.find("first divergent: " + first.at("site").get<std::string>()) != std::string::npos);
     CHECK(text.find("Drifting sites (") != std::string::npos);
 

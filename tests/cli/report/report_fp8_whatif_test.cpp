@@ -170,13 +170,17 @@ TEST_CASE(
     const double predicted = against.at("predicted_step_ns").get<double>();
     CHECK(against.at("run_vs_predicted").get<double>()
         == Approx(w.at("run_step_ns").get<double>() / predicted - 1).margin(1e-6));
-    // Without the flag, nothing; the reference as an FP8 run gets the reason alone.
+    // Without the flag, nothing. The FP8 run given as the reference is compared as the run (issue 45): the same
+    // what-if, of the BF16 trace, and the pair says it swapped them.
     const auto plain = nlohmann::json::parse(run_fp8scope_ok({ "compare", run, kBf16, "--format", "json" }));
     CHECK_FALSE(plain.contains("fp8_whatif"));
+    CHECK(plain.at("pair").at("swapped") == false);
     const auto swapped
         = nlohmann::json::parse(run_fp8scope_ok({ "compare", kBf16, run, "--fp8-whatif", "--format", "json" }));
-    CHECK_THAT(swapped.at("fp8_whatif").at("not_applicable").get<std::string>(), Contains("already runs FP8 GEMMs"));
-    CHECK_FALSE(swapped.at("fp8_whatif").contains("run_against"));
+    CHECK(swapped.at("pair").at("swapped") == true);
+    CHECK(swapped.at("run").at("path") == run);
+    CHECK(swapped.at("fp8_whatif").at("predictions") == w.at("predictions"));
+    CHECK(swapped.at("fp8_whatif").at("run_against") == w.at("run_against"));
     // Usage errors, as report's.
     const auto md = run_fp8scope({ "compare", run, kBf16, "--fp8-whatif", "--format", "md" });
     CHECK(md.exit_code == 2);

@@ -94,6 +94,17 @@ std::string trace_sentence(const analyzer::TraceModel& model, const analyzer::Re
 std::string ns_text(double ns);
 std::string signed_ns_text(double ns);
 
+// What the pair is, before any figure (compare_pair_wording.cpp; docs/analysis.md "Compare", "What the pair is"):
+// labelled lines, in this order: "Order" (only when the caller swapped the arguments), "GPU", "Job", "Model"
+// (tensor sites and kernel names in common) and "Precision".
+struct PairLine {
+    std::string label, text;
+};
+std::vector<PairLine> pair_lines(const analyzer::PairIdentity& identity, Escape escape);
+// "FP8's price is not split out: <why the pair is performance only>; ..." for a pair of different GPUs or jobs, whose
+// step change is not FP8's; "" otherwise, when the price is shown.
+std::string price_not_split_sentence(const analyzer::PairIdentity& identity, Escape escape);
+
 // The rows of the performance table, run beside reference: what, run, reference, and the difference or gain.
 struct PerformanceRow {
     std::string what, run, ref, change;

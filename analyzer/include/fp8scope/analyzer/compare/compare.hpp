@@ -191,7 +191,41 @@ struct StepAlignment {
     std::vector<int64_t> run_only, ref_only;
 };
 
+// One trace of a compared pair, as compare names it before any figure (issue 45).
+struct RunIdentity {
+    std::string gpu; // the GPU names of its analysed devices, distinct, joined by " + "; empty when the trace has none
+    std::string program; // the program its command line runs (the script after python); empty when unknown
+    bool fp8 = false; // FP8 GEMM kernels ran in its analysed steps
+    int64_t sites = 0; // tensor sites with samples in its analysed steps
+};
+
+// What differs between the run and the reference, before any figure: GPU, command line, model, precision. A pair of
+// different GPUs or jobs is compared by performance alone (performance_only says why): its drift and loss would set
+// one model's tensors against another's, and its step change is not FP8's.
+struct PairIdentity {
+    RunIdentity run, ref;
+    // The sites in common: those compared (CompareResult::sites) when drift is compared, else those matched over
+    // each trace's analysed steps; none when either trace has no tensor statistics.
+    std::optional<int64_t> sites_in_common;
+    int64_t kernel_names_in_common = 0, run_only_kernel_names = 0, ref_only_kernel_names = 0;
+    // The command lines' arguments that only one has, beyond precision switches and run names, in their order
+    // ("--layers 2"): see command_arguments_beyond_precision().
+    std::vector<std::string> run_only_arguments, ref_only_arguments;
+    bool different_gpus = false, different_jobs = false;
+    std::string performance_only; // why only the performance is compared (GPUs or jobs differ); empty: neither
+    // The caller swapped the arguments: the user gave the FP8 run as the reference (CompareOptions::swapped).
+    bool swapped = false;
+};
+
+// The arguments of a command line after its program, as "flag value" items (one item per flag with its value, and
+// one per positional argument), leaving out what a precision switch or a run's name changes between an FP8 run and
+// its BF16 twin: an item with a word (split at anything not a letter or digit) such as fp8, bf16, precision, dtype,
+// amp, recipe or amax, and a flag with a word such as name, out, output, o, log, save, dir, seed, steps, iters,
+// epochs, compile or graphs (docs/analysis.md "Compare", the pair). Empty for an unknown command line.
+std::vector<std::string> command_arguments_beyond_precision(std::string_view command_line);
+
 struct CompareResult {
+    PairIdentity identity;
     StepAlignment alignment;
     // Why drift and loss were not compared, one sentence; empty when they were. Their figures below are then empty,
     // the loss says the same reason, and both default budgets fail: a gate never passes on data it has not seen.
@@ -222,6 +256,7 @@ struct CompareResult {
 struct CompareOptions {
     ReportOptions report; // steps, warm-up, device: applied to both traces
     std::string loss_scalar = "loss";
+    bool swapped = false; // the caller swapped the user's arguments (fp8_given_as_reference()): PairIdentity says so
 };
 
 // The two analyses are made by the caller (analyze() on each model with the same options), so that a GUI can reuse
@@ -235,6 +270,12 @@ struct CompareInput {
 };
 
 std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& input, const CompareOptions& options = {});
+
+// Whether a report's analysed steps ran FP8 GEMM kernels.
+bool runs_fp8(const Report& report);
+// The user gave the pair the wrong way round: the reference runs FP8 GEMMs and the run none. Callers swap the two
+// and say so (CompareOptions::swapped), so that FP8's price is computed for the FP8 run.
+bool fp8_given_as_reference(const CompareInput& input);
 
 // `check RUN --ref REF` budgets (docs/analysis.md "Budgets"). With neither given, check --ref applies both defaults
 // (kDefaultCompareBudgets).
