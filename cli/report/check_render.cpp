@@ -1,5 +1,6 @@
 #include "report/check_render.hpp"
 
+#include "fp8scope/present/compare_wording.hpp"
 #include "fp8scope/present/figures.hpp"
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
@@ -22,7 +23,7 @@ std::string figure(const BudgetResult& r, double value)
     if (r.name == "max-straggler-wait" || r.name == "max-step-time")
         return format_duration_ns(static_cast<int64_t>(value)); // ns
     if (r.name == "max-loss-delta")
-        return fmt::format("{:.3g}", value); // a relative delta: 0.0025 is DeepSeek-V3's 0.25%
+        return delta_percent(value); // as compare writes the loss delta: 0.0025 is "0.25%" (DeepSeek-V3's)
     // Tensor fractions that matter are small (1e-4 of a tensor clipped): significant digits, not decimals.
     if (r.name == "max-saturation" || r.name == "max-underflow")
         return fmt::format("{:.3g}", value);

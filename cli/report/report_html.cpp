@@ -114,10 +114,8 @@ std::string syncs_table(const Report& r)
 {
     const auto steps = static_cast<double>(r.steps.steps.size());
     const int64_t outside = r.syncs.outside_steps.count;
-    std::string out = fmt::format("<h2>Host-blocking syncs</h2>\n<p>{} in the steps, {:.1f} per step, {} GPU idle "
-                                  "time caused{}.</p>\n",
-        r.syncs.total.count, static_cast<double>(r.syncs.total.count) / steps,
-        format_duration_ns(r.syncs.total.idle_caused_ns),
+    std::string out = fmt::format("<h2>Host-blocking syncs</h2>\n<p>{} in the steps, {:.1f} per step; {}{}.</p>\n",
+        r.syncs.total.count, static_cast<double>(r.syncs.total.count) / steps, sync_idle_text(r),
         outside > 0 ? fmt::format("; {} outside the steps", outside) : std::string());
     const std::vector<const SyncApiSummary*> apis = syncs_by_idle_caused(r.syncs);
     if (!apis.empty())

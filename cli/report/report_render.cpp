@@ -215,7 +215,8 @@ std::string render_report_markdown(const TraceModel& model, const Report& r, siz
     if (r.syncs.total.count == 0)
         out += "None in the analysed steps.\n";
     else
-        out += "| API | calls per step | GPU idle caused |\n|---|---|---|\n";
+        out += "Over the steps: " + sync_idle_text(r)
+            + ".\n\n| API | calls per step | GPU idle caused |\n|---|---|---|\n";
     for (const SyncApiSummary* a : syncs_by_idle_caused(r.syncs))
         out += fmt::format("| {} | {} | {} |\n", markdown_code(a->name, MarkdownPlace::TableCell),
             per_step_rate(a->count, steps, 1), format_duration_ns(a->idle_caused_ns));

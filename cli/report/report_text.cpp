@@ -96,9 +96,8 @@ void syncs_text(std::string& out, const Report& r, const Paint& paint)
     const size_t steps = r.steps.steps.size();
     const int64_t outside = r.syncs.outside_steps.count;
     heading_line(out, paint,
-        fmt::format("Host-blocking syncs: {} in the steps, {:.1f} per step, {} idle caused{}", r.syncs.total.count,
-            steps ? static_cast<double>(r.syncs.total.count) / static_cast<double>(steps) : 0.0,
-            format_duration_ns(r.syncs.total.idle_caused_ns),
+        fmt::format("Host-blocking syncs: {} in the steps, {:.1f} per step; {}{}", r.syncs.total.count,
+            steps ? static_cast<double>(r.syncs.total.count) / static_cast<double>(steps) : 0.0, sync_idle_text(r),
             outside > 0 ? fmt::format(" ({} outside the steps)", outside) : std::string()));
     // Only the APIs called in the steps: a row of zeros says nothing.
     for (const SyncApiSummary* a : syncs_by_idle_caused(r.syncs))

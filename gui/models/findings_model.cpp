@@ -45,7 +45,9 @@ void FindingsModel::set_session(std::shared_ptr<const Session> session)
         if (!verdict.loss.passed)
             rows_.push_back(Row {
                 .kind = u"loss delta"_s,
-                .finding = u"Loss differs from the reference"_s,
+                .finding = compare.loss.final_relative_delta ? u"Loss delta %1 against the reference"_s.arg(
+                               to_qstring(present::delta_percent(*compare.loss.final_relative_delta)))
+                                                             : u"Loss differs from the reference"_s,
                 .saving = {},
                 .where = compare.loss.max_step ? u"largest at step %1"_s.arg(*compare.loss.max_step) : QString(),
                 .why = to_qstring(present::loss_sentence(compare.loss, present::as_is)),

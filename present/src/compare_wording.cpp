@@ -336,7 +336,7 @@ std::vector<PerformanceRow> performance_rows(const PerformanceComparison& p)
                 "{} (kernel time added, plus {:+.0f} kernels x the reference's queued gap: the change of a step "
                 "the GPU paces, as compiled jobs untraced)",
                 signed_ns_text(p.gpu_bound_change_ns), p.kernels_added_per_step) },
-        { "launch idle per step", ns_text(p.run.launch_idle_ns), ns_text(p.ref.launch_idle_ns),
+        { "launch + host-in-launch idle", ns_text(p.run.launch_idle_ns), ns_text(p.ref.launch_idle_ns),
             "added " + ns_text(p.launch_idle_added_ns) },
         { "recording's idle per step", ns_text(p.run.recording_idle_ns), ns_text(p.ref.recording_idle_ns),
             "added " + ns_text(p.recording_idle_added_ns) },
@@ -387,8 +387,8 @@ std::vector<PriceRow> fp8_price_rows(const PerformanceComparison& p)
                               "work the fused kernels absorbed",
                     ns_text(p.fused_absorbed_ns))
                 : std::string("the cast, amax/scale and fused bookkeeping kernels' time") },
-        { "launch idle", signed_ns_text(p.launch_idle_added_ns), share_text(p.launch_idle_added_ns, change),
-            per_kernel },
+        { "launch + host-in-launch idle", signed_ns_text(p.launch_idle_added_ns),
+            share_text(p.launch_idle_added_ns, change), per_kernel },
         { "rest", signed_ns_text(p.rest_ns), share_text(p.rest_ns, change),
             fmt::format("other kernels {}, other idle and overlap {}", signed_ns_text(p.other_kernels_added_ns),
                 signed_ns_text(other_idle)) },
@@ -400,7 +400,7 @@ std::string fp8_price_sentence(const PerformanceComparison& p)
 {
     if (!p.explained_share)
         return "the run's step takes as long as the reference's: no step change to explain";
-    return fmt::format("GEMM time, FP8 bookkeeping and launch idle explain {:.0f}% of the traced step "
+    return fmt::format("GEMM time, FP8 bookkeeping and launch + host-in-launch idle explain {:.0f}% of the traced step "
                        "change ({} per step); the rest is {}",
         100.0 * *p.explained_share, signed_ns_text(p.step_change_ns), signed_ns_text(p.rest_ns));
 }

@@ -91,6 +91,19 @@ std::vector<const SyncApiSummary*> syncs_by_idle_caused(const SyncReport& syncs)
     return apis;
 }
 
+std::string sync_idle_text(const Report& report)
+{
+    const int64_t cause = report.totals.cause_ns[static_cast<size_t>(BubbleCause::Sync)];
+    const int64_t caused = report.syncs.total.idle_caused_ns;
+    if (cause == 0 && caused == 0)
+        return "no sync idle";
+    if (caused == cause)
+        return fmt::format("sync idle {}, all caused by the calls in the steps", format_duration_ns(cause));
+    return fmt::format("sync idle {}, of which the calls in the steps caused {} (a call just before a step can cause "
+                       "idle in it)",
+        format_duration_ns(cause), format_duration_ns(caused));
+}
+
 std::string empty_kernel_classes(const KernelClassReport& classes)
 {
     std::string names;

@@ -64,6 +64,8 @@ TEST_CASE("findings model: drift findings first, then the run's own numerics, th
     CHECK(model.target(0).run_site_id == first.run_site_id);
     CHECK(model.target(0).step == 14);
     CHECK(cell(model, drift_rows, FindingsModel::Kind) == QStringLiteral("loss delta"));
+    // One figure, one value (issue 45): the pair's loss delta as compare and check write it.
+    CHECK(cell(model, drift_rows, FindingsModel::Finding).contains(QStringLiteral("2.50%")));
     CHECK(cell(model, drift_rows + 1, FindingsModel::Kind) == QStringLiteral("numerics at risk"));
     CHECK(model.target(drift_rows + 1).step == numerics.front().onset_step);
     CHECK(model.target(drift_rows + 1).run_site_id == numerics.front().site_id);

@@ -150,17 +150,16 @@ PairIdentity identify_pair(const CompareInput& in, const PerformanceComparison& 
 {
     PairIdentity p;
     p.swapped = swapped;
-    for (auto [side, model, report, samples] :
-        { std::tuple { &p.run, &in.run_model, &in.run_report, &run_samples },
-            std::tuple { &p.ref, &in.ref_model, &in.ref_report, &ref_samples } }) {
+    for (auto [side, model, report, samples] : { std::tuple { &p.run, &in.run_model, &in.run_report, &run_samples },
+             std::tuple { &p.ref, &in.ref_model, &in.ref_report, &ref_samples } }) {
         side->gpu = gpu_of(*model, *report);
         side->program = program_of(model->meta.command_line);
         side->fp8 = runs_fp8(*report);
         side->sites = static_cast<int64_t>(samples->size());
     }
     if (!run_samples.empty() && !ref_samples.empty())
-        p.sites_in_common = static_cast<int64_t>(
-            match_sites(in.run_model, run_samples, in.ref_model, ref_samples).pairs.size());
+        p.sites_in_common
+            = static_cast<int64_t>(match_sites(in.run_model, run_samples, in.ref_model, ref_samples).pairs.size());
     p.kernel_names_in_common = performance.kernels.common_names;
     p.run_only_kernel_names = performance.kernels.appeared_names;
     p.ref_only_kernel_names = performance.kernels.vanished_names;
@@ -172,8 +171,8 @@ PairIdentity identify_pair(const CompareInput& in, const PerformanceComparison& 
         p.run_only_arguments = only_in(run_arguments, ref_arguments);
         p.ref_only_arguments = only_in(ref_arguments, run_arguments);
         if (p.run.program != p.ref.program)
-            reasons.push_back(fmt::format(
-                "the traces are of different jobs: the run ran '{}', the reference '{}'", p.run.program, p.ref.program));
+            reasons.push_back(fmt::format("the traces are of different jobs: the run ran '{}', the reference '{}'",
+                p.run.program, p.ref.program));
         else if (!p.run_only_arguments.empty() || !p.ref_only_arguments.empty()) {
             std::vector<std::string> sides;
             if (!p.run_only_arguments.empty())

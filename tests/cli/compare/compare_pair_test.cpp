@@ -55,8 +55,9 @@ TEST_CASE("compare names GPU, job, model and precision first, and a pair of diff
     // The verdict: neither drift nor loss (the loss of another model is no FP8 loss delta), and why.
     CHECK(lines[5].starts_with("Drift and loss not compared: the traces are of different jobs: their command lines "
                                "differ beyond precision switches and run names"));
-    CHECK_THAT(lines[5], Contains("; and the runs ran on different GPUs (the run on NVIDIA H200, the reference on "
-                                  "NVIDIA H100 80GB HBM3); performance only"));
+    CHECK_THAT(lines[5],
+        Contains("; and the runs ran on different GPUs (the run on NVIDIA H200, the reference on "
+                 "NVIDIA H100 80GB HBM3); performance only"));
     CHECK(text.find("loss delta") == std::string::npos);
     // Its step change is not FP8's: no price, and why.
     CHECK_THAT(text, Contains("\nFP8's price\n  FP8's price is not split out: the traces are of different jobs"));
@@ -87,8 +88,8 @@ TEST_CASE("compare names GPU, job, model and precision first, and a pair of diff
     for (const auto& line : pair.at("lines")) {
         const std::string label = line.at("label"), sentence = line.at("text");
         CHECK_THAT(text, Contains(sentence));
-        CHECK_THAT(run_fp8scope_ok({ "compare", kH200Fp8, kCleanBf16, "--format", "md" }),
-            Contains("- **" + label + ":** "));
+        CHECK_THAT(
+            run_fp8scope_ok({ "compare", kH200Fp8, kCleanBf16, "--format", "md" }), Contains("- **" + label + ":** "));
     }
     const std::string html = run_fp8scope_ok({ "compare", kH200Fp8, kCleanBf16, "--format", "html" });
     CHECK_THAT(html, Contains("<li><strong>GPU:</strong> the run on NVIDIA H200"));
@@ -128,7 +129,8 @@ TEST_CASE("compare and check given BF16 as the run and FP8 as the reference comp
     CHECK(lines[2] == "GPU:       NVIDIA H100 80GB HBM3 in both");
     CHECK(lines[3] == "Job:       'train.py' in both, the same arguments beyond precision switches and run names");
     // The sites in common are the sites compared: one count.
-    CHECK(lines[4].starts_with("Model:     81 tensor sites in common (the run has 105 with samples, the reference 81)"));
+    CHECK(
+        lines[4].starts_with("Model:     81 tensor sites in common (the run has 105 with samples, the reference 81)"));
     CHECK(given.at("sites").at("matched") == 81);
     CHECK(lines[5].starts_with("Precision: the run runs FP8 "));
     CHECK_THAT(text, Contains("  FP8 bookkeeping                 +292.566 us"));
@@ -149,7 +151,8 @@ TEST_CASE("compare and check given BF16 as the run and FP8 as the reference comp
     CHECK(swapped_lines[3] == in_order_lines[2]);
 }
 
-TEST_CASE("compare tells a precision switch and a run's name from a different job in the command line", "[cli][compare]")
+TEST_CASE(
+    "compare tells a precision switch and a run's name from a different job in the command line", "[cli][compare]")
 {
     using analyzer::command_arguments_beyond_precision;
     using Args = std::vector<std::string>;

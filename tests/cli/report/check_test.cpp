@@ -15,14 +15,6 @@ namespace {
 
 const std::string kFp8Trace = std::string(FP8SCOPE_SOURCE_DIR) + "/samples/traces/h100-train-fp8.sqlite";
 
-std::string read(const std::string& path)
-{
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 } // namespace
 
 TEST_CASE("check exits 0 when every budget holds and writes one passing testcase per budget", "[cli][check]")
@@ -33,11 +25,11 @@ TEST_CASE("check exits 0 when every budget holds and writes one passing testcase
     INFO(result.out << result.err);
     CHECK(result.exit_code == 0);
     CHECK(result.out.find("3 of 3 budgets hold") != std::string::npos);
-    const std::string junit = read(dir + "/check.xml");
+    const std::string junit = read_text_file(dir + "/check.xml");
     CHECK(occurrences(junit, "<testcase ") == 3);
     CHECK(occurrences(junit, "<failure") == 0);
     CHECK(junit.find("tests=\"3\" failures=\"0\"") != std::string::npos);
-    CHECK(read(dir + "/check.md").starts_with("### fp8scope check: all budgets hold"));
+    CHECK(read_text_file(dir + "/check.md").starts_with("### fp8scope check: all budgets hold"));
 }
 
 TEST_CASE("check exits 1 when a budget fails, and the failure names the worst step and its figure", "[cli][check]")
@@ -48,11 +40,11 @@ TEST_CASE("check exits 1 when a budget fails, and the failure names the worst st
     INFO(result.out << result.err);
     CHECK(result.exit_code == 1);
     CHECK(result.out.find("FAIL max-bubble-ratio            0.676") != std::string::npos);
-    const std::string junit = read(dir + "/check.xml");
+    const std::string junit = read_text_file(dir + "/check.xml");
     CHECK(occurrences(junit, "<testcase ") == 2);
     CHECK(occurrences(junit, "<failure ") == 1);
     CHECK(junit.find("bubble-ratio = 0.676 exceeds the budget 0.500; worst step ") != std::string::npos);
-    CHECK(read(dir + "/check.md").find("**FAIL**") != std::string::npos);
+    CHECK(read_text_file(dir + "/check.md").find("**FAIL**") != std::string::npos);
 }
 
 TEST_CASE("check without a budget, with a bad budget or a bad trace gives 2 or 3 and one line", "[cli][check]")

@@ -55,7 +55,7 @@ TEST_CASE("reports list only what happened: no sync API or kernel class row of z
     INFO(full_text);
     // Up to the whole-trace tables (top kernels, top API calls), which list warm-up calls too, as nsys stats does.
     const std::string text = full_text.substr(0, full_text.find("\nTop kernels"));
-    CHECK(text.find("Host-blocking syncs: 2 in the steps, 1.0 per step, ") != std::string::npos);
+    CHECK(text.find("Host-blocking syncs: 2 in the steps, 1.0 per step; ") != std::string::npos);
     CHECK(text.find("(4 outside the steps)") != std::string::npos); // 2 stream syncs, the device sync and cudaFree
     CHECK(text.find("cudaDeviceSynchronize") == std::string::npos); // called only in warm-up
     CHECK(text.find("cudaFree") == std::string::npos);

@@ -99,6 +99,12 @@ std::string fused_bookkeeping_attribution(const analyzer::KernelClassReport& cla
 // the rows a sync table shows. APIs called only outside the steps are left out (SyncReport::outside_steps counts them).
 std::vector<const analyzer::SyncApiSummary*> syncs_by_idle_caused(const analyzer::SyncReport& syncs);
 
+// The sync idle of a sync table's headline, the same figure as the idle cause "sync" (BubbleTotals::cause_ns) under
+// the same name, with the part the calls in the steps caused: "sync idle 1.098 ms, of which the calls in the steps
+// caused 1.089 ms (a call just before a step can cause idle in it)", or "sync idle 1.098 ms, all caused by the calls in
+// the steps", or "no sync idle".
+std::string sync_idle_text(const analyzer::Report& report);
+
 // count / steps with `decimals` decimals, or two significant digits when the rate is below one unit of the last
 // decimal (1 call in 28 steps: "0.036" per step, not "0.0"; 14 kernels in 28 steps: "0.5", not "0"), "0" for none.
 std::string per_step_rate(int64_t count, size_t steps, int decimals);
