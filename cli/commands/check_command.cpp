@@ -51,9 +51,10 @@ them: a gate that passes without data would vouch for numerics it never saw.
 does: --max-drift-sites N limits the tensor sites whose scaling drifts against the reference (the result names
 the first divergent site and its onset step), --max-loss-delta R the relative difference of the mean loss over
 the last common steps (1e-2 = 1%; DeepSeek-V3 reports below 0.25%). --ref alone applies both, with 0 drifting
-sites and 0.01. Two traces whose drift and loss cannot be compared (no tensor statistics, different jobs, no
-common step, no site in common) are exit code 3: compare shows their performance alone, but a gate never
-passes on numerics it did not see.
+sites and 0.01; the loss delta is shown as a percentage, as compare shows it. Two traces whose drift and loss
+cannot be compared (no tensor statistics, different jobs or GPUs, no common step, no site in common) are exit
+code 3: compare shows their performance alone, but a gate never passes on numerics it did not see. A TRACE
+without FP8 GEMMs against an FP8 REF is gated the right way round, with a warning; the other budgets stay TRACE's.
 
 Several traces (or a directory of *.sqlite files) are the ranks of one job, analysed together as
 fp8scope report does: --max-bubble-ratio applies to the worst rank, --max-straggler-wait DURATION (with its

@@ -37,8 +37,8 @@ by cause, kernel time by class, and the kernels that appeared, vanished or chang
 statistics (or of different jobs or GPUs, with no common step or no site in common) are compared by performance
 alone: the verdict says why drift and loss were not. Before any figure, compare names each run's GPU, job
 (program and arguments beyond precision switches and run names), model (sites and kernel names in common) and
-precision; given a BF16 RUN and an FP8 REF, it swaps them and says so. When the collector's own GPU work is 2% of either run's step
-or more, a line says that recording inflated the difference, and by about how much.
+precision; given a BF16 RUN and an FP8 REF, it swaps them and says so. When the collector's own GPU work is 2% of
+either run's step or more, a line says that recording inflated the difference, and by about how much.
 Definitions and thresholds: docs/analysis.md "Compare"; the JSON schema (fp8scope.compare/1) and the JUnit layout
 are in docs/cli.md. junit has two testcases, drift and loss_delta; compare still exits 0 whatever it finds (use
 fp8scope check --ref to gate CI, which refuses traces whose drift and loss cannot be compared). Text is

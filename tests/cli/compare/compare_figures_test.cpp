@@ -56,8 +56,9 @@ TEST_CASE("one figure, one value: the sync idle reads the same in report's idle 
     CHECK(sync == "1.098 ms");
     const std::string text = run_fp8scope_ok({ "report", kSyncs, "--color", "never" });
     CHECK_THAT(text, Contains("idle by cause    sync " + sync + " ("));
-    CHECK_THAT(text, Contains("Host-blocking syncs: 90 in the steps, 5.0 per step; sync idle " + sync
-        + ", of which the calls in the steps caused " + caused));
+    CHECK_THAT(text,
+        Contains("Host-blocking syncs: 90 in the steps, 5.0 per step; sync idle " + sync
+            + ", of which the calls in the steps caused " + caused));
     for (const char* format : { "md", "html" })
         CHECK_THAT(run_fp8scope_ok({ "report", kSyncs, "--format", format }),
             Contains("sync idle " + sync + ", of which the calls in the steps caused " + caused));
@@ -65,9 +66,8 @@ TEST_CASE("one figure, one value: the sync idle reads the same in report's idle 
     const auto csv = lines_of(run_fp8scope_ok({ "report", kSyncs, "--format", "csv" }));
     REQUIRE(csv.size() > 1);
     REQUIRE(csv[0].find(",sync_ns,") != std::string::npos);
-    const size_t column = static_cast<size_t>(std::count(csv[0].begin(), csv[0].begin() + static_cast<std::ptrdiff_t>(
-                                                             csv[0].find(",sync_ns,") + 1),
-        ','));
+    const size_t column = static_cast<size_t>(
+        std::count(csv[0].begin(), csv[0].begin() + static_cast<std::ptrdiff_t>(csv[0].find(",sync_ns,") + 1), ','));
     double csv_sum = 0;
     for (size_t i = 1; i < csv.size(); ++i) {
         size_t at = 0;
@@ -120,8 +120,9 @@ TEST_CASE("one figure, one value: compare's launch + host-in-launch idle is name
     const double launch_and_host = p.at("run").at("launch_idle_ns").get<double>();
     const double launch = p.at("idle_by_cause_ns").at("launch").at("run").get<double>();
     REQUIRE(launch_and_host > launch); // host idle inside the launches
-    CHECK_THAT(text, Contains(fmt::format("  {:<30} {:>12} {:>12}  added", "launch + host-in-launch idle",
-                         ms(launch_and_host), ms(p.at("ref").at("launch_idle_ns").get<double>()))));
+    CHECK_THAT(text,
+        Contains(fmt::format("  {:<30} {:>12} {:>12}  added", "launch + host-in-launch idle", ms(launch_and_host),
+            ms(p.at("ref").at("launch_idle_ns").get<double>()))));
     CHECK_THAT(text, Contains(fmt::format("  {:<30} {:>12}", "idle, cause launch", ms(launch))));
     CHECK(text.find("launch idle per step") == std::string::npos);
     // The idle cause launch per step is report's total over the same steps, for each trace.
