@@ -153,6 +153,12 @@ void set_injection_variable(const char* name, const std::string& library)
     set_environment(name, library);
 }
 
+CaptureRequest capture_request(const RecordOptions& options)
+{
+    return CaptureRequest { options.capture_steps, options.capture_every, options.capture_length, options.capture_range,
+        options.delay, options.duration, options.stats_outside_windows };
+}
+
 void configure_environment(
     const RecordOptions& options, const std::string& library, const std::string& pattern, const Manifest& manifest)
 {
@@ -186,23 +192,11 @@ void configure_environment(
         set_environment("FP8SCOPE_NVTX", "0");
     if (options.quiet)
         set_environment("FP8SCOPE_QUIET", "1");
-    // The collector parses these again with the same parser (capture_plan.hpp); record_usage_error checked them.
-    for (const auto& [name, value] : { std::pair { "FP8SCOPE_CAPTURE_STEPS", &options.capture_steps },
-             std::pair { "FP8SCOPE_CAPTURE_EVERY", &options.capture_every },
-             std::pair { "FP8SCOPE_CAPTURE_LENGTH", &options.capture_length },
-             std::pair { "FP8SCOPE_CAPTURE_RANGE", &options.capture_range },
-             std::pair { "FP8SCOPE_CAPTURE_DELAY", &options.delay },
-             std::pair { "FP8SCOPE_CAPTURE_DURATION", &options.duration } })
-        if (!value->empty())
-            set_environment(name, *value);
-    if (options.stats_outside_windows)
-        set_environment("FP8SCOPE_STATS_OUTSIDE_WINDOWS", "1");
-}
-
-CaptureRequest capture_request(const RecordOptions& options)
-{
-    return CaptureRequest { options.capture_steps, options.capture_every, options.capture_length, options.capture_range,
-        options.delay, options.duration, options.stats_outside_windows };
+    // The capture plan, parsed once (record_usage_error checked it): the collector reads it as it is, and before any
+    // FP8SCOPE_CAPTURE_* variable the caller's environment may hold. A whole-run recording passes none.
+    if (const CapturePlanResult capture = parse_capture_plan(capture_request(options));
+        capture.plan && capture.plan->mode != CaptureMode::Full)
+        set_environment(kCapturePlanVariable.data(), serialize_capture_plan(*capture.plan));
 }
 
 void print_summary(const std::vector<std::string>& traces, size_t removed)

@@ -127,6 +127,121 @@ CapturePlanResult parse_capture_plan(const CaptureRequest& r)
     return { std::move(plan), {} };
 }
 
+namespace {
+
+constexpr std::string_view kPlanHeader = "fp8scope-capture-plan/1";
+
+std::optional<CaptureMode> mode_named(std::string_view name)
+{
+    for (const CaptureMode mode :
+        { CaptureMode::Full, CaptureMode::Steps, CaptureMode::Periodic, CaptureMode::ProfilerApi, CaptureMode::Time })
+        if (CapturePlan plan; (plan.mode = mode, plan.mode_name() == name))
+            return mode;
+    return std::nullopt;
+}
+
+std::optional<int64_t> parse_plan_number(std::string_view text, int64_t max)
+{
+    const auto value = parse_count(text);
+    return value && *value <= max ? value : std::nullopt;
+}
+
+} // namespace
+
+std::string serialize_capture_plan(const CapturePlan& plan)
+{
+    return std::string(kPlanHeader) + " mode=" + std::string(plan.mode_name())
+        + " first=" + std::to_string(plan.first_step) + " last=" + std::to_string(plan.last_step)
+        + " every=" + std::to_string(plan.every) + " length=" + std::to_string(plan.length)
+        + " delay_ns=" + std::to_string(plan.delay_ns)
+        + " duration_ns=" + (plan.duration_ns ? std::to_string(*plan.duration_ns) : std::string("-"))
+        + " stats_outside=" + (plan.stats_outside_windows ? "1" : "0") + " options=" + plan.options;
+}
+
+CapturePlanResult deserialize_capture_plan(std::string_view text)
+{
+    const auto bad = [&](std::string_view why) {
+        return fail(std::string(kCapturePlanVariable) + " is not a capture plan (" + std::string(why) + ")");
+    };
+    if (!text.starts_with(kPlanHeader) || text.size() == kPlanHeader.size() || text[kPlanHeader.size()] != ' ')
+        return bad(std::string("it does not start with ") + std::string(kPlanHeader));
+    text.remove_prefix(kPlanHeader.size() + 1);
+    CapturePlan plan;
+    // The fields in serialize_capture_plan()'s order, each once; options is the rest of the line.
+    constexpr std::string_view kFields[]
+        = { "mode", "first", "last", "every", "length", "delay_ns", "duration_ns", "stats_outside" };
+    constexpr int64_t kMaxTimeNs = static_cast<int64_t>(kMaxCaptureSeconds * 1e9);
+    for (const std::string_view field : kFields) {
+        const std::string prefix = std::string(field) + "=";
+        if (!text.starts_with(prefix))
+            return bad("expected " + prefix);
+        text.remove_prefix(prefix.size());
+        const size_t space = text.find(' ');
+        if (space == std::string_view::npos)
+            return bad("it ends before options=");
+        const std::string_view value = text.substr(0, space);
+        text.remove_prefix(space + 1);
+        std::optional<int64_t> number;
+        if (field == "mode") {
+            const auto mode = mode_named(value);
+            if (!mode)
+                return bad("unknown mode '" + std::string(value) + "'");
+            plan.mode = *mode;
+            continue;
+        }
+        if (field == "duration_ns" && value == "-")
+            continue;
+        if (field == "stats_outside") {
+            if (value != "0" && value != "1")
+                return bad("stats_outside is neither 0 nor 1");
+            plan.stats_outside_windows = value == "1";
+            continue;
+        }
+        number = parse_plan_number(value, field.ends_with("_ns") ? kMaxTimeNs : kMaxCaptureStep);
+        if (!number)
+            return bad(std::string(field) + " '" + std::string(value) + "' is not a number in range");
+        if (field == "first")
+            plan.first_step = *number;
+        else if (field == "last")
+            plan.last_step = *number;
+        else if (field == "every")
+            plan.every = *number;
+        else if (field == "length")
+            plan.length = *number;
+        else if (field == "delay_ns")
+            plan.delay_ns = *number;
+        else
+            plan.duration_ns = *number;
+    }
+    if (!text.starts_with("options="))
+        return bad("expected options=");
+    plan.options = std::string(text.substr(8));
+    // What parse_capture_plan() would never give: a plan the windows could not follow.
+    if (plan.mode == CaptureMode::Steps && plan.first_step > plan.last_step)
+        return bad("the first step is after the last");
+    if (plan.mode == CaptureMode::Periodic && (plan.every == 0 || plan.length == 0 || plan.length > plan.every))
+        return bad("a periodic plan needs 1 <= length <= every");
+    if (plan.duration_ns && *plan.duration_ns == 0)
+        return bad("a duration of 0");
+    if (plan.stats_outside_windows && plan.mode == CaptureMode::Full)
+        return bad("statistics outside windows without a window");
+    return { std::move(plan), {} };
+}
+
+CaptureRequest capture_request_from_variables(const std::function<std::string(const char*)>& lookup)
+{
+    CaptureRequest request;
+    request.steps = lookup("FP8SCOPE_CAPTURE_STEPS");
+    request.every = lookup("FP8SCOPE_CAPTURE_EVERY");
+    request.length = lookup("FP8SCOPE_CAPTURE_LENGTH");
+    request.range = lookup("FP8SCOPE_CAPTURE_RANGE");
+    request.delay = lookup("FP8SCOPE_CAPTURE_DELAY");
+    request.duration = lookup("FP8SCOPE_CAPTURE_DURATION");
+    const std::string stats = lookup("FP8SCOPE_STATS_OUTSIDE_WINDOWS");
+    request.stats_outside_windows = !stats.empty() && stats != "0";
+    return request;
+}
+
 std::string capture_never_opened_text(std::string_view options, const std::optional<StepsSeen>& steps)
 {
     std::string text = "the capture window never opened: ";

@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <string>
+
 using namespace fp8scope;
 using namespace fp8scope::collector;
 
@@ -70,6 +73,62 @@ TEST_CASE("capture plan: every kind of window and its meta text", "[collector][c
     CHECK(plan_of({}).mode == CaptureMode::Full);
     CHECK(plan_of({}).mode_name() == "full");
     CHECK(plan_of({ .steps = "1:1", .stats_outside_windows = true }).stats_outside_windows);
+}
+
+TEST_CASE("capture plan: record passes the plan as one line that reads back to the same plan (issue 46)",
+    "[collector][capture]")
+{
+    const CaptureRequest requests[] = { { .steps = "20:29" }, { .every = "1000", .length = "10" },
+        { .range = "cudaProfilerApi" }, { .delay = "2.5", .duration = "10" }, { .delay = "3" },
+        { .steps = "1:1", .stats_outside_windows = true }, {} };
+    for (const CaptureRequest& request : requests) {
+        const CapturePlan plan = plan_of(request);
+        const std::string text = serialize_capture_plan(plan);
+        INFO(text);
+        CHECK(text.starts_with("fp8scope-capture-plan/1 mode=" + std::string(plan.mode_name()) + " "));
+        CHECK(text.find('\n') == std::string::npos);
+        const CapturePlanResult back = deserialize_capture_plan(text);
+        INFO(back.error);
+        REQUIRE(back.plan);
+        CHECK(back.plan->mode == plan.mode);
+        CHECK(back.plan->first_step == plan.first_step);
+        CHECK(back.plan->last_step == plan.last_step);
+        CHECK(back.plan->every == plan.every);
+        CHECK(back.plan->length == plan.length);
+        CHECK(back.plan->delay_ns == plan.delay_ns);
+        CHECK(back.plan->duration_ns == plan.duration_ns);
+        CHECK(back.plan->stats_outside_windows == plan.stats_outside_windows);
+        CHECK(back.plan->options == plan.options);
+    }
+    CHECK(serialize_capture_plan(plan_of({ .steps = "20:29" }))
+        == "fp8scope-capture-plan/1 mode=steps first=20 last=29 every=0 length=0 delay_ns=0 duration_ns=- "
+           "stats_outside=0 options=--capture-steps 20:29");
+    // The variable is untrusted: anything else is one error, and the collector records the whole run.
+    for (const char* bad : { "", "20:29", "fp8scope-capture-plan/1", "fp8scope-capture-plan/2 mode=steps",
+             "fp8scope-capture-plan/1 mode=sometimes first=0 last=0 every=0 length=0 delay_ns=0 duration_ns=- "
+             "stats_outside=0 options=",
+             "fp8scope-capture-plan/1 mode=steps first=9 last=2 every=0 length=0 delay_ns=0 duration_ns=- "
+             "stats_outside=0 options=",
+             "fp8scope-capture-plan/1 mode=periodic first=0 last=0 every=4 length=5 delay_ns=0 duration_ns=- "
+             "stats_outside=0 options=",
+             "fp8scope-capture-plan/1 mode=time first=0 last=0 every=0 length=0 delay_ns=-1 duration_ns=- "
+             "stats_outside=0 options=",
+             "fp8scope-capture-plan/1 mode=steps first=1 last=2 every=0 length=0 delay_ns=0 duration_ns=- "
+             "stats_outside=0" }) {
+        const CapturePlanResult result = deserialize_capture_plan(bad);
+        INFO(bad);
+        CHECK_FALSE(result.plan);
+        CHECK(result.error.starts_with("FP8SCOPE_CAPTURE_PLAN is not a capture plan ("));
+    }
+    // The variables a job without record may set by hand, read through one lookup.
+    const std::map<std::string, std::string> environment { { "FP8SCOPE_CAPTURE_EVERY", "100" },
+        { "FP8SCOPE_CAPTURE_LENGTH", "5" }, { "FP8SCOPE_STATS_OUTSIDE_WINDOWS", "1" } };
+    const CaptureRequest by_hand = capture_request_from_variables([&](const char* name) {
+        const auto found = environment.find(name);
+        return found == environment.end() ? std::string() : found->second;
+    });
+    const CapturePlan periodic = plan_of(by_hand);
+    CHECK(periodic.options == "--capture-every 100 --capture-length 5 --stats-outside-windows");
 }
 
 TEST_CASE("capture plan: bad values and senseless combinations are one-line errors", "[collector][capture]")

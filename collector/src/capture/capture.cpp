@@ -110,18 +110,13 @@ void on_nvtx_step(int64_t step)
 
 CapturePlan capture_plan_from_environment()
 {
-    CaptureRequest request;
-    request.steps = env_value("FP8SCOPE_CAPTURE_STEPS");
-    request.every = env_value("FP8SCOPE_CAPTURE_EVERY");
-    request.length = env_value("FP8SCOPE_CAPTURE_LENGTH");
-    request.range = env_value("FP8SCOPE_CAPTURE_RANGE");
-    request.delay = env_value("FP8SCOPE_CAPTURE_DELAY");
-    request.duration = env_value("FP8SCOPE_CAPTURE_DURATION");
-    const std::string stats = env_value("FP8SCOPE_STATS_OUTSIDE_WINDOWS");
-    request.stats_outside_windows = !stats.empty() && stats != "0";
-    CapturePlanResult result = parse_capture_plan(request);
+    // `fp8scope record` passes the plan it parsed; a job run without it may set the variables by hand.
+    const std::string passed = env_value(std::string(kCapturePlanVariable).c_str());
+    CapturePlanResult result = passed.empty() ? parse_capture_plan(capture_request_from_variables(env_value))
+                                              : deserialize_capture_plan(passed);
     if (!result.plan) {
-        warn("ignoring the FP8SCOPE_CAPTURE_* variables: " + result.error + " (recording the whole run)");
+        warn(std::string(passed.empty() ? "ignoring the FP8SCOPE_CAPTURE_* variables: " : "ignoring ") + result.error
+            + " (recording the whole run)");
         return {};
     }
     return *result.plan;

@@ -1,11 +1,17 @@
 // Capture windows from the command line (docs/cli.md "record", docs/collector.md "Capture windows"): the options
-// become FP8SCOPE_CAPTURE_* variables for the command, every bad value or senseless combination is a usage error
-// (exit 2, one line, the command never runs), and report and info say what a windowed trace captured.
+// become one capture plan for the collector (FP8SCOPE_CAPTURE_PLAN), every bad value or senseless combination is a
+// usage error (exit 2, one line, the command never runs), and report and info say what a windowed trace captured.
 #include "cli_test_support.hpp"
 #include "record_test_support.hpp"
 
+#include "fp8scope/common/capture_plan.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace fp8scope;
 using namespace fp8scope::record_test;
@@ -13,8 +19,7 @@ using cli_test::scratch_dir;
 
 namespace {
 
-const std::string kPrintCapture = R"(for v in FP8SCOPE_CAPTURE_STEPS FP8SCOPE_CAPTURE_EVERY FP8SCOPE_CAPTURE_LENGTH \
-    FP8SCOPE_CAPTURE_RANGE FP8SCOPE_CAPTURE_DELAY FP8SCOPE_CAPTURE_DURATION FP8SCOPE_STATS_OUTSIDE_WINDOWS; do
+const std::string kPrintCapture = R"(for v in FP8SCOPE_CAPTURE_PLAN FP8SCOPE_CAPTURE_STEPS FP8SCOPE_CAPTURE_EVERY; do
   eval "echo $v=\${$v}"
 done)";
 
@@ -46,27 +51,39 @@ void check_refused(std::vector<std::string> options, const std::string& text)
 
 } // namespace
 
-TEST_CASE("record passes capture windows to the collector as variables", "[cli][record][capture]")
+TEST_CASE(
+    "record passes the capture plan it parsed to the collector as one variable (issue 46)", "[cli][record][capture]")
 {
-    auto result = record_printing({ "-q", "--capture-steps", "20:29", "--stats-outside-windows" });
-    INFO(result.err);
-    REQUIRE(result.exit_code == 0);
-    CHECK(value_of(result.out, "FP8SCOPE_CAPTURE_STEPS") == "20:29");
-    CHECK(value_of(result.out, "FP8SCOPE_CAPTURE_EVERY").empty());
-    CHECK(value_of(result.out, "FP8SCOPE_STATS_OUTSIDE_WINDOWS") == "1");
-
-    result = record_printing({ "-q", "--capture-every", "1000", "--capture-length", "10" });
-    CHECK(value_of(result.out, "FP8SCOPE_CAPTURE_EVERY") == "1000");
-    CHECK(value_of(result.out, "FP8SCOPE_CAPTURE_LENGTH") == "10");
-    CHECK(value_of(result.out, "FP8SCOPE_STATS_OUTSIDE_WINDOWS").empty());
-
-    result = record_printing({ "-q", "--capture-range", "cudaProfilerApi" });
-    CHECK(value_of(result.out, "FP8SCOPE_CAPTURE_RANGE") == "cudaProfilerApi");
-
-    result = record_printing({ "-q", "--delay", "2.5", "--duration", "10" });
-    CHECK(value_of(result.out, "FP8SCOPE_CAPTURE_DELAY") == "2.5");
-    CHECK(value_of(result.out, "FP8SCOPE_CAPTURE_DURATION") == "10");
-    CHECK(value_of(result.out, "FP8SCOPE_CAPTURE_STEPS").empty());
+    // Each kind: the plan record parsed, as the collector reads it back (deserialize_capture_plan()).
+    const std::pair<std::vector<std::string>, std::string> kinds[] = {
+        { { "--capture-steps", "20:29", "--stats-outside-windows" },
+            "fp8scope-capture-plan/1 mode=steps first=20 last=29 every=0 length=0 delay_ns=0 duration_ns=- "
+            "stats_outside=1 options=--capture-steps 20:29 --stats-outside-windows" },
+        { { "--capture-every", "1000", "--capture-length", "10" },
+            "fp8scope-capture-plan/1 mode=periodic first=0 last=0 every=1000 length=10 delay_ns=0 duration_ns=- "
+            "stats_outside=0 options=--capture-every 1000 --capture-length 10" },
+        { { "--capture-range", "cudaProfilerApi" },
+            "fp8scope-capture-plan/1 mode=cudaProfilerApi first=0 last=0 every=0 length=0 delay_ns=0 duration_ns=- "
+            "stats_outside=0 options=--capture-range cudaProfilerApi" },
+        { { "--delay", "2.5", "--duration", "10" },
+            "fp8scope-capture-plan/1 mode=time first=0 last=0 every=0 length=0 delay_ns=2500000000 "
+            "duration_ns=10000000000 stats_outside=0 options=--delay 2.5 --duration 10" },
+    };
+    for (auto [options, plan] : kinds) {
+        options.insert(options.begin(), "-q");
+        const auto result = record_printing(options);
+        INFO(result.err);
+        REQUIRE(result.exit_code == 0);
+        CHECK(value_of(result.out, "FP8SCOPE_CAPTURE_PLAN") == plan);
+        const CapturePlanResult back = deserialize_capture_plan(plan);
+        REQUIRE(back.plan);
+        CHECK(serialize_capture_plan(*back.plan) == plan);
+        // record writes no hand-set variable of its own.
+        CHECK(value_of(result.out, "FP8SCOPE_CAPTURE_STEPS").empty());
+    }
+    // A whole-run recording passes no plan: the collector then reads what the caller set by hand.
+    const auto whole = record_printing({ "-q" });
+    CHECK(value_of(whole.out, "FP8SCOPE_CAPTURE_PLAN").empty());
 }
 
 TEST_CASE("record refuses bad capture values and senseless combinations with one line", "[cli][record][capture][usage]")

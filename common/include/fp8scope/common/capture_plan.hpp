@@ -1,10 +1,12 @@
 // What a windowed recording captures (docs/collector.md "Capture windows"): steps A..B, K steps of every N,
-// cudaProfilerStart/Stop, or a time range from the collector's start. `fp8scope record` checks its --capture-*
-// options with this parser and passes them to the collector as FP8SCOPE_CAPTURE_* variables, which the collector
-// parses again with the same code, so the two can never disagree on what a value means.
+// cudaProfilerStart/Stop, or a time range from the collector's start. `fp8scope record` parses its --capture-*
+// options once, here, and passes the plan itself to the collector (FP8SCOPE_CAPTURE_PLAN, serialize_capture_plan());
+// a job run without `record` may set the FP8SCOPE_CAPTURE_* variables by hand, which the collector parses with the
+// same code (capture_request_from_variables(), the one list of their names).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +48,18 @@ struct CapturePlanResult {
     std::string error;
 };
 CapturePlanResult parse_capture_plan(const CaptureRequest& request);
+
+// The variable `fp8scope record` passes the parsed plan in; the collector reads it before the hand-set variables.
+inline constexpr std::string_view kCapturePlanVariable = "FP8SCOPE_CAPTURE_PLAN";
+// A plan as one line of text: "fp8scope-capture-plan/1 mode=steps first=20 last=29 every=0 length=0 delay_ns=0
+// duration_ns=- stats_outside=0 options=--capture-steps 20:29" (options last: it holds blanks).
+std::string serialize_capture_plan(const CapturePlan& plan);
+// The plan from serialize_capture_plan()'s text, every field checked (an environment variable is untrusted); a text
+// that is not one gives the error, which the collector turns into one warning and a full capture.
+CapturePlanResult deserialize_capture_plan(std::string_view text);
+// The FP8SCOPE_CAPTURE_* and FP8SCOPE_STATS_OUTSIDE_WINDOWS variables, read through `lookup` (getenv, "" when unset):
+// what a job run without `record` may set by hand (docs/collector.md). The one place their names are written.
+CaptureRequest capture_request_from_variables(const std::function<std::string(const char*)>& lookup);
 
 // The steps a recording saw begin (fp8scope_step() markers, else NVTX step ranges counted from 0).
 struct StepsSeen {
