@@ -24,11 +24,13 @@ namespace {
 constexpr std::array<std::string_view, 23> kPrecisionWords = { "fp8", "fp16", "bf16", "fp32", "tf32", "float8",
     "float16", "bfloat16", "float32", "half", "e4m3", "e5m2", "precision", "dtype", "amp", "recipe", "scaling", "amax",
     "quant", "quantize", "quantization", "mixed", "torchao" };
-// Words of a flag that names, stores, lengthens or executes a run differently without changing its model: where its
-// output goes, its seed, how many steps, compiled or graphed.
-constexpr std::array<std::string_view, 30> kRunWords = { "o", "out", "output", "name", "twin", "tag", "log", "logs",
+// Words of a flag that names, stores, lengthens, launches or executes a run differently without changing its model:
+// where its output goes, its seed, how many steps, compiled or graphed, and the launcher's rank and rendezvous
+// (`--local-rank 0`, `--master-port 29501`, `--rdzv-endpoint localhost:29400`).
+constexpr std::array<std::string_view, 38> kRunWords = { "o", "out", "output", "name", "twin", "tag", "log", "logs",
     "logdir", "save", "dir", "seed", "steps", "step", "iters", "iterations", "epochs", "compile", "compiled", "graph",
-    "graphs", "profile", "trace", "wandb", "resume", "checkpoint", "ckpt", "run", "warmup", "verbose" };
+    "graphs", "profile", "trace", "wandb", "resume", "checkpoint", "ckpt", "run", "warmup", "verbose", "rank", "local",
+    "port", "addr", "master", "rdzv", "endpoint", "id" };
 
 std::vector<std::string_view> tokens_of(std::string_view line)
 {

@@ -174,5 +174,9 @@ TEST_CASE(
         == Args { "--dropout 0.1", "--lr -3e-4", "--layers 2" });
     CHECK(command_arguments_beyond_precision("python -m torch.distributed.run --nproc-per-node 2 train.py")
         == Args { "--nproc-per-node 2", "train.py" });
+    // Two launches of one job differ in their rank and rendezvous, not in the job.
+    CHECK(command_arguments_beyond_precision("python train.py --local-rank=1 --master-port 29501 --rdzv-endpoint "
+                                             "localhost:29400 --rdzv-id 7 --layers 2")
+        == Args { "--layers 2" });
     CHECK(command_arguments_beyond_precision("").empty());
 }
