@@ -155,7 +155,7 @@ std::string performance_table(const PerformanceComparison& p, const PairIdentity
     std::string out = "<h2>Performance</h2>\n<p class=\"note\">Per step, means over " + steps
         + "; GEMM time is FP8 and other GEMM kernels, bookkeeping the cast/quantize and amax/scale kernels.</p>\n"
           "<table>\n<tr><th></th><th>run</th><th>reference</th><th>difference</th></tr>\n";
-    for (const PerformanceRow& row : performance_rows(p))
+    for (const PerformanceRow& row : performance_rows(p, identity.performance_only.empty()))
         out += fmt::format("<tr><th>{}</th>{}{}{}</tr>\n", xml_escaped(row.what), html_num(row.run), html_num(row.ref),
             html_cell(row.change));
     out += "</table>\n<h3>Per step</h3>\n<p class=\"note\">Over " + steps

@@ -78,7 +78,7 @@ std::string performance_markdown(const PerformanceComparison& p, const PairIdent
     std::string out = fmt::format("\n### Performance (per step, means over {})\n\n| | run | reference | difference "
                                   "|\n|---|---|---|---|\n",
         steps);
-    for (const PerformanceRow& row : performance_rows(p))
+    for (const PerformanceRow& row : performance_rows(p, identity.performance_only.empty()))
         out += fmt::format("| {} | {} | {} | {} |\n", row.what, row.run, row.ref, row.change);
     out += fmt::format("\n### Per step over {}: medians, then idle by cause and kernel time by class\n\n| | run | "
                        "reference | change |\n|---|---|---|---|\n",

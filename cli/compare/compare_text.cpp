@@ -56,7 +56,7 @@ void performance_text(std::string& out, const CompareResult& r, const Paint& pai
     const std::string steps = performance_steps_text(p);
     heading_line(out, paint, fmt::format("Performance (per step, means over {})", steps));
     out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", "", "run", "reference", "difference");
-    for (const PerformanceRow& row : performance_rows(p))
+    for (const PerformanceRow& row : performance_rows(p, r.identity.performance_only.empty()))
         out += fmt::format("  {:<30} {:>12} {:>12}  {}\n", row.what, row.run, row.ref, row.change);
     heading_line(
         out, paint, fmt::format("Per step over {}: medians, then idle by cause and kernel time by class", steps));

@@ -391,7 +391,8 @@ void DashboardView::set_session(std::shared_ptr<const Session> session)
                   escaped(present::fp8_price_sentence(c.performance)),
                   escaped(present::recording_cost_sentence(c.performance)),
                   escaped(present::fp8_recovery_sentence(c.performance))));
-        const std::vector<present::PerformanceRow> rows = present::performance_rows(c.performance);
+        const std::vector<present::PerformanceRow> rows
+            = present::performance_rows(c.performance, c.identity.performance_only.empty());
         performance_->setRowCount(static_cast<int>(rows.size()));
         for (size_t i = 0; i < rows.size(); ++i) {
             const QString cells[] = { to_qstring(rows[i].what), to_qstring(rows[i].run), to_qstring(rows[i].ref),

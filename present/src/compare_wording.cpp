@@ -302,7 +302,7 @@ std::string trace_sentence(const TraceModel& model, const Report& report, Escape
         escape(steps_sentence(report.steps)));
 }
 
-std::vector<PerformanceRow> performance_rows(const PerformanceComparison& p)
+std::vector<PerformanceRow> performance_rows(const PerformanceComparison& p, bool fp8_pair)
 {
     const auto ratio = [](double value) { return fmt::format("{:.3f}", value); };
     const auto rate = [](double value) { return fmt::format("{:.1f}", value); };
@@ -314,10 +314,11 @@ std::vector<PerformanceRow> performance_rows(const PerformanceComparison& p)
         { "step time", ns_text(p.run.step_ns), ns_text(p.ref.step_ns), "" },
         { "bubble ratio", ratio(p.run.bubble_ratio), ratio(p.ref.bubble_ratio), "" },
         { "kernels per step", rate(p.run.kernels_per_step), rate(p.ref.kernels_per_step), "" },
-        { "GEMM time per step", ns_text(p.run.gemm_ns), ns_text(p.ref.gemm_ns), "saved " + ns_text(p.gemm_saved_ns) },
+        { "GEMM time per step", ns_text(p.run.gemm_ns), ns_text(p.ref.gemm_ns),
+            fp8_pair ? "saved " + ns_text(p.gemm_saved_ns) : signed_ns_text(-p.gemm_saved_ns) },
         { "of which FP8 GEMM", ns_text(p.run.fp8_gemm_ns), ns_text(p.ref.fp8_gemm_ns), "" },
         { "FP8 bookkeeping per step", ns_text(p.run.bookkeeping_ns), ns_text(p.ref.bookkeeping_ns),
-            "added " + ns_text(p.bookkeeping_added_ns) },
+            fp8_pair ? "added " + ns_text(p.bookkeeping_added_ns) : signed_ns_text(p.bookkeeping_added_ns) },
     };
     if (std::llround(p.run.fused_bookkeeping_ns) != 0 || std::llround(p.ref.fused_bookkeeping_ns) != 0) {
         rows.push_back({ "of which fused (torch.compile)", ns_text(p.run.fused_bookkeeping_ns),
@@ -343,6 +344,8 @@ std::vector<PerformanceRow> performance_rows(const PerformanceComparison& p)
         { "net gain per step", "", "", ns_text(p.net_gain_ns) + " (GEMM saved - bookkeeping added)" },
         { "measured step change", "", "", ns_text(p.step_change_ns) + faster },
     };
+    if (!fp8_pair)
+        std::erase_if(tail, [](const PerformanceRow& row) { return row.what == "net gain per step"; });
     rows.insert(rows.end(), tail.begin(), tail.end());
     return rows;
 }

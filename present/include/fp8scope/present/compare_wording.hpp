@@ -109,7 +109,9 @@ std::string price_not_split_sentence(const analyzer::PairIdentity& identity, Esc
 struct PerformanceRow {
     std::string what, run, ref, change;
 };
-std::vector<PerformanceRow> performance_rows(const analyzer::PerformanceComparison& performance);
+// `fp8_pair` false (a pair of different GPUs or jobs, PairIdentity::performance_only): the differences are plain
+// differences, not GEMM time "saved" or bookkeeping "added" by FP8, and the net gain row is left out.
+std::vector<PerformanceRow> performance_rows(const analyzer::PerformanceComparison& performance, bool fp8_pair = true);
 
 // The performance per step (compare_performance_wording.cpp; docs/analysis.md "Compare", performance).
 // Text and Markdown list this many kernels per list; HTML and JSON every one the analyzer lists (kKernelChangesListed).
