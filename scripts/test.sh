@@ -21,9 +21,6 @@ if [ "${CI:-}" = "true" ]; then
     color=(-DCMAKE_COLOR_MAKEFILE=OFF) # plain CI logs
 fi
 
-timed "install-deps" scripts/install-deps.sh || exit 1
-
-failed=()
 # Each part's wall time, printed at the end (issue 46: CI must stay well inside its limit, and a log that says where
 # the time went shows what to cut).
 parts=()
@@ -35,6 +32,10 @@ timed() { # timed NAME COMMAND...: runs COMMAND, records its seconds under NAME,
     parts+=("$(printf '%-24s %5d s' "$name" $((SECONDS - start)))")
     return $status
 }
+
+timed "install-deps" scripts/install-deps.sh || exit 1
+
+failed=()
 
 # Formatting first: it takes seconds, and a CI log then says at once which files need scripts/check_format.sh --fix.
 echo "== format: scripts/check_format.sh"
