@@ -125,6 +125,28 @@ TEST_CASE("loader: a reference of the same job is compared", "[gui][loader]")
     CHECK(session->compare->flagged.empty());
 }
 
+TEST_CASE("loader: an FP8 run opened as the reference of a BF16 run becomes the run, and the compare says so "
+          "(issue 45)",
+    "[gui][loader]")
+{
+    const std::string bf16 = sample_trace("compare/h100-clean-bf16.sqlite");
+    const std::string fp8 = sample_trace("compare/h100-clean-fp8.sqlite");
+    const auto session = open_session(bf16, fp8);
+    REQUIRE(session->ref);
+    REQUIRE(session->compare);
+    CHECK(session->run->model.path == fp8);
+    CHECK(session->ref->model.path == bf16);
+    CHECK(session->compare->identity.swapped);
+    CHECK(session->compare->identity.run.fp8);
+    CHECK_FALSE(session->compare->identity.ref.fp8);
+    CHECK(session->compare->performance.bookkeeping_added_ns > 0); // FP8's price with its signs as they are
+    // The right order: nothing swapped, the same figures.
+    const auto in_order = open_session(fp8, bf16);
+    REQUIRE(in_order->compare);
+    CHECK_FALSE(in_order->compare->identity.swapped);
+    CHECK(in_order->compare->performance.step_change_ns == session->compare->performance.step_change_ns);
+}
+
 TEST_CASE("loader: a later request supersedes an earlier one", "[gui][loader]")
 {
     const std::string first = write_layout_trace("loader-first");
