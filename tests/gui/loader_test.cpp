@@ -140,6 +140,24 @@ TEST_CASE("loader: an FP8 run opened as the reference of a BF16 run becomes the 
     CHECK(session->compare->identity.run.fp8);
     CHECK_FALSE(session->compare->identity.ref.fp8);
     CHECK(session->compare->performance.bookkeeping_added_ns > 0); // FP8's price with its signs as they are
+    // Opened later as the reference of the open BF16 run: the same, and the new run's timeline follows.
+    SessionLoader loader;
+    QString message;
+    loader.open(q(bf16));
+    const auto alone = wait_for_load(loader, message);
+    REQUIRE(alone);
+    drain(); // the BF16 run's own timeline
+    QSignalSpy timeline(&loader, &SessionLoader::timeline_ready);
+    loader.open_reference(alone, q(fp8));
+    const auto later = wait_for_load(loader, message);
+    INFO(message.toStdString());
+    REQUIRE(later);
+    REQUIRE(later->compare);
+    CHECK(later->run->model.path == fp8);
+    CHECK(later->compare->identity.swapped);
+    drain();
+    REQUIRE(timeline.count() == 1);
+    CHECK(timeline.front().front().value<std::shared_ptr<const gui::SessionTimeline>>()->run == later->run);
     // The right order: nothing swapped, the same figures.
     const auto in_order = open_session(fp8, bf16);
     REQUIRE(in_order->compare);
