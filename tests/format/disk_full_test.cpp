@@ -165,8 +165,12 @@ std::set<std::string> directory_entries(const std::string& directory)
 
 TEST_CASE("the reserve holds real space under no name, and none past the file size limit")
 {
-    const std::string path = scratch_path("reserve.sqlite");
-    const std::string directory = path.substr(0, path.rfind('/'));
+    // A folder of its own: the format tests share their scratch folder, and one running beside this one (ctest -j2)
+    // adds and removes files there between the two listings below (a CI run failed so).
+    const std::string directory = scratch_path("reserve_only");
+    std::filesystem::remove_all(directory);
+    std::filesystem::create_directories(directory);
+    const std::string path = directory + "/reserve.sqlite";
     const auto before = directory_entries(directory);
     auto reserve = writer_detail::SpaceReserve::hold(path, writer_detail::kReserveBytes);
     REQUIRE(reserve.held());
