@@ -103,10 +103,7 @@ std::string gpu_of(const TraceModel& model, const Report& report)
             add(*gpu);
     if (names.empty())
         std::ranges::for_each(model.gpus, add);
-    std::string out;
-    for (const std::string& name : names)
-        out += (out.empty() ? "" : " + ") + name;
-    return out;
+    return fmt::format("{}", fmt::join(names, " + "));
 }
 
 // The items of `mine` that `theirs` lacks (as multisets), in their order.
@@ -126,10 +123,7 @@ std::vector<std::string> only_in(const std::vector<std::string>& mine, const std
 
 std::string joined(const std::vector<std::string>& items)
 {
-    std::string out;
-    for (const std::string& item : items)
-        out += (out.empty() ? "" : " ") + item;
-    return out;
+    return fmt::format("{}", fmt::join(items, " "));
 }
 
 } // namespace
