@@ -407,6 +407,11 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
         // Whatever the site matching had found is dropped: drift and loss are not compared, the reason says why.
         CompareResult numerics_free;
         numerics_free.identity = std::move(result.identity);
+        // The sites in common, matched over each trace's analysed steps (drift's own matching was not kept, or never
+        // ran).
+        if (!run_samples.empty() && !ref_samples.empty())
+            numerics_free.identity.sites_in_common = static_cast<int64_t>(
+                detail::match_sites(in.run_model, run_samples, in.ref_model, ref_samples).pairs.size());
         numerics_free.alignment = std::move(result.alignment);
         numerics_free.performance = std::move(result.performance);
         numerics_free.numerics_not_compared = std::move(result.numerics_not_compared);
@@ -421,7 +426,7 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
         }
         return numerics_free;
     }
-    result.identity.sites_in_common = static_cast<int64_t>(result.sites.size()); // one count: the sites compared
+    result.identity.sites_in_common = static_cast<int64_t>(result.sites.size()); // the sites compared, matched once
     return result;
 }
 

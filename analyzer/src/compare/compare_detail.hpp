@@ -164,7 +164,8 @@ PerformanceComparison compare_performance(
 std::string program_of(std::string_view command_line);
 
 // The pair's identity (compare.hpp PairIdentity) from the traces, their performance and their sites' samples over
-// each trace's analysed steps. (compare_identity.cpp)
+// each trace's analysed steps; sites_in_common is left to compare_runs(), which knows whether it matched the sites
+// already. (compare_identity.cpp)
 PairIdentity identify_pair(const CompareInput& in, const PerformanceComparison& performance,
     const SiteSamples& run_samples, const SiteSamples& ref_samples, bool swapped);
 

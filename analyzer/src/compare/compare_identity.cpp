@@ -153,9 +153,6 @@ PairIdentity identify_pair(const CompareInput& in, const PerformanceComparison& 
         side->fp8 = runs_fp8(*report);
         side->sites = static_cast<int64_t>(samples->size());
     }
-    if (!run_samples.empty() && !ref_samples.empty())
-        p.sites_in_common
-            = static_cast<int64_t>(match_sites(in.run_model, run_samples, in.ref_model, ref_samples).pairs.size());
     p.kernel_names_in_common = performance.kernels.common_names;
     p.run_only_kernel_names = performance.kernels.appeared_names;
     p.ref_only_kernel_names = performance.kernels.vanished_names;
