@@ -10,6 +10,7 @@
 #include "fp8scope/analyzer/trace/budgets.hpp"
 #include "fp8scope/analyzer/trace/kernel_classes.hpp"
 #include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/format/schema.hpp"
 
 #include <fmt/format.h>
 
@@ -247,13 +248,10 @@ std::string compare_numerics(const CompareInput& in, const CompareOptions& optio
         std::ranges::sort(positions);
         site.position_in_step = positions[positions.size() / 2];
         site.scale_recipe = run_site.scale_recipe;
-        if (site.scale_recipe)
-            ++result.scale_recipe_sites[scale_recipe_name(*site.scale_recipe)];
         const auto twin = run_roles.twin(run_site);
         detail::decide_recipe(site, run_steps, twin && run_samples.contains(*twin) ? &run_samples.at(*twin) : nullptr);
         site.unscaled_gemm = unit_scaled.contains(detail::gemm_key(run_site));
         if (site.unscaled_gemm) {
-            ++result.unscaled_gemm_sites;
             if (site.recipe != ScalingRecipe::NotFp8) {
                 site.recipe = ScalingRecipe::OutsideGemm;
                 site.recipe_evidence = "the GEMM got unit scales (scale_inv 1 in every sample) while the codes reach "
@@ -273,32 +271,28 @@ std::string compare_numerics(const CompareInput& in, const CompareOptions& optio
         }
         result.amax_ratio_events += site.amax_ratio_events;
         result.stale_scale_events += site.stale_scale_events;
-        switch (site.recipe) {
-        case ScalingRecipe::Delayed:
-            ++result.delayed_sites;
-            break;
-        case ScalingRecipe::Current:
-            ++result.current_sites;
-            break;
-        case ScalingRecipe::Static:
-            ++result.static_sites;
-            break;
-        case ScalingRecipe::CurrentOrStatic:
-            ++result.current_or_static_sites;
-            break;
-        case ScalingRecipe::Unknown:
-            ++result.unknown_recipe_sites;
-            break;
-        case ScalingRecipe::PerBlock:
-            ++result.per_block_sites;
-            break;
-        case ScalingRecipe::OutsideGemm:
-            ++result.outside_gemm_sites;
-            break;
-        case ScalingRecipe::NotFp8:
-            break;
-        }
+        detail::count_recipe(site, result);
         result.sites.push_back(std::move(site));
+    }
+    // A GEMM operand of the run without a partner keeps its recipe, which the run's own samples decide: the recipe
+    // line counts every FP8 GEMM operand of the run (a GEMM that added C in the reference alone leaves its FP8
+    // operands unpaired). A probe without a partner is the cast of an operand counted already.
+    for (const UnmatchedSite& unpaired : result.run_unmatched) {
+        const TensorSite& run_site = site_of(in.run_model, unpaired.site_id);
+        const auto source = static_cast<schema::StatsSource>(run_site.source);
+        const auto role = static_cast<schema::TensorRole>(run_site.role);
+        if ((source != schema::StatsSource::GemmInterception && source != schema::StatsSource::TorchScaledMm)
+            || (role != schema::TensorRole::A && role != schema::TensorRole::B) || run_site.ordinal < 0)
+            continue; // a GEMM sampled before its period was learned is counted under its later ordinal
+        CompareSite site;
+        site.scale_recipe = run_site.scale_recipe;
+        const auto twin = run_roles.twin(run_site);
+        detail::decide_recipe(site, run_samples.at(unpaired.site_id),
+            twin && run_samples.contains(*twin) ? &run_samples.at(*twin) : nullptr);
+        site.unscaled_gemm = unit_scaled.contains(detail::gemm_key(run_site));
+        if (site.unscaled_gemm && site.recipe != ScalingRecipe::NotFp8)
+            site.recipe = ScalingRecipe::OutsideGemm;
+        detail::count_recipe(site, result);
     }
 
     // The run's FP8 tensors: the sites that hold one are one finding.

@@ -71,6 +71,9 @@ void fill_block_site_steps(
 
 // The run's scaling recipe for one site, from its samples' scale_inv and amax, and from its twin's when it has one:
 // the probe of the high-precision tensor that was cast with the same scale (LogicalRoles::twin).
+// Adds the site's recipe to the result's recipe line: its decided recipe, its scale recipe, an unscaled GEMM.
+void count_recipe(const CompareSite& site, CompareResult& result);
+
 void decide_recipe(
     CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>* twin);
 

@@ -1,6 +1,7 @@
 // Compare: tensor sites of the run matched with the reference's and their per-step figures (the recipe:
 // site_recipe.cpp) (docs/analysis.md "Compare").
 #include "compare/compare_detail.hpp"
+#include "compare/site_pairing.hpp"
 #include "model/step_locator.hpp"
 
 #include "fp8scope/analyzer/trace/tensor_health.hpp"
@@ -207,59 +208,6 @@ const TensorSite* site_by_id(const TraceModel& model, int64_t id)
     return it == model.tensor_sites.end() ? nullptr : &*it;
 }
 
-std::vector<size_t> identity_order(size_t n)
-{
-    std::vector<size_t> order(n);
-    for (size_t i = 0; i < n; ++i)
-        order[i] = i;
-    return order;
-}
-
-// Same-shaped sites under one path (a layer's two same-shaped backward GEMMs) pair in step order, unless their
-// early amaxes say otherwise: autograd may run them in another order in the other run. The pairing with the least
-// summed |log2 amax ratio| over the first kBaselineSteps common steps wins; a tie keeps step order. Groups of more
-// than kMaxPermutedGroup keep step order.
-constexpr size_t kMaxPermutedGroup = 7;
-
-std::vector<size_t> pair_by_early_amax(const std::vector<int64_t>& run_ids, const SiteSamples& run_samples,
-    const std::vector<int64_t>& ref_ids, const SiteSamples& ref_samples)
-{
-    const size_t n = run_ids.size();
-    std::vector<size_t> order = identity_order(n);
-    if (n < 2 || n > kMaxPermutedGroup)
-        return order;
-    std::vector<std::vector<double>> cost(n, std::vector<double>(n, 0));
-    for (size_t i = 0; i < n; ++i)
-        for (size_t j = 0; j < n; ++j) {
-            const auto& a = run_samples.at(run_ids[i]);
-            const auto& b = ref_samples.at(ref_ids[j]);
-            int used = 0;
-            for (const auto& [step, x] : a) {
-                if (used == kBaselineSteps)
-                    break;
-                const auto y = b.find(step);
-                if (y == b.end() || !positive_finite(x.amax) || !positive_finite(y->second.amax))
-                    continue;
-                cost[i][j] += std::abs(std::log2(x.amax / y->second.amax));
-                ++used;
-            }
-        }
-    const auto total = [&](const std::vector<size_t>& o) {
-        double sum = 0;
-        for (size_t i = 0; i < n; ++i)
-            sum += cost[i][o[i]];
-        return sum;
-    };
-    std::vector<size_t> candidate = order;
-    double best = total(order);
-    while (std::ranges::next_permutation(candidate).found)
-        if (const double t = total(candidate); t < best) {
-            best = t;
-            order = candidate;
-        }
-    return order;
-}
-
 } // namespace
 
 SiteSamples collect_site_samples(const TraceModel& model, const StepSet& steps, std::optional<uint32_t> device)
@@ -336,11 +284,21 @@ SiteMatching match_sites(
         if (other == ref_groups.end())
             continue;
         const std::vector<int64_t>& ref_ids = other->second;
-        const std::vector<size_t> order = run_ids.size() == ref_ids.size()
-            ? pair_by_early_amax(run_ids, run_samples, ref_ids, ref_samples)
-            : identity_order(std::min(run_ids.size(), ref_ids.size()));
-        for (size_t i = 0; i < order.size(); ++i) {
-            const int64_t run_id = run_ids[i], ref_id = ref_ids[order[i]];
+        std::vector<std::vector<double>> cost(run_ids.size(), std::vector<double>(ref_ids.size(), 0));
+        if (run_ids.size() > 1 || ref_ids.size() > 1)
+            for (size_t i = 0; i < run_ids.size(); ++i)
+                for (size_t j = 0; j < ref_ids.size(); ++j)
+                    cost[i][j] = early_amax_cost(run_samples.at(run_ids[i]), ref_samples.at(ref_ids[j]));
+        std::vector<std::pair<size_t, size_t>> pairs;
+        if (run_ids.size() == ref_ids.size()) {
+            const std::vector<size_t> order = pair_by_early_amax(cost);
+            for (size_t i = 0; i < order.size(); ++i)
+                pairs.emplace_back(i, order[i]);
+        } else {
+            pairs = pair_unequal(cost);
+        }
+        for (const auto& [i, j] : pairs) {
+            const int64_t run_id = run_ids[i], ref_id = ref_ids[j];
             const SiteIdentity& a = run_keys.identity.at(run_id);
             const SiteIdentity& b = ref_keys.identity.at(ref_id);
             matching.pairs.push_back({ run_id, ref_id, a.role, a.swapped != b.swapped, a.ambiguous });

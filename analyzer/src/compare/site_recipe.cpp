@@ -121,6 +121,39 @@ void decide_recipe(
         n - zero, n);
 }
 
+void count_recipe(const CompareSite& site, CompareResult& result)
+{
+    if (site.scale_recipe)
+        ++result.scale_recipe_sites[scale_recipe_name(*site.scale_recipe)];
+    if (site.unscaled_gemm)
+        ++result.unscaled_gemm_sites;
+    switch (site.recipe) {
+    case ScalingRecipe::Delayed:
+        ++result.delayed_sites;
+        break;
+    case ScalingRecipe::Current:
+        ++result.current_sites;
+        break;
+    case ScalingRecipe::Static:
+        ++result.static_sites;
+        break;
+    case ScalingRecipe::CurrentOrStatic:
+        ++result.current_or_static_sites;
+        break;
+    case ScalingRecipe::Unknown:
+        ++result.unknown_recipe_sites;
+        break;
+    case ScalingRecipe::PerBlock:
+        ++result.per_block_sites;
+        break;
+    case ScalingRecipe::OutsideGemm:
+        ++result.outside_gemm_sites;
+        break;
+    case ScalingRecipe::NotFp8:
+        break;
+    }
+}
+
 GemmKey gemm_key(const TensorSite& site)
 {
     return { site.name.index, site.nvtx_path ? site.nvtx_path->index : UINT32_MAX, site.ordinal };

@@ -197,15 +197,38 @@ std::optional<StepSet> steps_automatic(const TraceModel& model, int64_t trace_en
     return set;
 }
 
+// A capture window's edges are host times (the marker, the profiler call, the timer that opened or closed it); the
+// work launched inside it may run on the device later (a GPU-bound loop runs ahead of the GPU, and kernels in flight
+// at the close are recorded). Each edge is mapped to the device clock as a step's edges are (step_clocks.hpp), so a
+// step whose launches all lie in the window lies in it however far the device lags.
+struct DeviceWindow {
+    int64_t start_ns = 0, end_ns = 0;
+};
+
+std::vector<DeviceWindow> device_windows(const TraceModel& model)
+{
+    const std::vector<CaptureWindow>& windows = model.capture.windows; // in start order, not overlapping (the loader)
+    std::vector<int64_t> edges_ns;
+    edges_ns.reserve(2 * windows.size());
+    for (const CaptureWindow& w : windows) {
+        edges_ns.push_back(w.start_ns);
+        edges_ns.push_back(w.end_ns);
+    }
+    const std::vector<int64_t> device_ns = detail::device_times(model, edges_ns); // non-decreasing: still in order
+    std::vector<DeviceWindow> out(windows.size());
+    for (size_t i = 0; i < windows.size(); ++i)
+        out[i] = { device_ns[2 * i], device_ns[2 * i + 1] };
+    return out;
+}
+
 // A windowed recording holds activities only inside its capture windows: keep the steps that lie wholly inside one.
 // A step that overlaps a window without lying inside it was cut by the window's edge (part of its work is missing);
 // one that overlaps none was not captured. The time between windows is then in no step, so it never counts as idle.
-void keep_captured_steps(StepSet& set, const CaptureInfo& capture)
+void keep_captured_steps(StepSet& set, const std::vector<DeviceWindow>& windows)
 {
-    const std::vector<CaptureWindow>& windows = capture.windows; // in start order, not overlapping (the loader)
     std::erase_if(set.steps, [&](const StepInterval& step) {
         // The first window that ends after the step starts: the only one that can contain it.
-        const auto window = std::ranges::upper_bound(windows, step.start_ns, {}, &CaptureWindow::end_ns);
+        const auto window = std::ranges::upper_bound(windows, step.start_ns, {}, &DeviceWindow::end_ns);
         if (window == windows.end() || window->start_ns >= step.end_ns) {
             ++set.outside_windows_excluded;
             return true;
@@ -278,15 +301,18 @@ StepSet find_steps(const TraceModel& model, const StepOptions& options)
     // job's first step, with NVTX ranges or automatic detection (recorded only inside windows) the first window's.
     if (model.capture.windowed) {
         // With no step structure, each window is one step (the whole trace would span the gaps between them).
+        const std::vector<DeviceWindow> windows = device_windows(model);
         if (found->source == StepSource::WholeTrace && !found->steps.empty()) {
             found->steps.clear();
-            for (const CaptureWindow& w : model.capture.windows) {
-                const int64_t start_ns = std::max(w.start_ns, span->first), end_ns = std::min(w.end_ns, span->second);
+            for (size_t i = 0; i < windows.size(); ++i) {
+                const int64_t start_ns = std::max(windows[i].start_ns, span->first);
+                const int64_t end_ns = std::min(windows[i].end_ns, span->second);
                 if (end_ns > start_ns)
-                    found->steps.push_back({ int64_t(found->steps.size()), start_ns, end_ns });
+                    found->steps.push_back(
+                        { int64_t(found->steps.size()), start_ns, end_ns, model.capture.windows[i].start_ns });
             }
         }
-        keep_captured_steps(*found, model.capture);
+        keep_captured_steps(*found, windows);
     }
     return *found;
 }

@@ -187,10 +187,11 @@ const KernelClassRule kRules[] = {
         } },
     { KernelClass::FusedBookkeeping,
         "an Inductor pointwise or reduction kernel (`triton_{poi,red,per}_fused_<ops>_<n>`) whose ops are a reduction "
-        "of `abs` with `max` or `amax`, or `_to_copy` with `clamp` and `reciprocal`",
+        "of `abs` with `max` or `amax`, or `_to_copy` with `clamp` and `reciprocal` (or `div` beside `_scaled_mm`)",
         "torch.compile fuses FP8's amax (abs, then a max reduction; the second stage of a split reduction keeps the "
         "name) and its scale and cast (a clamp to the format's range after multiplying by the reciprocal of the "
-        "scale, then a copy to float8) into Triton kernels, often with the model's own work; the kernels' generated "
+        "scale, or dividing each block by its scale for a blockwise GEMM, then a copy to float8) into Triton kernels, "
+        "often with the model's own work; the kernels' generated "
         "source is the truth (tests/gpu/zoo/compiled/torchao_compiled_hf.py)",
         is_inductor_bookkeeping },
     { KernelClass::Fp8Gemm, "starts with `nvjet_` and its type field contains `q` (E4M3) or `r` (E5M2)",
@@ -290,7 +291,10 @@ InductorBookkeeping inductor_bookkeeping(std::string_view lower_name)
         return InductorBookkeeping::None;
     const std::string_view ops = fused->ops;
     const bool amax = fused->reduction && has_op(ops, "abs") && (has_op(ops, "max") || has_op(ops, "amax"));
-    const bool scale_or_cast = has_op(ops, "_to_copy") && has_op(ops, "clamp") && has_op(ops, "reciprocal");
+    // A tensorwise or rowwise cast multiplies by the scale's reciprocal; a blockwise one divides each block by its
+    // scale, and a division is FP8's only when the kernel feeds a `_scaled_mm` (clip_grad_norm_ clamps a quotient).
+    const bool scaled = has_op(ops, "reciprocal") || (has_op(ops, "div") && has_op(ops, "_scaled_mm"));
+    const bool scale_or_cast = has_op(ops, "_to_copy") && has_op(ops, "clamp") && scaled;
     if (!amax && !scale_or_cast)
         return InductorBookkeeping::None;
     return only_bookkeeping_ops(ops) ? InductorBookkeeping::OnlyBookkeeping : InductorBookkeeping::WithModelWork;

@@ -223,7 +223,32 @@ void lt_scales(const LtApi& api, cublasLtMatmulDesc_t desc, Operand& a, Operand&
     d.amax_ptr = desc_attribute<const float*>(api, desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, nullptr);
 }
 
+// Whether a cuBLASLt GEMM adds beta * C: C given and beta a nonzero host scalar of the descriptor's scale type. A
+// beta on the device is not read (that would need a sync): such a GEMM counts as adding nothing.
+bool lt_adds_c(const LtApi& api, cublasLtMatmulDesc_t desc, const void* beta, const void* C)
+{
+    if (!C || !beta)
+        return false;
+    const auto mode = desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, CUBLASLT_POINTER_MODE_HOST);
+    if (mode != CUBLASLT_POINTER_MODE_HOST && mode != CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST)
+        return false;
+    const auto compute = desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, CUBLAS_COMPUTE_32F);
+    return host_scalar_nonzero(beta, desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, compute));
+}
+
 // ---- cuBLAS
+
+using GetPointerModeFn = cublasStatus_t (*)(cublasHandle_t, cublasPointerMode_t*);
+
+// The same for cublasGemm*Ex, whose scalars have the compute type's precision (cuBLAS's own rule).
+bool blas_adds_c(void* anchor, cublasHandle_t handle, const void* beta, cublasComputeType_t compute)
+{
+    static const auto get = sibling_symbol<GetPointerModeFn>(anchor, "cublasGetPointerMode_v2");
+    cublasPointerMode_t mode = CUBLAS_POINTER_MODE_DEVICE;
+    if (!beta || !get || get(handle, &mode) != CUBLAS_STATUS_SUCCESS || mode != CUBLAS_POINTER_MODE_HOST)
+        return false;
+    return host_scalar_nonzero(beta, int32_t(compute));
+}
 
 using GetStreamFn = cublasStatus_t (*)(cublasHandle_t, cudaStream_t*);
 using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
@@ -310,6 +335,7 @@ FP8SCOPE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtM
             Operand a = lt_operand(api, A, a_layout);
             Operand b = lt_operand(api, B, b_layout);
             Operand d = lt_operand(api, D, d_layout);
+            d.adds_c = lt_adds_c(api, desc, beta, C);
             const int32_t transa = desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_N);
             const int32_t transb = desc_attribute<int32_t>(api, desc, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
             const int64_t k = transa != CUBLAS_OP_N ? a.rows : a.cols;
@@ -350,9 +376,10 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperati
             if (!site)
                 return;
             void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
+            Operand d = blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, 1, 0);
+            d.adds_c = blas_adds_c(reinterpret_cast<void*>(real), handle, beta, compute);
             probe_gemm(blas_operand(A, a_type, transa, m, k, lda, 1, 0),
-                blas_operand(B, b_type, transb, k, n, ldb, 1, 0), blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, 1, 0),
-                m, n, k, path, *site, stream);
+                blas_operand(B, b_type, transb, k, n, ldb, 1, 0), d, m, n, k, path, *site, stream);
         });
 }
 
@@ -383,8 +410,9 @@ FP8SCOPE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle,
             if (!site)
                 return;
             void* stream = cublas_stream(reinterpret_cast<void*>(real), handle);
+            Operand d = blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, batch, stride_c);
+            d.adds_c = blas_adds_c(reinterpret_cast<void*>(real), handle, beta, compute);
             probe_gemm(blas_operand(A, a_type, transa, m, k, lda, batch, stride_a),
-                blas_operand(B, b_type, transb, k, n, ldb, batch, stride_b),
-                blas_operand(C, c_type, CUBLAS_OP_N, m, n, ldc, batch, stride_c), m, n, k, path, *site, stream);
+                blas_operand(B, b_type, transb, k, n, ldb, batch, stride_b), d, m, n, k, path, *site, stream);
         });
 }

@@ -7,6 +7,7 @@
 #include "session/warn.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace fp8scope::collector {
@@ -175,7 +176,7 @@ void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m,
     std::string_view path, const GemmSite& site, void* stream, schema::StatsSource source, int32_t groups)
 {
     const std::string name = (groups > 0 ? "grouped gemm G" + std::to_string(groups) + " " : std::string("gemm "))
-        + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+        + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + (d.adds_c ? " + C" : "");
     t_pending.count = 0;
     t_pending.d = d.data;
     t_pending.stream = stream;

@@ -3,6 +3,7 @@
 // (docs/collector.md "Tensor statistics"). Operands are in cuBLAS's terms: column-major unless `row_major`.
 #pragma once
 
+#include "stats/gemm_scalars.hpp"
 #include "stats/stats_engine.hpp"
 
 #include <library_types.h>
@@ -25,6 +26,10 @@ struct Operand {
     probes::ScaleKind scale_kind = probes::ScaleKind::None;
     const float* scale_ptr = nullptr;
     const float* amax_ptr = nullptr; // D only: cuBLASLt's AMAX_D_POINTER, set when D is FP8
+    // D only: the GEMM added beta * C (beta a nonzero host scalar): D = alpha * op(A) op(B) + beta * C is not the
+    // product alone (Inductor fuses a residual add into a BF16 addmm, which an FP8 _scaled_mm cannot take). The site
+    // is named "gemm MxNxK + C", so that compare never matches it with a GEMM that added nothing.
+    bool adds_c = false;
     std::optional<schema::ScaleRecipe> recipe; // FP8 operands: how the GEMM scales them
 };
 
@@ -48,8 +53,8 @@ int32_t gemm_types(cudaDataType a, cudaDataType b, cudaDataType d);
 std::optional<GemmSite> gemm_site(GemmGate gate, std::string_view path, int64_t m, int64_t n, int64_t k, int64_t batch,
     int32_t types, int32_t transposes);
 
-// Statistics for A, B and D of one GEMM (m x n = op(A) m x k times op(B) k x n), named "gemm MxNxK"; with `groups`
-// > 0 a grouped GEMM, named "grouped gemm G<groups> MxNxK".
+// Statistics for A, B and D of one GEMM (m x n = op(A) m x k times op(B) k x n), named "gemm MxNxK" ("gemm MxNxK + C"
+// when d.adds_c); with `groups` > 0 a grouped GEMM, named "grouped gemm G<groups> MxNxK".
 void probe_gemm(const Operand& a, const Operand& b, const Operand& d, int64_t m, int64_t n, int64_t k,
     std::string_view path, const GemmSite& site, void* stream,
     schema::StatsSource source = schema::StatsSource::GemmInterception, int32_t groups = 0);

@@ -109,6 +109,44 @@ TEST_CASE("compare names why a site has no partner", "[compare]")
 }
 
 TEST_CASE(
+    "a GEMM that added C in one run only leaves its same-shaped partner unmatched, the rest pair in order", "[compare]")
+{
+    // Inductor fuses a residual add into the compiled BF16 reference's second GEMM (addmm, beta 1): the collector
+    // names it "gemm MxNxK + C", so the reference's same-shaped group is one short. The run's outputs pair with the
+    // reference's whose early amaxes fit (1 with 1, 16 with 16), not by rank alone (4 with 16), and its second is
+    // unmatched.
+    Job run, ref;
+    run.steps(6);
+    ref.steps(6);
+    const std::string p = "train_step";
+    const int64_t run_1 = run.gemm(p, "64x32x16", schema::TensorRole::D, schema::Dtype::BFloat16);
+    const int64_t run_4 = run.gemm(p, "64x32x16", schema::TensorRole::D, schema::Dtype::BFloat16);
+    const int64_t run_16 = run.gemm(p, "64x32x16", schema::TensorRole::D, schema::Dtype::BFloat16);
+    const int64_t ref_1 = ref.gemm(p, "64x32x16", schema::TensorRole::D, schema::Dtype::BFloat16);
+    const int64_t ref_c = ref.gemm(p, "64x32x16 + C", schema::TensorRole::D, schema::Dtype::BFloat16);
+    const int64_t ref_16 = ref.gemm(p, "64x32x16", schema::TensorRole::D, schema::Dtype::BFloat16);
+    for (int i = 0; i < 6; ++i) {
+        run.sample(run_1, i, 0.2, schema::Dtype::BFloat16, 1.0);
+        run.sample(run_4, i, 0.4, schema::Dtype::BFloat16, 4.0);
+        run.sample(run_16, i, 0.6, schema::Dtype::BFloat16, 16.0);
+        ref.sample(ref_1, i, 0.2, schema::Dtype::BFloat16, 1.0);
+        ref.sample(ref_c, i, 0.4, schema::Dtype::BFloat16, 20.0);
+        ref.sample(ref_16, i, 0.6, schema::Dtype::BFloat16, 16.0);
+    }
+    const Compared c = compare_jobs(run, ref, "adds-c");
+    const CompareResult& r = c.result();
+    REQUIRE(r.sites.size() == 2);
+    CHECK(site_with(r, run_1).ref_site_id == ref_1);
+    CHECK(site_with(r, run_16).ref_site_id == ref_16);
+    REQUIRE(r.run_unmatched.size() == 1);
+    CHECK(r.run_unmatched[0].site_id == run_4);
+    CHECK_THAT(r.run_unmatched[0].reason, Contains("the reference has 2 such site(s) under this path"));
+    REQUIRE(r.ref_unmatched.size() == 1);
+    CHECK(r.ref_unmatched[0].site_id == ref_c);
+    CHECK(r.flagged.empty());
+}
+
+TEST_CASE(
     "drift: healthy noise and a one-step spike flag nothing, a persistent shift is found at its onset", "[compare]")
 {
     constexpr int kSteps = 24;

@@ -31,7 +31,8 @@ nlohmann::json truth_of(const std::string& name)
 TEST_CASE(
     "real capture windows: exactly the steps inside them are analysed, every kernel in a window", "[capture][real]")
 {
-    for (const std::string name : { "h100-steps-20-29", "h100-profiler-range", "h100-periodic-every-20" }) {
+    for (const std::string name :
+        { "h100-steps-20-29", "h100-profiler-range", "h200-profiler-range", "h100-periodic-every-20" }) {
         INFO(name);
         const nlohmann::json truth = truth_of(name);
         const analyzer::TraceModel model = load_recorded("capture/" + name + ".sqlite");

@@ -83,6 +83,30 @@ TEST_CASE("capture windows: a step cut by a window's edge is dropped", "[steps][
     CHECK(steps.outside_windows_excluded == 5); // 0, 1, 2, 7, 8 (9 would start after the last activity, at 660)
 }
 
+TEST_CASE("capture windows: a step the device ran after its window closed lies in the window", "[steps][capture]")
+{
+    // cudaProfilerStart before step 3's marker, cudaProfilerStop at 605, after step 6's marker and before its work
+    // (tests/gpu/workloads/profiler_range.py): steps 3, 4 and 5 were launched in the window, but the device runs
+    // behind the host, so their kernels ran [350, 500), [500, 650) and [650, 800), past the window's host end. Each
+    // window edge is mapped to the device clock as the steps' are: the window is [300, 800] there, and holds all three
+    // (an H200 recording lost its last two steps to the host end).
+    Scenario s;
+    const auto host = s.thread(4242, 4242);
+    for (int64_t step = 0; step < 10; ++step)
+        s.step_marker(host, step * kStepNs, step);
+    for (int64_t step = 3; step <= 5; ++step)
+        s.launch(host, { step * kStepNs + 1, step * kStepNs + 5 },
+            { .start_ns = 350 + 150 * (step - 3), .end_ns = 500 + 150 * (step - 3) });
+    s.capture_mode("cudaProfilerApi", "--capture-range cudaProfilerApi");
+    s.capture_window(300, 605, schema::CaptureTrigger::ProfilerApi, 3, 6);
+    const StepSet steps = find_steps(write_and_load(s, "capture-device-lag"), kNoWarmup);
+    CHECK(indices(steps) == std::vector<int64_t> { 3, 4, 5 });
+    CHECK(steps.window_edge_excluded == 0);
+    REQUIRE(steps.steps.size() == 3);
+    CHECK(steps.steps[2].start_ns == 650);
+    CHECK(steps.steps[2].end_ns == 800);
+}
+
 TEST_CASE("capture windows: the gap between two windows is never a bubble", "[bubbles][capture]")
 {
     Scenario s = ten_steps([](int64_t step) { return (step >= 3 && step <= 5) || step >= 8; });

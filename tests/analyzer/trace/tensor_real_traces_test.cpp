@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -140,4 +141,51 @@ TEST_CASE("under torch.compile every rowwise operand has per-block statistics in
         with_figures += rowwise.contains(site.site_id) && site.blocks && site.blocks->samples > 0 ? 1 : 0;
     CHECK(with_figures == 56);
     CHECK_FALSE(report.tensor_health.top_block_spread.empty());
+}
+
+TEST_CASE("under torch.compile every blockwise operand has per-block statistics in every sampled step (issue 44)",
+    "[tensor_health][samples]")
+{
+    // The zoo's compiled DeepSeek-V3-style blockwise job (tests/gpu/zoo/deepseek_blockwise.py --compile, recorded on
+    // an H200, statistics every step): its truth counts 16 1x128 and 8 128x128 operands a step in the graphs Inductor
+    // compiled, which reach torch._scaled_mm through Inductor's extern calls and the dispatcher interception.
+    const TraceModel model = load_sample("zoo/deepseek_blockwise_compiled.sqlite");
+    std::map<int64_t, int32_t> blockwise; // site -> recipe
+    for (const TensorSite& site : model.tensor_sites)
+        if (site.scale_recipe == static_cast<int32_t>(schema::ScaleRecipe::Blockwise1x128)
+            || site.scale_recipe == static_cast<int32_t>(schema::ScaleRecipe::Blockwise128x128))
+            blockwise.emplace(site.id, *site.scale_recipe);
+    REQUIRE_FALSE(blockwise.empty());
+    std::set<std::pair<int64_t, int64_t>> sampled, with_blocks; // (site, step)
+    std::map<int64_t, std::map<int32_t, int64_t>> per_step; // step -> recipe -> operands sampled
+    for (const TensorStats& s : model.tensor_stats)
+        if (blockwise.contains(s.site_id) && s.step) {
+            sampled.emplace(s.site_id, *s.step);
+            ++per_step[*s.step][blockwise.at(s.site_id)];
+        }
+    for (const BlockStats& b : model.block_stats) {
+        REQUIRE(blockwise.contains(b.site_id));
+        const bool activations = blockwise.at(b.site_id) == static_cast<int32_t>(schema::ScaleRecipe::Blockwise1x128);
+        CHECK(b.block_rows == (activations ? 1 : 128));
+        CHECK(b.block_cols == 128);
+        if (b.step)
+            with_blocks.emplace(b.site_id, *b.step);
+    }
+    CHECK(with_blocks == sampled);
+    // Every one of the 20 steps sampled the job's own count of operands per recipe.
+    CHECK(per_step.size() == 20);
+    for (const auto& [step, recipes] : per_step) {
+        INFO("step " << step);
+        CHECK(recipes.at(static_cast<int32_t>(schema::ScaleRecipe::Blockwise1x128)) == 16);
+        CHECK(recipes.at(static_cast<int32_t>(schema::ScaleRecipe::Blockwise128x128)) == 8);
+    }
+    const Report report = analyze(model);
+    int64_t with_figures = 0, in_report = 0;
+    for (const TensorSiteHealth& site : report.tensor_health.sites)
+        if (blockwise.contains(site.site_id)) {
+            ++in_report;
+            with_figures += site.blocks && site.blocks->samples > 0 ? 1 : 0;
+        }
+    CHECK(in_report > 0);
+    CHECK(with_figures == in_report);
 }

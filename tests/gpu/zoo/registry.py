@@ -333,12 +333,14 @@ WORKLOADS = [
              [PY, COMPILED_HF, "--precision", "bf16", "--steps", str(COMPILED_STEPS), "--name",
               "torchao_compiled_bf16_ref", "--twin", "torchao_compiled_tensorwise"], COMPILED_STEPS, expected_s=60,
              timeout_s=200, requires=("transformers",)),
-    # DeepSeek-style blockwise FP8 compiled (the zoo-recipes model, its twin the eager BF16 run): per-block statistics
-    # under compile, the operands counted in the compiled graphs, and the generated kernels' bookkeeping truth.
-    Workload("deepseek_blockwise_compiled", "zoo-compiled",
-             [PY, f"{ZOO}/deepseek_blockwise.py", "--precision", "fp8", "--compile", "--steps", str(BLOCKWISE_STEPS),
-              "--name", "deepseek_blockwise_compiled", "--twin", "deepseek_blockwise_bf16_ref"], BLOCKWISE_STEPS,
-             env=RECIPE_STATS, expected_s=60, timeout_s=200),
+    # DeepSeek-style blockwise FP8 compiled (the zoo-recipes model) and its BF16 twin compiled on the same GPU:
+    # per-block statistics under compile, the operands counted in the compiled graphs, and the generated kernels'
+    # bookkeeping truth.
+    *[Workload(run, "zoo-compiled",
+               [PY, f"{ZOO}/deepseek_blockwise.py", "--precision", p, "--compile", "--steps", str(BLOCKWISE_STEPS),
+                "--name", run, "--twin", twin], BLOCKWISE_STEPS, env=RECIPE_STATS, expected_s=60, timeout_s=200)
+      for run, twin, p in (("deepseek_blockwise_compiled", "deepseek_blockwise_compiled_bf16_ref", "fp8"),
+                           ("deepseek_blockwise_compiled_bf16_ref", "deepseek_blockwise_compiled", "bf16"))],
     Workload("torchao_eager_bf16", "zoo-compiled",
              [PY, COMPILED_HF, "--precision", "bf16", "--mode", "eager", "--steps", str(COMPILED_STEPS), "--name",
               "torchao_eager_bf16"], COMPILED_STEPS, expected_s=30, timeout_s=120, truth_extra={"fusion_role": "fit"},
