@@ -80,9 +80,8 @@ std::vector<std::pair<size_t, size_t>> pair_unequal(const std::vector<std::vecto
 {
     const size_t n = cost.size(), m = n ? cost[0].size() : 0;
     const size_t small = std::min(n, m), large = std::max(n, m);
-    const auto at = [&](size_t i_small, size_t j_large) {
-        return n <= m ? cost[i_small][j_large] : cost[j_large][i_small];
-    };
+    const auto at
+        = [&](size_t i_small, size_t j_large) { return n <= m ? cost[i_small][j_large] : cost[j_large][i_small]; };
     std::vector<char> chosen(large, 0); // an order-keeping choice of `small` of the larger side's sites
     std::fill(chosen.begin(), chosen.begin() + static_cast<std::ptrdiff_t>(small), 1);
     std::vector<char> best = chosen;
