@@ -11,9 +11,9 @@
 // Queries pan across the trace (N windows per zoom, evenly spread) so that caches do not flatter them; each figure
 // is the median and the maximum over those N calls, for the busiest GPU stream lane, the busiest host thread's lane
 // and for all lanes of the index together (one repaint of every track).
+#include "fp8scope/analyzer/kernels/kernel_table.hpp"
 #include "fp8scope/analyzer/load/trace_loader.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
-#include "fp8scope/analyzer/views/kernel_table.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
 
 #include "peak_rss.hpp"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "fp8scope/analyzer/model/trace_model.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <cstddef>
 #include <cstdint>

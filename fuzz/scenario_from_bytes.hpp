@@ -6,7 +6,7 @@
 
 #include "scenario.hpp"
 
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <cstdint>
 #include <span>

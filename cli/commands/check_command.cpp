@@ -9,8 +9,8 @@
 #include "output/present_names.hpp"
 #include "report/check_render.hpp"
 
+#include "fp8scope/analyzer/advice/budgets.hpp"
 #include "fp8scope/analyzer/ranks/rank_budgets.hpp"
-#include "fp8scope/analyzer/trace/budgets.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

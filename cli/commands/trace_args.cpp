@@ -6,6 +6,7 @@
 #include "output/present_names.hpp"
 
 #include "fp8scope/present/figures.hpp"
+#include "fp8scope/present/selection_wording.hpp"
 #include "fp8scope/present/units.hpp"
 
 #include <CLI/CLI.hpp>
@@ -61,6 +62,7 @@ bool parse_step_range(const std::string& text, analyzer::ReportOptions& out)
 CliExpected<analyzer::ReportOptions> analysis_options(const ReportCliOptions& options)
 {
     analyzer::ReportOptions report_options;
+    report_options.word_empty_selection = present::empty_selection_text;
     if (auto problem = to_analysis_options(options, report_options))
         return cli_failure(kExitUsage, std::move(*problem));
     return report_options;
@@ -258,9 +260,10 @@ CliExpected<analyzer::Report> analyse_selection(const analyzer::TraceModel& mode
     // A command that reads two traces says which one the message is about.
     const std::string subject
         = which.empty() ? std::string("the trace") : fmt::format("{} ({})", which, printable(model.path));
-    if (!selection.empty.empty())
-        return cli_failure(
-            kExitUsage, which.empty() ? selection.empty : fmt::format("{}: {}", subject, selection.empty));
+    if (selection.empty) {
+        const std::string why = present::empty_selection_text(selection);
+        return cli_failure(kExitUsage, which.empty() ? why : fmt::format("{}: {}", subject, why));
+    }
     if (selection.warmup_clamped)
         print_warning(fmt::format("{} has {} ({}): {} left out instead of {}, so that one step is analysed", subject,
             count_of(selection.steps_found, "step", "steps"), analyzer::step_source_name(report.steps.source),

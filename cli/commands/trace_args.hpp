@@ -7,7 +7,7 @@
 #include "commands/rank_merge.hpp"
 
 #include "fp8scope/analyzer/ranks/ranks.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 
 #include <cstdint>

@@ -4,8 +4,8 @@
 #include "export/start_order.hpp"
 #include "export/trace_event_tracks.hpp"
 
-#include "fp8scope/analyzer/trace/host_blocking.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/calls/host_blocking.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 #include "fp8scope/analyzer/views/launch_calls.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
 #include "fp8scope/format/schema.hpp"

@@ -1,10 +1,10 @@
 // The tracks of `fp8scope export` that show the analysis and the counters (kineto_trace_layout.hpp).
 #include "export/kineto_trace_layout.hpp"
 
+#include "fp8scope/analyzer/calls/host_blocking.hpp"
+#include "fp8scope/analyzer/idle/bubbles.hpp"
 #include "fp8scope/analyzer/steps/steps.hpp"
-#include "fp8scope/analyzer/trace/bubbles.hpp"
-#include "fp8scope/analyzer/trace/host_blocking.hpp"
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,9 +2,9 @@
 // CI test reports) and Markdown (for CI job summaries).
 #pragma once
 
+#include "fp8scope/analyzer/advice/budgets.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
-#include "fp8scope/analyzer/trace/budgets.hpp"
-#include "fp8scope/analyzer/trace/nan_scalars.hpp"
+#include "fp8scope/analyzer/tensors/nan_scalars.hpp"
 
 #include <string>
 #include <vector>

@@ -5,7 +5,7 @@
 // Formatting only: every figure is the analyzer's, the same value the JSON report has.
 #pragma once
 
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <array>
 #include <cstddef>

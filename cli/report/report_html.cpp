@@ -14,7 +14,7 @@
 #include "report/report_html_charts.hpp"
 #include "report/report_tensor.hpp"
 
-#include "fp8scope/analyzer/trace/recommendations.hpp"
+#include "fp8scope/analyzer/advice/recommendations.hpp"
 
 #include <fmt/format.h>
 

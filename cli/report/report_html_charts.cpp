@@ -7,9 +7,9 @@
 #include "output/svg_chart.hpp"
 #include "output/xml_escape.hpp"
 
-#include "fp8scope/analyzer/trace/budgets.hpp"
-#include "fp8scope/analyzer/trace/host_blocking.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/advice/budgets.hpp"
+#include "fp8scope/analyzer/calls/host_blocking.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 // grouped into runs of consecutive steps, and the note says so.
 #pragma once
 
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <array>
 #include <cstddef>

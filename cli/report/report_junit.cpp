@@ -11,7 +11,7 @@
 #include "output/xml_escape.hpp"
 #include "report/report_tensor.hpp"
 
-#include "fp8scope/analyzer/trace/recommendations.hpp"
+#include "fp8scope/analyzer/advice/recommendations.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 // reports). Formatting only: every figure comes from the analyzer.
 #pragma once
 
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 
 #include <nlohmann/json.hpp>

@@ -5,7 +5,7 @@
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
 
-#include "fp8scope/analyzer/trace/recommendations.hpp"
+#include "fp8scope/analyzer/advice/recommendations.hpp"
 
 #include <fmt/format.h>
 

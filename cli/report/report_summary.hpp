@@ -8,7 +8,7 @@
 
 #include "report/report_tensor.hpp"
 
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <string>
 #include <vector>

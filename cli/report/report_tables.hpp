@@ -3,7 +3,7 @@
 // api_table.hpp), over the whole trace, most total time first.
 #pragma once
 
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 // order, and how a figure or event is worded, is the presentation library's (fp8scope/present/tensor_wording.hpp).
 #pragma once
 
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
 #include "fp8scope/present/tensor_wording.hpp"
 #include "output/present_names.hpp"
 

@@ -2,7 +2,7 @@
 // TensorHealth, sites by site id and rankings as site ids, so that a consumer can join them.
 #include "report/report_tensor.hpp"
 
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
 
 namespace fp8scope::cli {
 

@@ -11,7 +11,7 @@
 #include "report/report_tensor.hpp"
 #include "trace_info/capture_render.hpp"
 
-#include "fp8scope/analyzer/trace/recommendations.hpp"
+#include "fp8scope/analyzer/advice/recommendations.hpp"
 
 #include <fmt/format.h>
 

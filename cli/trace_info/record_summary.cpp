@@ -4,9 +4,9 @@
 #include "output/present_names.hpp"
 #include "trace_info/capture_notice.hpp"
 
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 #include "fp8scope/analyzer/load/trace_loader.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <fmt/format.h>
 

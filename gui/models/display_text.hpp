@@ -4,8 +4,8 @@
 // every view, never as rich text.
 #pragma once
 
-#include "fp8scope/analyzer/trace/bubbles.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/idle/bubbles.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
 
 #include <QColor>

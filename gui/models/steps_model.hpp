@@ -5,7 +5,7 @@
 
 #include "models/trace_session.hpp"
 
-#include "fp8scope/analyzer/trace/budgets.hpp"
+#include "fp8scope/analyzer/advice/budgets.hpp"
 
 #include <QAbstractTableModel>
 

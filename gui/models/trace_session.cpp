@@ -1,5 +1,7 @@
 #include "models/trace_session.hpp"
 
+#include "fp8scope/present/selection_wording.hpp"
+
 #include <algorithm>
 
 namespace fp8scope::gui {
@@ -14,8 +16,9 @@ Expected<AnalysedTrace> AnalysedTrace::analyse(analyzer::TraceModel model, const
     Expected<analyzer::Report> report = analyzer::analyze(model, Session::options().report, progress);
     if (!report)
         return std::unexpected(report.error());
-    if (!report->selection.empty.empty())
-        return make_error(ErrorCode::InvalidTrace, model.path + ": " + report->selection.empty);
+    if (report->selection.empty)
+        return make_error(
+            ErrorCode::InvalidTrace, model.path + ": " + present::empty_selection_text(report->selection));
     if (report->steps.steps.empty()) // the CLI's report says the same in its own words (report_text.cpp)
         return make_error(ErrorCode::InvalidTrace, model.path + ": no steps: the trace has no activity to analyse");
     AnalysedTrace analysed;

@@ -3,12 +3,12 @@
 // that a view never sees a half-built session and a stale one lives until its last reader lets go.
 #pragma once
 
+#include "fp8scope/analyzer/advice/recommendations.hpp"
 #include "fp8scope/analyzer/compare/compare.hpp"
+#include "fp8scope/analyzer/kernels/kernel_table.hpp"
 #include "fp8scope/analyzer/model/progress.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
-#include "fp8scope/analyzer/trace/recommendations.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
-#include "fp8scope/analyzer/views/kernel_table.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/views/tensor_series.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"

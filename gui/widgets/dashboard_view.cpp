@@ -11,7 +11,7 @@
 #include "fp8scope/present/numerics_wording.hpp"
 #include "fp8scope/present/tensor_wording.hpp"
 
-#include "fp8scope/analyzer/trace/budgets.hpp"
+#include "fp8scope/analyzer/advice/budgets.hpp"
 
 #include <QGroupBox>
 #include <QHBoxLayout>

@@ -2,9 +2,9 @@
 // report runs it, the expected bubbles, and kernels and launch calls with defaults.
 #pragma once
 
+#include "fp8scope/analyzer/calls/host_blocking.hpp"
+#include "fp8scope/analyzer/idle/bubbles.hpp"
 #include "fp8scope/analyzer/steps/steps.hpp"
-#include "fp8scope/analyzer/trace/bubbles.hpp"
-#include "fp8scope/analyzer/trace/host_blocking.hpp"
 #include "scenario.hpp"
 
 #include <catch2/catch.hpp>

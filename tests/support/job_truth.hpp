@@ -1,5 +1,5 @@
 // What a recorded job's own step markers say about its steps, for tests that judge automatic detection on real jobs
-// (tests/analyzer/trace/real_jobs_test.cpp, the zoo in tests/zoo/): the device's activities in start order with the
+// (tests/analyzer/report/real_jobs_test.cpp, the zoo in tests/zoo/): the device's activities in start order with the
 // start of the API call that launched each, and the true step boundaries as positions in that order.
 #pragma once
 

@@ -4,7 +4,7 @@
 
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "rank_scenario.hpp"
 
 #include <catch2/catch.hpp>

@@ -5,7 +5,7 @@
 
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/compare/compare.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

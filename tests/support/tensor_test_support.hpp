@@ -4,7 +4,7 @@
 
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/model/analysis_types.hpp"
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
 #include "tensor_samples.hpp"
 
 #include <cstdint>

@@ -10,9 +10,9 @@
 cmake_minimum_required(VERSION 3.25)
 
 # The CLI's folders, as the CLI includes them ("report/report_render.hpp"): none may be included outside cli/. The
-# analyzer has a private compare/ folder of its own, so its rule leaves that name out.
+# analyzer has private compare/ and report/ folders of its own, so its rule leaves those names out.
 set(cli_folders "commands|record|report|compare|trace_info|export|rank_json|output|calibrate")
-set(cli_folders_but_compare "commands|record|report|trace_info|export|rank_json|output|calibrate")
+set(cli_folders_not_analyzer "commands|record|trace_info|export|rank_json|output|calibrate")
 
 # rule: <folder> <regex of a forbidden include target> <why>
 set(rules
@@ -21,7 +21,7 @@ set(rules
     "analyzer|^fp8scope/calibrate/|the analyzer decides and never measures"
     "analyzer|^Q|the analyzer has no Qt"
     "analyzer|^fp8scope/present/|the analyzer computes, present/ words: no wording in the analyzer"
-    "analyzer|^(${cli_folders_but_compare})/|the analyzer never includes the CLI"
+    "analyzer|^(${cli_folders_not_analyzer})/|the analyzer never includes the CLI"
     "present|^(${cli_folders})/|present/ never includes the CLI"
     "present|^Q|present/ has no Qt"
     "gui|^(${cli_folders})/|the viewer never includes the CLI: its wording is present/'s"
@@ -58,6 +58,41 @@ foreach(rule IN LISTS rules)
         endforeach()
     endforeach()
 endforeach()
+# Inside the analyzer (docs/architecture.md "Inside the analyzer"): each folder includes, publicly
+# ("fp8scope/analyzer/<folder>/") or privately ("<folder>/"), only itself and the folders before it in this order.
+set(analyzer_layers model load calls kernels steps idle tensors numerics report advice compare ranks views whatif)
+file(GLOB analyzer_folders LIST_DIRECTORIES true RELATIVE "${SOURCE_DIR}/analyzer/src" "${SOURCE_DIR}/analyzer/src/*")
+foreach(folder IN LISTS analyzer_folders)
+    if(IS_DIRECTORY "${SOURCE_DIR}/analyzer/src/${folder}" AND NOT folder IN_LIST analyzer_layers)
+        set(problems "${problems}\n  analyzer/src/${folder}/: not in the analyzer's layer order (check_layering.cmake)")
+    endif()
+endforeach()
+list(LENGTH analyzer_layers layer_count)
+math(EXPR last_layer "${layer_count} - 1")
+foreach(index RANGE 0 ${last_layer})
+    list(GET analyzer_layers ${index} folder)
+    math(EXPR above "${index} + 1")
+    if(above GREATER last_layer)
+        break()
+    endif()
+    list(SUBLIST analyzer_layers ${above} -1 higher)
+    list(JOIN higher "|" higher)
+    file(GLOB_RECURSE sources "${SOURCE_DIR}/analyzer/src/${folder}/*.cpp" "${SOURCE_DIR}/analyzer/src/${folder}/*.hpp"
+        "${SOURCE_DIR}/analyzer/include/fp8scope/analyzer/${folder}/*.hpp")
+    foreach(source IN LISTS sources)
+        math(EXPR checked "${checked} + 1")
+        file(STRINGS "${source}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+        foreach(line IN LISTS includes)
+            string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" target "${line}")
+            if(target MATCHES "^(fp8scope/analyzer/)?(${higher})/")
+                file(RELATIVE_PATH rel "${SOURCE_DIR}" "${source}")
+                string(APPEND problems "\n  ${rel}: #include \"${target}\": the analyzer's ${folder}/ sits below "
+                    "${CMAKE_MATCH_2}/ (docs/architecture.md \"Inside the analyzer\")")
+            endif()
+        endforeach()
+    endforeach()
+endforeach()
+
 if(problems)
     message(FATAL_ERROR "layering rules broken (docs/architecture.md \"Dependency rules\"):${problems}")
 endif()

@@ -5,7 +5,7 @@
 #include "zoo_judge.hpp"
 
 #include "fp8scope/analyzer/model/trace_model.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -4,12 +4,12 @@
 
 #include "zoo_cells.hpp"
 
+#include "fp8scope/analyzer/advice/recommendations.hpp"
 #include "fp8scope/analyzer/compare/compare.hpp"
 #include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/steps/steps.hpp"
-#include "fp8scope/analyzer/trace/recommendations.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
 #include "job_truth.hpp"
 
 #include <fmt/format.h>

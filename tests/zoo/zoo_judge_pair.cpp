@@ -3,8 +3,8 @@
 #include "zoo_cells.hpp"
 
 #include "fp8scope/analyzer/compare/compare.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 
 #include <fmt/format.h>

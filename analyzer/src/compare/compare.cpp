@@ -7,9 +7,9 @@
 #include "model/step_locator.hpp"
 #include "numerics/fp8_tensors.hpp"
 
-#include "fp8scope/analyzer/trace/budgets.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/advice/budgets.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
 #include "fp8scope/format/schema.hpp"
 
 #include <fmt/format.h>
@@ -378,8 +378,8 @@ std::variant<CompareResult, CompareRefusal> compare_runs(const CompareInput& in,
              std::tuple { &in.ref_model, &in.ref_report, "reference" } })
         if (report->steps.steps.empty())
             return CompareRefusal { fmt::format("the {} '{}' has no analysed step: {}", which, model->path,
-                report->selection.empty.empty() ? std::string("no GPU activity to compare")
-                                                : report->selection.empty) };
+                report->selection.empty ? empty_selection_reason(report->selection, options.report)
+                                        : std::string("no GPU activity to compare")) };
 
     CompareResult result;
     result.alignment = align(in.run_report, in.ref_report);

@@ -4,7 +4,10 @@
 #pragma once
 
 #include "fp8scope/analyzer/compare/compare.hpp"
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
+#include "numerics/change_point.hpp"
+#include "tensors/logical_roles.hpp"
+#include "tensors/site_samples.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -17,33 +20,6 @@
 #include <vector>
 
 namespace fp8scope::analyzer::detail {
-
-// One site's samples in one analysed step, reduced: several samples (micro-batches) count as one tensor.
-struct StepSample {
-    double amax = 0; // max over the samples
-    int64_t numel = 0, saturated = 0, overflows = 0, underflows = 0; // sums
-    std::optional<double> scale_inv; // the first sample's (scale_inv, else 1/scale)
-    int32_t dtype = 0, target_format = 0;
-    int32_t hist_first_exponent = 0;
-    std::vector<uint64_t> histogram; // summed, from hist_first_exponent
-    double position = 0; // offset of the first sample in its step, 0..1
-    int64_t samples = 0; // how many were reduced
-    int64_t timestamp_ns = 0; // the first sample's
-    int64_t nonfinite = 0; // NaN + Inf elements, summed
-    // An operand scaled per row or block: its per-block statistics in the step (FP8SCOPE_BLOCK_STATS; the first
-    // sample's quantiles, the largest amax, counts summed).
-    struct Blocks {
-        double amax = 0, p50 = 0, p99 = 0;
-        int64_t blocks = 0, saturating = 0, subnormal = 0;
-    };
-    std::optional<Blocks> blocks;
-};
-
-// Every site of one trace with samples in the analysed steps: site id -> step index -> reduced samples. With `device`,
-// only that device's samples (the tensor series; compare takes every device).
-using SiteSamples = std::map<int64_t, std::map<int64_t, StepSample>>;
-SiteSamples collect_site_samples(
-    const TraceModel& model, const StepSet& steps, std::optional<uint32_t> device = std::nullopt);
 
 struct SiteMatching {
     struct Pair {
@@ -77,10 +53,6 @@ void count_recipe(const CompareSite& site, CompareResult& result);
 void decide_recipe(
     CompareSite& site, const std::map<int64_t, StepSample>& run, const std::map<int64_t, StepSample>* twin);
 
-// What a site's tensor is in the model: "activation", "weight", "gradient" or "output", when the trace says. A probe
-// says by its role; a GEMM output is "output"; an E5M2 operand is a gradient (the HYBRID recipe); another FP8
-// operand is the probe's tensor whose 1/scale equals its scale_inv in the same step and module (the cast that
-// made it).
 // GEMMs given unit scales while their FP8 codes come from a scale applied outside the GEMM (torchao's rowwise
 // backward multiplies the row scales into the output itself; docs/analysis.md "Compare", Scales outside the GEMM):
 // GEMM sites (interception) with an FP8 operand whose every sample has scale_inv exactly 1 and whose codes reach the
@@ -89,71 +61,6 @@ void decide_recipe(
 using GemmKey = std::tuple<uint32_t, uint32_t, int32_t>; // name, NVTX path (or max), ordinal
 std::set<GemmKey> unit_scale_gemms(const TraceModel& model, const SiteSamples& samples);
 GemmKey gemm_key(const TensorSite& site);
-
-class LogicalRoles {
-public:
-    LogicalRoles(const TraceModel& model, const SiteSamples& samples);
-    std::optional<std::string> of(const TensorSite& site) const;
-    // The probe site whose 1/scale equals this FP8 operand's scale_inv in most of its steps (same module).
-    std::optional<int64_t> twin(const TensorSite& site) const;
-
-private:
-    struct ProbeScale {
-        double scale_inv = 0;
-        std::string role;
-        int64_t site_id = 0;
-    };
-    const TraceModel& model_;
-    const SiteSamples& samples_;
-    std::map<std::pair<int64_t, std::string>, std::vector<ProbeScale>> probes_; // (step, module) -> scales
-};
-
-// Small figures and names the compare files share.
-// The FP8 maximum of a step sample's format (tensor_health.hpp's fp8_max_of); nullopt for a high-precision one.
-inline std::optional<double> fp8_max_of(const StepSample& s)
-{
-    TensorStats stats;
-    stats.dtype = s.dtype;
-    stats.target_format = s.target_format;
-    return analyzer::fp8_max_of(stats);
-}
-
-inline bool positive_finite(double v)
-{
-    return std::isfinite(v) && v > 0;
-}
-
-// A string of the model, empty when absent or out of range.
-inline std::string_view text_of(const TraceModel& model, std::optional<StringRef> ref)
-{
-    return ref && ref->index < model.strings.size() ? model.strings[*ref] : std::string_view {};
-}
-
-// The module a path ends in, with the backward range's suffix dropped: "blocks.1.fc1" for both
-// "train_step/Transformer/blocks.1/blocks.1.fc1" and "blocks.1.backward/blocks.1.fc1.backward".
-inline std::string module_of(std::string_view path)
-{
-    const size_t slash = path.rfind('/');
-    std::string_view last = slash == std::string_view::npos ? path : path.substr(slash + 1);
-    constexpr std::string_view kBackward = ".backward";
-    if (last.ends_with(kBackward))
-        last.remove_suffix(kBackward.size());
-    return std::string(last);
-}
-
-// The change-point test over one series (docs/analysis.md "Compare: drift"). `direction`: +1 a rise is drift, -1 a
-// fall, 0 either. `relative_floor`: the shift must also reach this many times |mean before|. nullopt: no drift.
-std::optional<DriftEvidence> change_point(const std::string& series, const std::vector<int64_t>& steps,
-    const std::vector<double>& values, int direction, double floor, double relative_floor = 0);
-
-// The knee of a climb: the index k (kDriftMinStepsBefore <= k <= last) of the least-squares fit of
-// x_i = a + b * max(0, i - k + 1), flat before index k and rising linearly from it; the earliest k wins a tie.
-size_t knee_of(const std::vector<double>& values, size_t last);
-
-// change_point() for a rise that climbs: the onset is the knee of the least-squares flat-then-linear fit up to the
-// split, when the shift measured from the knee passes the same test; else the split.
-std::optional<DriftEvidence> climb_onset(
-    const std::string& series, const std::vector<int64_t>& steps, const std::vector<double>& values, double floor);
 
 // Runs change_point over a site's series and fills site.drift and site.onset_step.
 void detect_drift(CompareSite& site);

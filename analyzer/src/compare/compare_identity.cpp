@@ -3,7 +3,7 @@
 // lines' arguments beyond precision switches and run names, and whether the pair is of one job on one GPU.
 #include "compare/compare_detail.hpp"
 
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 
 #include <fmt/format.h>
 

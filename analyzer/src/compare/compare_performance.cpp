@@ -2,11 +2,11 @@
 // figures per step over its compared steps, FP8's price, the per-step medians, idle by cause, kernel classes, the
 // kernels that appeared, vanished or changed most, and what recording added.
 #include "compare/compare_detail.hpp"
-#include "model/launch_call_index.hpp"
+#include "idle/launch_call_index.hpp"
 #include "model/median.hpp"
 #include "model/step_locator.hpp"
 
-#include "fp8scope/analyzer/trace/collector_work.hpp"
+#include "fp8scope/analyzer/load/collector_work.hpp"
 
 #include <algorithm>
 #include <cmath>

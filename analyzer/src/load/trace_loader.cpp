@@ -1,7 +1,7 @@
 // load_trace(): checks the path, opens the file defensively, tells an fp8scope trace from an nsys export, and
 // hands it to the matching reader.
 #include "fp8scope/analyzer/load/trace_loader.hpp"
-#include "fp8scope/analyzer/trace/collector_work.hpp"
+#include "fp8scope/analyzer/load/collector_work.hpp"
 #include "fp8scope/format/schema.hpp"
 #include "load/readers.hpp"
 

@@ -2,8 +2,9 @@
 // for compare, which has the samples already.
 #pragma once
 
-#include "compare/compare_detail.hpp"
 #include "fp8scope/analyzer/numerics/numerics.hpp"
+#include "tensors/logical_roles.hpp"
+#include "tensors/site_samples.hpp"
 
 #include <vector>
 

@@ -9,14 +9,16 @@
 // - amax_climb: a forward tensor's amax climbing kClimbBits from its baseline: at risk.
 #include "fp8scope/analyzer/numerics/numerics.hpp"
 
-#include "compare/compare_detail.hpp"
+#include "numerics/change_point.hpp"
 #include "numerics/fp8_tensors.hpp"
+#include "tensors/site_samples.hpp"
 
 #include "fp8scope/format/schema.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <set>
 #include <unordered_map>
 
 namespace fp8scope::analyzer {

@@ -62,8 +62,9 @@ Expected<RankFile> summarize_file(const std::string& path, const ReportOptions& 
     auto report = analyze(*model, options, analysing);
     if (!report)
         return std::unexpected(report.error());
-    if (!report->selection.empty.empty())
-        return make_error(ErrorCode::Usage, fmt::format("'{}': {}", path, report->selection.empty));
+    if (report->selection.empty)
+        return make_error(
+            ErrorCode::Usage, fmt::format("'{}': {}", path, empty_selection_reason(report->selection, options)));
     return RankFile { summarize_rank(*model, *report), {} };
 }
 

@@ -1,9 +1,9 @@
 // One rank's part of the multi-rank analysis (docs/analysis.md "Across ranks"): its steps with communication time,
 // exposed communication and idle causes, its collectives and its FP8 scales, all from its own trace and clock.
+#include "fp8scope/analyzer/advice/budgets.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
-#include "fp8scope/analyzer/trace/budgets.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
 #include "fp8scope/format/schema.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "steps/step_optimizer.hpp"
 
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 #include "fp8scope/format/schema.hpp"
 #include "model/correlation_index.hpp"
 #include "model/median.hpp"

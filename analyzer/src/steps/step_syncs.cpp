@@ -2,7 +2,7 @@
 // kernels (a hand-written SGD update, a CUDA C++ program) often close each step with a sync (`.item()`,
 // `torch.cuda.synchronize()`, cudaDeviceSynchronize): the first activity launched after it returns is where the next
 // step begins.
-#include "fp8scope/analyzer/trace/host_blocking.hpp"
+#include "fp8scope/analyzer/calls/host_blocking.hpp"
 #include "model/median.hpp"
 #include "steps/step_period.hpp"
 

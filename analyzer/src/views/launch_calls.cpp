@@ -1,6 +1,6 @@
 #include "fp8scope/analyzer/views/launch_calls.hpp"
 
-#include "model/launch_call_index.hpp"
+#include "idle/launch_call_index.hpp"
 
 namespace fp8scope::analyzer {
 

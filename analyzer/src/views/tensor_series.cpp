@@ -2,9 +2,9 @@
 // of a step are reduced by compare's collect_site_samples(), and the figures of the reduced sample come from
 // tensor_sample_figures(), so a series, tensor health and compare agree on every definition.
 #include "fp8scope/analyzer/views/tensor_series.hpp"
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
 
-#include "compare/compare_detail.hpp"
+#include "tensors/site_samples.hpp"
 
 #include <unordered_map>
 

@@ -1,6 +1,6 @@
 // build_timeline(): every activity of the model and every step, bubble and host-blocking call of the report laid out on
 // tracks and non-overlapping lanes (timeline.hpp; docs/analysis.md "Queries for the viewer").
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
 #include "fp8scope/format/schema.hpp"
 #include "model/progress_monitor.hpp"

@@ -1,6 +1,6 @@
 // What the timeline shows about an item: category names, the text in its box, its tooltip and details (timeline.hpp).
-#include "fp8scope/analyzer/trace/host_blocking.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/calls/host_blocking.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
 #include "fp8scope/format/schema.hpp"
 

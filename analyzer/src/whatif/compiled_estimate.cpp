@@ -2,7 +2,7 @@
 // prediction).
 #include "whatif/compiled_estimate.hpp"
 
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 #include "steps/step_period.hpp"
 #include "whatif/step_kernels.hpp"
 

@@ -2,9 +2,9 @@
 // the BF16 operands' histograms under each per-tensor recipe's scale.
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
-#include "fp8scope/analyzer/trace/recommendations.hpp"
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/advice/recommendations.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
 #include "fp8scope/format/schema.hpp"
 #include "model/step_locator.hpp"
 #include "whatif/compiled_estimate.hpp"

@@ -4,7 +4,7 @@
 #include "compare_test_support.hpp"
 #include "fp8scope/analyzer/compare/compare.hpp"
 #include "fp8scope/analyzer/numerics/numerics.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,8 +2,8 @@
 // traced step change split into GEMM time, bookkeeping, launch idle and the rest, on launch-bound scenario pairs.
 #include "compare_test_support.hpp"
 #include "fp8scope/analyzer/compare/compare.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 // (one feature of blocks.1.fc1's input growing 1.5x per step from step 14, in both precisions) names that activation
 // first within 3 steps of the planting, and the loss delta is the one the printed losses give.
 #include "fp8scope/analyzer/compare/compare.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "recorded_pair.hpp"
 
 #include <catch2/catch.hpp>

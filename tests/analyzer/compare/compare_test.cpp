@@ -5,7 +5,7 @@
 // compare in compare_price_test.cpp, the performance per step in compare_performance_test.cpp.
 #include "compare_test_support.hpp"
 #include "fp8scope/analyzer/compare/compare.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -5,7 +5,7 @@
 // for a delayed scale that cannot follow its amax, the dynamic range for a current scale squeezed by an exploding
 // amax). The flagged counts and onsets are the table in docs/analysis.md "Compare".
 #include "fp8scope/analyzer/compare/compare.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "recorded_pair.hpp"
 
 #include <catch2/catch.hpp>

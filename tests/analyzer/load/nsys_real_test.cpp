@@ -6,7 +6,7 @@
 // file is held to its own recorded figure here; docs/benchmarks.md has the comparison.
 #include "analysis_test_support.hpp"
 
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

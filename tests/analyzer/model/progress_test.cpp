@@ -2,7 +2,7 @@
 // report non-decreasing fractions ending at 1, and a hook that returns false stops each with ErrorCode::Cancelled.
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/load/trace_loader.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
 
 #include <catch2/catch.hpp>

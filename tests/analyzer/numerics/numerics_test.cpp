@@ -4,7 +4,7 @@
 // its planted input near its onset, a clean run is healthy, a BF16 run has no verdict; sites that read one FP8 tensor
 // are one tensor.
 #include "fp8scope/analyzer/numerics/numerics.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "recorded_pair.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 #include "rank_run_checks.hpp"
 
 #include "fp8scope/analyzer/ranks/ranks.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // rank lacks is never matched (it used to be, by counting the repeated rank twice, and read past that rank's rows).
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "rank_scenario.hpp"
 
 #include <catch2/catch.hpp>

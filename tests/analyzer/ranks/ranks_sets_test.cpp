@@ -2,7 +2,7 @@
 // collectives, NCCL, and a wait hidden by the rank's own kernels. The per-rank rules are in ranks_test.cpp.
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "rank_scenario.hpp"
 #include "ranks_test_support.hpp"
 

@@ -2,7 +2,7 @@
 // loaded back, with exact expected numbers. No GPU: the rules are tested on scenario traces only.
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "rank_scenario.hpp"
 #include "ranks_test_support.hpp"
 

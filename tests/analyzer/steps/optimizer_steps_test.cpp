@@ -3,9 +3,9 @@
 // kernel, then reads its loss (.item(): a copy kernel and a stream sync) and sleeps 778 us at the loop's top, as a
 // data loader would. The optimizer hook marks each update's end on the host, long before the GPU gets there.
 #include "analysis_test_support.hpp"
+#include "fp8scope/analyzer/advice/recommendations.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/steps/steps.hpp"
-#include "fp8scope/analyzer/trace/recommendations.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
 
 #include <catch2/catch.hpp>
 

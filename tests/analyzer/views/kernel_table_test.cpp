@@ -2,8 +2,8 @@
 // in memory, and the recorded FP8 trace against the kernel-class report.
 #include "analysis_test_support.hpp"
 #include "classes_test_support.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
-#include "fp8scope/analyzer/views/kernel_table.hpp"
+#include "fp8scope/analyzer/kernels/kernel_table.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,7 +2,7 @@
 // viewer"): one scenario written through the real writer with a known layout, and the layout's invariants on the
 // recorded traces.
 #include "analysis_test_support.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/views/timeline.hpp"
 #include "timeline_test_support.hpp"
 

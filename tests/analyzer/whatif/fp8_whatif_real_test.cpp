@@ -5,8 +5,8 @@
 // profiles were not taken from) is not measured yet (docs/benchmarks.md, "FP8 what-if").
 #include "analysis_test_support.hpp"
 #include "fp8scope/analyzer/compare/compare.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 #include "recorded_pair.hpp"
 

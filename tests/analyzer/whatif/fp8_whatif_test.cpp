@@ -4,8 +4,8 @@
 // whose flushed shares under each per-tensor scale are exact.
 #include "analysis_test_support.hpp"
 #include "compare_test_support.hpp"
-#include "fp8scope/analyzer/trace/recommendations.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/advice/recommendations.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 #include "tensor_samples.hpp"
 

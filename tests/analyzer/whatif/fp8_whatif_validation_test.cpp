@@ -5,8 +5,8 @@
 // reason then), and any other row fails when it misses. The profiles' constants taken from these jobs are
 // recomputed from their traces.
 #include "analysis_test_support.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 #include "recorded_pair.hpp"
 

@@ -3,8 +3,8 @@
 // Selection and wording only; every quantity is the analyzer's (docs/analysis.md).
 #pragma once
 
-#include "fp8scope/analyzer/trace/recommendations.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/advice/recommendations.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -3,8 +3,8 @@
 // print): sync red, dependency purple, launch orange, host blue, comm cyan.
 #pragma once
 
-#include "fp8scope/analyzer/trace/bubbles.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/idle/bubbles.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 
 #include <array>
 

@@ -3,7 +3,7 @@
 // labels come from the trace's NVTX names, so every sentence that holds one takes the format's escape.
 #pragma once
 
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -6,10 +6,11 @@
 // `check --ref`.
 #pragma once
 
+#include "fp8scope/analyzer/advice/budgets.hpp"
 #include "fp8scope/analyzer/compare/compare_performance.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
-#include "fp8scope/analyzer/trace/budgets.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/numerics/drift_evidence.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 
 #include <cstdint>
 #include <map>
@@ -25,12 +26,6 @@ inline constexpr double kAmaxRatioEventLog2 = 1.0; // |log2(amax run / amax ref)
 inline constexpr double kLossDeltaThreshold = 1e-2; // default --max-loss-delta
 inline constexpr double kLossDeltaStrict = 2.5e-3; // shown beside it (DeepSeek-V3: < 0.25 %)
 inline constexpr int kLossWindowSteps = 10; // the loss delta compares means over this many trailing steps
-// Change-point test: a shift is a drift when it is at least kDriftSigmas noise units (of the series' robust step-to-
-// step noise, scaled for the segment sizes) and at least the series' practical floor, with at least
-// kDriftMinStepsAfter steps from the onset on and kDriftMinStepsBefore before it.
-inline constexpr double kDriftSigmas = 5.0;
-inline constexpr int kDriftMinStepsBefore = 3;
-inline constexpr int kDriftMinStepsAfter = 3;
 inline constexpr double kDriftFloorLog2 = 0.5; // bits: the amax ratio against the reference
 inline constexpr double kDriftFloorSaturation = 1e-5; // fraction of elements (also at least 8 elements)
 // Fraction of the reference's nonzero elements; the share must also at least double (rise by its level before).
@@ -90,28 +85,6 @@ struct CompareStep {
     std::optional<double> block_amax_spread_bits, subnormal_block_share;
     std::optional<double> baseline_delta_log2_ratio; // log2_amax_ratio minus the site's early-step baseline
     std::optional<double> baseline_delta_saturation; // run_saturation minus its baseline
-};
-
-// The evidence for one series of one site: the change point the test found.
-struct DriftEvidence {
-    // "log2_amax_ratio", "run_saturation", "stale_scale_bursts" (1 in a step where the run's scale falls short of the
-    // reference's amax by at least kStaleBurstBits, else 0: the means are shares of steps),
-    // "ref_underflow_under_run_scale", "run_dynamic_range_bits"; for sites scaled per row or block also
-    // "block_amax_spread_bits" and "subnormal_block_share"
-    std::string series;
-    // The first step of the shifted segment; for run_dynamic_range_bits, which climbs rather than jumps, the knee of
-    // the climb when the shift measured from there passes the test too (docs/analysis.md "Compare").
-    int64_t onset_step = 0;
-    double mean_before = 0, mean_after = 0;
-    double noise = 0; // robust sigma of the series' step-to-step changes
-    double statistic = 0; // |shift| / (noise * sqrt(1/n_before + 1/n_after)); infinite when the noise is 0
-    double floor = 0; // the practical floor the shift had to reach (for the underflow share, at least its level before)
-    int64_t steps_before = 0, steps_after = 0;
-    // "outgrown_scale" (numerics.hpp's outgrown_scale() on the run's scale against the reference's amax: a delayed
-    // scale that lags a growing amax): mean_before and mean_after are the shares of steps where the reference's amax
-    // was beyond the run's scale, floor kOutgrownShortShare, statistic 0; these say by how much and how far the
-    // amax grew.
-    std::optional<double> shortfall_bits, amax_rise_bits;
 };
 
 struct CompareSite {

@@ -4,8 +4,8 @@
 // step, so that traces with different step counts compare.
 #pragma once
 
-#include "fp8scope/analyzer/trace/bubbles.hpp"
-#include "fp8scope/analyzer/trace/kernel_classes.hpp"
+#include "fp8scope/analyzer/idle/bubbles.hpp"
+#include "fp8scope/analyzer/kernels/kernel_classes.hpp"
 
 #include <array>
 #include <cstddef>

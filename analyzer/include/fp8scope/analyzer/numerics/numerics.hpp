@@ -7,7 +7,7 @@
 
 #include "fp8scope/analyzer/model/analysis_types.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
-#include "fp8scope/analyzer/trace/tensor_health.hpp"
+#include "fp8scope/analyzer/tensors/tensor_health.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -2,8 +2,8 @@
 // "Across ranks"): each result names the rank its figure comes from, so that a failure points at a trace.
 #pragma once
 
+#include "fp8scope/analyzer/advice/budgets.hpp"
 #include "fp8scope/analyzer/ranks/ranks.hpp"
-#include "fp8scope/analyzer/trace/budgets.hpp"
 
 #include <cstdint>
 #include <optional>

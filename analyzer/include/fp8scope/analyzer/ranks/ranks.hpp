@@ -10,11 +10,11 @@
 // analyze_rank_set() does both for trace files, each rank loaded and analysed in parallel.
 #pragma once
 
+#include "fp8scope/analyzer/idle/bubbles.hpp"
 #include "fp8scope/analyzer/model/analysis_types.hpp"
 #include "fp8scope/analyzer/model/progress.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
-#include "fp8scope/analyzer/trace/bubbles.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/common/error.hpp"
 
 #include <array>

@@ -8,7 +8,7 @@
 
 #include "fp8scope/analyzer/model/progress.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
-#include "fp8scope/analyzer/trace/report.hpp"
+#include "fp8scope/analyzer/report/report.hpp"
 #include "fp8scope/common/error.hpp"
 
 #include <array>
