@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Byte-identical outputs of two fp8scope builds (a restructure must change no output). Runs every report format (text,
-# json, md, html, junit and the three csv tables), info, check, compare and export on every sample trace
-# (samples/traces/**/*.sqlite, unpacked by a configure), the rank sets and the compare pairs, and on an extra trace (the
-# 10 M benchmark trace, bench/report_bench.sh) when given; diffs stdout, stderr, the exit code and the files written.
+# json, md, html, junit and the three csv tables), the FP8 what-if (text and json), info, check, compare and export on
+# every sample trace (samples/traces/**/*.sqlite, unpacked by a configure), the rank sets and the compare pairs (and
+# compare's what-if), and on an extra trace (the 10 M benchmark trace, bench/report_bench.sh) when given; diffs stdout,
+# stderr, the exit code and the files written.
 #
 #   scripts/compare_builds.sh BEFORE_FP8SCOPE AFTER_FP8SCOPE [EXTRA_TRACE ...]
 #
@@ -77,6 +78,9 @@ for trace in "${traces[@]}"; do
         run "report csv $table $trace" report "$t" --format csv --table "$table" --top 50 --no-progress
     done
     run "report all-steps $trace" report "$t" --all-steps --warmup 0 --no-progress
+    # The what-if reads the shipped GEMM tables (share/fp8scope/gemm_tables beside each build's binary).
+    run "report fp8-whatif $trace" report "$t" --fp8-whatif --no-progress
+    run "report fp8-whatif json $trace" report "$t" --fp8-whatif --format json --no-progress
     run "info $trace" info "$t"
     run "info json $trace" info "$t" --format json
     run "check $trace" check "$t" --max-bubble-ratio 0.3 --junit @OUT@/check.xml --no-progress
@@ -100,6 +104,7 @@ for pair in "${pairs[@]}"; do
         run "compare $format $pair" compare "$a" "$b" --format "$format" --no-progress
     done
     run "check ref $pair" check "$a" --ref "$b" --no-progress
+    run "compare fp8-whatif $pair" compare "$a" "$b" --fp8-whatif --no-progress
 done
 
 echo "compare_builds: $cases cases on ${#traces[@]} traces, $differences differences"

@@ -2,11 +2,11 @@
 // timer (calibrate/, which dlopens the CUDA driver and cuBLASLt), the table in gemm_table_json's format.
 #include "calibrate/calibrate_command.hpp"
 
-#include "calibrate/gemm_table_json.hpp"
 #include "commands/command_support.hpp"
 #include "commands/exit_codes.hpp"
 
 #include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
+#include "fp8scope/analyzer/whatif/gemm_table_json.hpp"
 #include "fp8scope/present/units.hpp"
 #ifdef FP8SCOPE_HAVE_CALIBRATE
 #include "fp8scope/calibrate/gemm_timer.hpp"
@@ -129,7 +129,7 @@ int run_calibrate(const CalibrateOptions& options)
     extra["cublaslt"] = measured->cublaslt;
     if (!options.trace_path.empty())
         extra["trace"] = options.trace_path;
-    if (!write_text_file(options.output, gemm_table_json(table, extra).dump(1) + "\n"))
+    if (!write_text_file(options.output, analyzer::gemm_table_json(table, extra).dump(1) + "\n"))
         return kExitOutput;
 
     std::vector<double> speedups;

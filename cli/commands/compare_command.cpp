@@ -1,10 +1,10 @@
 #include "commands/compare_command.hpp"
 
-#include "calibrate/gemm_table_json.hpp"
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"
 #include "commands/exit_codes.hpp"
 #include "compare/compare_render.hpp"
+#include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 #include "fp8scope/present/units.hpp"
 #include "output/present_names.hpp"
 #include "report/report_render.hpp"

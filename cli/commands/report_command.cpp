@@ -1,6 +1,6 @@
 #include "commands/report_command.hpp"
 
-#include "calibrate/gemm_table_json.hpp"
+#include "fp8scope/analyzer/whatif/fp8_whatif.hpp"
 
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"

@@ -1,8 +1,8 @@
 #include "commands/trace_args.hpp"
 
-#include "calibrate/gemm_table_json.hpp"
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"
+#include "fp8scope/analyzer/whatif/gemm_table_json.hpp"
 #include "output/present_names.hpp"
 
 #include "fp8scope/present/figures.hpp"
@@ -280,7 +280,7 @@ std::expected<std::optional<analyzer::GemmTable>, std::string> fp8_whatif_table(
     if (options.gemm_table.empty())
         return std::nullopt;
     std::string why;
-    auto table = read_gemm_table_file(options.gemm_table, why);
+    auto table = analyzer::read_gemm_table_file(options.gemm_table, why);
     if (!table)
         return std::unexpected(fmt::format("--gemm-table {}: {}", present::printable(options.gemm_table), why));
     return table;

@@ -22,7 +22,7 @@ def speedup(row, column):
 
 
 def lookup(rows, bf16_ns, column):
-    """The what-if's lookup (analyzer/src/whatif/gemm_table.cpp): median speed-up of the rows within a factor 2."""
+    """The what-if's lookup (analyzer/src/whatif/gemm_speedup.cpp): median speed-up of the rows within a factor 2."""
     near = [speedup(r, column) for r in rows
             if r.get(column) and abs(math.log2(r["bf16_ns"]) - math.log2(bf16_ns)) <= 1]
     return statistics.median(near) if near else None

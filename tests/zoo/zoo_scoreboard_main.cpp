@@ -1,7 +1,8 @@
 // Prints the zoo's scoreboard (docs/accuracy.md) for the traces in a folder:
 //   fp8scope_zoo_scoreboard [DIR]        (default: samples/traces/zoo of the source tree)
 // Exit codes: 0 every judged cell right or listed in tests/zoo/known_wrong.txt, 1 a cell wrong and not listed,
-// 3 a workload could not be read or analysed.
+// 3 a workload could not be read or analysed. The what-if's GEMM tables come from the build tree (build_data_dir.hpp).
+#include "build_data_dir.hpp"
 #include "zoo_judge.hpp"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 int main(int argc, char** argv)
 {
+    fp8scope::testing::use_build_data_dir();
     const std::string dir = argc > 1 ? argv[1] : FP8SCOPE_ZOO_DIR;
     std::vector<fp8scope::zoo::Row> rows;
     std::vector<fp8scope::zoo::KnownWrong> known;

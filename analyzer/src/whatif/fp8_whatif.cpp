@@ -334,15 +334,15 @@ std::vector<TraceGemmShape> trace_gemm_shapes(const TraceModel& model)
     return shapes;
 }
 
-Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report)
-{
-    return predict_fp8(model, report, shipped_gemm_table(model.gpus.empty() ? "" : model.gpus.front().name));
-}
+namespace {
 
-Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmTable& table)
+// The prediction with `table`; without one (nullptr), a trace that would need it gets `no_table` as its
+// not_applicable, after the reasons that need no table (no steps, FP8 already, no GEMMs), which stay as they are.
+Fp8WhatIf predict_with(const TraceModel& model, const Report& report, const GemmTable* table, std::string_view no_table)
 {
     Fp8WhatIf w;
-    w.table_gpu = table.gpu;
+    if (table != nullptr)
+        w.table_gpu = table->gpu;
     if (!model.gpus.empty())
         w.trace_gpu = model.gpus.front().name;
     const StepSet& steps = report.steps;
@@ -363,6 +363,10 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
     f.gemms = gemms.durations;
     if (f.gemms.empty()) {
         w.not_applicable = "no GEMM kernel in the analysed steps: FP8 would change nothing";
+        return w;
+    }
+    if (table == nullptr) {
+        w.not_applicable = no_table;
         return w;
     }
     w.steps = static_cast<int64_t>(steps.steps.size());
@@ -430,7 +434,7 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
     w.gemm_ns_per_step = std::llround(static_cast<double>(gemm_total) / f.steps);
     for (const Fp8Mode mode : { Fp8Mode::Eager, Fp8Mode::Compiled })
         for (const RecipeProfile& p : fp8_recipe_profiles())
-            w.predictions.push_back(predict(p, mode, f, table));
+            w.predictions.push_back(predict(p, mode, f, *table));
     for (size_t i = 0; i < w.predictions.size(); ++i)
         if (w.predictions[i].unavailable.empty()
             && (!w.best || w.predictions[i].speedup > w.predictions[*w.best].speedup))
@@ -452,6 +456,24 @@ Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmT
         if (o.e4m3_flushed >= kHurtFlushShare)
             w.hurt.push_back(o.label);
     return w;
+}
+
+} // namespace
+
+Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmTable& table)
+{
+    return predict_with(model, report, &table, {});
+}
+
+Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report)
+{
+    const Expected<const GemmTable*> table = shipped_gemm_table(model.gpus.empty() ? "" : model.gpus.front().name);
+    if (table)
+        return predict_with(model, report, *table, {});
+    return predict_with(model, report, nullptr,
+        fmt::format("no prediction: {} (the shipped tables are read from ${}/gemm_tables when that is set, else "
+                    "from share/fp8scope/gemm_tables above the program's folder; docs/cli.md \"calibrate\")",
+            table.error().message, kDataDirVariable));
 }
 
 } // namespace fp8scope::analyzer

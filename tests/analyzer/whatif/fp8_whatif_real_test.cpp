@@ -130,10 +130,10 @@ TEST_CASE("FP8 what-if: the zoo's small eager jobs are predicted slower in FP8, 
 
 TEST_CASE("FP8 what-if: a trace takes the shipped table of its own GPU, the H200's or the H100's", "[whatif][real]")
 {
-    CHECK(shipped_gemm_table("NVIDIA H200").gpu == "NVIDIA H200");
-    CHECK(shipped_gemm_table("NVIDIA H100 80GB HBM3").gpu == "NVIDIA H100 80GB HBM3");
-    CHECK(shipped_gemm_table("").gpu == "NVIDIA H100 80GB HBM3"); // unknown: the H100's
-    CHECK(h200_gemm_table().rows.size() == 252);
+    CHECK(shipped_gemm_table("NVIDIA H200").value()->gpu == "NVIDIA H200");
+    CHECK(shipped_gemm_table("NVIDIA H100 80GB HBM3").value()->gpu == "NVIDIA H100 80GB HBM3");
+    CHECK(shipped_gemm_table("").value()->gpu == "NVIDIA H100 80GB HBM3"); // unknown: the H100's
+    CHECK(shipped_gemm_table("NVIDIA H200").value()->rows.size() == 252);
     const TraceModel h200 = load_recorded("h200-train-bf16-stats.sqlite");
     const Fp8WhatIf on_h200 = predict_fp8(h200, analyze(h200));
     REQUIRE(on_h200.not_applicable.empty());

@@ -2,8 +2,8 @@
 // and exits 69 without writing a table; on a GPU machine the same test checks the table it writes (the GPU run's
 // figures are checked by tests/gpu/run_all.sh's calibrate stage). Usage errors, a bad trace, and the table file's
 // format read back as it was written.
-#include "calibrate/gemm_table_json.hpp"
 #include "cli_test_support.hpp"
+#include "fp8scope/analyzer/whatif/gemm_table_json.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -24,7 +24,8 @@ TEST_CASE("calibrate: no GPU is exit 69 and one line, and no table, a GPU writes
         // A GPU machine: the standard sweep's 252 shapes, read back by report's reader.
         std::ifstream in(table);
         std::string error;
-        const auto parsed = fp8scope::cli::parse_gemm_table(std::string(std::istreambuf_iterator<char>(in), {}), error);
+        const auto parsed
+            = fp8scope::analyzer::parse_gemm_table(std::string(std::istreambuf_iterator<char>(in), {}), error);
         REQUIRE(parsed);
         CHECK(parsed->rows.size() == 252);
         CHECK_THAT(r.out, Contains("252 GEMM shapes measured"));
@@ -54,12 +55,14 @@ TEST_CASE("calibrate: usage errors are exit 2, an unreadable trace exit 3", "[cl
 
 TEST_CASE("calibrate: the GEMM table file reads back as it was written", "[cli][calibrate]")
 {
-    const fp8scope::analyzer::GemmTable& shipped = fp8scope::analyzer::h100_gemm_table();
+    const auto h100 = fp8scope::analyzer::shipped_gemm_table("NVIDIA H100 80GB HBM3");
+    REQUIRE(h100);
+    const fp8scope::analyzer::GemmTable& shipped = **h100;
     nlohmann::ordered_json extra;
     extra["tool"] = "test";
-    const std::string text = fp8scope::cli::gemm_table_json(shipped, extra).dump(1);
+    const std::string text = fp8scope::analyzer::gemm_table_json(shipped, extra).dump(1);
     std::string error;
-    const auto back = fp8scope::cli::parse_gemm_table(text, error);
+    const auto back = fp8scope::analyzer::parse_gemm_table(text, error);
     REQUIRE(back);
     CHECK(back->gpu == shipped.gpu);
     CHECK(back->date == shipped.date);
@@ -74,9 +77,9 @@ TEST_CASE("calibrate: the GEMM table file reads back as it was written", "[cli][
     }
     // A row without a rowwise time is written as null and read back as none.
     fp8scope::analyzer::GemmTable one { "g", "d", "m", { { 1, 2, 3, 10, 5, std::nullopt } } };
-    const auto json = fp8scope::cli::gemm_table_json(one);
+    const auto json = fp8scope::analyzer::gemm_table_json(one);
     CHECK(json.at("rows").at(0).at("fp8_rowwise_ns").is_null());
-    const auto one_back = fp8scope::cli::parse_gemm_table(json.dump(), error);
+    const auto one_back = fp8scope::analyzer::parse_gemm_table(json.dump(), error);
     REQUIRE(one_back);
     CHECK_FALSE(one_back->rows.at(0).fp8_rowwise_ns);
 }

@@ -115,6 +115,32 @@ TEST_CASE("report --gemm-table: the user's own table decides the GEMM times", "[
     CHECK(mine_delayed.at("gemm_fp8_ns").get<int64_t>() * 4 < mine_delayed.at("gemm_bf16_ns").get<int64_t>());
 }
 
+TEST_CASE("report --fp8-whatif: the shipped table is read beside the program, a missing one is named", "[cli][whatif]")
+{
+    // Without FP8SCOPE_DATA_DIR (the test main sets it), <build>/bin/fp8scope reads <build>/share/fp8scope/gemm_tables.
+    const auto found = fp8scope::testing::run_process({ "/usr/bin/env", "-u", "FP8SCOPE_DATA_DIR", FP8SCOPE_EXE,
+        "report", kBf16, "--fp8-whatif", "--format", "json" });
+    INFO(found.err);
+    REQUIRE(found.exit_code == 0);
+    CHECK(nlohmann::json::parse(found.out).at("fp8_whatif").at("table_gpu") == "NVIDIA H100 80GB HBM3");
+    // A folder without the tables: the what-if names the file it could not read, and the report is made as usual.
+    const std::string dir = scratch_dir("report-no-gemm-table");
+    const auto environment = "FP8SCOPE_DATA_DIR=" + dir;
+    const auto json = fp8scope::testing::run_process(
+        { "/usr/bin/env", environment, FP8SCOPE_EXE, "report", kBf16, "--fp8-whatif", "--format", "json" });
+    REQUIRE(json.exit_code == 0);
+    const auto report = nlohmann::json::parse(json.out);
+    CHECK(report.at("schema") == "fp8scope.report/2");
+    CHECK_THAT(report.at("fp8_whatif").at("not_applicable").get<std::string>(),
+        StartsWith("no prediction: the shipped GEMM table " + dir + "/gemm_tables/h100.json: cannot be read ("));
+    const auto text = fp8scope::testing::run_process(
+        { "/usr/bin/env", environment, FP8SCOPE_EXE, "report", kBf16, "--fp8-whatif", "--color", "never" });
+    CHECK(text.exit_code == 0);
+    CHECK_THAT(text.out, Contains("FP8 what-if"));
+    CHECK_THAT(text.out, Contains("no prediction: the shipped GEMM table"));
+    CHECK(text.err.empty());
+}
+
 TEST_CASE("report --fp8-whatif: usage errors are exit 2 with one line", "[cli][whatif]")
 {
     const std::string dir = scratch_dir("report-fp8-whatif-usage");

@@ -1,13 +1,16 @@
 // FP8 what-if (docs/analysis.md "FP8 what-if"): from a BF16 run's trace, what each FP8 recipe would make of its
 // step, in eager mode and compiled (or CUDA-graphed), and what each recipe's scale would do to its GEMM operands.
-// GEMM time comes from a table of FP8 against BF16 GEMM time measured on the GPU (gemm_table.cpp), the bookkeeping
-// from each recipe implementation's measured price (recipe_profiles.cpp), the rest from the report's own figures.
+// GEMM time comes from a table of FP8 against BF16 GEMM time measured on the GPU (a data file in calibrate's format,
+// shipped_gemm_table()), the bookkeeping from each recipe implementation's measured price (recipe_profiles.cpp), the
+// rest from the report's own figures.
 #pragma once
 
 #include "fp8scope/analyzer/model/trace_model.hpp"
 #include "fp8scope/analyzer/report/report.hpp"
+#include "fp8scope/common/error.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,13 +34,21 @@ struct GemmTable {
     std::vector<GemmTimeRow> rows;
 };
 
-// The table shipped with fp8scope for the H100 (docs/benchmarks.md "FP8 against BF16 GEMM time"): `fp8scope
-// calibrate --sweep` on an H100, 252 shapes from 2 us to 3 ms.
-const GemmTable& h100_gemm_table();
-// The same sweep on an H200 (gemm_table_h200.cpp).
-const GemmTable& h200_gemm_table();
-// The shipped table for a GPU of this name: the H200's for an H200, else the H100's.
-const GemmTable& shipped_gemm_table(std::string_view gpu);
+// The tables shipped with fp8scope (docs/benchmarks.md "FP8 against BF16 GEMM time"): `fp8scope calibrate --sweep`
+// on an H100 and on an H200, 252 shapes from 2 us to 3 ms each, kept as calibrate writes them (gemm_table_json.hpp)
+// in data/gemm_tables/, which the build copies to <build>/share/fp8scope/gemm_tables/ and installs to
+// <prefix>/share/fp8scope/gemm_tables/ (docs/cli.md "calibrate").
+//
+// The variable that names the folder holding gemm_tables/ (a share/fp8scope folder) instead of the program's own.
+inline constexpr const char* kDataDirVariable = "FP8SCOPE_DATA_DIR";
+// Where the shipped tables are read: $FP8SCOPE_DATA_DIR/gemm_tables when that is set, else share/fp8scope/gemm_tables
+// in the folder above the running program's (<prefix>/bin/fp8scope reads <prefix>/share/fp8scope/gemm_tables).
+Expected<std::filesystem::path> shipped_gemm_table_dir();
+// The shipped table's file for a GPU of this name: the H200's (h200.json) for an H200, else the H100's (h100.json).
+std::string_view shipped_gemm_table_file(std::string_view gpu);
+// The shipped table for a GPU of this name, read once per process (thread-safe; the table lives as long as the
+// process); an error naming the file and what is wrong with it when it cannot be read or is not a table.
+Expected<const GemmTable*> shipped_gemm_table(std::string_view gpu);
 
 // The FP8 time of a BF16 GEMM of `bf16_ns`: bf16_ns divided by the median speed-up of the table rows whose BF16
 // time is within a factor of 2 of it (the nearest row's when none is); the speed-up's first and third quartile over
@@ -146,7 +157,8 @@ struct CompiledBaseline {
 };
 
 struct Fp8WhatIf {
-    std::string not_applicable; // non-empty: no prediction at all, and why (already FP8, no GEMMs, no steps)
+    // Non-empty: no prediction at all, and why (already FP8, no GEMMs, no steps, the shipped table unreadable).
+    std::string not_applicable;
     std::string table_gpu; // the GEMM table's GPU
     std::string trace_gpu; // the trace's GPU, when the trace names it
     int64_t steps = 0;
@@ -180,7 +192,8 @@ struct TraceGemmShape {
 std::vector<TraceGemmShape> trace_gemm_shapes(const TraceModel& model);
 
 Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report, const GemmTable& table);
-// With the shipped table for the trace's GPU (shipped_gemm_table() of its first GPU's name).
+// With the shipped table for the trace's GPU (shipped_gemm_table() of its first GPU's name). When that table cannot
+// be read, a trace that needs it gets no prediction: not_applicable names the file and why.
 Fp8WhatIf predict_fp8(const TraceModel& model, const Report& report);
 
 } // namespace fp8scope::analyzer

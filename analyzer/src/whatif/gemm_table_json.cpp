@@ -1,14 +1,12 @@
-// The GEMM table file (gemm_table_json.hpp): reading it for `report --gemm-table`, writing it for `calibrate`.
-#include "calibrate/gemm_table_json.hpp"
+// The GEMM table file (gemm_table_json.hpp): reading it for the shipped tables and `report --gemm-table`, writing it
+// for `calibrate`.
+#include "fp8scope/analyzer/whatif/gemm_table_json.hpp"
 
 #include <fmt/format.h>
 
 #include <fstream>
 
-namespace fp8scope::cli {
-
-using analyzer::GemmTable;
-using analyzer::GemmTimeRow;
+namespace fp8scope::analyzer {
 
 std::optional<GemmTable> parse_gemm_table(const std::string& text, std::string& error)
 {
@@ -110,4 +108,4 @@ nlohmann::ordered_json gemm_table_json(const GemmTable& table, const nlohmann::o
     return j;
 }
 
-} // namespace fp8scope::cli
+} // namespace fp8scope::analyzer
