@@ -403,7 +403,6 @@ inline constexpr Column kDropped[] = {
 };
 } // namespace detail
 
-
 // The SELECT behind the nsys-shaped kernel view. globalPid is the same for every row of a file and lives in
 // FP8SCOPE_META, so the view reads it once instead of storing it per kernel.
 inline constexpr std::string_view kKernelViewSelect
@@ -481,6 +480,5 @@ inline constexpr bool counts_rows(const Table& t)
     return t.kind == TableKind::Table && t.name != table::kMeta;
 }
 } // namespace meta
-
 
 } // namespace fp8scope::schema
