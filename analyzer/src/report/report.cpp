@@ -23,22 +23,29 @@ namespace {
 std::optional<EmptySelection> empty_selection(const Selection& s, const ReportOptions& options, const StepSet& kept)
 {
     using Reason = EmptySelection::Reason;
+    EmptySelection empty; // filled field by field: designated initializers would leave the optionals to -Wextra
     // A trace without activity has no steps to leave out: the report itself says it has nothing to analyse.
-    if (options.warmup_given && s.steps_found > 0 && options.steps.warmup >= s.steps_found)
-        return EmptySelection {
-            .reason = Reason::WarmupLeavesNone, .warmup = options.steps.warmup, .source = kept.source
-        };
+    if (options.warmup_given && s.steps_found > 0 && options.steps.warmup >= s.steps_found) {
+        empty.reason = Reason::WarmupLeavesNone;
+        empty.warmup = options.steps.warmup;
+        empty.source = kept.source;
+        return empty;
+    }
     if ((options.first_step || options.last_step) && kept.steps.empty()) {
         // Steps before the first one left after warm-up: the user asked for warm-up steps (docs/cli.md "Exit codes").
         const bool in_warmup
             = options.last_step && s.first_step && *options.last_step < *s.first_step && kept.warmup_excluded > 0;
-        return EmptySelection { .reason = in_warmup ? Reason::StepsInWarmup : Reason::StepsSelectNone,
-            .first_step = options.first_step,
-            .last_step = options.last_step,
-            .warmup_excluded = kept.warmup_excluded };
+        empty.reason = in_warmup ? Reason::StepsInWarmup : Reason::StepsSelectNone;
+        empty.first_step = options.first_step;
+        empty.last_step = options.last_step;
+        empty.warmup_excluded = kept.warmup_excluded;
+        return empty;
     }
-    if (options.device && std::ranges::find(s.devices, *options.device) == s.devices.end())
-        return EmptySelection { .reason = Reason::NoSuchDevice, .device = *options.device };
+    if (options.device && std::ranges::find(s.devices, *options.device) == s.devices.end()) {
+        empty.reason = Reason::NoSuchDevice;
+        empty.device = *options.device;
+        return empty;
+    }
     return std::nullopt;
 }
 
