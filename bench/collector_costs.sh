@@ -7,7 +7,7 @@
 #
 # GPU 0: bench/component_cost.py on the Hugging Face Llama (tests/gpu/realjobs/hf_llama.py, 2 layers);
 # GPU 1: the same on torchao's tensorwise FP8 MLP (tests/gpu/zoo/torchao_mlp.py; torchao's Python sources on its
-#        PYTHONPATH alone, from .torchao as tests/gpu/zoo/make_torchao.sh exports them: transformers fails to
+#        PYTHONPATH alone, from .torchao as tests/gpu/tools/make_torchao.sh exports them: transformers fails to
 #        import LlamaForCausalLM with that torchao on the path);
 # GPU 2: periodic capture on the FP8 sample with 1 layer (a 10-12 ms step): --capture-every 1000 --capture-length
 #        10 (1,032 steps: component_cost.py needs more than warm-up + every), then --capture-every 20 --capture-length 3 (200 steps), untraced A and B (the A/A

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Host cost of a tiny-kernel launch, for the collector overhead benchmark (spec, "Performance goals").
 
-Loads libfp8scope_launch_loop.so (bench/launch_loop.cu) through ctypes and calls its timed launch loop R times,
+Loads libfp8scope_launch_loop.so (bench/gpu/launch_loop.cu) through ctypes and calls its timed launch loop R times,
 then prints one JSON line with the median microseconds per launch.
 
   --mode plain            the loop alone; run it under `fp8scope record -- ...` for the collector's figure

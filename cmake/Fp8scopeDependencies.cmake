@@ -1,6 +1,7 @@
 # Dependencies come from Debian packages (see scripts/install-deps.sh).
 find_package(Threads REQUIRED)
-# fmt is used header-only (fmt::fmt-header-only), so the CLI carries no libfmt.so dependency onto GPU machines.
+# fmt: its headers, and its compiled part in fp8scope_fmt (common/src/fmt_compiled.cpp), so no program carries a
+# libfmt.so dependency onto GPU machines.
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 REQUIRED)

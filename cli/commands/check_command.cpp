@@ -4,8 +4,8 @@
 #include "commands/command_support.hpp"
 #include "commands/compare_command.hpp"
 #include "commands/exit_codes.hpp"
-#include "commands/rank_merge.hpp"
 #include "fp8scope/present/units.hpp"
+#include "inputs/rank_merge.hpp"
 #include "output/present_names.hpp"
 #include "report/check_render.hpp"
 

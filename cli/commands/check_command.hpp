@@ -6,7 +6,7 @@
 // reference as `compare` does, and gated on drift and loss.
 #pragma once
 
-#include "commands/trace_args.hpp"
+#include "inputs/trace_args.hpp"
 
 #include <cstdint>
 #include <optional>

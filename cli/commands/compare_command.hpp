@@ -4,7 +4,7 @@
 // performance of both (docs/analysis.md "Compare"), rendered. `check --ref` gates on the same comparison.
 #pragma once
 
-#include "commands/trace_args.hpp"
+#include "inputs/trace_args.hpp"
 
 #include "fp8scope/analyzer/compare/compare.hpp"
 

@@ -3,7 +3,7 @@
 // chrome://tracing and Holistic Trace Analysis (export/kineto_trace.hpp; docs/cli.md, docs/export.md).
 #pragma once
 
-#include "commands/trace_args.hpp"
+#include "inputs/trace_args.hpp"
 
 #include <string>
 

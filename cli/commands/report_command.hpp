@@ -3,7 +3,7 @@
 // (docs/analysis.md), rendered; several traces, or --merge, the ranks of one job.
 #pragma once
 
-#include "commands/trace_args.hpp"
+#include "inputs/trace_args.hpp"
 
 namespace CLI {
 class App;

@@ -334,7 +334,7 @@ def missing_requirement(ctx, requires, modules):
         if need == "torchao":
             folder = Path(os.environ.get("FP8SCOPE_TORCHAO_DIR", g.REPO / ".torchao"))
             if not (folder / "torchao" / "float8" / "__init__.py").exists():
-                return f"no torchao in {folder}: run tests/gpu/zoo/make_torchao.sh and carry .torchao"
+                return f"no torchao in {folder}: run tests/gpu/tools/make_torchao.sh and carry .torchao"
         if need in ("jax", "transformers") and not modules.get(need, False):
             return f"{need} is not installed for {ctx.python}"
     return None

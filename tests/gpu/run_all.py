@@ -25,18 +25,16 @@ import check_bitwise  # noqa: E402
 import check_calibrate  # noqa: E402
 import check_capture  # noqa: E402
 import check_compare  # noqa: E402
-import check_faults  # noqa: E402
-import check_lifecycle  # noqa: E402
 import check_ranks  # noqa: E402
 import check_realjobs  # noqa: E402
 import check_realstats  # noqa: E402
 import check_samples  # noqa: E402
-import check_signals  # noqa: E402
 import check_stats  # noqa: E402
 import check_torch  # noqa: E402
 import check_zoo  # noqa: E402  (puts tests/gpu/zoo on the path)
 import check_recipes  # noqa: E402  (tests/gpu/zoo/check_recipes.py)
 import gpu_common as g  # noqa: E402
+from lifecycle import check_faults, check_lifecycle, check_signals  # noqa: E402  (tests/gpu/lifecycle/)
 
 STAGES = ("samples", "torch", "lifecycle", "signals", "bench", "stats", "realstats", "realjobs", "compare",
           "capture", "ranks", "faults", "zoo1", "zoo2", "zoo-ddp2", "zoo-recipes", "recipes",
@@ -185,7 +183,7 @@ def run_recipe_tools(ctx, report):
         def check(name=name, script=script, judge=judge):
             torchao = Path(os.environ.get("FP8SCOPE_TORCHAO_DIR", g.REPO / ".torchao"))
             if script == "recipes_sampled.sh" and not torchao.is_dir():
-                report.add(name, "SKIP", f"no torchao in {torchao}: run tests/gpu/zoo/make_torchao.sh and carry .torchao")
+                report.add(name, "SKIP", f"no torchao in {torchao}: run tests/gpu/tools/make_torchao.sh and carry .torchao")
                 return
             tool = Path(__file__).resolve().parent / "tools" / script
             r = g.run(ctx, script.split(".")[0], ["bash", str(tool), str(ctx.build)], timeout_s=240)

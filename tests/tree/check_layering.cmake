@@ -11,8 +11,8 @@ cmake_minimum_required(VERSION 3.25)
 
 # The CLI's folders, as the CLI includes them ("report/report_render.hpp"): none may be included outside cli/. The
 # analyzer has private compare/ and report/ folders of its own, so its rule leaves those names out.
-set(cli_folders "commands|record|report|compare|trace_info|export|rank_json|output|calibrate")
-set(cli_folders_not_analyzer "commands|record|trace_info|export|rank_json|output|calibrate")
+set(cli_folders "commands|inputs|record|report|compare|trace_info|export|rank_json|output|calibrate")
+set(cli_folders_not_analyzer "commands|inputs|record|trace_info|export|rank_json|output|calibrate")
 
 # rule: <folder> <regex of a forbidden include target> <why>
 set(rules

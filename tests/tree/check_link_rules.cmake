@@ -47,7 +47,7 @@ endfunction()
 
 # rule: <targets, ','-separated>|<regex of a forbidden link>|<the table's reason>
 set(rules
-    "fp8scope_common|^fp8scope_|common links nothing of fp8scope"
+    "fp8scope_common,fp8scope_fmt|^fp8scope_|common links nothing of fp8scope"
     "fp8scope_schema,fp8scope_writer|^(fp8scope_analyzer|CUDA::|Qt6::)|the format links neither the analyzer, CUDA nor Qt"
     "fp8scope_collector_core,fp8scope_collector|^(fp8scope_analyzer|fp8scope_present|Qt6::)|the collector records: no analyzer, no wording, no Qt"
     "fp8scope_analyzer|^(fp8scope_writer|fp8scope_present|fp8scope_calibrate|fp8scope_cli_render|fp8scope_collector|CUDA::|Qt6::)|the analyzer only reads: no writer, CUDA, Qt, wording, CLI or GEMM timer"

@@ -4,7 +4,7 @@
 #include "fp8scope/present/units.hpp"
 #include "output/svg_chart.hpp"
 #include "output/xml_escape.hpp"
-#include "report/report_html_charts.hpp"
+#include "report/html/report_html_charts.hpp"
 #include "xml_check.hpp"
 
 #include <catch2/catch.hpp>

@@ -15,7 +15,7 @@ Sizes (blocks of LayerNorm, Linear d -> 4d, GELU, Linear 4d -> d, residual; a BF
 Prints FP8SCOPE_GROUND_TRUTH with measured.median_step_ms (CUDA events at each step's start, median after 2
 warm-up steps; compiled runs compile in a step before the first timed one). No host sync in the loop.
 
-torchao is not installed on the GPU machine: tests/gpu/zoo/make_torchao.sh exports its pure-Python float8 path into
+torchao is not installed on the GPU machine: tests/gpu/tools/make_torchao.sh exports its pure-Python float8 path into
 .torchao/ at the repository root (or $FP8SCOPE_TORCHAO_DIR), put first on sys.path, with
 TORCHAO_FORCE_SKIP_LOADING_SO_FILES=1.
 """

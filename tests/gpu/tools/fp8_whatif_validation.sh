@@ -11,7 +11,7 @@
 #       untraced-llama, untraced-large, untraced-small, untraced-delayed, untraced-graphs
 #                   the jobs untraced: BF16 and FP8, eager and compiled; one FP8SCOPE_GROUND_TRUTH line each in
 #                   truth.jsonl
-#   $OUT/whatif.tar.xz holds everything (traces, logs, tables). Needs .torchao/ (tests/gpu/zoo/make_torchao.sh).
+#   $OUT/whatif.tar.xz holds everything (traces, logs, tables). Needs .torchao/ (tests/gpu/tools/make_torchao.sh).
 set -u
 build=$1
 shift

@@ -10,8 +10,7 @@ argv placeholders, expanded by the driver:
 Fields of a Workload:
   name        the zoo name; the kept files are zoo/<name>.sqlite.xz and zoo/<name>.truth.json (-rank<r> per rank)
   stage       zoo1, zoo2, zoo-recipes, zoo-markerless, zoo-slowdrift or zoo-compiled (one device call each, one GPU),
-              zoo-ddp2
-              (needs 2 GPUs)
+              zoo-ddp2 (needs 2 GPUs)
   argv        the command, with the placeholders above
   traces      traces the job must leave with step markers (ranks); the CUDA sample's one trace has NVTX steps
   steps       the steps the job runs and marks (also what its truth must say); a zero-code job runs them unmarked

@@ -11,7 +11,7 @@ same data, same initial weights in both precisions, so the two runs are twins.
 The loss goes to fp8scope.log_scalar("loss", ...) (read on the device) and fp8scope.torch.annotate(model) names the
 tensor sites; both are no-ops untraced. No host sync in the loop.
 
-torchao is not installed on the GPU machine: tests/gpu/zoo/make_torchao.sh exports its pure-Python float8 path into
+torchao is not installed on the GPU machine: tests/gpu/tools/make_torchao.sh exports its pure-Python float8 path into
 .torchao/ at the repository root (or $FP8SCOPE_TORCHAO_DIR), which this program puts first on sys.path, with
 TORCHAO_FORCE_SKIP_LOADING_SO_FILES=1 (no C++/CUDA extension is loaded).
 

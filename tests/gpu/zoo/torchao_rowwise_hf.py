@@ -12,7 +12,7 @@ Its own truth (scaled_mm_count.py): in the last step it counts every torch._scal
 each operand's recipe by its scale's shape; the truth prints the count per step and per recipe, and every step's loss
 as float.hex() (bitwise comparison of traced and untraced runs). The loss is read with .item() after the loop only.
 
-torchao comes from .torchao/ (tests/gpu/zoo/make_torchao.sh), as for torchao_mlp.py.
+torchao comes from .torchao/ (tests/gpu/tools/make_torchao.sh), as for torchao_mlp.py.
 
   torchao_rowwise_hf.py --precision fp8|bf16 [--steps N] [--plant-drift L:S:F] [--name ZOO_NAME] [--twin ZOO_NAME]
 """

@@ -33,7 +33,7 @@ removed, no step markers) that compiles into a fresh Inductor cache (TORCHINDUCT
 truth; the job then compiles from that cache, so that its trace holds no autotuning (Triton's benchmark runs, 43,000
 kernels in the first traced rowwise run) and stays small, as a user's second run would.
 
-torchao comes from .torchao/ (tests/gpu/zoo/make_torchao.sh), as for torchao_mlp.py.
+torchao comes from .torchao/ (tests/gpu/tools/make_torchao.sh), as for torchao_mlp.py.
 """
 
 import argparse

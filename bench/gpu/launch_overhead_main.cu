@@ -1,4 +1,4 @@
-// fp8scope_launch_overhead: the tiny-kernel launch loop of bench/launch_loop.cu without Python, for the collector
+// fp8scope_launch_overhead: the tiny-kernel launch loop of bench/gpu/launch_loop.cu without Python, for the collector
 // overhead benchmark. Prints one JSON line like bench/launch_overhead.py --mode plain:
 //
 //   fp8scope_launch_overhead [--launches N] [--reps R]

@@ -1,7 +1,7 @@
 // The tiny-kernel launch loop of the collector overhead benchmark (docs/benchmarks.md "Collector overhead"; goals: at
 // most 1 us added per launch, and less than torch.profiler with the same activities in the same run). A shared library,
 // so that Python (bench/launch_overhead.py, through ctypes, inside or outside torch.profiler) and C++
-// (bench/launch_overhead_main.cu) time exactly the same machine code.
+// (bench/gpu/launch_overhead_main.cu) time exactly the same machine code.
 //
 // What is timed is the host's launch path only: the loop of `launches` launches on one stream, from before the
 // first launch to after the last one returns. The GPU runs an empty kernel in about a microsecond, faster than the

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "commands/cli_error.hpp"
-#include "commands/rank_merge.hpp"
+#include "inputs/rank_merge.hpp"
 
 #include "fp8scope/analyzer/ranks/ranks.hpp"
 #include "fp8scope/analyzer/report/report.hpp"

@@ -1,4 +1,4 @@
-#include "commands/trace_args.hpp"
+#include "inputs/trace_args.hpp"
 
 #include "commands/command_progress.hpp"
 #include "commands/command_support.hpp"

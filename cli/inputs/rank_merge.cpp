@@ -1,6 +1,6 @@
-#include "commands/rank_merge.hpp"
+#include "inputs/rank_merge.hpp"
 
-#include "commands/trace_args.hpp"
+#include "inputs/trace_args.hpp"
 #include "rank_json/rank_summary_json.hpp"
 
 #include "fp8scope/analyzer/model/parallel_each.hpp"

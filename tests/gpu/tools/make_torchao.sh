@@ -4,13 +4,13 @@
 # on a GPU machine where torchao is not installed. Nothing is built and no C++/CUDA extension is taken: the
 # workloads run it with TORCHAO_FORCE_SKIP_LOADING_SO_FILES=1.
 #
-#   tests/gpu/zoo/make_torchao.sh [GIT_DIR [REF]]
+#   tests/gpu/tools/make_torchao.sh [GIT_DIR [REF]]
 #       GIT_DIR  a git directory of pytorch/ao (default $TORCHAO_GIT_DIR, else /work/.mirror/pytorch+ao/repo)
 #       REF      the tag or commit to export (default $TORCHAO_REF, else v0.18.0: the release built for
 #                PyTorch 2.11, the GPU machine's version)
 #
 # What it writes (.torchao/ is in .gitignore: torchao's source is never committed here):
-#   .torchao/torchao/...                   the files tests/gpu/zoo/torchao_closure.py finds from torchao and
+#   .torchao/torchao/...                   the files tests/gpu/tools/torchao_closure.py finds from torchao and
 #                                          torchao.float8 by following every import statement (lazy and optional
 #                                          ones included), and nothing else
 #   .torchao/torchao-<version>.dist-info/  METADATA (Name, Version: importlib.metadata.version("torchao") works),
@@ -48,7 +48,7 @@ mkdir -p "$out"
 dist=$out/torchao-$version.dist-info
 mkdir -p "$dist"
 printf 'Metadata-Version: 2.1\nName: torchao\nVersion: %s\nSummary: %s\n' "$version" \
-    "pure-Python float8 training path exported by fp8scope's tests/gpu/zoo/make_torchao.sh (no extensions)" \
+    "pure-Python float8 training path exported by fp8scope's tests/gpu/tools/make_torchao.sh (no extensions)" \
     > "$dist/METADATA"
 git --git-dir="$git_dir" show "$commit:LICENSE" > "$dist/LICENSE"
 printf 'repository pytorch/ao\nref %s\ncommit %s\nversion %s\nfiles %s\n' "$ref" "$commit" "$version" "$count" \

@@ -11,7 +11,7 @@
 #include "output/html_page.hpp"
 #include "output/present_names.hpp"
 #include "output/xml_escape.hpp"
-#include "report/report_html_charts.hpp"
+#include "report/html/report_html_charts.hpp"
 #include "report/report_tensor.hpp"
 
 #include "fp8scope/analyzer/advice/recommendations.hpp"

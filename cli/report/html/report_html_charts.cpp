@@ -1,4 +1,4 @@
-#include "report/report_html_charts.hpp"
+#include "report/html/report_html_charts.hpp"
 
 #include "fp8scope/present/figures.hpp"
 #include "fp8scope/present/palette.hpp"
