@@ -39,7 +39,10 @@ Collector::Collector(CollectorPlatform& platform)
 
 Collector::~Collector()
 {
-    delete session_.load();
+    Session* s = session_.load();
+    if (s && s->cupti_settings.api_from_callbacks)
+        set_api_call_sink({}); // the sink writes to this session's writer
+    delete s;
 }
 
 Collector* Collector::get()
