@@ -248,7 +248,7 @@ TEST_CASE("capture: optimizer step ends drive the windows, unless the job marks 
     CHECK(rig.take().empty());
 }
 
-TEST_CASE("capture: a window that never opened says why; the end closes an open one", "[collector][capture]")
+TEST_CASE("capture: a window that never opened says why, and the end closes an open one", "[collector][capture]")
 {
     SECTION("never opened")
     {
