@@ -48,7 +48,7 @@ TEST_CASE("compare names GPU, job, model and precision first, and a pair of diff
            "only the performance is compared");
     CHECK(lines[3]
         == "Model:     0 tensor sites in common (the run has 201 with samples, the reference 81); 43 kernel names in "
-           "common (47 only in the run, 14 only in the reference)");
+           "common (46 only in the run, 14 only in the reference)");
     CHECK(lines[4]
         == "Precision: the run runs FP8 (FP8 GEMM kernels in its analysed steps); the reference runs no FP8 GEMM "
            "(BF16 or another 16- or 32-bit precision)");
