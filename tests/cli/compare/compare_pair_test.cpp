@@ -64,7 +64,7 @@ TEST_CASE("compare names GPU, job, model and precision first, and a pair of diff
     CHECK(text.find("FP8's price (per step") == std::string::npos);
     CHECK(text.find("What would win it back") == std::string::npos);
     // The performance table gives plain differences, not GEMM time FP8 saved.
-    CHECK_THAT(text, Contains("\n  GEMM time per step                 4.192 ms   484.894 us  +3.707 ms\n"));
+    CHECK_THAT(text, Contains("\n  GEMM time per step                 4.192 ms   484.800 us  +3.707 ms\n"));
     CHECK(text.find("net gain per step") == std::string::npos);
 
     const nlohmann::json doc = compare_json(kH200Fp8, kCleanBf16);
