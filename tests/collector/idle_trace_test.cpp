@@ -1,7 +1,7 @@
 // The rule by which a process that did no GPU work leaves no trace (idle_trace.hpp;
 // docs/collector.md "Processes that do no GPU work"), and the removal itself, without a GPU: the evidence is what
-// session.cpp gathers at the end of a recording.
-#include "calls/idle_trace.hpp"
+// the collector (collector/src/session/collector.cpp) gathers at the end of a recording.
+#include "session/idle_trace.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -55,13 +55,3 @@ TEST_CASE("a very deep or very long path is cut, and pops stay balanced")
     nvtx_path_pop();
     CHECK(current_nvtx_path().empty());
 }
-
-TEST_CASE("step ranges are the analyzer's default step names")
-{
-    CHECK(is_step_range_name("train_step"));
-    CHECK(is_step_range_name("step"));
-    CHECK(is_step_range_name("iteration"));
-    CHECK(is_step_range_name("ProfilerStep#12"));
-    CHECK_FALSE(is_step_range_name("forward"));
-    CHECK_FALSE(is_step_range_name("train_step_inner"));
-}

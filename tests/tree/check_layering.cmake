@@ -4,7 +4,8 @@
 #   the viewer never includes the CLI (its wording comes from present/);
 #   the collector never includes the analyzer;
 #   common/ includes no other part of fp8scope;
-#   the GEMM timer (calibrate/) includes only common/, and neither the analyzer nor the viewer includes it.
+#   the GEMM timer (calibrate/) includes only common/, and neither the analyzer nor the viewer includes it;
+#   inside the analyzer and inside the collector, a folder includes only the folders below it in its layer order.
 # Run as: cmake -DSOURCE_DIR=<repo> -P check_layering.cmake. Fails with one line per broken rule, naming the file and
 # the include.
 cmake_minimum_required(VERSION 3.25)
@@ -58,40 +59,56 @@ foreach(rule IN LISTS rules)
         endforeach()
     endforeach()
 endforeach()
-# Inside the analyzer (docs/architecture.md "Inside the analyzer"): each folder includes, publicly
-# ("fp8scope/analyzer/<folder>/") or privately ("<folder>/"), only itself and the folders before it in this order.
-set(analyzer_layers model load calls kernels steps idle tensors numerics report advice compare ranks views whatif)
-file(GLOB analyzer_folders LIST_DIRECTORIES true RELATIVE "${SOURCE_DIR}/analyzer/src" "${SOURCE_DIR}/analyzer/src/*")
-foreach(folder IN LISTS analyzer_folders)
-    if(IS_DIRECTORY "${SOURCE_DIR}/analyzer/src/${folder}" AND NOT folder IN_LIST analyzer_layers)
-        set(problems "${problems}\n  analyzer/src/${folder}/: not in the analyzer's layer order (check_layering.cmake)")
-    endif()
-endforeach()
-list(LENGTH analyzer_layers layer_count)
-math(EXPR last_layer "${layer_count} - 1")
-foreach(index RANGE 0 ${last_layer})
-    list(GET analyzer_layers ${index} folder)
-    math(EXPR above "${index} + 1")
-    if(above GREATER last_layer)
-        break()
-    endif()
-    list(SUBLIST analyzer_layers ${above} -1 higher)
-    list(JOIN higher "|" higher)
-    file(GLOB_RECURSE sources "${SOURCE_DIR}/analyzer/src/${folder}/*.cpp" "${SOURCE_DIR}/analyzer/src/${folder}/*.hpp"
-        "${SOURCE_DIR}/analyzer/include/fp8scope/analyzer/${folder}/*.hpp")
-    foreach(source IN LISTS sources)
-        math(EXPR checked "${checked} + 1")
-        file(STRINGS "${source}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
-        foreach(line IN LISTS includes)
-            string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" target "${line}")
-            if(target MATCHES "^(fp8scope/analyzer/)?(${higher})/")
-                file(RELATIVE_PATH rel "${SOURCE_DIR}" "${source}")
-                string(APPEND problems "\n  ${rel}: #include \"${target}\": the analyzer's ${folder}/ sits below "
-                    "${CMAKE_MATCH_2}/ (docs/architecture.md \"Inside the analyzer\")")
-            endif()
+# Folders in layers: each folder of a component includes only itself and the folders before it in its order, and
+# every folder is in the order. `public` is the component's public header folder (or empty): its includes
+# ("fp8scope/analyzer/<folder>/") count as the folder's; `section` names the part of docs/architecture.md that says it.
+function(check_layers component src public section)
+    set(layers ${ARGN})
+    file(GLOB folders LIST_DIRECTORIES true RELATIVE "${SOURCE_DIR}/${src}" "${SOURCE_DIR}/${src}/*")
+    foreach(folder IN LISTS folders)
+        if(IS_DIRECTORY "${SOURCE_DIR}/${src}/${folder}" AND NOT folder IN_LIST layers)
+            string(APPEND problems "\n  ${src}/${folder}/: not in the ${component}'s layer order (check_layering.cmake)")
+        endif()
+    endforeach()
+    list(LENGTH layers layer_count)
+    math(EXPR last_layer "${layer_count} - 1")
+    foreach(index RANGE 0 ${last_layer})
+        list(GET layers ${index} folder)
+        math(EXPR above "${index} + 1")
+        if(above GREATER last_layer)
+            break()
+        endif()
+        list(SUBLIST layers ${above} -1 higher)
+        list(JOIN higher "|" higher)
+        set(globs "${SOURCE_DIR}/${src}/${folder}/*.cpp" "${SOURCE_DIR}/${src}/${folder}/*.hpp")
+        if(public)
+            list(APPEND globs "${SOURCE_DIR}/${public}/${folder}/*.hpp")
+        endif()
+        file(GLOB_RECURSE sources ${globs})
+        foreach(source IN LISTS sources)
+            math(EXPR checked "${checked} + 1")
+            file(STRINGS "${source}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+            foreach(line IN LISTS includes)
+                string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" target "${line}")
+                if(target MATCHES "^(fp8scope/${component}/)?(${higher})/")
+                    file(RELATIVE_PATH rel "${SOURCE_DIR}" "${source}")
+                    string(APPEND problems "\n  ${rel}: #include \"${target}\": the ${component}'s ${folder}/ sits below "
+                        "${CMAKE_MATCH_2}/ (docs/architecture.md \"${section}\")")
+                endif()
+            endforeach()
         endforeach()
     endforeach()
-endforeach()
+    set(problems "${problems}" PARENT_SCOPE)
+    set(checked "${checked}" PARENT_SCOPE)
+endfunction()
+
+# Inside the analyzer (docs/architecture.md "Inside the analyzer"): each folder includes, publicly
+# ("fp8scope/analyzer/<folder>/") or privately ("<folder>/"), only itself and the folders before it in this order.
+check_layers(analyzer analyzer/src analyzer/include/fp8scope/analyzer "Inside the analyzer"
+    model load calls kernels steps idle tensors numerics report advice compare ranks views whatif)
+# Inside the collector (docs/architecture.md "Inside the collector"): the records made from CUPTI's callbacks, CUPTI,
+# the capture windows and steps, the session and its one object, the tensor statistics, the entry points.
+check_layers(collector collector/src "" "Inside the collector" calls cupti capture session stats entry)
 
 if(problems)
     message(FATAL_ERROR "layering rules broken (docs/architecture.md \"Dependency rules\"):${problems}")

@@ -5,7 +5,7 @@
 // from InitializeInjection (called by the CUDA driver at cuInit) or from the NVTX injection forwarder.
 #pragma once
 
-#include <cupti.h>
+#include "cupti/cupti_types.hpp"
 
 #include <string>
 

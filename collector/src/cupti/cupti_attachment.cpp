@@ -28,13 +28,13 @@ bool CuptiAttachment::detaching() const
 CUptiResult CuptiAttachment::subscribe_as_fp8scope(char (&holder)[256])
 {
     if (!cupti_.subscribeV2)
-        return cupti_.subscribe(&subscriber_, callbacks_.api, nullptr);
+        return cupti_.subscribe(&subscriber_, callbacks_.api, callbacks_.api_userdata);
     CUpti_SubscriberParams params {};
     params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
     params.subscriberName = "fp8scope";
     params.oldSubscriberName = holder;
     params.oldSubscriberSize = sizeof holder;
-    return cupti_.subscribeV2(&subscriber_, callbacks_.api, nullptr, &params);
+    return cupti_.subscribeV2(&subscriber_, callbacks_.api, callbacks_.api_userdata, &params);
 }
 
 bool CuptiAttachment::subscribe(std::string& why_not)

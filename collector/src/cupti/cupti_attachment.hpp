@@ -28,13 +28,13 @@
 
 namespace fp8scope::collector {
 
-// What the state machine needs from the session besides CUPTI (session.cpp; tests give a fake).
+// What the state machine needs from the session besides CUPTI (session_start.cpp; tests give a fake).
 class AttachmentHost {
 public:
     virtual ~AttachmentHost() = default;
     // The session time now (ns since the session's start): from CLOCK_REALTIME while CUPTI may be detached.
     virtual int64_t now_ns() = 0;
-    // Whether a capture window is open (capture_recording()).
+    // Whether a capture window is open (Capture::recording()).
     virtual bool window_open() = 0;
     // The API records the callbacks hold, to the writer (api_calls.hpp).
     virtual void flush_api_records() = 0;
@@ -53,6 +53,7 @@ public:
 // The functions CUPTI calls back, given again each time CUPTI is attached again.
 struct CuptiCallbacks {
     CUpti_CallbackFunc api = nullptr;
+    void* api_userdata = nullptr; // what `api` is given as its first argument (the collector)
     CUpti_BuffersCallbackRequestFunc buffer_requested = nullptr;
     CUpti_BuffersCallbackCompleteFunc buffer_completed = nullptr;
 };

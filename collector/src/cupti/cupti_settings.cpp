@@ -1,7 +1,5 @@
 #include "cupti/cupti_settings.hpp"
 
-#include "calls/sync_calls.hpp"
-
 #include <algorithm>
 #include <iterator>
 
@@ -40,7 +38,7 @@ void enable_session_callbacks(const CuptiApi& cupti, const CuptiSettings& settin
         cupti.enableCallback(
             1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
     if (settings.sync_from_callbacks)
-        for (const SyncCallback& call : sync_callbacks())
+        for (const CuptiSettings::Callback& call : settings.sync_callbacks)
             cupti.enableCallback(1, subscriber, call.domain, call.cbid);
     // A CUDA graph rules out detaching (CuptiAttachment::note_graph_call): watched whenever CUPTI may be detached.
     if (settings.detach_between_windows)

@@ -1,6 +1,7 @@
-// CuptiSettings: what the session enables in CUPTI, decided once at its start (session.cpp, cupti_callbacks.cpp), and
-// the calls that apply it again each time CUPTI is attached again (cupti_attachment.hpp), since a CUPTI attached again
-// has forgotten it. Pure calls through the CuptiApi table: no CUDA call, so unit tests drive them with a fake table.
+// CuptiSettings: what the session enables in CUPTI, decided once at its start (session_start.cpp,
+// session_callbacks.cpp), and the calls that apply it again each time CUPTI is attached again (cupti_attachment.hpp),
+// since a CUPTI attached again has forgotten it. Pure calls through the CuptiApi table: no CUDA call, so unit tests
+// drive them with a fake table.
 #pragma once
 
 #include "cupti/cupti_api.hpp"
@@ -32,6 +33,12 @@ struct CuptiSettings {
     // Host-blocking syncs come from callbacks on those calls (sync_calls.hpp) instead of the SYNCHRONIZATION kind;
     // FP8SCOPE_SYNC_RECORDS=activity (diagnostic) or no subscriber gives the kind back.
     bool sync_from_callbacks = false;
+    // Those calls (sync_calls.hpp: sync_callbacks), noted at the start: their callbacks go on with the session's.
+    struct Callback {
+        CUpti_CallbackDomain domain;
+        CUpti_CallbackId cbid;
+    };
+    std::vector<Callback> sync_callbacks;
     std::vector<CUpti_ActivityKind> start_only_kinds; // DEVICE, CONTEXT: enabled again when CUPTI is attached again
 };
 

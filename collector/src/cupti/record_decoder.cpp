@@ -1,6 +1,6 @@
 #include "cupti/record_decoder.hpp"
 
-#include "session/own_work.hpp"
+#include "cupti/own_work_mark.hpp"
 
 #include <algorithm>
 #include <cstdio>

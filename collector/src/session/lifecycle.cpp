@@ -1,7 +1,6 @@
 #include "session/lifecycle.hpp"
 
-#include "capture/capture.hpp"
-#include "session/session.hpp"
+#include "session/collector.hpp"
 #include "session/warn.hpp"
 
 #include <fcntl.h>
@@ -28,9 +27,8 @@ namespace {
 // signal handlers). It must not wait: the signal may have interrupted a thread inside CUPTI or the driver, and the
 // flush would then wait on that thread. The job runs on for the few hundred milliseconds finishing takes, then dies of
 // the signal exactly as it would have without fp8scope.
-int g_wake[2] = { -1, -1 };
-int g_watch[2] = { -1, -1 };
-std::atomic<int> g_pending_signal { 0 };
+// The pipes are the collector's (LifecyclePipes); the threads are given it, the signal handler finds it through
+// Collector::get().
 int flush_period_ms()
 {
     // FP8SCOPE_FLUSH_PERIOD_MS: 0 switches the periodic flush off (records then reach the file when CUPTI fills
@@ -59,38 +57,41 @@ void die_of(int sig)
     ::kill(::getpid(), sig);
 }
 
-void* flusher_main(void*)
+void* flusher_main(void* arg)
 {
+    Collector& c = *static_cast<Collector*>(arg);
+    LifecyclePipes& pipes = c.lifecycle();
     const int period_ms = flush_period_ms();
     for (;;) {
-        pollfd wake { g_wake[0], POLLIN, 0 };
+        pollfd wake { pipes.wake[0], POLLIN, 0 };
         // A time capture window (--delay, --duration) opens and closes on this thread: it wakes at its edges.
-        const int ready = ::poll(&wake, 1, capture_wait_ms(period_ms));
+        const int ready = ::poll(&wake, 1, c.capture().wait_ms(period_ms));
         if (ready < 0 && errno != EINTR)
             return nullptr;
         if (ready <= 0) {
-            capture_tick();
-            if (session_state() == State::Running) {
-                watch_for_gpu_work(); // windowed recordings: a CUDA context yet? (idle_trace.hpp)
-                flush_session_periodic();
-            } else if (session_state() != State::Stopping)
+            c.capture().tick();
+            if (c.state() == State::Running) {
+                c.watch_for_gpu_work(); // windowed recordings: a CUDA context yet? (idle_trace.hpp)
+                c.flush_periodic();
+            } else if (c.state() != State::Stopping)
                 return nullptr; // stopped, disabled: nothing more to flush
             continue;
         }
         unsigned char sig = 0;
-        if (::read(g_wake[0], &sig, 1) != 1 || sig == 0) // 0: wake_flusher(), not a signal
+        if (::read(pipes.wake[0], &sig, 1) != 1 || sig == 0) // 0: Collector::wake_flusher(), not a signal
             continue;
-        [[maybe_unused]] const ssize_t armed = ::write(g_watch[1], &sig, 1);
-        stop_session(signal_reason(sig));
+        [[maybe_unused]] const ssize_t armed = ::write(pipes.watch[1], &sig, 1);
+        c.stop(signal_reason(sig));
         die_of(sig);
         return nullptr;
     }
 }
 
-void* watchdog_main(void*)
+void* watchdog_main(void* arg)
 {
+    const LifecyclePipes& pipes = static_cast<Collector*>(arg)->lifecycle();
     unsigned char sig = 0;
-    while (::read(g_watch[0], &sig, 1) != 1) {
+    while (::read(pipes.watch[0], &sig, 1) != 1) {
         if (errno != EINTR)
             return nullptr;
     }
@@ -104,10 +105,11 @@ void on_terminating_signal(int sig)
 {
     const int saved_errno = errno;
     int expected = 0;
+    Collector* c = Collector::get();
     // The first signal starts finishing; a second one (the user insisting) kills at once.
-    if (session_state() == State::Running && g_pending_signal.compare_exchange_strong(expected, sig)) {
+    if (c && c->state() == State::Running && c->lifecycle().pending_signal.compare_exchange_strong(expected, sig)) {
         const unsigned char byte = static_cast<unsigned char>(sig);
-        if (::write(g_wake[1], &byte, 1) == 1) {
+        if (::write(c->lifecycle().wake[1], &byte, 1) == 1) {
             errno = saved_errno;
             return;
         }
@@ -116,28 +118,14 @@ void on_terminating_signal(int sig)
     errno = saved_errno;
 }
 
-} // namespace
-
-void wake_flusher()
-{
-    if (g_wake[1] < 0)
-        return;
-    const int saved_errno = errno;
-    const unsigned char zero = 0;
-    [[maybe_unused]] const ssize_t written = ::write(g_wake[1], &zero, 1);
-    errno = saved_errno;
-}
-
-namespace {
-
-bool start_thread(void* (*main)(void*))
+bool start_thread(void* (*main)(void*), Collector& c)
 {
     sigset_t all;
     sigset_t previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
     pthread_t thread;
-    const bool ok = pthread_create(&thread, nullptr, main, nullptr) == 0;
+    const bool ok = pthread_create(&thread, nullptr, main, &c) == 0;
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     if (ok)
         pthread_detach(thread);
@@ -158,22 +146,25 @@ void hook_if_default(int sig)
 
 void at_exit()
 {
-    stop_session("exit");
+    if (Collector* c = Collector::get())
+        c->stop("exit");
 }
 
 void in_fork_child()
 {
-    abandon_session_after_fork();
+    if (Collector* c = Collector::get())
+        c->abandon_after_fork();
 }
 
 } // namespace
 
-void install_lifecycle_hooks()
+void install_lifecycle_hooks(Collector& c)
 {
     std::atexit(at_exit);
     pthread_atfork(nullptr, nullptr, in_fork_child);
-    const bool pipes = ::pipe2(g_wake, O_CLOEXEC) == 0 && ::pipe2(g_watch, O_CLOEXEC) == 0;
-    if (pipes && start_thread(flusher_main) && start_thread(watchdog_main)) {
+    LifecyclePipes& p = c.lifecycle();
+    const bool pipes = ::pipe2(p.wake, O_CLOEXEC) == 0 && ::pipe2(p.watch, O_CLOEXEC) == 0;
+    if (pipes && start_thread(flusher_main, c) && start_thread(watchdog_main, c)) {
         hook_if_default(SIGTERM);
         hook_if_default(SIGINT);
     } else {

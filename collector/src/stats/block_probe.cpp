@@ -5,9 +5,7 @@
 #include "stats/stats_engine.hpp"
 #include "stats/stats_slots.hpp"
 
-#include "capture/capture.hpp"
 #include "session/own_work.hpp"
-#include "session/session.hpp"
 #include "session/warn.hpp"
 
 #include "fp8scope.h"
@@ -99,7 +97,7 @@ void write_block_slot(const SlotMeta& slot, const probes::BlockStatsResult& r, T
 int enqueue_block_probe(
     const SiteKey& site, std::optional<int64_t> cap_unit, const probes::BlockStatsParams& params, void* stream)
 {
-    if (!running_session_services())
+    if (!stats_recording())
         return FP8SCOPE_E_NOT_RECORDING;
     if (probes::check_block_params(params) != nullptr) {
         warn_once("block-stats-layout",
@@ -107,7 +105,7 @@ int enqueue_block_probe(
                 + probes::check_block_params(params));
         return FP8SCOPE_E_INVALID_ARGUMENT;
     }
-    if (!capture_allows_stats())
+    if (!stats_allowed())
         return FP8SCOPE_E_SAMPLED_OUT;
     const std::optional<int64_t> step = current_step();
     if (step && !step_sampled(*step))

@@ -5,9 +5,7 @@
 //
 // A thread_local depth guard keeps a GEMM that cuBLAS implements through cuBLASLt from being counted twice.
 #include "calls/nvtx_paths.hpp"
-#include "capture/capture.hpp"
 #include "fp8scope.h"
-#include "session/session.hpp"
 #include "session/warn.hpp"
 #include "stats/gemm_probe.hpp"
 

@@ -1,9 +1,7 @@
 // GEMM statistics shared by the cuBLAS/cuBLASLt hooks and the _scaled_mm interception (gemm_probe.hpp).
 #include "stats/gemm_probe.hpp"
 
-#include "capture/capture.hpp"
 #include "fp8scope.h"
-#include "session/session.hpp"
 #include "session/warn.hpp"
 
 #include <cstdlib>
@@ -149,7 +147,7 @@ std::optional<schema::Dtype> dtype_of(cudaDataType type)
 
 GemmGate gemm_gate()
 {
-    if (!gemm_stats_enabled() || !running_session_services() || !capture_allows_stats())
+    if (!gemm_stats_enabled() || !stats_recording() || !stats_allowed())
         return GemmGate::Skip;
     if (const auto step = current_step())
         return step_sampled(*step) ? GemmGate::SampledStep : GemmGate::Skip;

@@ -1,11 +1,7 @@
 #include "stats/stats_engine.hpp"
 #include "stats/stats_slots.hpp"
 
-#include "calls/nvtx_paths.hpp"
-#include "capture/capture.hpp"
-#include "cupti/cupti_api.hpp"
 #include "session/own_work.hpp"
-#include "session/session.hpp"
 #include "session/warn.hpp"
 
 #include "fp8scope.h"
@@ -27,21 +23,6 @@
 
 namespace fp8scope::collector {
 
-namespace stats {
-
-Engine& engine()
-{
-    static Engine* e = new Engine; // never destroyed: probes may arrive during exit
-    return *e;
-}
-
-int64_t now_ns()
-{
-    return std::max<int64_t>(0, session_now_ns());
-}
-
-} // namespace stats
-
 namespace {
 
 size_t cap_setting();
@@ -62,21 +43,6 @@ bool engine_ready()
             warn("cannot allocate memory for tensor statistics (no tensor statistics in this trace)");
     });
     return e.ready;
-}
-
-int64_t calling_thread_gtid()
-{
-    return schema::global_tid(getpid(), static_cast<uint32_t>(syscall(SYS_gettid)));
-}
-
-uint32_t stream_id_of(void* stream)
-{
-    const SessionServices* s = running_session_services();
-    uint32_t id = 0;
-    if (!s || !cupti_attached() || !s->cupti->getStreamIdEx
-        || s->cupti->getStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id) != CUPTI_SUCCESS)
-        return 0;
-    return id;
 }
 
 namespace {
@@ -155,7 +121,7 @@ std::pair<int64_t, int64_t> site_of(Engine& e, const SiteKey& k)
     const auto result = it->second;
     it->second.second += 1;
     if (inserted) {
-        post_to_writer(
+        post_stats_rows(
             [site = k, name = std::string(k.name), path = std::string(k.nvtx_path), id = result.first](TraceDb& db) {
                 TensorSiteRow row;
                 row.id = id;
@@ -322,7 +288,7 @@ int launch_into(Engine& e, size_t index, const probes::StatsParams& params, void
     slot.state.store(kInFlight, std::memory_order_release);
     if (e.launches_since_harvest.fetch_add(1, std::memory_order_relaxed) + 1 >= kLaunchesPerHarvest) {
         e.launches_since_harvest.store(0, std::memory_order_relaxed);
-        post_to_writer([](TraceDb& db) { harvest_tensor_stats(db, false); });
+        post_stats_rows([](TraceDb& db) { harvest_tensor_stats(db, false); });
     }
     return FP8SCOPE_OK;
 }
@@ -355,36 +321,6 @@ int claim_and_launch(Engine& e, bool is_scalar, int64_t site_id, std::optional<i
 }
 
 } // namespace
-
-std::optional<int64_t> current_step()
-{
-    const int64_t explicit_step = engine().explicit_step.load(std::memory_order_relaxed);
-    if (explicit_step >= 0)
-        return explicit_step;
-    const int64_t optimizer_step = engine().optimizer_step.load(std::memory_order_relaxed);
-    if (optimizer_step >= 0)
-        return optimizer_step;
-    const int64_t nvtx = nvtx_steps_seen();
-    if (nvtx > 0)
-        return nvtx - 1;
-    return std::nullopt;
-}
-
-void set_explicit_step(int64_t step)
-{
-    engine().explicit_step.store(step, std::memory_order_relaxed);
-}
-
-bool begin_optimizer_step(int64_t step)
-{
-    Engine& e = engine();
-    if (e.explicit_step.load(std::memory_order_relaxed) >= 0)
-        return false; // the job marks its steps: they win, as in the analyzer
-    if (e.optimizer_step.load(std::memory_order_relaxed) < 0 && nvtx_steps_seen() > 0)
-        return false; // NVTX step ranges came first: they keep the count (one source per process)
-    e.optimizer_step.store(step, std::memory_order_relaxed);
-    return true;
-}
 
 bool step_sampled(int64_t step)
 {
@@ -421,7 +357,7 @@ int32_t next_gemm_ordinal(std::string_view nvtx_path, int64_t m, int64_t n, int6
 
 bool stats_wanted()
 {
-    if (!running_session_services() || !capture_allows_stats())
+    if (!stats_recording() || !stats_allowed())
         return false;
     const std::optional<int64_t> step = current_step();
     return !step || step_sampled(*step);
@@ -429,11 +365,11 @@ bool stats_wanted()
 
 int enqueue_probe(const ProbeRequest& request)
 {
-    if (!running_session_services())
+    if (!stats_recording())
         return FP8SCOPE_E_NOT_RECORDING;
     if (!request.params.data || request.params.numel == 0)
         return FP8SCOPE_E_INVALID_ARGUMENT;
-    if (!capture_allows_stats()) // outside capture windows (unless --stats-outside-windows)
+    if (!stats_allowed()) // outside capture windows (unless --stats-outside-windows)
         return FP8SCOPE_E_SAMPLED_OUT;
     // With steps known, an unsampled step returns here, before any CUDA call or site look-up. (A GEMM with no step
     // known comes here only when its hook sampled it.)
@@ -458,12 +394,12 @@ int enqueue_probe(const ProbeRequest& request)
 
 int log_scalar(std::string_view name, double value)
 {
-    if (!running_session_services())
+    if (!stats_recording())
         return FP8SCOPE_E_NOT_RECORDING;
     const int64_t at = now_ns();
     const int64_t gtid = calling_thread_gtid();
     const std::optional<int64_t> step = current_step();
-    const bool posted = post_to_writer([name = std::string(name), value, at, gtid, step](TraceDb& db) {
+    const bool posted = post_stats_rows([name = std::string(name), value, at, gtid, step](TraceDb& db) {
         [[maybe_unused]] auto added = db.add_scalar({ at, step, db.intern(name), value, gtid });
     });
     return posted ? FP8SCOPE_OK : FP8SCOPE_E_SAMPLED_OUT;
@@ -471,12 +407,12 @@ int log_scalar(std::string_view name, double value)
 
 int log_scalar_device(std::string_view name, const void* value_device, schema::Dtype dtype, void* stream)
 {
-    if (!running_session_services())
+    if (!stats_recording())
         return FP8SCOPE_E_NOT_RECORDING;
     if (!value_device
         || (dtype != schema::Dtype::Float32 && dtype != schema::Dtype::BFloat16 && dtype != schema::Dtype::Float16))
         return FP8SCOPE_E_INVALID_ARGUMENT;
-    if (!capture_allows_stats()) // a statistics kernel: it follows the capture windows like the probes
+    if (!stats_allowed()) // a statistics kernel: it follows the capture windows like the probes
         return FP8SCOPE_E_SAMPLED_OUT;
     if (!engine_ready())
         return FP8SCOPE_E_CUDA;

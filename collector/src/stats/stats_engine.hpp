@@ -11,6 +11,7 @@
 #include "fp8scope/probes/tensor_stats.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -50,14 +51,15 @@ int enqueue_block_probe(
 // sampling (probes/include/fp8scope.h).
 bool stats_wanted();
 
-// The step a probe made now belongs to: the last fp8scope_step() if there was one, else the step the last optimizer
-// step end began (begin_optimizer_step), else the number of NVTX step ranges seen minus one; nullopt without any.
+// The collector's state as tensor statistics see it, through the collector's one pointer (session/collector.hpp):
+// whether a session records in this process; whether the capture windows allow statistics now (inside a window, or
+// --stats-outside-windows); the step a probe made now belongs to (capture/steps.hpp: the job's markers, NVTX step
+// ranges or the optimizer's step ends; nullopt without any); and rows of the job's making to the writer (false when
+// not recording or its queue is full).
+bool stats_recording();
+bool stats_allowed();
 std::optional<int64_t> current_step();
-void set_explicit_step(int64_t step);
-// An optimizer step ended (fp8scope_step_end): `step` begins, unless the job has called fp8scope_step() or NVTX step
-// ranges were seen before the first optimizer step end (those steps keep driving sampling). Returns whether it did,
-// i.e. whether optimizer step ends drive the collector's steps in this process (capture windows follow them then).
-bool begin_optimizer_step(int64_t step);
+bool post_stats_rows(std::function<void(TraceDb&)> task);
 
 // Sampling (FP8SCOPE_STATS_EVERY, FP8SCOPE_STATS_CAP; docs/collector.md "Tensor statistics"). With steps known:
 // whether `step` is sampled (every N-th step). No CUDA call.

@@ -83,17 +83,20 @@ struct Engine {
     std::vector<std::string> scalar_names;
     std::optional<GemmSampler> gemm_sampler; // made by the first GEMM without steps (about 250 KB)
 
-    std::atomic<int64_t> explicit_step { -1 };
-    std::atomic<int64_t> optimizer_step { -1 }; // the step the last optimizer step end began (begin_optimizer_step)
     std::atomic<int64_t> cap_unit { INT64_MIN }; // what probes_in_unit counts: a step, a period or a second
     std::atomic<int64_t> probes_in_unit { 0 };
 };
 
-// The one engine, made on first use and never destroyed (probes may arrive during exit).
+// The one engine, held by the collector (Collector::stats_engine), made on first use and never destroyed (probes may
+// arrive during exit).
 Engine& engine();
 
 // The session's clock (ns since the session start, never negative).
 int64_t now_ns();
+// The calling thread's global id, as the trace's rows carry it.
+int64_t calling_thread_gtid();
+// CUPTI's id of `stream` (0 when CUPTI is detached or cannot say).
+uint32_t stream_id_of(void* stream);
 
 // Shared by the per-tensor and the per-block launches (stats_engine.cpp).
 bool engine_ready();

@@ -170,7 +170,7 @@ TEST_CASE("record summary: the no-trace warning is one line", "[cli][record][sum
 }
 
 // Issue 25 item 7: a process that did no GPU work (a torch.compile worker) removes its trace and says so in the
-// manifest with "-<path>" (collector/src/calls/idle_trace.hpp).
+// manifest with "-<path>" (collector/src/session/idle_trace.hpp).
 TEST_CASE("record summary: a trace its process removed for lack of GPU work is left out and counted",
     "[cli][record][summary]")
 {

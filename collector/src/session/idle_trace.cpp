@@ -1,4 +1,4 @@
-#include "calls/idle_trace.hpp"
+#include "session/idle_trace.hpp"
 
 #include <cerrno>
 #include <unistd.h>

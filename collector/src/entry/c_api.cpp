@@ -3,9 +3,7 @@
 #include "fp8scope.h"
 
 #include "calls/nvtx_paths.hpp"
-#include "capture/capture.hpp"
-#include "cupti/cupti_api.hpp"
-#include "session/session.hpp"
+#include "session/collector.hpp"
 #include "session/warn.hpp"
 #include "stats/stats_engine.hpp"
 
@@ -81,29 +79,36 @@ int probe(const fp8scope_probe_args* args)
     return enqueue_probe(request);
 }
 
-StepMarkerRow marker_now(int64_t number, schema::StepMarkerSource source)
+// The process's collector while it records in this process; null otherwise.
+Collector* recording()
 {
-    return { session_now_ns(), number, schema::global_tid(getpid(), static_cast<uint32_t>(syscall(SYS_gettid))),
-        source };
+    Collector* c = Collector::get();
+    return c && c->running_session() ? c : nullptr;
+}
+
+StepMarkerRow marker_now(Collector& c, int64_t number, schema::StepMarkerSource source)
+{
+    return { c.now_ns(), number, schema::global_tid(getpid(), static_cast<uint32_t>(syscall(SYS_gettid))), source };
 }
 
 // Markers are written inside and outside capture windows (one row per step): the analyzer then knows every step's
 // bounds, and a window's edges are these very timestamps.
-bool post_marker(const StepMarkerRow& row)
+bool post_marker(Collector& c, const StepMarkerRow& row)
 {
-    return post_to_writer([row](TraceDb& db) { [[maybe_unused]] auto added = db.add_step_marker(row); });
+    return c.post_rows([row](TraceDb& db) { [[maybe_unused]] auto added = db.add_step_marker(row); });
 }
 
 int step(int64_t number)
 {
     if (number < 0)
         return FP8SCOPE_E_INVALID_ARGUMENT;
-    if (!running_session_services())
+    Collector* c = recording();
+    if (!c)
         return FP8SCOPE_E_NOT_RECORDING;
-    set_explicit_step(number);
-    const StepMarkerRow row = marker_now(number, schema::StepMarkerSource::Job);
-    const bool posted = post_marker(row);
-    capture_on_marker_step(number, row.timestamp_ns);
+    c->steps().mark(number);
+    const StepMarkerRow row = marker_now(*c, number, schema::StepMarkerSource::Job);
+    const bool posted = post_marker(*c, row);
+    c->capture().on_marker_step(number, row.timestamp_ns);
     return posted ? FP8SCOPE_OK : FP8SCOPE_E_SAMPLED_OUT;
 }
 
@@ -114,13 +119,14 @@ int step_end(int64_t number, int32_t source)
     if (number < 0 || number == INT64_MAX
         || (source != FP8SCOPE_STEP_END_OPTIMIZER && source != FP8SCOPE_STEP_END_OPTIMIZER_SKIPPED))
         return FP8SCOPE_E_INVALID_ARGUMENT;
-    if (!running_session_services())
+    Collector* c = recording();
+    if (!c)
         return FP8SCOPE_E_NOT_RECORDING;
-    const StepMarkerRow row = marker_now(number, static_cast<schema::StepMarkerSource>(source));
-    const bool posted = post_marker(row);
+    const StepMarkerRow row = marker_now(*c, number, static_cast<schema::StepMarkerSource>(source));
+    const bool posted = post_marker(*c, row);
     // The next step begins here for sampling and capture windows, unless the job marks steps or NVTX ranges do.
-    if (begin_optimizer_step(number + 1))
-        capture_on_optimizer_step(number + 1, row.timestamp_ns);
+    if (c->steps().begin_optimizer_step(number + 1))
+        c->capture().on_optimizer_step(number + 1, row.timestamp_ns);
     return posted ? FP8SCOPE_OK : FP8SCOPE_E_SAMPLED_OUT;
 }
 
@@ -163,7 +169,10 @@ FP8SCOPE_EXPORT int fp8scope_stats_wanted(void)
 
 FP8SCOPE_EXPORT int fp8scope_recording(void)
 {
-    return guarded([] { return running_session_services() && capture_recording() ? 1 : 0; });
+    return guarded([] {
+        Collector* c = recording();
+        return c && c->capture().recording() ? 1 : 0;
+    });
 }
 
 FP8SCOPE_EXPORT int fp8scope_api_version(void)

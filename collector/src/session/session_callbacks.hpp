@@ -11,10 +11,12 @@ class TraceDb;
 
 namespace fp8scope::collector {
 
+class Collector;
 struct Session;
 
-// The three functions CUPTI is given each time it is attached.
-CuptiCallbacks session_cupti_callbacks();
+// The functions CUPTI is given each time it is attached; the API callback's user data is `collector`, which the
+// buffer callbacks (no user data) find through Collector::get().
+CuptiCallbacks session_cupti_callbacks(Collector& collector);
 
 // Subscribes the session to CUPTI's callbacks; false (the process is then not traced, with its one warning) when
 // another tool holds CUPTI or subscribing fails. FP8SCOPE_SUBSCRIBE=0 leaves the session without a subscriber.
@@ -24,7 +26,7 @@ bool subscribe(Session& s);
 // the capture windows. False (not traced, one warning) when the kernels' kind cannot be enabled.
 bool enable_activities(Session& s);
 
-// Writes the records lost so far (FP8SCOPE_DROPPED), on the writer thread.
-void write_dropped(Session& s, TraceDb& db);
+// Writes the records lost so far (FP8SCOPE_DROPPED), on the writer thread, at the session time `now_ns`.
+void write_dropped(Session& s, TraceDb& db, int64_t now_ns);
 
 } // namespace fp8scope::collector

@@ -5,19 +5,54 @@
 //  - a constructor for LD_PRELOAD, which points both variables at this library when they are unset, so that the
 //    same two entry points run lazily: nothing happens in a process that never initializes CUDA;
 //  - _exit, interposed when preloaded: os._exit() and other exits that skip atexit still finish the trace.
-#include "calls/nvtx_paths.hpp"
+// And the collector's one object with the library's platform (entry.hpp).
+#include "entry/entry.hpp"
+
+#include "cupti/cuda_context.hpp"
 #include "cupti/cupti_api.hpp"
-#include "session/session.hpp"
+#include "session/collector.hpp"
+#include "session/lifecycle.hpp"
 #include "session/warn.hpp"
+#include "stats/stats_engine.hpp"
 
 #include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #define FP8SCOPE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace fp8scope::collector {
+namespace {
+
+// What the collector needs from libfp8scope.so (collector.hpp: CollectorPlatform).
+class LibraryPlatform final : public CollectorPlatform {
+public:
+    const CuptiApi* load_cupti(std::string& error) override { return collector::load_cupti(error); }
+    void started(Collector& collector) override { install_lifecycle_hooks(collector); }
+    void harvest_tensor_stats(TraceDb& db, bool final) override { collector::harvest_tensor_stats(db, final); }
+    std::optional<bool> cuda_context_active() override { return collector::cuda_context_active(); }
+};
+
+} // namespace
+
+Collector& the_collector()
+{
+    static std::once_flag once;
+    static Collector* made = nullptr;
+    std::call_once(once, [] {
+        // Never destroyed: CUPTI may call back until the process is gone, and a forked child must not run
+        // destructors that touch the parent's writer thread or file.
+        made = new Collector(*new LibraryPlatform);
+        Collector::publish(*made);
+    });
+    return *made;
+}
+
+} // namespace fp8scope::collector
 
 namespace {
 
@@ -44,7 +79,7 @@ FP8SCOPE_EXPORT int InitializeInjection(void)
 {
     // 1 tells the driver the injection loaded; the collector's own failures are warnings, never the job's.
     try {
-        fp8scope::collector::start_session();
+        fp8scope::collector::the_collector().start();
     } catch (...) {
         fp8scope::collector::warn("unexpected error while starting (this process is not traced)");
     }
@@ -62,15 +97,22 @@ FP8SCOPE_EXPORT int InitializeInjectionNvtx2(void* get_export_table)
     if (!init || !init(get_export_table))
         return 0;
     // On top of CUPTI's handlers: the per-thread range path that names tensor-statistics sites.
-    if (!fp8scope::collector::wrap_nvtx_ranges(get_export_table))
-        fp8scope::collector::warn("cannot follow NVTX ranges in one module (its tensor statistics carry no NVTX path)");
+    try {
+        if (!fp8scope::collector::wrap_nvtx_ranges(fp8scope::collector::the_collector(), get_export_table))
+            fp8scope::collector::warn(
+                "cannot follow NVTX ranges in one module (its tensor statistics carry no NVTX path)");
+    } catch (...) {
+        fp8scope::collector::warn(
+            "unexpected error while following NVTX ranges (tensor statistics carry no NVTX path)");
+    }
     return 1;
 }
 
 FP8SCOPE_EXPORT void _exit(int status)
 {
-    if (fp8scope::collector::session_state() == fp8scope::collector::State::Running)
-        fp8scope::collector::stop_session("_exit");
+    fp8scope::collector::Collector* c = fp8scope::collector::Collector::get();
+    if (c && c->state() == fp8scope::collector::State::Running)
+        c->stop("_exit");
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
 }

@@ -1,12 +1,12 @@
-#include "cupti/cupti_callbacks.hpp"
+#include "session/session_callbacks.hpp"
 
 #include "calls/api_calls.hpp"
 #include "calls/api_filter.hpp"
 #include "calls/sync_calls.hpp"
-#include "capture/capture.hpp"
+#include "session/collector.hpp"
 #include "session/manifest.hpp"
 #include "session/process_info.hpp"
-#include "session/session_internal.hpp"
+#include "session/session.hpp"
 #include "session/warn.hpp"
 
 #include <unistd.h>
@@ -23,7 +23,8 @@ namespace {
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records)
 {
     *max_records = 0;
-    Session* s = g_session;
+    const Collector* c = Collector::get();
+    Session* s = c ? c->session() : nullptr;
     uint8_t* got = s ? s->pool->acquire() : nullptr;
     *buffer = got;
     *size = got ? s->pool->buffer_bytes() : 0;
@@ -38,18 +39,19 @@ int64_t count_records(const Session& s, uint8_t* buffer, size_t valid_bytes)
     return n;
 }
 
-void drain(Session& s, uint8_t* buffer, size_t valid_bytes, TraceDb& db)
+void drain(Collector& c, Session& s, uint8_t* buffer, size_t valid_bytes, TraceDb& db)
 {
     CUpti_Activity* record = nullptr;
     while (s.cupti->activityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS)
         s.decoder->decode(*record, db);
     s.pool->release(buffer);
-    write_dropped(s, db);
+    write_dropped(s, db, static_cast<int64_t>(c.timestamp_now(s) - s.start_cupti_ns));
 }
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_bytes)
 {
-    Session* s = g_session;
+    Collector* c = Collector::get();
+    Session* s = c ? c->session() : nullptr;
     if (!s || !buffer || getpid() != s->owner_pid)
         return; // a forked child never touches the parent's writer
     size_t dropped = 0;
@@ -66,7 +68,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         s->pool->release(buffer);
         return;
     }
-    const bool posted = s->writer->post([s, buffer, valid_bytes](TraceDb& db) { drain(*s, buffer, valid_bytes, db); });
+    const bool posted
+        = s->writer->post([c, s, buffer, valid_bytes](TraceDb& db) { drain(*c, *s, buffer, valid_bytes, db); });
     if (!posted) {
         s->dropped_by_queue.fetch_add(count_records(*s, buffer, valid_bytes));
         s->pool->release(buffer);
@@ -83,23 +86,23 @@ thread_local SyncNesting t_sync_nesting;
 
 // A host-blocking synchronize call's entry or exit (sync_calls.hpp): its row is posted at the exit, inside a
 // capture window only. The entry's timestamp travels to the exit in the callback's correlationData.
-void on_sync_call(const SyncCallback& call, const CUpti_CallbackData& info)
+void on_sync_call(Collector& c, const SyncCallback& call, const CUpti_CallbackData& info)
 {
-    Session* s = g_session;
-    if (!s || g_state.load() != State::Running || getpid() != s->owner_pid || !info.correlationData)
+    Session* s = c.session();
+    if (!s || c.state() != State::Running || getpid() != s->owner_pid || !info.correlationData)
         return;
     SyncNesting& nesting = t_sync_nesting;
     if (const uint64_t generation = s->attachment->generation(); nesting.generation != generation)
         nesting = { generation, 0 };
     if (info.callbackSite == CUPTI_API_ENTER) {
-        *info.correlationData = nesting.depth++ == 0 ? timestamp_now(*s) : 0;
+        *info.correlationData = nesting.depth++ == 0 ? c.timestamp_now(*s) : 0;
         return;
     }
     nesting.depth = std::max(0, nesting.depth - 1);
     const uint64_t start = *info.correlationData;
-    if (start == 0 || !capture_recording())
+    if (start == 0 || !c.capture().recording())
         return;
-    const uint64_t end = timestamp_now(*s);
+    const uint64_t end = c.timestamp_now(*s);
     std::optional<uint32_t> stream_id;
     if (call.type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE && s->cupti->getStreamIdEx) {
         uint32_t id = 0;
@@ -113,34 +116,40 @@ void on_sync_call(const SyncCallback& call, const CUpti_CallbackData& info)
 }
 
 // A traced API call's entry or exit, when API records come from callbacks (api_calls.hpp).
-void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& info)
+void on_api_call(
+    Collector& c, Session& s, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& info)
 {
-    Session* s = g_session;
-    if (!s || !s->cupti_settings.api_from_callbacks)
+    if (!s.cupti_settings.api_from_callbacks)
         return;
     const auto& traced
-        = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? s->cupti_settings.runtime_traced : s->cupti_settings.driver_traced;
-    if (cbid >= traced.size() || !traced[cbid] || g_state.load() != State::Running || getpid() != s->owner_pid)
+        = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? s.cupti_settings.runtime_traced : s.cupti_settings.driver_traced;
+    if (cbid >= traced.size() || !traced[cbid] || c.state() != State::Running || getpid() != s.owner_pid)
         return;
-    const uint64_t generation = s->attachment->generation();
+    const uint64_t generation = s.attachment->generation();
     if (info.callbackSite == CUPTI_API_ENTER)
-        api_call_enter(domain, cbid, timestamp_now(*s), generation, capture_recording());
+        api_call_enter(domain, cbid, c.timestamp_now(s), generation, c.capture().recording());
     else
-        api_call_exit(domain, cbid, info, timestamp_now(*s), generation, capture_recording(),
-            static_cast<uint32_t>(s->owner_pid));
+        api_call_exit(domain, cbid, info, c.timestamp_now(s), generation, c.capture().recording(),
+            static_cast<uint32_t>(s.owner_pid));
 }
 
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
+// `userdata` is the collector (session_cupti_callbacks): the job's hot path reaches the session through it, with no
+// global read.
+void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
 {
+    auto* c = static_cast<Collector*>(userdata);
+    Session* s = c ? c->session() : nullptr;
+    if (!s)
+        return; // subscribed, the session not made yet
     const auto* info = static_cast<const CUpti_CallbackData*>(data);
     const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API, driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     if (runtime || driver) {
         if (const SyncCallback* call = find_sync_callback(domain, cbid))
-            on_sync_call(*call, *info);
-        on_api_call(domain, cbid, *info);
+            on_sync_call(*c, *call, *info);
+        on_api_call(*c, *s, domain, cbid, *info);
     }
     // A graph call rules out detaching; while a detach is armed, this call's exit detaches (cupti_attachment.hpp).
-    if (const Session* s = g_session; s && s->attachment->on_api_callback(domain, cbid, info->callbackSite))
+    if (s->attachment->on_api_callback(domain, cbid, info->callbackSite))
         return;
     // --capture-range cudaProfilerApi, as CUPTI's cupti_trace_injection sample does it: a window opens at the exit
     // of cuProfilerStart and closes at the entry of cuProfilerStop (cudaProfilerStart/Stop call them; both are
@@ -148,20 +157,20 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     if ((runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000)
         || (driver && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)) {
         if (info->callbackSite == CUPTI_API_EXIT)
-            capture_on_profiler(true);
+            c->capture().on_profiler(true);
         return;
     }
     if ((runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)
         || (driver && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
         if (info->callbackSite == CUPTI_API_ENTER)
-            capture_on_profiler(false);
+            c->capture().on_profiler(false);
         return;
     }
     if (!runtime || cbid != CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
         return;
     // The context is about to go, with its pending records: flush them while it is still there.
     if (info->callbackSite == CUPTI_API_ENTER)
-        flush_session();
+        c->flush();
 }
 
 // ---- set-up
@@ -197,9 +206,9 @@ void enable_api_filter(Session& s)
 
 } // namespace
 
-CuptiCallbacks session_cupti_callbacks()
+CuptiCallbacks session_cupti_callbacks(Collector& collector)
 {
-    return { on_callback, buffer_requested, buffer_completed };
+    return { on_callback, &collector, buffer_requested, buffer_completed };
 }
 
 bool subscribe(Session& s)
@@ -215,9 +224,8 @@ bool subscribe(Session& s)
     return false;
 }
 
-void write_dropped(Session& s, TraceDb& db)
+void write_dropped(Session& s, TraceDb& db, int64_t now_ns)
 {
-    const int64_t now_ns = static_cast<int64_t>(timestamp_now(s) - s.start_cupti_ns);
     auto add = [&](schema::DropSource source, int64_t count) {
         if (count > 0) [[maybe_unused]]
             auto ignored = db.add_dropped(DroppedRow { now_ns, source, count, std::nullopt });

@@ -4,7 +4,7 @@
 // its environment (a torchrun worker's compile workers inherit RANK), a second trace of that rank, which
 // `fp8scope report DIR` refuses. The collector removes such a trace when its process ends through exit, _exit or a
 // terminating signal. This file holds the rule and the removal, with no process-wide state, so that tests drive them
-// without a GPU; session.cpp gathers the evidence.
+// without a GPU; the collector (collector.cpp) gathers the evidence.
 #pragma once
 
 #include "cupti/record_decoder.hpp"
