@@ -99,10 +99,12 @@ template <const schema::Table& T, class... Values> void bind_row(sqlite3_stmt* s
     static_assert(T.kind == schema::TableKind::Table, "rows are written to tables, not views");
     static_assert(sizeof...(Values) == T.columns.size(), "bind one value per column the table declares, in its order");
     if constexpr (sizeof...(Values) == T.columns.size()) {
-        [&]<size_t... I>(std::index_sequence<I...>) {
+        [&]<size_t... I>(std::index_sequence<I...>)
+        {
             (check_value<T, I, Values>(), ...);
             (bind_value(stmt, static_cast<int>(I) + 1, values), ...);
-        }(std::index_sequence_for<Values...> {});
+        }
+        (std::index_sequence_for<Values...> {});
     }
 }
 
