@@ -84,11 +84,14 @@ Expected<void> read_table(ReadContext& context, const TableColumns<T>& c, OnRow&
     return record_count(context, T.name, for_each_row(context.file, c, std::forward<OnRow>(on_row)));
 }
 
-// A count of a sample's elements or blocks, and the column it is read from.
-template <class Sample, const schema::Table& T> struct CountColumn {
-    int64_t Sample::*field;
+// A field of a sample, and the column it is read from: for the runs of counts and of values that a sample reads
+// alike.
+template <class Sample, const schema::Table& T, class Value = int64_t> struct FieldColumn {
+    Value Sample::*field;
     schema::ColumnOf<T> column;
 };
+template <class Sample, const schema::Table& T> using CountColumn = FieldColumn<Sample, T>;
+template <class Sample, const schema::Table& T> using RealColumn = FieldColumn<Sample, T, double>;
 
 // A tensor or per-block statistics sample, read alike: its site (which must be known), step and time first; its counts
 // of codes (`codes`), none above numel and nans and infs together within it, and its histogram last.
@@ -109,6 +112,11 @@ template <const schema::Table& T, class Sample> struct SampleReader {
     {
         for (const auto& [field, column] : counts)
             s.*field = row.count(c[column]);
+    }
+    template <size_t N> void read_reals(Columns& row, Sample& s, const RealColumn<Sample, T> (&reals)[N]) const
+    {
+        for (const auto& [field, column] : reals)
+            s.*field = row.real(c[column]);
     }
     // Every count is of the sample's elements, so none can exceed numel: a fraction above 1 is never shown.
     template <size_t N> void read_end(Columns& row, Sample& s, const CountColumn<Sample, T> (&codes)[N]) const
@@ -131,20 +139,17 @@ Expected<void> read_tensor_sites(ReadContext& context, IdIndex& site_index)
     auto& sites = context.model.tensor_sites;
     const int recipe = c["scaleRecipe"];
     auto read = read_table(context, c, [&](Columns& row) {
-        TensorSite site;
-        site.id = row.integer(c["id"]);
-        site.name = string_ref(row, c["nameId"], context.strings);
-        site.nvtx_path = optional_string_ref(row, c["nvtxPathId"], context.strings);
-        site.ordinal = row.int32(c["ordinal"]);
-        site.rows = row.count(c["rows"]);
-        site.cols = row.count(c["cols"]);
-        site.batch = row.count(c["batch"]);
-        site.dtype = row.int32(c["dtype"]);
-        site.role = row.int32(c["role"]);
-        site.source = row.int32(c["source"]);
-        if (!row.is_null(recipe))
-            site.scale_recipe = row.int32(recipe);
-        sites.push_back(site);
+        sites.push_back(TensorSite { .id = row.integer(c["id"]),
+            .name = string_ref(row, c["nameId"], context.strings),
+            .nvtx_path = optional_string_ref(row, c["nvtxPathId"], context.strings),
+            .ordinal = row.int32(c["ordinal"]),
+            .rows = row.count(c["rows"]),
+            .cols = row.count(c["cols"]),
+            .batch = row.count(c["batch"]),
+            .dtype = row.int32(c["dtype"]),
+            .role = row.int32(c["role"]),
+            .source = row.int32(c["source"]),
+            .scale_recipe = row.is_null(recipe) ? std::nullopt : std::optional(row.int32(recipe)) });
     });
     if (!read)
         return read;
@@ -165,6 +170,9 @@ Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index
         = { { &TensorStats::zeros, "zeros" }, { &TensorStats::nans, "nans" }, { &TensorStats::infs, "infs" },
               { &TensorStats::overflows, "overflows" }, { &TensorStats::underflows, "underflows" },
               { &TensorStats::subnormals, "subnormals" }, { &TensorStats::saturated, "saturated" } };
+    static constexpr RealColumn<TensorStats, kTable> kSums[]
+        = { { &TensorStats::sum, "sum" }, { &TensorStats::sum_squares, "sumSquares" },
+              { &TensorStats::sum_cubes, "sumCubes" }, { &TensorStats::sum_fourth, "sumFourth" } };
     // nanColumns (1.4) is absent from older traces: nothing was flagged. check_tables has required the others.
     const TableColumns<kTable> c(context.file, ColumnsFrom::OurTrace, EveryColumn {});
     const SampleReader<kTable, TensorStats> sample { c, site_index };
@@ -184,10 +192,7 @@ Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index
         s.amax = row.real(c["amax"]);
         s.min_nonzero_abs = row.optional_real(c["minNonzeroAbs"]);
         sample.read_counts(row, s, kCodes);
-        s.sum = row.real(c["sum"]);
-        s.sum_squares = row.real(c["sumSquares"]);
-        s.sum_cubes = row.real(c["sumCubes"]);
-        s.sum_fourth = row.real(c["sumFourth"]);
+        sample.read_reals(row, s, kSums);
         sample.read_end(row, s, kCodes);
         if (const int64_t flags = row.integer_or(nan_columns, 0); flags != 0) [[unlikely]]
             set_flagged_nans(row, nan_columns, flags, s);
@@ -208,6 +213,9 @@ Expected<void> read_block_stats(ReadContext& context, const IdIndex& site_index)
     static constexpr Counts kCodes[]
         = { { &BlockStats::zeros, "zeros" }, { &BlockStats::nans, "nans" }, { &BlockStats::infs, "infs" },
               { &BlockStats::subnormals, "subnormals" }, { &BlockStats::saturated, "saturated" } };
+    static constexpr RealColumn<BlockStats, kTable> kAmax[]
+        = { { &BlockStats::amax, "amax" }, { &BlockStats::block_amax_min, "blockAmaxMin" },
+              { &BlockStats::block_amax_p50, "blockAmaxP50" }, { &BlockStats::block_amax_p99, "blockAmaxP99" } };
     const TableColumns<kTable> c(context.file, ColumnsFrom::Declaration, EveryColumn {});
     const SampleReader<kTable, BlockStats> sample { c, site_index };
     auto& stats = context.model.block_stats;
@@ -220,10 +228,7 @@ Expected<void> read_block_stats(ReadContext& context, const IdIndex& site_index)
         sample.read_counts(row, s, kBlocks);
         s.numel = row.count(c["numel"]);
         sample.read_counts(row, s, kCodes);
-        s.amax = row.real(c["amax"]);
-        s.block_amax_min = row.real(c["blockAmaxMin"]);
-        s.block_amax_p50 = row.real(c["blockAmaxP50"]);
-        s.block_amax_p99 = row.real(c["blockAmaxP99"]);
+        sample.read_reals(row, s, kAmax);
         s.scale_inv_min = row.optional_real(c["scaleInvMin"]);
         s.scale_inv_max = row.optional_real(c["scaleInvMax"]);
         // As for tensor statistics, no fraction of the operand's blocks can come out above 1.
