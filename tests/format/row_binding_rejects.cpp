@@ -21,7 +21,8 @@ void bind_dropped(sqlite3_stmt* stmt)
 #elif CASE == 4 // a column the table does not declare, named by a reader
     [[maybe_unused]] constexpr schema::ColumnOf<kDropped> column("deviceID");
 #else
-    writer_detail::bind_row<kDropped>(stmt, int64_t { 1 }, schema::DropSource::WriterError, int64_t { 2 }, std::nullopt);
+    writer_detail::bind_row<kDropped>(
+        stmt, int64_t { 1 }, schema::DropSource::WriterError, int64_t { 2 }, std::nullopt);
     [[maybe_unused]] constexpr schema::ColumnOf<kDropped> column("deviceId");
 #endif
 }
