@@ -247,7 +247,9 @@ std::string create_sql(const Table& table)
 
 std::string create_enum_sql(const Enum& e)
 {
-    return create_sql(Table { e.table, detail::kEnum, "PRIMARY KEY (id)" });
+    Table table = tables::kEnum;
+    table.name = e.table;
+    return create_sql(table);
 }
 
 } // namespace fp8scope::schema

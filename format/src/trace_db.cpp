@@ -9,9 +9,6 @@
 
 namespace fp8scope {
 
-using writer_detail::Binder;
-using writer_detail::Insert;
-
 namespace {
 
 // How long finish() waits for other connections to let go of the file before giving up on leaving WAL mode.
@@ -42,7 +39,8 @@ void TraceDb::Impl::close_statements()
         sqlite3_finalize(stmt);
         stmt = nullptr;
     }
-    for (auto* batch : { &kernel_batch, &api_batch }) {
+    for (writer_detail::IntegerRowBatch* batch :
+        std::initializer_list<writer_detail::IntegerRowBatch*> { &kernel_batch, &api_batch }) {
         sqlite3_finalize(batch->multi);
         batch->multi = nullptr;
     }
@@ -80,17 +78,17 @@ Expected<int64_t> TraceDb::Impl::count_rows(std::string_view table)
     return rows;
 }
 
-Expected<void> TraceDb::Impl::insert(Insert which, std::string_view what)
+Expected<void> TraceDb::Impl::insert(size_t which)
 {
     if (rows_refused()) {
         note_lost(1, *stopped);
         return std::unexpected(*stopped);
     }
-    sqlite3_stmt* stmt = statement(which);
+    sqlite3_stmt* stmt = inserts[which];
     const int rc = sqlite3_step(stmt);
     sqlite3_reset(stmt);
     if (rc != SQLITE_DONE) {
-        Error error = sqlite_error(what);
+        Error error = sqlite_error(writer_detail::insert_failure(schema::kTables[which]));
         note_lost(1, error);
         return std::unexpected(std::move(error));
     }
@@ -237,8 +235,7 @@ Expected<void> TraceDb::Impl::reinsert_uncommitted()
 
 Expected<void> TraceDb::Impl::insert_string(int64_t id, std::string_view text)
 {
-    Binder(statement(Insert::StringIds)).integer(id).text(text);
-    return insert(Insert::StringIds, "cannot insert into StringIds");
+    return write<schema::tables::kStringIds>(id, text);
 }
 
 TraceDb::TraceDb(std::unique_ptr<Impl> impl)
@@ -313,12 +310,9 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
             (void)add_dropped(DroppedRow {
                 info.session_end_ns, schema::DropSource::WriterError, impl.counters.rows_lost, std::nullopt });
         }
-        const auto meta_integer = [&](std::string_view key, int64_t value) {
-            Binder(impl.statement(Insert::Meta)).text(key).integer(value);
-            return impl.insert(Insert::Meta, "cannot write FP8SCOPE_META");
-        };
-        Binder(impl.statement(Insert::Meta)).text(schema::meta::kFinishReason).text(info.reason);
-        if (auto ok = impl.insert(Insert::Meta, "cannot write FP8SCOPE_META"); !ok)
+        const auto meta_integer
+            = [&](std::string_view key, int64_t value) { return impl.write<schema::tables::kMeta>(key, value); };
+        if (auto ok = impl.write<schema::tables::kMeta>(schema::meta::kFinishReason, info.reason); !ok)
             return ok;
         for (auto ok : { meta_integer(schema::meta::kSessionEndNs, info.session_end_ns),
                  meta_integer(schema::meta::kDroppedRecords, impl.counters.dropped_records),

@@ -4,17 +4,27 @@
 
 namespace fp8scope {
 
-using writer_detail::Insert;
 using writer_detail::IntegerRowBatch;
 
-static_assert(std::size(schema::detail::kKernel) <= IntegerRowBatch::kMaxColumns);
-static_assert(std::size(schema::detail::kRuntime) <= IntegerRowBatch::kMaxColumns);
+namespace {
+
+// Meta keys and capture windows are written again as they change (a window when it opens, then when it closes).
+bool replaces(const schema::Table& table)
+{
+    return table.name == schema::table::kMeta || table.name == schema::table::kCaptureWindow;
+}
+
+} // namespace
+
+std::string writer_detail::insert_failure(const schema::Table& table)
+{
+    const bool written = replaces(table) || table.name == schema::table::kSessionStart;
+    return (written ? "cannot write " : "cannot insert into ") + std::string(table.name);
+}
 
 std::string writer_detail::insert_sql(const schema::Table& table, int rows)
 {
-    // Meta keys and capture windows are written again as they change (a window when it opens, then when it closes).
-    const bool replaces = table.name == schema::table::kMeta || table.name == schema::table::kCaptureWindow;
-    std::string sql = replaces ? "INSERT OR REPLACE INTO \"" : "INSERT INTO \"";
+    std::string sql = replaces(table) ? "INSERT OR REPLACE INTO \"" : "INSERT INTO \"";
     sql += table.name;
     sql += "\" (";
     std::string values = "(";
@@ -34,17 +44,16 @@ std::string writer_detail::insert_sql(const schema::Table& table, int rows)
     return sql;
 }
 
-Expected<void> TraceDb::Impl::prepare_batch(IntegerRowBatch& batch, Insert which, bool kernels)
+Expected<void> TraceDb::Impl::prepare_batch(IntegerRowBatch& batch, size_t which, bool kernels)
 {
-    static constexpr std::string_view kTableOf[] = { schema::table::kFp8Kernel, schema::table::kRuntime };
-    const schema::Table* table = schema::find_table(kTableOf[which == Insert::Kernel ? 0 : 1]);
+    const schema::Table& table = schema::kTables[which];
     batch.which = which;
     batch.kernels = kernels;
-    batch.columns = static_cast<int>(table->columns.size());
+    batch.columns = static_cast<int>(table.columns.size());
     batch.rows = 0;
-    const std::string sql = writer_detail::insert_sql(*table, IntegerRowBatch::kRowsPerStatement);
+    const std::string sql = writer_detail::insert_sql(table, IntegerRowBatch::kRowsPerStatement);
     if (sqlite3_prepare_v3(db, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &batch.multi, nullptr) != SQLITE_OK)
-        return std::unexpected(sqlite_error("cannot prepare a batched insert into " + std::string(table->name)));
+        return std::unexpected(sqlite_error("cannot prepare a batched insert into " + std::string(table.name)));
     return {};
 }
 
@@ -71,7 +80,7 @@ Expected<void> TraceDb::Impl::flush_batch(IntegerRowBatch& batch)
     batch.rows = 0;
     // A full batch goes through the multi-row statement; what is left at a commit goes row by row.
     const bool full = rows == IntegerRowBatch::kRowsPerStatement;
-    sqlite3_stmt* stmt = full ? batch.multi : statement(batch.which);
+    sqlite3_stmt* stmt = full ? batch.multi : inserts[batch.which];
     const int rows_per_step = full ? rows : 1;
     int rows_done = 0;
     while (rows_done < rows) {
@@ -97,8 +106,7 @@ Expected<void> TraceDb::Impl::flush_batch(IntegerRowBatch& batch)
             pending_rows -= lost;
             if (batch.kernels)
                 pending_kernels -= lost;
-            const auto* table = schema::find_table(batch.kernels ? schema::table::kFp8Kernel : schema::table::kRuntime);
-            Error error = sqlite_error("cannot insert into " + std::string(table->name));
+            Error error = sqlite_error(writer_detail::insert_failure(schema::kTables[batch.which]));
             note_lost(lost, error);
             return std::unexpected(std::move(error));
         }

@@ -14,9 +14,6 @@
 
 namespace fp8scope {
 
-using writer_detail::Binder;
-using writer_detail::Insert;
-
 namespace {
 
 // Measured against 65536 (docs/benchmarks.md): the same insert rate, 3% fewer bytes per kernel and a faster
@@ -25,37 +22,6 @@ constexpr int kPageSizeBytes = 4096;
 // Negative cache_size is in KiB (sqlite.org/pragma.html#pragma_cache_size): 32 MiB holds a whole commit
 // interval of rows at 1 M rows/s, so a transaction rarely spills to the WAL before its commit.
 constexpr const char* kCacheSizePragma = "PRAGMA cache_size = -32768";
-
-struct TableStatement {
-    Insert which;
-    std::string_view table;
-};
-constexpr TableStatement kTableStatements[] = {
-    { Insert::StringIds, schema::table::kStringIds },
-    { Insert::Meta, schema::table::kMeta },
-    { Insert::SessionStart, schema::table::kSessionStart },
-    { Insert::Gpu, schema::table::kTargetInfoGpu },
-    { Insert::ThreadNames, schema::table::kThreadNames },
-    { Insert::KernelConfig, schema::table::kKernelConfig },
-    { Insert::Kernel, schema::table::kFp8Kernel },
-    { Insert::KernelLatency, schema::table::kKernelLatency },
-    { Insert::Runtime, schema::table::kRuntime },
-    { Insert::Synchronization, schema::table::kSynchronization },
-    { Insert::Memcpy, schema::table::kMemcpy },
-    { Insert::Memset, schema::table::kMemset },
-    { Insert::Nvtx, schema::table::kNvtxEvents },
-    { Insert::TensorSite, schema::table::kTensorSite },
-    { Insert::TensorStats, schema::table::kTensorStats },
-    { Insert::Scalar, schema::table::kScalar },
-    { Insert::StepMarker, schema::table::kStepMarker },
-    { Insert::Overhead, schema::table::kOverhead },
-    { Insert::Dropped, schema::table::kDropped },
-    { Insert::CollectorWork, schema::table::kCollectorWork },
-    { Insert::CaptureWindow, schema::table::kCaptureWindow },
-    { Insert::ScalarNan, schema::table::kScalarNan },
-    { Insert::BlockStats, schema::table::kBlockStats },
-};
-static_assert(std::size(kTableStatements) == static_cast<size_t>(Insert::Count));
 
 // "2026-11-21T10:20:30.123456789Z" or, local, "...+01:00" (ISO 8601).
 std::string iso8601(int64_t epoch_ns, bool local)
@@ -110,11 +76,12 @@ Expected<void> TraceDb::Impl::write_schema(const SessionInfo& session)
         const std::string what = "cannot fill " + std::string(e.table);
         if (auto ok = exec(schema::create_enum_sql(e).c_str(), what); !ok)
             return ok;
-        const std::string sql = "INSERT INTO \"" + std::string(e.table) + "\" (id, name, label) VALUES (?, ?, ?)";
-        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &enum_insert, nullptr) != SQLITE_OK)
+        schema::Table table = schema::tables::kEnum;
+        table.name = e.table;
+        if (sqlite3_prepare_v2(db, writer_detail::insert_sql(table).c_str(), -1, &enum_insert, nullptr) != SQLITE_OK)
             return std::unexpected(sqlite_error(what));
         for (const schema::EnumValue& value : e.values) {
-            Binder(enum_insert).integer(value.id).text(value.name).text(value.label);
+            writer_detail::bind_row<schema::tables::kEnum>(enum_insert, value.id, value.name, value.label);
             const int rc = sqlite3_step(enum_insert);
             sqlite3_reset(enum_insert);
             if (rc != SQLITE_DONE) {
@@ -125,26 +92,24 @@ Expected<void> TraceDb::Impl::write_schema(const SessionInfo& session)
         }
         sqlite3_finalize(enum_insert);
     }
-    for (const auto& [which, table_name] : kTableStatements) {
-        const std::string sql = writer_detail::insert_sql(*schema::find_table(table_name));
-        if (sqlite3_prepare_v3(
-                db, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &inserts[static_cast<size_t>(which)], nullptr)
-            != SQLITE_OK)
-            return std::unexpected(sqlite_error("cannot prepare an insert into " + std::string(table_name)));
+    // One INSERT per table, at the table's position in kTables.
+    for (size_t which = 0; which < std::size(schema::kTables); ++which) {
+        const schema::Table& table = schema::kTables[which];
+        if (table.kind == schema::TableKind::View)
+            continue;
+        const std::string sql = writer_detail::insert_sql(table);
+        if (sqlite3_prepare_v3(db, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &inserts[which], nullptr) != SQLITE_OK)
+            return std::unexpected(sqlite_error("cannot prepare an insert into " + std::string(table.name)));
     }
-    if (auto ok = prepare_batch(kernel_batch, Insert::Kernel, true); !ok)
+    if (auto ok = prepare_batch(kernel_batch, kernel_batch.kTable, true); !ok)
         return ok;
-    if (auto ok = prepare_batch(api_batch, Insert::Runtime, false); !ok)
+    if (auto ok = prepare_batch(api_batch, api_batch.kTable, false); !ok)
         return ok;
 
-    const auto meta_text = [&](std::string_view key, std::string_view value) {
-        Binder(statement(Insert::Meta)).text(key).text(value);
-        return insert(Insert::Meta, "cannot write FP8SCOPE_META");
-    };
-    const auto meta_integer = [&](std::string_view key, int64_t value) {
-        Binder(statement(Insert::Meta)).text(key).integer(value);
-        return insert(Insert::Meta, "cannot write FP8SCOPE_META");
-    };
+    const auto meta_text
+        = [&](std::string_view key, std::string_view value) { return write<schema::tables::kMeta>(key, value); };
+    const auto meta_integer
+        = [&](std::string_view key, int64_t value) { return write<schema::tables::kMeta>(key, value); };
     const std::string schema_version
         = std::to_string(schema::kMajorVersion) + "." + std::to_string(schema::kMinorVersion);
     for (auto ok : {
@@ -171,8 +136,7 @@ Expected<void> TraceDb::Impl::write_schema(const SessionInfo& session)
     }
     const std::string utc = iso8601(session.utc_epoch_ns, false);
     const std::string local = iso8601(session.utc_epoch_ns, true);
-    Binder(statement(Insert::SessionStart)).integer(session.utc_epoch_ns).text(utc).text(local);
-    if (auto ok = insert(Insert::SessionStart, "cannot write TARGET_INFO_SESSION_START_TIME"); !ok)
+    if (auto ok = write<schema::tables::kSessionStart>(session.utc_epoch_ns, utc, local); !ok)
         return ok;
     // Commit the schema and meta at once: from here on the file is a valid, unfinished trace.
     return commit_and_begin(true);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "fp8scope/format/trace_db.hpp"
+#include "row_binding.hpp"
 #include "trace_db_storage.hpp"
 
 #include <sqlite3.h>
@@ -22,79 +23,6 @@ namespace fp8scope {
 
 namespace writer_detail {
 
-// One prepared INSERT per table, indexed by this enum.
-enum class Insert : size_t {
-    StringIds,
-    Meta,
-    SessionStart,
-    Gpu,
-    ThreadNames,
-    KernelConfig,
-    Kernel,
-    KernelLatency,
-    Runtime,
-    Synchronization,
-    Memcpy,
-    Memset,
-    Nvtx,
-    TensorSite,
-    TensorStats,
-    Scalar,
-    StepMarker,
-    Overhead,
-    Dropped,
-    CollectorWork,
-    CaptureWindow,
-    ScalarNan,
-    BlockStats,
-    Count,
-};
-
-// Binds positional parameters left to right. A bind can only fail on a wrong index or type, which the
-// column lists rule out, so the result is not checked here; sqlite3_step reports any misuse.
-class Binder {
-public:
-    explicit Binder(sqlite3_stmt* stmt)
-        : stmt_(stmt)
-    {
-    }
-    Binder& integer(int64_t value)
-    {
-        sqlite3_bind_int64(stmt_, ++index_, value);
-        return *this;
-    }
-    Binder& real(double value)
-    {
-        sqlite3_bind_double(stmt_, ++index_, value);
-        return *this;
-    }
-    Binder& text(std::string_view value)
-    {
-        // SQLITE_STATIC: the text outlives the sqlite3_step that follows; TraceDb resets right after it.
-        sqlite3_bind_text64(stmt_, ++index_, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8);
-        return *this;
-    }
-    Binder& blob(const void* data, size_t bytes)
-    {
-        sqlite3_bind_blob64(stmt_, ++index_, bytes == 0 ? "" : data, bytes, SQLITE_STATIC);
-        return *this;
-    }
-    Binder& null()
-    {
-        sqlite3_bind_null(stmt_, ++index_);
-        return *this;
-    }
-    template <class T> Binder& integer(const std::optional<T>& value)
-    {
-        return value ? integer(static_cast<int64_t>(*value)) : null();
-    }
-    Binder& real(const std::optional<double>& value) { return value ? real(*value) : null(); }
-
-private:
-    sqlite3_stmt* stmt_;
-    int index_ = 0;
-};
-
 // Rows of an all-INTEGER table, buffered and inserted kRowsPerStatement at a time by one multi-row
 // INSERT ... VALUES (...), (...). SQLite's per-statement work (opening a cursor, seeking to the table's end,
 // halting, resetting) is then paid once per batch instead of once per row; that was about 40% of a kernel
@@ -102,7 +30,7 @@ private:
 struct IntegerRowBatch {
     static constexpr int kRowsPerStatement = 64;
     static constexpr int kMaxColumns = 10;
-    Insert which = Insert::Count; // its single-row statement, used for a partial batch
+    size_t which = 0; // the table's position in schema::kTables: its single-row statement, used for a partial batch
     sqlite3_stmt* multi = nullptr; // kRowsPerStatement rows
     int columns = 0;
     int rows = 0;
@@ -112,9 +40,32 @@ struct IntegerRowBatch {
     int64_t* next_row() { return values.data() + static_cast<size_t>(rows) * static_cast<size_t>(columns); }
 };
 
-// INSERT text for `rows` rows from the constant column list; every column is bound, in schema order. Meta
+// The batch of one declared table, whose every column is a required INTEGER.
+template <const schema::Table& T> struct TableBatch : IntegerRowBatch {
+    static_assert(T.columns.size() <= kMaxColumns);
+    static constexpr size_t kTable = schema::table_index(T);
+
+    // Fills the next row: one value per declared column, in declaration order (checked when compiled, as bind_row).
+    template <class... Values> void put(const Values&... row_values)
+    {
+        static_assert(sizeof...(Values) == T.columns.size(), "one value per column the table declares, in its order");
+        static_assert(((std::is_integral_v<Values> || std::is_enum_v<Values>)&&...), "integers only");
+        [&]<size_t... I>(std::index_sequence<I...>)
+        {
+            (check_value<T, I, Values>(), ...);
+            int64_t* row = next_row();
+            ((row[I] = integer_value(row_values)), ...);
+        }
+        (std::index_sequence_for<Values...> {});
+    }
+};
+
+// INSERT text for `rows` rows from the table's declaration; every column is bound, in declaration order. Meta
 // keys are written again when the trace finishes, hence OR REPLACE there.
 std::string insert_sql(const schema::Table& table, int rows = 1);
+// What a failed insert into the table says: "cannot insert into TABLE", or "cannot write TABLE" for the tables of one
+// row per key or per session (meta, session start, capture windows).
+std::string insert_failure(const schema::Table& table);
 
 // Heterogeneous lookup: intern(string_view) finds an existing string without allocating.
 struct StringHash {
@@ -169,9 +120,10 @@ struct TraceDb::Impl {
     int64_t pending_syncs = 0;
     std::chrono::steady_clock::time_point first_pending_time;
 
-    std::array<sqlite3_stmt*, static_cast<size_t>(writer_detail::Insert::Count)> inserts {};
-    writer_detail::IntegerRowBatch kernel_batch;
-    writer_detail::IntegerRowBatch api_batch;
+    // One prepared INSERT per table of schema::kTables, at its position there (none for the view).
+    std::array<sqlite3_stmt*, std::size(schema::kTables)> inserts {};
+    writer_detail::TableBatch<schema::tables::kFp8Kernel> kernel_batch;
+    writer_detail::TableBatch<schema::tables::kRuntime> api_batch;
 
     // Interned strings: id i is strings_by_id[i - 1], pointing at the key in `strings` (node keys never move).
     std::unordered_map<std::string, int64_t, writer_detail::StringHash, std::equal_to<>> strings;
@@ -187,13 +139,20 @@ struct TraceDb::Impl {
 
     ~Impl();
 
-    sqlite3_stmt* statement(writer_detail::Insert which) const { return inserts[static_cast<size_t>(which)]; }
     Error sqlite_error(std::string_view what) const;
     Expected<void> exec(const char* sql, std::string_view what);
     // SELECT count(*) of one table.
     Expected<int64_t> count_rows(std::string_view table);
-    // Steps and resets an INSERT, counting the row as pending.
-    Expected<void> insert(writer_detail::Insert which, std::string_view what);
+    // Binds one row of T (writer_detail::bind_row: one value per declared column, checked when compiled) and
+    // inserts it.
+    template <const schema::Table& T, class... Values> Expected<void> write(const Values&... values)
+    {
+        constexpr size_t which = schema::table_index(T);
+        writer_detail::bind_row<T>(inserts[which], values...);
+        return insert(which);
+    }
+    // Steps and resets the INSERT of kTables[which], counting the row as pending.
+    Expected<void> insert(size_t which);
     // Counts a row as written and pending (the transaction's age starts with its first row).
     void count_pending_row();
     // Counts rows an SQLite error lost, and reports the first such error (options.on_write_error).
@@ -206,7 +165,7 @@ struct TraceDb::Impl {
     void check_file_room();
     // Releases the reserve and begins the transaction that records the loss and finishes the trace.
     Expected<void> open_closing_transaction();
-    Expected<void> prepare_batch(writer_detail::IntegerRowBatch& batch, writer_detail::Insert which, bool kernels);
+    Expected<void> prepare_batch(writer_detail::IntegerRowBatch& batch, size_t which, bool kernels);
     // Call after filling batch.next_row(): queues the row and inserts the batch when it is full.
     Expected<void> push_batched(writer_detail::IntegerRowBatch& batch);
     Expected<void> flush_batch(writer_detail::IntegerRowBatch& batch);

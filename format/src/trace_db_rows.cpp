@@ -1,4 +1,5 @@
-// TraceDb::add_*: one prepared INSERT per row, columns bound in schema.hpp order. Kernels go to the compact
+// TraceDb::add_*: one prepared INSERT per row, one value per column of the table's declaration (Impl::write, checked
+// when compiled). Kernels go to the compact
 // FP8SCOPE_KERNEL table plus one FP8SCOPE_KERNEL_CONFIG row per distinct launch configuration. The tensor statistics
 // tables are written by trace_db_tensor_rows.cpp.
 #include "trace_db_impl.hpp"
@@ -8,8 +9,7 @@
 
 namespace fp8scope {
 
-using writer_detail::Binder;
-using writer_detail::Insert;
+namespace tables = schema::tables;
 
 namespace writer_detail {
 
@@ -43,28 +43,10 @@ size_t KernelConfigHash::operator()(const KernelConfig& c) const noexcept
 Expected<void> TraceDb::Impl::insert_config(int64_t id, const writer_detail::StoredConfig& stored)
 {
     const KernelConfig& c = stored.config;
-    Binder(statement(Insert::KernelConfig))
-        .integer(id)
-        .integer(c.mangled_name.value)
-        .integer(stored.demangled_name)
-        .integer(stored.short_name)
-        .integer(c.grid[0])
-        .integer(c.grid[1])
-        .integer(c.grid[2])
-        .integer(c.block[0])
-        .integer(c.block[1])
-        .integer(c.block[2])
-        .integer(c.cluster[0])
-        .integer(c.cluster[1])
-        .integer(c.cluster[2])
-        .integer(c.registers_per_thread)
-        .integer(c.static_shared_bytes)
-        .integer(c.dynamic_shared_bytes)
-        .integer(c.local_per_thread_bytes)
-        .integer(c.local_total_bytes)
-        .integer(c.shared_executed_bytes)
-        .integer(static_cast<int64_t>(c.launch_type));
-    return insert(Insert::KernelConfig, "cannot insert into FP8SCOPE_KERNEL_CONFIG");
+    return write<tables::kKernelConfig>(id, c.mangled_name, stored.demangled_name, stored.short_name, c.grid[0],
+        c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2], c.cluster[0], c.cluster[1], c.cluster[2],
+        c.registers_per_thread, c.static_shared_bytes, c.dynamic_shared_bytes, c.local_per_thread_bytes,
+        c.local_total_bytes, c.shared_executed_bytes, c.launch_type);
 }
 
 Expected<int64_t> TraceDb::Impl::config_id(const KernelConfig& config)
@@ -110,26 +92,12 @@ Expected<void> TraceDb::add_kernel(const KernelRow& row)
     if (!config)
         return std::unexpected(config.error());
     const int64_t kernel_id = impl.next_kernel_id++;
-    int64_t* values = impl.kernel_batch.next_row(); // in schema column order
-    values[0] = kernel_id;
-    values[1] = row.start_ns;
-    values[2] = row.end_ns - row.start_ns;
-    values[3] = row.device_id;
-    values[4] = row.context_id;
-    values[5] = row.stream_id;
-    values[6] = row.correlation_id;
-    values[7] = *config;
-    values[8] = row.graph_id;
-    values[9] = row.graph_node_id;
+    impl.kernel_batch.put(kernel_id, row.start_ns, row.end_ns - row.start_ns, row.device_id, row.context_id,
+        row.stream_id, row.correlation_id, *config, row.graph_id, row.graph_node_id);
     if (auto ok = impl.push_batched(impl.kernel_batch); !ok)
         return ok;
-    if (row.queued_ns != 0 || row.submitted_ns != 0) {
-        Binder(impl.statement(Insert::KernelLatency))
-            .integer(kernel_id)
-            .integer(row.queued_ns)
-            .integer(row.submitted_ns);
-        return impl.insert(Insert::KernelLatency, "cannot insert into FP8SCOPE_KERNEL_LATENCY");
-    }
+    if (row.queued_ns != 0 || row.submitted_ns != 0)
+        return impl.write<tables::kKernelLatency>(kernel_id, row.queued_ns, row.submitted_ns);
     return {};
 }
 
@@ -137,14 +105,8 @@ Expected<void> TraceDb::add_api(const ApiRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    int64_t* values = impl_->api_batch.next_row(); // in schema column order
-    values[0] = row.start_ns;
-    values[1] = row.end_ns;
-    values[2] = static_cast<int64_t>(row.event_class);
-    values[3] = row.global_tid;
-    values[4] = row.correlation_id;
-    values[5] = row.name.value;
-    values[6] = row.return_value;
+    impl_->api_batch.put(row.start_ns, row.end_ns, row.event_class, row.global_tid, row.correlation_id, row.name.value,
+        row.return_value);
     return impl_->push_batched(impl_->api_batch);
 }
 
@@ -152,18 +114,8 @@ Expected<void> TraceDb::add_sync(const SyncRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::Synchronization))
-        .integer(row.start_ns)
-        .integer(row.end_ns)
-        .integer(row.device_id)
-        .integer(row.context_id)
-        .integer(row.stream_id)
-        .integer(row.correlation_id)
-        .integer(impl_->global_pid)
-        .integer(static_cast<int64_t>(row.sync_type))
-        .integer(row.event_id)
-        .integer(row.event_sync_id);
-    auto ok = impl_->insert(Insert::Synchronization, "cannot insert into CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
+    auto ok = impl_->write<tables::kSynchronization>(row.start_ns, row.end_ns, row.device_id, row.context_id,
+        row.stream_id, row.correlation_id, impl_->global_pid, row.sync_type, row.event_id, row.event_sync_id);
     if (ok)
         ++impl_->pending_syncs;
     return ok;
@@ -173,41 +125,17 @@ Expected<void> TraceDb::add_memcpy(const MemcpyRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::Memcpy))
-        .integer(row.start_ns)
-        .integer(row.end_ns)
-        .integer(row.device_id)
-        .integer(row.context_id)
-        .integer(row.stream_id)
-        .integer(row.correlation_id)
-        .integer(impl_->global_pid)
-        .integer(static_cast<int64_t>(row.bytes))
-        .integer(static_cast<int64_t>(row.copy_kind))
-        .integer(static_cast<int64_t>(row.src_kind))
-        .integer(static_cast<int64_t>(row.dst_kind))
-        .integer(row.src_device_id)
-        .integer(row.dst_device_id)
-        .integer(row.graph_node_id);
-    return impl_->insert(Insert::Memcpy, "cannot insert into CUPTI_ACTIVITY_KIND_MEMCPY");
+    return impl_->write<tables::kMemcpy>(row.start_ns, row.end_ns, row.device_id, row.context_id, row.stream_id,
+        row.correlation_id, impl_->global_pid, row.bytes, row.copy_kind, row.src_kind, row.dst_kind, row.src_device_id,
+        row.dst_device_id, row.graph_node_id);
 }
 
 Expected<void> TraceDb::add_memset(const MemsetRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::Memset))
-        .integer(row.start_ns)
-        .integer(row.end_ns)
-        .integer(row.device_id)
-        .integer(row.context_id)
-        .integer(row.stream_id)
-        .integer(row.correlation_id)
-        .integer(impl_->global_pid)
-        .integer(row.value)
-        .integer(static_cast<int64_t>(row.bytes))
-        .integer(static_cast<int64_t>(row.mem_kind))
-        .integer(row.graph_node_id);
-    return impl_->insert(Insert::Memset, "cannot insert into CUPTI_ACTIVITY_KIND_MEMSET");
+    return impl_->write<tables::kMemset>(row.start_ns, row.end_ns, row.device_id, row.context_id, row.stream_id,
+        row.correlation_id, impl_->global_pid, row.value, row.bytes, row.mem_kind, row.graph_node_id);
 }
 
 Expected<void> TraceDb::add_nvtx(const NvtxRow& row)
@@ -215,49 +143,25 @@ Expected<void> TraceDb::add_nvtx(const NvtxRow& row)
     if (impl_->closed)
         return impl_->finished_error();
     // Text always travels interned, so `text` stays NULL and textId holds it (StringId 0: no text).
-    Binder binder(impl_->statement(Insert::Nvtx));
-    binder.integer(row.start_ns)
-        .integer(row.end_ns)
-        .integer(static_cast<int64_t>(row.event_type))
-        .integer(row.range_id)
-        .integer(row.category)
-        .integer(row.color)
-        .null()
-        .integer(row.global_tid)
-        .integer(row.end_global_tid);
-    if (row.text.value != 0)
-        binder.integer(row.text.value);
-    else
-        binder.null();
-    binder.integer(row.domain_id);
-    return impl_->insert(Insert::Nvtx, "cannot insert into NVTX_EVENTS");
+    const std::optional<StringId> text_id = row.text.value != 0 ? std::optional(row.text) : std::nullopt;
+    return impl_->write<tables::kNvtxEvents>(row.start_ns, row.end_ns, row.event_type, row.range_id, row.category,
+        row.color, std::nullopt, row.global_tid, row.end_global_tid, text_id, row.domain_id);
 }
 
 Expected<void> TraceDb::add_thread_name(const ThreadNameRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::ThreadNames)).integer(row.name.value).integer(row.priority).integer(row.global_tid);
-    return impl_->insert(Insert::ThreadNames, "cannot insert into ThreadNames");
+    return impl_->write<tables::kThreadNames>(row.name, row.priority, row.global_tid);
 }
 
 Expected<void> TraceDb::add_gpu(const GpuInfoRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::Gpu))
-        .integer(row.id)
-        .text(row.name)
-        .text(row.bus_location)
-        .integer(row.total_memory_bytes)
-        .integer(row.memory_bandwidth_bytes_per_s)
-        .integer(row.clock_rate_hz)
-        .integer(row.sm_count)
-        .text(row.uuid)
-        .text(row.chip_name)
-        .integer(row.compute_major)
-        .integer(row.compute_minor);
-    return impl_->insert(Insert::Gpu, "cannot insert into TARGET_INFO_GPU");
+    return impl_->write<tables::kTargetInfoGpu>(row.id, row.name, row.bus_location, row.total_memory_bytes,
+        row.memory_bandwidth_bytes_per_s, row.clock_rate_hz, row.sm_count, row.uuid, row.chip_name, row.compute_major,
+        row.compute_minor);
 }
 
 Expected<void> TraceDb::add_scalar(const ScalarRow& row)
@@ -266,46 +170,23 @@ Expected<void> TraceDb::add_scalar(const ScalarRow& row)
         return impl_->finished_error();
     // SQLite stores a bound NaN as NULL, which FP8SCOPE_SCALAR.value (NOT NULL) refuses: a NaN, the first sign of a
     // diverging run, goes to FP8SCOPE_SCALAR_NAN instead (1.4). +-Inf is stored as a REAL like any other value.
-    if (std::isnan(row.value)) {
-        Binder(impl_->statement(Insert::ScalarNan))
-            .integer(row.timestamp_ns)
-            .integer(row.step)
-            .integer(row.name.value)
-            .integer(row.global_tid);
-        return impl_->insert(Insert::ScalarNan, "cannot insert into FP8SCOPE_SCALAR_NAN");
-    }
-    Binder(impl_->statement(Insert::Scalar))
-        .integer(row.timestamp_ns)
-        .integer(row.step)
-        .integer(row.name.value)
-        .real(row.value)
-        .integer(row.global_tid);
-    return impl_->insert(Insert::Scalar, "cannot insert into FP8SCOPE_SCALAR");
+    if (std::isnan(row.value))
+        return impl_->write<tables::kScalarNan>(row.timestamp_ns, row.step, row.name, row.global_tid);
+    return impl_->write<tables::kScalar>(row.timestamp_ns, row.step, row.name, row.value, row.global_tid);
 }
 
 Expected<void> TraceDb::add_step_marker(const StepMarkerRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::StepMarker))
-        .integer(row.timestamp_ns)
-        .integer(row.step)
-        .integer(row.global_tid)
-        .integer(static_cast<int64_t>(row.source));
-    return impl_->insert(Insert::StepMarker, "cannot insert into FP8SCOPE_STEP_MARKER");
+    return impl_->write<tables::kStepMarker>(row.timestamp_ns, row.step, row.global_tid, row.source);
 }
 
 Expected<void> TraceDb::add_overhead(const OverheadRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::Overhead))
-        .integer(row.start_ns)
-        .integer(row.end_ns)
-        .integer(static_cast<int64_t>(row.kind))
-        .integer(row.global_tid)
-        .integer(row.device_id);
-    return impl_->insert(Insert::Overhead, "cannot insert into FP8SCOPE_OVERHEAD");
+    return impl_->write<tables::kOverhead>(row.start_ns, row.end_ns, row.kind, row.global_tid, row.device_id);
 }
 
 Expected<void> TraceDb::add_dropped(const DroppedRow& row)
@@ -319,34 +200,22 @@ Expected<void> TraceDb::add_dropped(const DroppedRow& row)
     if (row.count > 0)
         total = row.count > std::numeric_limits<int64_t>::max() - total ? std::numeric_limits<int64_t>::max()
                                                                         : total + row.count;
-    Binder(impl_->statement(Insert::Dropped))
-        .integer(row.timestamp_ns)
-        .integer(static_cast<int64_t>(row.source))
-        .integer(row.count)
-        .integer(row.device_id);
-    return impl_->insert(Insert::Dropped, "cannot insert into FP8SCOPE_DROPPED");
+    return impl_->write<tables::kDropped>(row.timestamp_ns, row.source, row.count, row.device_id);
 }
 
 Expected<void> TraceDb::add_collector_work(uint32_t correlation_id)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::CollectorWork)).integer(correlation_id);
-    return impl_->insert(Insert::CollectorWork, "cannot insert into FP8SCOPE_COLLECTOR_WORK");
+    return impl_->write<tables::kCollectorWork>(correlation_id);
 }
 
 Expected<void> TraceDb::set_capture_window(const CaptureWindowRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::CaptureWindow))
-        .integer(row.id)
-        .integer(row.start_ns)
-        .integer(row.end_ns)
-        .integer(row.first_step)
-        .integer(row.last_step)
-        .integer(static_cast<int64_t>(row.trigger));
-    return impl_->insert(Insert::CaptureWindow, "cannot write FP8SCOPE_CAPTURE_WINDOW");
+    return impl_->write<tables::kCaptureWindow>(
+        row.id, row.start_ns, row.end_ns, row.first_step, row.last_step, row.trigger);
 }
 
 Expected<void> TraceDb::set_tensor_stats_skipped(int64_t total)
@@ -354,16 +223,14 @@ Expected<void> TraceDb::set_tensor_stats_skipped(int64_t total)
     if (impl_->closed)
         return impl_->finished_error();
     // Meta rows are INSERT OR REPLACE: written again as the total grows, committed with the rows around it.
-    Binder(impl_->statement(Insert::Meta)).text(schema::meta::kTensorStatsSkipped).integer(total);
-    return impl_->insert(Insert::Meta, "cannot write FP8SCOPE_META");
+    return impl_->write<tables::kMeta>(schema::meta::kTensorStatsSkipped, total);
 }
 
 Expected<void> TraceDb::set_nvtx_step_ranges(int64_t total)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder(impl_->statement(Insert::Meta)).text(schema::meta::kNvtxStepRanges).integer(total);
-    return impl_->insert(Insert::Meta, "cannot write FP8SCOPE_META");
+    return impl_->write<tables::kMeta>(schema::meta::kNvtxStepRanges, total);
 }
 
 } // namespace fp8scope

@@ -8,8 +8,9 @@
 
 namespace fp8scope {
 
-using writer_detail::Binder;
-using writer_detail::Insert;
+namespace tables = schema::tables;
+using writer_detail::Blob;
+using writer_detail::NextRowid;
 
 namespace {
 
@@ -27,24 +28,8 @@ Expected<void> TraceDb::add_tensor_site(const TensorSiteRow& row)
 {
     if (impl_->closed)
         return impl_->finished_error();
-    Binder binder(impl_->statement(Insert::TensorSite));
-    binder.integer(row.id).integer(row.name.value);
-    if (row.nvtx_path)
-        binder.integer(row.nvtx_path->value);
-    else
-        binder.null();
-    binder.integer(row.ordinal)
-        .integer(row.rows)
-        .integer(row.cols)
-        .integer(row.batch)
-        .integer(static_cast<int64_t>(row.dtype))
-        .integer(static_cast<int64_t>(row.role))
-        .integer(static_cast<int64_t>(row.source));
-    if (row.scale_recipe)
-        binder.integer(static_cast<int64_t>(*row.scale_recipe));
-    else
-        binder.null();
-    return impl_->insert(Insert::TensorSite, "cannot insert into FP8SCOPE_TENSOR_SITE");
+    return impl_->write<tables::kTensorSite>(row.id, row.name, row.nvtx_path, row.ordinal, row.rows, row.cols,
+        row.batch, row.dtype, row.role, row.source, row.scale_recipe);
 }
 
 Expected<void> TraceDb::add_tensor_stats(const TensorStatsRow& row)
@@ -57,15 +42,15 @@ Expected<void> TraceDb::add_tensor_stats(const TensorStatsRow& row)
     const std::optional<double> reals[] = { row.scale, row.scale_inv, row.amax, row.min_nonzero_abs, row.sum,
         row.sum_squares, row.sum_cubes, row.sum_fourth };
     static_assert(std::size(reals) == std::size(schema::detail::kTensorStatsNanColumns));
-    const schema::Table* table = schema::find_table(schema::table::kTensorStats);
+    constexpr const schema::Table& table = tables::kTensorStats;
     int64_t nan_columns = 0;
     for (size_t bit = 0, column = 0; bit < std::size(reals); ++bit, ++column) {
-        while (table->columns[column].sql_type != "REAL")
+        while (table.columns[column].sql_type != "REAL")
             ++column;
         if (!reals[bit] || !std::isnan(*reals[bit]))
             continue;
-        if (!table->columns[column].nullable) {
-            Error error = nan_refused(impl_->path, table->name, table->columns[column].name);
+        if (!table.columns[column].nullable) {
+            Error error = nan_refused(impl_->path, table.name, table.columns[column].name);
             impl_->note_lost(1, error);
             return std::unexpected(std::move(error));
         }
@@ -75,36 +60,12 @@ Expected<void> TraceDb::add_tensor_stats(const TensorStatsRow& row)
     // The histogram is stored as little-endian uint64 counts (docs/trace-format.md); x86-64 and aarch64 Linux
     // are little-endian, so the vector's bytes are that layout.
     static_assert(std::endian::native == std::endian::little);
-    Binder(impl_->statement(Insert::TensorStats))
-        .null() // id: SQLite assigns the next rowid
-        .integer(row.site_id)
-        .integer(row.step)
-        .integer(row.timestamp_ns)
-        .integer(row.device_id)
-        .integer(row.stream_id)
-        .integer(row.correlation_id)
-        .integer(static_cast<int64_t>(row.dtype))
-        .integer(static_cast<int64_t>(row.target_format))
-        .integer(row.numel)
-        .real(stored(0))
-        .real(stored(1))
-        .real(row.amax)
-        .real(stored(3))
-        .integer(row.zeros)
-        .integer(row.nans)
-        .integer(row.infs)
-        .integer(row.overflows)
-        .integer(row.underflows)
-        .integer(row.subnormals)
-        .integer(row.saturated)
-        .real(row.sum)
-        .real(row.sum_squares)
-        .real(row.sum_cubes)
-        .real(row.sum_fourth)
-        .integer(row.hist_first_exponent)
-        .blob(row.exponent_histogram.data(), row.exponent_histogram.size() * sizeof(uint64_t))
-        .integer(nan_columns == 0 ? std::nullopt : std::optional(nan_columns));
-    return impl_->insert(Insert::TensorStats, "cannot insert into FP8SCOPE_TENSOR_STATS");
+    const Blob histogram { row.exponent_histogram.data(), row.exponent_histogram.size() * sizeof(uint64_t) };
+    return impl_->write<tables::kTensorStats>(NextRowid {}, row.site_id, row.step, row.timestamp_ns, row.device_id,
+        row.stream_id, row.correlation_id, row.dtype, row.target_format, row.numel, stored(0), stored(1), row.amax,
+        stored(3), row.zeros, row.nans, row.infs, row.overflows, row.underflows, row.subnormals, row.saturated, row.sum,
+        row.sum_squares, row.sum_cubes, row.sum_fourth, row.hist_first_exponent, histogram,
+        nan_columns == 0 ? std::nullopt : std::optional(nan_columns));
 }
 
 Expected<void> TraceDb::add_block_stats(const BlockStatsRow& row)
@@ -116,48 +77,26 @@ Expected<void> TraceDb::add_block_stats(const BlockStatsRow& row)
     // scale. +-Inf is stored as a REAL.
     std::optional<double> reals[] = { row.amax, row.block_amax_min, row.block_amax_p50, row.block_amax_p99,
         row.scale_inv_min, row.scale_inv_max };
-    static_assert(
-        std::ssize(reals) == std::ranges::count(schema::detail::kBlockStats, "REAL", &schema::Column::sql_type));
-    const schema::Table* table = schema::find_table(schema::table::kBlockStats);
+    constexpr const schema::Table& table = tables::kBlockStats;
+    static_assert(std::ssize(reals) == std::ranges::count(table.columns, "REAL", &schema::Column::sql_type));
     for (size_t i = 0, column = 0; i < std::size(reals); ++i, ++column) {
-        while (table->columns[column].sql_type != "REAL")
+        while (table.columns[column].sql_type != "REAL")
             ++column;
         if (!reals[i] || !std::isnan(*reals[i]))
             continue;
-        if (!table->columns[column].nullable) {
-            Error error = nan_refused(impl_->path, table->name, table->columns[column].name);
+        if (!table.columns[column].nullable) {
+            Error error = nan_refused(impl_->path, table.name, table.columns[column].name);
             impl_->note_lost(1, error);
             return std::unexpected(std::move(error));
         }
         reals[i].reset();
     }
     static_assert(std::endian::native == std::endian::little); // the histogram's layout, as in add_tensor_stats
-    Binder(impl_->statement(Insert::BlockStats))
-        .null() // id: SQLite assigns the next rowid
-        .integer(row.site_id)
-        .integer(row.step)
-        .integer(row.timestamp_ns)
-        .integer(row.block_rows)
-        .integer(row.block_cols)
-        .integer(row.blocks)
-        .integer(row.bad_scale_blocks)
-        .integer(row.saturating_blocks)
-        .integer(row.subnormal_blocks)
-        .integer(row.numel)
-        .integer(row.zeros)
-        .integer(row.nans)
-        .integer(row.infs)
-        .integer(row.subnormals)
-        .integer(row.saturated)
-        .real(*reals[0])
-        .real(*reals[1])
-        .real(*reals[2])
-        .real(*reals[3])
-        .real(reals[4])
-        .real(reals[5])
-        .integer(row.hist_first_exponent)
-        .blob(row.exponent_histogram.data(), row.exponent_histogram.size() * sizeof(uint64_t));
-    return impl_->insert(Insert::BlockStats, "cannot insert into FP8SCOPE_BLOCK_STATS");
+    const Blob histogram { row.exponent_histogram.data(), row.exponent_histogram.size() * sizeof(uint64_t) };
+    return impl_->write<tables::kBlockStats>(NextRowid {}, row.site_id, row.step, row.timestamp_ns, row.block_rows,
+        row.block_cols, row.blocks, row.bad_scale_blocks, row.saturating_blocks, row.subnormal_blocks, row.numel,
+        row.zeros, row.nans, row.infs, row.subnormals, row.saturated, *reals[0], *reals[1], *reals[2], *reals[3],
+        reals[4], reals[5], row.hist_first_exponent, histogram);
 }
 
 } // namespace fp8scope

@@ -1,9 +1,10 @@
-// Validated column access (Columns) and the helpers that build and plan one SELECT per table.
+// Validated column access (Columns) and the helpers that build one SELECT per table (ColumnSelection).
 #include "load/sqlite_reader.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 
 namespace fp8scope::analyzer::detail {
 
@@ -142,26 +143,40 @@ Expected<void> require_columns(
     return {};
 }
 
-Expected<ColumnPlan> plan_columns(const TraceFile& file, std::string_view table,
-    std::span<const std::string_view> wanted, std::span<const std::string_view> required)
+ColumnSelection::ColumnSelection(const TraceFile& file, std::string_view table, ColumnsFrom from)
+    : file_(&file)
+    , table_(table)
+    , from_(from)
 {
-    auto present = file.columns_of(table);
-    if (!present)
-        return std::unexpected(present.error());
-    for (std::string_view column : required) {
-        if (std::ranges::find(*present, column) == present->end())
-            return std::unexpected(file.invalid(fmt::format("{} lacks column {}", table, column)));
+    if (from_ == ColumnsFrom::Declaration)
+        return;
+    if (auto present = file.columns_of(table))
+        present_ = std::move(*present);
+    else
+        error_ = std::move(present.error());
+}
+
+int ColumnSelection::add(const schema::Column& column, bool needed)
+{
+    // A column added after 1.0 cannot be taken from the declaration: an older trace lacks it.
+    assert(from_ != ColumnsFrom::Declaration || column.since_minor == 0);
+    if (from_ != ColumnsFrom::Declaration && std::ranges::find(present_, column.name) == present_.end()) {
+        const bool promised = from_ == ColumnsFrom::OurTrace && column.since_minor == 0;
+        if ((needed || promised) && missing_.empty())
+            missing_ = column.name;
+        return -1;
     }
-    ColumnPlan plan;
-    for (std::string_view column : wanted) {
-        if (std::ranges::find(*present, column) == present->end()) {
-            plan.index.push_back(-1);
-        } else {
-            plan.index.push_back(static_cast<int>(plan.select.size()));
-            plan.select.push_back(column);
-        }
-    }
-    return plan;
+    select_.push_back(column.name);
+    return static_cast<int>(select_.size()) - 1;
+}
+
+Expected<void> ColumnSelection::check() const
+{
+    if (error_)
+        return std::unexpected(*error_);
+    if (!missing_.empty())
+        return std::unexpected(file_->invalid(fmt::format("{} lacks column {}", table_, missing_)));
+    return {};
 }
 
 } // namespace fp8scope::analyzer::detail

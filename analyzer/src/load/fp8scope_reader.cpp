@@ -64,25 +64,26 @@ Expected<int32_t> user_version(const TraceFile& file)
 
 Expected<MetaRows> read_meta_rows(ReadContext& context)
 {
-    constexpr std::string_view kTable = schema::table::kMeta;
-    constexpr std::string_view kColumns[] = { "key", "value" };
-    if (auto ok = require_columns(context.file, kTable, kColumns); !ok)
+    constexpr const schema::Table& kTable = schema::tables::kMeta;
+    const TableColumns<kTable> columns(context.file, ColumnsFrom::OurTrace, EveryColumn {});
+    const int key = columns["key"], column = columns["value"];
+    if (auto ok = columns.check(); !ok)
         return std::unexpected(ok.error());
     MetaRows values;
-    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+    auto rows = for_each_row(context.file, columns, [&](Columns& row) {
         MetaValue value;
-        value.type = row.type(1);
+        value.type = row.type(column);
         if (value.type == SQLITE_INTEGER)
-            value.integer = row.integer(1);
+            value.integer = row.integer(column);
         if (value.type == SQLITE_BLOB)
-            value.text = fmt::format("<{}-byte blob>", row.blob(1).size());
+            value.text = fmt::format("<{}-byte blob>", row.blob(column).size());
         else if (value.type != SQLITE_NULL)
-            value.text = valid_utf8(row.as_text(1));
-        values[valid_utf8(row.text(0))] = std::move(value);
+            value.text = valid_utf8(row.as_text(column));
+        values[valid_utf8(row.text(key))] = std::move(value);
     });
     if (!rows)
         return std::unexpected(rows.error());
-    context.model.row_counts[std::string(kTable)] = *rows;
+    context.model.row_counts[std::string(kTable.name)] = *rows;
     return values;
 }
 
@@ -180,60 +181,63 @@ Expected<void> check_tables(const TraceFile& file, int file_minor)
 // row and is never read: the loader reads tables only).
 Expected<void> read_kernels(ReadContext& context)
 {
-    constexpr std::string_view kConfigTable = schema::table::kKernelConfig;
-    constexpr std::string_view kConfigColumns[] = { "id", "demangledName", "shortName" };
+    constexpr const schema::Table& kConfigTable = schema::tables::kKernelConfig;
+    const TableColumns<kConfigTable> config(
+        context.file, ColumnsFrom::Declaration, { "id", "demangledName", "shortName" });
     std::vector<int64_t> config_ids;
     std::vector<StringRef> config_names, config_short_names;
-    auto configs = for_each_row(context.file, kConfigTable, kConfigColumns, [&](Columns& row) {
-        config_ids.push_back(row.integer(0));
-        config_names.push_back(string_ref(row, 1, context.strings));
-        config_short_names.push_back(string_ref(row, 2, context.strings));
+    auto configs = for_each_row(context.file, config, [&](Columns& row) {
+        config_ids.push_back(row.integer(config["id"]));
+        config_names.push_back(string_ref(row, config["demangledName"], context.strings));
+        config_short_names.push_back(string_ref(row, config["shortName"], context.strings));
     });
     if (!configs)
         return std::unexpected(configs.error());
-    context.model.row_counts[std::string(kConfigTable)] = *configs;
+    context.model.row_counts[std::string(kConfigTable.name)] = *configs;
     IdIndex config_index;
     if (const auto duplicate = config_index.build(config_ids))
-        return std::unexpected(context.file.invalid(fmt::format("duplicate id {} in {}", *duplicate, kConfigTable)));
+        return std::unexpected(
+            context.file.invalid(fmt::format("duplicate id {} in {}", *duplicate, kConfigTable.name)));
 
-    constexpr std::string_view kTable = schema::table::kFp8Kernel;
-    constexpr std::string_view kColumns[]
-        = { "start", "duration", "deviceId", "streamId", "correlationId", "configId", "graphId" };
+    constexpr const schema::Table& kTable = schema::tables::kFp8Kernel;
+    const TableColumns<kTable> c(context.file, ColumnsFrom::Declaration,
+        { "start", "duration", "deviceId", "streamId", "correlationId", "configId", "graphId" });
+    const int duration = c["duration"], config_id = c["configId"];
     KernelTable& t = context.model.kernels;
-    auto reserved = reserve_rows(context, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id,
+    auto reserved = reserve_rows(context, kTable.name, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id,
         t.name, t.short_name, t.graph_id);
     if (!reserved)
         return std::unexpected(reserved.error());
-    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
-        const int64_t start_ns = row.time(0);
-        const int64_t duration_ns = row.integer(1);
+    auto rows = for_each_row(context.file, c, [&](Columns& row) {
+        const int64_t start_ns = row.time(c["start"]);
+        const int64_t duration_ns = row.integer(duration);
         int64_t end_ns = start_ns;
         if (duration_ns < 0) [[unlikely]]
             row.fail_row("negative duration");
         else if (duration_ns > 2 * kMaxTraceTimeNs) [[unlikely]]
-            row.fail(1, fmt::format("value {} out of range", duration_ns));
+            row.fail(duration, fmt::format("value {} out of range", duration_ns));
         else
-            end_ns = row.checked_time(1, start_ns + duration_ns); // the end: start + duration
+            end_ns = row.checked_time(duration, start_ns + duration_ns); // the end: start + duration
         t.start_ns.push_back(start_ns);
         t.end_ns.push_back(end_ns);
-        t.device_id.push_back(row.id32(2));
-        t.stream_id.push_back(row.id32(3));
-        t.correlation_id.push_back(row.id32(4));
-        const int64_t config_id = row.integer(5);
-        const auto config = config_index.find(config_id);
-        if (!config) [[unlikely]] {
-            row.fail(5, fmt::format("dangling configId {}", config_id));
+        t.device_id.push_back(row.id32(c["deviceId"]));
+        t.stream_id.push_back(row.id32(c["streamId"]));
+        t.correlation_id.push_back(row.id32(c["correlationId"]));
+        const int64_t id = row.integer(config_id);
+        const auto found = config_index.find(id);
+        if (!found) [[unlikely]] {
+            row.fail(config_id, fmt::format("dangling configId {}", id));
             t.name.push_back({});
             t.short_name.push_back({});
         } else {
-            t.name.push_back(config_names[*config]);
-            t.short_name.push_back(config_short_names[*config]);
+            t.name.push_back(config_names[*found]);
+            t.short_name.push_back(config_short_names[*found]);
         }
-        t.graph_id.push_back(row.id32(6));
+        t.graph_id.push_back(row.id32(c["graphId"]));
     });
     if (!rows)
         return std::unexpected(rows.error());
-    context.model.row_counts[std::string(kTable)] = *rows;
+    context.model.row_counts[std::string(kTable.name)] = *rows;
     return {};
 }
 

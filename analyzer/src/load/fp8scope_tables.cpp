@@ -8,12 +8,13 @@
 
 #include <algorithm>
 #include <limits>
-#include <span>
 #include <utility>
 
 namespace fp8scope::analyzer::detail {
 
 namespace {
+
+namespace tables = schema::tables;
 
 Expected<void> record_count(ReadContext& context, std::string_view table, const Expected<int64_t>& rows)
 {
@@ -74,240 +75,240 @@ void set_flagged_nans(Columns& row, int index, int64_t flags, TensorStats& s)
     }
 }
 
+// Reads FP8SCOPE_* rows through `c`, with the count recorded.
+template <const schema::Table& T, class OnRow>
+Expected<void> read_table(ReadContext& context, const TableColumns<T>& c, OnRow&& on_row)
+{
+    if (auto ok = c.check(); !ok)
+        return ok;
+    return record_count(context, T.name, for_each_row(context.file, c, std::forward<OnRow>(on_row)));
+}
+
+// A field of a sample, and the column it is read from: for the runs of counts and of values that a sample reads
+// alike.
+template <class Sample, const schema::Table& T, class Value = int64_t> struct FieldColumn {
+    Value Sample::*field;
+    schema::ColumnOf<T> column;
+};
+template <class Sample, const schema::Table& T> using CountColumn = FieldColumn<Sample, T>;
+template <class Sample, const schema::Table& T> using RealColumn = FieldColumn<Sample, T, double>;
+
+// A tensor or per-block statistics sample, read alike: its site (which must be known), step and time first; its counts
+// of codes (`codes`), none above numel and nans and infs together within it, and its histogram last.
+template <const schema::Table& T, class Sample> struct SampleReader {
+    const TableColumns<T>& c;
+    const IdIndex& site_index;
+
+    void read_start(Columns& row, Sample& s) const
+    {
+        const int site = c["siteId"];
+        s.site_id = row.integer(site);
+        if (!site_index.find(s.site_id))
+            row.fail(site, fmt::format("dangling site id {}", s.site_id));
+        s.step = row.optional_integer(c["step"]);
+        s.timestamp_ns = row.time(c["timestamp"]);
+    }
+    template <size_t N> void read_counts(Columns& row, Sample& s, const CountColumn<Sample, T> (&counts)[N]) const
+    {
+        for (const auto& [field, column] : counts)
+            s.*field = row.count(c[column]);
+    }
+    template <size_t N> void read_reals(Columns& row, Sample& s, const RealColumn<Sample, T> (&reals)[N]) const
+    {
+        for (const auto& [field, column] : reals)
+            s.*field = row.real(c[column]);
+    }
+    // Every count is of the sample's elements, so none can exceed numel: a fraction above 1 is never shown.
+    template <size_t N> void read_end(Columns& row, Sample& s, const CountColumn<Sample, T> (&codes)[N]) const
+    {
+        for (const auto& [field, column] : codes)
+            if (s.*field > s.numel) [[unlikely]]
+                row.fail(c[column], fmt::format("count {} above numel {}", s.*field, s.numel));
+        if (s.nans > s.numel - s.infs) [[unlikely]]
+            row.fail_row(fmt::format("nans + infs above numel {}", s.numel));
+        s.hist_first_exponent = row.int32(c["histFirstExponent"]);
+        s.exponent_histogram = decode_histogram(row, c["exponentHistogram"]);
+    }
+};
+
 Expected<void> read_tensor_sites(ReadContext& context, IdIndex& site_index)
 {
-    constexpr std::string_view kTable = schema::table::kTensorSite;
-    constexpr std::string_view kColumns[] = { "id", "nameId", "nvtxPathId", "ordinal", "rows", "cols", "batch", "dtype",
-        "role", "source", "scaleRecipe" };
+    constexpr const schema::Table& kTable = tables::kTensorSite;
     // scaleRecipe (1.5) is absent from older traces: no recipe was recorded. check_tables has required the others.
-    auto plan = plan_columns(context.file, kTable, kColumns, std::span(kColumns).first(std::size(kColumns) - 1));
-    if (!plan)
-        return std::unexpected(plan.error());
-    const int recipe_index = plan->index.back();
+    const TableColumns<kTable> c(context.file, ColumnsFrom::OurTrace, EveryColumn {});
     auto& sites = context.model.tensor_sites;
-    auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
-        TensorSite site;
-        site.id = row.integer(0);
-        site.name = string_ref(row, 1, context.strings);
-        site.nvtx_path = optional_string_ref(row, 2, context.strings);
-        site.ordinal = row.int32(3);
-        site.rows = row.count(4);
-        site.cols = row.count(5);
-        site.batch = row.count(6);
-        site.dtype = row.int32(7);
-        site.role = row.int32(8);
-        site.source = row.int32(9);
-        if (!row.is_null(recipe_index))
-            site.scale_recipe = row.int32(recipe_index);
-        sites.push_back(site);
+    const int recipe = c["scaleRecipe"];
+    auto read = read_table(context, c, [&](Columns& row) {
+        sites.push_back(TensorSite { .id = row.integer(c["id"]),
+            .name = string_ref(row, c["nameId"], context.strings),
+            .nvtx_path = optional_string_ref(row, c["nvtxPathId"], context.strings),
+            .ordinal = row.int32(c["ordinal"]),
+            .rows = row.count(c["rows"]),
+            .cols = row.count(c["cols"]),
+            .batch = row.count(c["batch"]),
+            .dtype = row.int32(c["dtype"]),
+            .role = row.int32(c["role"]),
+            .source = row.int32(c["source"]),
+            .scale_recipe = row.is_null(recipe) ? std::nullopt : std::optional(row.int32(recipe)) });
     });
-    if (!rows)
-        return std::unexpected(rows.error());
+    if (!read)
+        return read;
     std::vector<int64_t> ids;
     ids.reserve(sites.size());
     for (const TensorSite& site : sites)
         ids.push_back(site.id);
     if (const auto duplicate = site_index.build(ids))
-        return std::unexpected(context.file.invalid(fmt::format("duplicate id {} in {}", *duplicate, kTable)));
-    return record_count(context, kTable, rows);
+        return std::unexpected(context.file.invalid(fmt::format("duplicate id {} in {}", *duplicate, kTable.name)));
+    return {};
 }
 
 Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index)
 {
-    constexpr std::string_view kTable = schema::table::kTensorStats;
-    constexpr std::string_view kColumns[] = { "siteId", "step", "timestamp", "deviceId", "streamId", "correlationId",
-        "dtype", "targetFormat", "numel", "scale", "scaleInv", "amax", "minNonzeroAbs", "zeros", "nans", "infs",
-        "overflows", "underflows", "subnormals", "saturated", "sum", "sumSquares", "sumCubes", "sumFourth",
-        "histFirstExponent", "exponentHistogram", "nanColumns" };
+    constexpr const schema::Table& kTable = tables::kTensorStats;
+    using Counts = CountColumn<TensorStats, kTable>;
+    static constexpr Counts kCodes[]
+        = { { &TensorStats::zeros, "zeros" }, { &TensorStats::nans, "nans" }, { &TensorStats::infs, "infs" },
+              { &TensorStats::overflows, "overflows" }, { &TensorStats::underflows, "underflows" },
+              { &TensorStats::subnormals, "subnormals" }, { &TensorStats::saturated, "saturated" } };
+    static constexpr RealColumn<TensorStats, kTable> kSums[]
+        = { { &TensorStats::sum, "sum" }, { &TensorStats::sum_squares, "sumSquares" },
+              { &TensorStats::sum_cubes, "sumCubes" }, { &TensorStats::sum_fourth, "sumFourth" } };
     // nanColumns (1.4) is absent from older traces: nothing was flagged. check_tables has required the others.
-    auto plan = plan_columns(context.file, kTable, kColumns, std::span(kColumns).first(std::size(kColumns) - 1));
-    if (!plan)
-        return std::unexpected(plan.error());
-    const int nan_columns_index = plan->index.back();
+    const TableColumns<kTable> c(context.file, ColumnsFrom::OurTrace, EveryColumn {});
+    const SampleReader<kTable, TensorStats> sample { c, site_index };
+    const int nan_columns = c["nanColumns"];
     auto& stats = context.model.tensor_stats;
-    auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
+    return read_table(context, c, [&](Columns& row) {
         TensorStats s;
-        s.site_id = row.integer(0);
-        if (!site_index.find(s.site_id))
-            row.fail(0, fmt::format("dangling site id {}", s.site_id));
-        s.step = row.optional_integer(1);
-        s.timestamp_ns = row.time(2);
-        s.device_id = row.id32(3);
-        s.stream_id = row.id32(4);
-        s.correlation_id = row.optional_id32(5);
-        s.dtype = row.int32(6);
-        s.target_format = row.int32(7);
-        s.numel = row.count(8);
-        s.scale = row.optional_real(9);
-        s.scale_inv = row.optional_real(10);
-        s.amax = row.real(11);
-        s.min_nonzero_abs = row.optional_real(12);
-        s.zeros = row.count(13);
-        s.nans = row.count(14);
-        s.infs = row.count(15);
-        s.overflows = row.count(16);
-        s.underflows = row.count(17);
-        s.subnormals = row.count(18);
-        s.saturated = row.count(19);
-        s.sum = row.real(20);
-        s.sum_squares = row.real(21);
-        s.sum_cubes = row.real(22);
-        s.sum_fourth = row.real(23);
-        // Every count is of the tensor's elements, so none can exceed numel: a fraction above 1 is never shown.
-        for (const auto& [count, index] : { std::pair { s.zeros, 13 }, { s.nans, 14 }, { s.infs, 15 },
-                 { s.overflows, 16 }, { s.underflows, 17 }, { s.subnormals, 18 }, { s.saturated, 19 } })
-            if (count > s.numel) [[unlikely]]
-                row.fail(index, fmt::format("count {} above numel {}", count, s.numel));
-        if (s.nans > s.numel - s.infs) [[unlikely]]
-            row.fail_row(fmt::format("nans + infs above numel {}", s.numel));
-        s.hist_first_exponent = row.int32(24);
-        s.exponent_histogram = decode_histogram(row, 25);
-        if (const int64_t flags = row.integer_or(nan_columns_index, 0); flags != 0) [[unlikely]]
-            set_flagged_nans(row, nan_columns_index, flags, s);
+        sample.read_start(row, s);
+        s.device_id = row.id32(c["deviceId"]);
+        s.stream_id = row.id32(c["streamId"]);
+        s.correlation_id = row.optional_id32(c["correlationId"]);
+        s.dtype = row.int32(c["dtype"]);
+        s.target_format = row.int32(c["targetFormat"]);
+        s.numel = row.count(c["numel"]);
+        s.scale = row.optional_real(c["scale"]);
+        s.scale_inv = row.optional_real(c["scaleInv"]);
+        s.amax = row.real(c["amax"]);
+        s.min_nonzero_abs = row.optional_real(c["minNonzeroAbs"]);
+        sample.read_counts(row, s, kCodes);
+        sample.read_reals(row, s, kSums);
+        sample.read_end(row, s, kCodes);
+        if (const int64_t flags = row.integer_or(nan_columns, 0); flags != 0) [[unlikely]]
+            set_flagged_nans(row, nan_columns, flags, s);
         stats.push_back(std::move(s));
     });
-    return record_count(context, kTable, rows);
 }
 
 // Per-block statistics (schema 1.6); older traces lack the table: no sample has them. Checked as tensor statistics
 // are: a known site, counts of codes within numel, and counts of blocks within blocks.
 Expected<void> read_block_stats(ReadContext& context, const IdIndex& site_index)
 {
-    constexpr std::string_view kTable = schema::table::kBlockStats;
-    if (!context.file.has_table(kTable))
+    constexpr const schema::Table& kTable = tables::kBlockStats;
+    if (!context.file.has_table(kTable.name))
         return {};
-    constexpr std::string_view kColumns[]
-        = { "siteId", "step", "timestamp", "blockRows", "blockCols", "blocks", "badScaleBlocks", "saturatingBlocks",
-              "subnormalBlocks", "numel", "zeros", "nans", "infs", "subnormals", "saturated", "amax", "blockAmaxMin",
-              "blockAmaxP50", "blockAmaxP99", "scaleInvMin", "scaleInvMax", "histFirstExponent", "exponentHistogram" };
+    using Counts = CountColumn<BlockStats, kTable>;
+    static constexpr Counts kBlocks[] = { { &BlockStats::bad_scale_blocks, "badScaleBlocks" },
+        { &BlockStats::saturating_blocks, "saturatingBlocks" }, { &BlockStats::subnormal_blocks, "subnormalBlocks" } };
+    static constexpr Counts kCodes[]
+        = { { &BlockStats::zeros, "zeros" }, { &BlockStats::nans, "nans" }, { &BlockStats::infs, "infs" },
+              { &BlockStats::subnormals, "subnormals" }, { &BlockStats::saturated, "saturated" } };
+    static constexpr RealColumn<BlockStats, kTable> kAmax[]
+        = { { &BlockStats::amax, "amax" }, { &BlockStats::block_amax_min, "blockAmaxMin" },
+              { &BlockStats::block_amax_p50, "blockAmaxP50" }, { &BlockStats::block_amax_p99, "blockAmaxP99" } };
+    const TableColumns<kTable> c(context.file, ColumnsFrom::Declaration, EveryColumn {});
+    const SampleReader<kTable, BlockStats> sample { c, site_index };
     auto& stats = context.model.block_stats;
-    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+    return read_table(context, c, [&](Columns& row) {
         BlockStats s;
-        s.site_id = row.integer(0);
-        if (!site_index.find(s.site_id))
-            row.fail(0, fmt::format("dangling site id {}", s.site_id));
-        s.step = row.optional_integer(1);
-        s.timestamp_ns = row.time(2);
-        s.block_rows = row.count(3);
-        s.block_cols = row.count(4);
-        s.blocks = row.count(5);
-        s.bad_scale_blocks = row.count(6);
-        s.saturating_blocks = row.count(7);
-        s.subnormal_blocks = row.count(8);
-        s.numel = row.count(9);
-        s.zeros = row.count(10);
-        s.nans = row.count(11);
-        s.infs = row.count(12);
-        s.subnormals = row.count(13);
-        s.saturated = row.count(14);
-        s.amax = row.real(15);
-        s.block_amax_min = row.real(16);
-        s.block_amax_p50 = row.real(17);
-        s.block_amax_p99 = row.real(18);
-        s.scale_inv_min = row.optional_real(19);
-        s.scale_inv_max = row.optional_real(20);
-        // As for tensor statistics, no fraction of the operand's codes or of its blocks can come out above 1.
-        for (const auto& [count, index] :
-            { std::pair { s.bad_scale_blocks, 6 }, { s.saturating_blocks, 7 }, { s.subnormal_blocks, 8 } })
-            if (count > s.blocks) [[unlikely]]
-                row.fail(index, fmt::format("count {} above blocks {}", count, s.blocks));
-        for (const auto& [count, index] :
-            { std::pair { s.zeros, 10 }, { s.nans, 11 }, { s.infs, 12 }, { s.subnormals, 13 }, { s.saturated, 14 } })
-            if (count > s.numel) [[unlikely]]
-                row.fail(index, fmt::format("count {} above numel {}", count, s.numel));
-        if (s.nans > s.numel - s.infs) [[unlikely]]
-            row.fail_row(fmt::format("nans + infs above numel {}", s.numel));
-        s.hist_first_exponent = row.int32(21);
-        s.exponent_histogram = decode_histogram(row, 22);
+        sample.read_start(row, s);
+        s.block_rows = row.count(c["blockRows"]);
+        s.block_cols = row.count(c["blockCols"]);
+        s.blocks = row.count(c["blocks"]);
+        sample.read_counts(row, s, kBlocks);
+        s.numel = row.count(c["numel"]);
+        sample.read_counts(row, s, kCodes);
+        sample.read_reals(row, s, kAmax);
+        s.scale_inv_min = row.optional_real(c["scaleInvMin"]);
+        s.scale_inv_max = row.optional_real(c["scaleInvMax"]);
+        // As for tensor statistics, no fraction of the operand's blocks can come out above 1.
+        for (const auto& [field, column] : kBlocks)
+            if (s.*field > s.blocks) [[unlikely]]
+                row.fail(c[column], fmt::format("count {} above blocks {}", s.*field, s.blocks));
+        sample.read_end(row, s, kCodes);
         stats.push_back(std::move(s));
     });
-    return record_count(context, kTable, rows);
 }
 
 Expected<void> read_scalars(ReadContext& context)
 {
-    constexpr std::string_view kTable = schema::table::kScalar;
-    constexpr std::string_view kColumns[] = { "timestamp", "step", "nameId", "value", "globalTid" };
-    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
-        Scalar scalar;
-        scalar.timestamp_ns = row.time(0);
-        scalar.step = row.optional_integer(1);
-        scalar.name = string_ref(row, 2, context.strings);
-        scalar.value = row.real(3);
-        scalar.global_tid = row.integer(4);
-        context.model.scalars.push_back(scalar);
+    const TableColumns<tables::kScalar> c(context.file, ColumnsFrom::Declaration, EveryColumn {});
+    auto read = read_table(context, c, [&](Columns& row) {
+        context.model.scalars.push_back(Scalar { .timestamp_ns = row.time(c["timestamp"]),
+            .step = row.optional_integer(c["step"]),
+            .name = string_ref(row, c["nameId"], context.strings),
+            .value = row.real(c["value"]),
+            .global_tid = row.integer(c["globalTid"]) });
     });
-    if (auto ok = record_count(context, kTable, rows); !ok)
-        return ok;
     // Scalars logged as NaN (schema 1.4), which FP8SCOPE_SCALAR cannot hold; older traces lack the table. They join
     // the others as quiet NaN values; model_order sorts them all by time.
-    constexpr std::string_view kNanTable = schema::table::kScalarNan;
-    if (!context.file.has_table(kNanTable))
-        return {};
-    constexpr std::string_view kNanColumns[] = { "timestamp", "step", "nameId", "globalTid" };
-    auto nan_rows = for_each_row(context.file, kNanTable, kNanColumns, [&](Columns& row) {
-        context.model.scalars.push_back(Scalar { .timestamp_ns = row.time(0),
-            .step = row.optional_integer(1),
-            .name = string_ref(row, 2, context.strings),
+    if (!read || !context.file.has_table(tables::kScalarNan.name))
+        return read;
+    const TableColumns<tables::kScalarNan> nan(context.file, ColumnsFrom::Declaration, EveryColumn {});
+    return read_table(context, nan, [&](Columns& row) {
+        context.model.scalars.push_back(Scalar { .timestamp_ns = row.time(nan["timestamp"]),
+            .step = row.optional_integer(nan["step"]),
+            .name = string_ref(row, nan["nameId"], context.strings),
             .value = std::numeric_limits<double>::quiet_NaN(),
-            .global_tid = row.integer(3) });
+            .global_tid = row.integer(nan["globalTid"]) });
     });
-    return record_count(context, kNanTable, nan_rows);
 }
 
 Expected<void> read_step_markers(ReadContext& context)
 {
-    constexpr std::string_view kTable = schema::table::kStepMarker;
-    constexpr std::string_view kColumns[] = { "timestamp", "step", "globalTid", "source" };
     // source (1.7) is absent from older traces, whose markers are all the job's. check_tables has required the others.
-    auto plan = plan_columns(context.file, kTable, kColumns, std::span(kColumns).first(std::size(kColumns) - 1));
-    if (!plan)
-        return std::unexpected(plan.error());
-    const int source_index = plan->index.back();
+    const TableColumns<tables::kStepMarker> c(context.file, ColumnsFrom::OurTrace, EveryColumn {});
     static_assert(int32_t(StepMarkerSource::Optimizer) == int32_t(schema::StepMarkerSource::Optimizer)
         && int32_t(StepMarkerSource::OptimizerSkipped) == int32_t(schema::StepMarkerSource::OptimizerSkipped));
-    auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
-        const auto source = row.is_null(source_index) ? StepMarkerSource::Job
-                                                      : static_cast<StepMarkerSource>(row.int32(source_index));
-        context.model.step_markers.push_back(StepMarker { row.time(0), row.integer(1), row.integer(2), source });
+    const int source = c["source"];
+    return read_table(context, c, [&](Columns& row) {
+        const auto marker_source
+            = row.is_null(source) ? StepMarkerSource::Job : static_cast<StepMarkerSource>(row.int32(source));
+        context.model.step_markers.push_back(StepMarker {
+            row.time(c["timestamp"]), row.integer(c["step"]), row.integer(c["globalTid"]), marker_source });
     });
-    return record_count(context, kTable, rows);
 }
 
 Expected<void> read_overheads(ReadContext& context)
 {
-    constexpr std::string_view kTable = schema::table::kOverhead;
-    constexpr std::string_view kColumns[] = { "start", "end", "kind" };
-    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
-        Overhead overhead { row.time(0), row.time(1), row.int32(2) };
+    const TableColumns<tables::kOverhead> c(context.file, ColumnsFrom::Declaration, { "start", "end", "kind" });
+    return read_table(context, c, [&](Columns& row) {
+        Overhead overhead { row.time(c["start"]), row.time(c["end"]), row.int32(c["kind"]) };
         if (overhead.end_ns < overhead.start_ns)
             row.fail_row("negative duration");
         context.model.overheads.push_back(overhead);
     });
-    return record_count(context, kTable, rows);
 }
 
 Expected<void> read_dropped(ReadContext& context)
 {
-    constexpr std::string_view kTable = schema::table::kDropped;
-    constexpr std::string_view kColumns[] = { "timestamp", "source", "count" };
-    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
-        context.model.dropped.push_back(Dropped { row.time(0), row.int32(1), row.count(2) });
+    const TableColumns<tables::kDropped> c(context.file, ColumnsFrom::Declaration, { "timestamp", "source", "count" });
+    return read_table(context, c, [&](Columns& row) {
+        context.model.dropped.push_back(
+            Dropped { row.time(c["timestamp"]), row.int32(c["source"]), row.count(c["count"]) });
     });
-    return record_count(context, kTable, rows);
 }
 
 // Absent from traces before schema 1.1; then the collector's kernels are still told by name
 // (collector/src/session/own_work.hpp).
 Expected<void> read_collector_work(ReadContext& context)
 {
-    constexpr std::string_view kTable = schema::table::kCollectorWork;
-    if (!context.file.has_table(kTable))
+    constexpr const schema::Table& kTable = tables::kCollectorWork;
+    if (!context.file.has_table(kTable.name))
         return {};
-    constexpr std::string_view kColumns[] = { "correlationId" };
-    auto rows = for_each_row(context.file, kTable, kColumns,
-        [&](Columns& row) { context.model.collector_correlation_ids.push_back(row.id32(0)); });
-    return record_count(context, kTable, rows);
+    const TableColumns<kTable> c(context.file, ColumnsFrom::Declaration, EveryColumn {});
+    return read_table(context, c,
+        [&](Columns& row) { context.model.collector_correlation_ids.push_back(row.id32(c["correlationId"])); });
 }
 
 // The windows of a windowed recording, and what it was asked to capture (meta capture_mode, capture_options). Absent
@@ -321,24 +322,25 @@ Expected<void> read_capture_windows(ReadContext& context)
         capture.mode = mode->second;
     if (const auto options = raw.find(std::string(schema::meta::kCaptureOptions)); options != raw.end())
         capture.options = options->second;
-    constexpr std::string_view kTable = schema::table::kCaptureWindow;
-    if (!context.file.has_table(kTable)) {
+    constexpr const schema::Table& kTable = tables::kCaptureWindow;
+    if (!context.file.has_table(kTable.name)) {
         capture.windowed = capture.mode != "full";
         return {};
     }
-    constexpr std::string_view kColumns[] = { "id", "start", "end", "firstStep", "lastStep", "trigger" };
-    auto rows = for_each_row(context.file, kTable, kColumns, [&](Columns& row) {
+    const TableColumns<kTable> c(context.file, ColumnsFrom::Declaration, EveryColumn {});
+    const int end = c["end"];
+    auto rows = for_each_row(context.file, c, [&](Columns& row) {
         CaptureWindow window;
-        window.id = row.integer(0);
-        window.start_ns = row.time(1);
-        const std::optional<int64_t> end = row.is_null(2) ? std::nullopt : std::optional(row.time(2));
-        window.open_at_end = !end;
-        window.end_ns = end.value_or(kMaxTraceTimeNs);
+        window.id = row.integer(c["id"]);
+        window.start_ns = row.time(c["start"]);
+        const std::optional<int64_t> end_ns = row.is_null(end) ? std::nullopt : std::optional(row.time(end));
+        window.open_at_end = !end_ns;
+        window.end_ns = end_ns.value_or(kMaxTraceTimeNs);
         if (window.end_ns < window.start_ns)
             row.fail_row("negative duration");
-        window.first_step = row.optional_integer(3);
-        window.last_step = row.optional_integer(4);
-        window.trigger = row.int32(5);
+        window.first_step = row.optional_integer(c["firstStep"]);
+        window.last_step = row.optional_integer(c["lastStep"]);
+        window.trigger = row.int32(c["trigger"]);
         capture.windows.push_back(window);
     });
     if (!rows)
@@ -346,10 +348,10 @@ Expected<void> read_capture_windows(ReadContext& context)
     std::ranges::stable_sort(capture.windows, {}, &CaptureWindow::start_ns);
     for (size_t i = 1; i < capture.windows.size(); ++i)
         if (capture.windows[i].start_ns < capture.windows[i - 1].end_ns)
-            return std::unexpected(context.file.invalid(fmt::format(
-                "capture windows {} and {} overlap in {}", capture.windows[i - 1].id, capture.windows[i].id, kTable)));
+            return std::unexpected(context.file.invalid(fmt::format("capture windows {} and {} overlap in {}",
+                capture.windows[i - 1].id, capture.windows[i].id, kTable.name)));
     capture.windowed = capture.mode != "full" || !capture.windows.empty();
-    return record_count(context, kTable, rows);
+    return record_count(context, kTable.name, rows);
 }
 
 } // namespace
@@ -369,8 +371,8 @@ Expected<void> read_fp8scope_tables(ReadContext& context)
             return ok;
     }
     // Latency timestamps are not in the model yet; the count tells `fp8scope info` whether they were recorded.
-    auto latency_rows = context.file.count_rows(schema::table::kKernelLatency);
-    return record_count(context, schema::table::kKernelLatency, latency_rows);
+    auto latency_rows = context.file.count_rows(tables::kKernelLatency.name);
+    return record_count(context, tables::kKernelLatency.name, latency_rows);
 }
 
 } // namespace fp8scope::analyzer::detail

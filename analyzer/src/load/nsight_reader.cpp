@@ -63,12 +63,13 @@ Expected<void> read_meta(ReadContext& context)
         return std::unexpected(host.error());
     meta.host = host->value_or("");
 
-    constexpr std::string_view kSessionTable = schema::table::kSessionStart;
-    if (context.file.has_table(kSessionTable)) {
-        constexpr std::string_view kColumns[] = { "utcEpochNs" };
-        auto rows = for_each_row(context.file, kSessionTable, kColumns, [&](Columns& row) {
+    constexpr const schema::Table& kSessionTable = schema::tables::kSessionStart;
+    if (context.file.has_table(kSessionTable.name)) {
+        // Not asked of the file: an export without the column fails in SQLite's words, as it always has.
+        const TableColumns<kSessionTable> c(context.file, ColumnsFrom::Declaration, { "utcEpochNs" });
+        auto rows = for_each_row(context.file, c, [&](Columns& row) {
             if (row.row() == 1)
-                meta.session_start_utc_ns = row.integer_or(0, 0);
+                meta.session_start_utc_ns = row.integer_or(c["utcEpochNs"], 0);
         });
         if (!rows)
             return std::unexpected(rows.error());
@@ -78,39 +79,38 @@ Expected<void> read_meta(ReadContext& context)
 
 Expected<void> read_kernels(ReadContext& context)
 {
-    constexpr std::string_view kTable = schema::table::kKernel;
-    if (!context.file.has_table(kTable))
+    // The export's kernel table has the columns of our nsys-shaped view, and more.
+    constexpr const schema::Table& kTable = schema::tables::kKernel;
+    if (!context.file.has_table(kTable.name))
         return {};
-    constexpr std::string_view kWanted[]
-        = { "start", "end", "deviceId", "streamId", "correlationId", "demangledName", "shortName", "graphId" };
-    constexpr std::string_view kRequired[] = { "start", "end", "deviceId", "streamId", "demangledName", "shortName" };
-    auto plan = plan_columns(context.file, kTable, kWanted, kRequired);
-    if (!plan)
-        return std::unexpected(plan.error());
+    const TableColumns<kTable> c(context.file, ColumnsFrom::NsightExport,
+        { "start", "end", "deviceId", "streamId", "correlationId", "demangledName", "shortName", "graphId" },
+        { "start", "end", "deviceId", "streamId", "demangledName", "shortName" });
+    if (auto ok = c.check(); !ok)
+        return ok;
     KernelTable& t = context.model.kernels;
-    auto reserved = reserve_rows(context, kTable, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id,
+    auto reserved = reserve_rows(context, kTable.name, t.start_ns, t.end_ns, t.device_id, t.stream_id, t.correlation_id,
         t.name, t.short_name, t.graph_id);
     if (!reserved)
         return std::unexpected(reserved.error());
-    const auto& ix = plan->index;
     const auto& strings = context.strings;
-    auto rows = for_each_row(context.file, kTable, plan->select, [&](Columns& row) {
-        const int64_t start_ns = row.time(ix[0]);
-        const int64_t end_ns = row.time(ix[1]);
+    auto rows = for_each_row(context.file, c, [&](Columns& row) {
+        const int64_t start_ns = row.time(c["start"]);
+        const int64_t end_ns = row.time(c["end"]);
         if (end_ns < start_ns) [[unlikely]]
             row.fail_row("negative duration");
         t.start_ns.push_back(start_ns);
         t.end_ns.push_back(end_ns);
-        t.device_id.push_back(row.id32(ix[2]));
-        t.stream_id.push_back(row.id32(ix[3]));
-        t.correlation_id.push_back(row.id32_or(ix[4], 0)); // NULL: not correlated (nsys 3.28.1 allows it)
-        t.name.push_back(string_ref(row, ix[5], strings));
-        t.short_name.push_back(string_ref(row, ix[6], strings));
-        t.graph_id.push_back(row.id32_or(ix[7], 0));
+        t.device_id.push_back(row.id32(c["deviceId"]));
+        t.stream_id.push_back(row.id32(c["streamId"]));
+        t.correlation_id.push_back(row.id32_or(c["correlationId"], 0)); // NULL: not correlated (nsys 3.28.1 allows it)
+        t.name.push_back(string_ref(row, c["demangledName"], strings));
+        t.short_name.push_back(string_ref(row, c["shortName"], strings));
+        t.graph_id.push_back(row.id32_or(c["graphId"], 0));
     });
     if (!rows)
         return std::unexpected(rows.error());
-    context.model.row_counts[std::string(kTable)] = *rows;
+    context.model.row_counts[std::string(kTable.name)] = *rows;
     return {};
 }
 

@@ -30,6 +30,8 @@ struct ReadContext {
     Dialect dialect;
     const RowCounts* recorded = nullptr; // recorded_row_counts(), when read
     bool nsight() const { return dialect == Dialect::Nsight; }
+    // How a reader of a table this file may lack columns of learns which it has (TableColumns).
+    ColumnsFrom columns_from() const { return nsight() ? ColumnsFrom::NsightExport : ColumnsFrom::OurTrace; }
 };
 
 // `recorded`: the file's recorded row counts (possibly empty), which size the columns before they are read.

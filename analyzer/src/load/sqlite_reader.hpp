@@ -5,18 +5,24 @@
 
 #include "fp8scope/analyzer/model/trace_model.hpp"
 #include "fp8scope/common/error.hpp"
+#include "fp8scope/format/schema_table.hpp"
 #include "model/progress_monitor.hpp"
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace fp8scope::analyzer::detail {
@@ -264,12 +270,95 @@ Expected<int64_t> for_each_row(
 Expected<void> require_columns(
     const TraceFile& file, std::string_view table, std::span<const std::string_view> required);
 
-// For each of `wanted`, its position in the select list made of the columns the file has, or -1.
-struct ColumnPlan {
-    std::vector<std::string_view> select; // columns to SELECT, in order
-    std::vector<int> index; // per wanted column: position in `select`, or -1 when the file lacks it
+// How a reader learns which columns a table of the schema has.
+enum class ColumnsFrom {
+    // From the table's declaration: every column read is in the file, as check_tables has checked for our traces.
+    // Only for columns there since 1.0: one added later (since_minor) may be missing from an older trace.
+    Declaration,
+    // From the file (PRAGMA table_info), an fp8scope trace: it must have every column read that its declaration has
+    // had since 1.0; one added later (since_minor) reads as absent (-1) from an older trace.
+    OurTrace,
+    // From the file, an Nsight Systems export: it must have the columns TableColumns names as needed; others may be
+    // absent (-1).
+    NsightExport,
 };
-Expected<ColumnPlan> plan_columns(const TraceFile& file, std::string_view table,
-    std::span<const std::string_view> wanted, std::span<const std::string_view> required);
+
+// The columns one reader SELECTs from a table, and where each lands in the row: TableColumns below names them.
+class ColumnSelection {
+public:
+    // The first problem: the file's columns could not be read, or it lacks a column the reader must have
+    // ("trace 'P': TABLE lacks column C", for the first such column in the order they were asked for).
+    Expected<void> check() const;
+    std::string_view table() const { return table_; }
+    std::span<const std::string_view> select() const { return select_; }
+
+protected:
+    ColumnSelection(const TraceFile& file, std::string_view table, ColumnsFrom from);
+    // Adds the column to the SELECT and returns its position in the row, or -1 when the file lacks it. `needed`: the
+    // file must have it, whatever `from` says.
+    int add(const schema::Column& column, bool needed);
+
+private:
+    const TraceFile* file_;
+    std::string_view table_;
+    ColumnsFrom from_;
+    std::vector<std::string> present_; // the file's columns, unless from_ is Declaration
+    std::optional<Error> error_;
+    std::string_view missing_; // the first column the file must have and lacks
+    std::vector<std::string_view> select_;
+};
+
+// TableColumns: read every column the table declares.
+struct EveryColumn { };
+
+// The columns a reader reads from the declared table T, and where each lands in the row, by the name the declaration
+// gives it (schema::ColumnOf: a name T lacks does not compile) instead of by a position in a hand-written list:
+//   TableColumns<schema::tables::kMemset> c(file, ColumnsFrom::OurTrace, { "start", "bytes", "memKind" });
+//   if (auto ok = c.check(); !ok) ...
+//   for_each_row(file, c, [&](Columns& row) { ... row.count(c["bytes"]) ... });
+template <const schema::Table& T> class TableColumns : public ColumnSelection {
+public:
+    using Column = schema::ColumnOf<T>;
+
+    // The columns `read`, in that order; `needed`, some of them, must be in the file whatever `from` says (the columns
+    // an Nsight Systems export must have).
+    TableColumns(const TraceFile& file, ColumnsFrom from, std::initializer_list<Column> read,
+        std::initializer_list<Column> needed = {})
+        : ColumnSelection(file, T.name, from)
+    {
+        position_.fill(kNotRead);
+        for (const Column column : read)
+            position_[column.index] = add(column.column(), contains(needed, column));
+    }
+    // Every column T declares, in its order.
+    TableColumns(const TraceFile& file, ColumnsFrom from, EveryColumn, std::initializer_list<Column> needed = {})
+        : ColumnSelection(file, T.name, from)
+    {
+        for (size_t i = 0; i < T.columns.size(); ++i)
+            position_[i] = add(T.columns[i], contains(needed, Column::at(i)));
+    }
+
+    // The column's position in the row (Columns' index), or -1 when the file lacks it.
+    int operator[](Column column) const
+    {
+        assert(position_[column.index] != kNotRead); // a column the reader did not ask for
+        return position_[column.index];
+    }
+
+private:
+    static constexpr int kNotRead = -2;
+    static bool contains(std::initializer_list<Column> columns, Column column)
+    {
+        return std::ranges::any_of(columns, [&](Column c) { return c.index == column.index; });
+    }
+    std::array<int, T.columns.size()> position_ {};
+};
+
+// for_each_row over the selected columns of their table.
+template <class OnRow>
+Expected<int64_t> for_each_row(const TraceFile& file, const ColumnSelection& columns, OnRow&& on_row)
+{
+    return for_each_row(file, columns.table(), columns.select(), std::forward<OnRow>(on_row));
+}
 
 } // namespace fp8scope::analyzer::detail

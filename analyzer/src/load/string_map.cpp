@@ -1,5 +1,7 @@
 #include "load/string_map.hpp"
 
+#include "fp8scope/format/schema.hpp"
+
 #include <fmt/format.h>
 
 namespace fp8scope::analyzer::detail {
@@ -65,22 +67,24 @@ std::string valid_utf8(std::string_view text)
 
 Expected<void> StringIdMap::load(const TraceFile& file, StringTable& strings)
 {
-    constexpr std::string_view kTable = "StringIds";
-    if (!file.has_table(kTable))
+    constexpr const schema::Table& kTable = schema::tables::kStringIds;
+    if (!file.has_table(kTable.name))
         return {};
-    constexpr std::string_view kColumns[] = { "id", "value" };
-    if (auto ok = require_columns(file, kTable, kColumns); !ok)
+    // Both columns, in every file: an nsys export's too.
+    const TableColumns<kTable> columns(file, ColumnsFrom::NsightExport, EveryColumn {}, { "id", "value" });
+    const int id = columns["id"], value = columns["value"];
+    if (auto ok = columns.check(); !ok)
         return ok;
-    auto rows = file.count_rows(kTable);
+    auto rows = file.count_rows(kTable.name);
     if (!rows)
         return std::unexpected(rows.error());
     std::vector<int64_t> ids;
     ids.reserve(static_cast<size_t>(*rows));
     strings.values.reserve(strings.values.size() + static_cast<size_t>(*rows));
     const size_t first = strings.values.size();
-    auto read = for_each_row(file, kTable, kColumns, [&](Columns& row) {
-        ids.push_back(row.integer(0));
-        strings.values.push_back(valid_utf8(row.text(1)));
+    auto read = for_each_row(file, columns, [&](Columns& row) {
+        ids.push_back(row.integer(id));
+        strings.values.push_back(valid_utf8(row.text(value)));
     });
     if (!read)
         return std::unexpected(read.error());

@@ -67,9 +67,10 @@ inline SyncRow sync_row(int64_t start_ns, int64_t end_ns, schema::SyncType type,
     return row;
 }
 
-inline MemcpyRow memcpy_row(const CopySpec& spec, uint32_t correlation_id)
+// What a copy's and a memset's rows share: where and when the work ran, and the API call that launched it.
+template <class Row, class Spec> Row gpu_work_row(const Spec& spec, uint32_t correlation_id)
 {
-    MemcpyRow row;
+    Row row;
     row.start_ns = spec.start_ns;
     row.end_ns = spec.end_ns;
     row.device_id = spec.device_id;
@@ -77,6 +78,12 @@ inline MemcpyRow memcpy_row(const CopySpec& spec, uint32_t correlation_id)
     row.stream_id = spec.stream_id;
     row.correlation_id = correlation_id;
     row.bytes = spec.bytes;
+    return row;
+}
+
+inline MemcpyRow memcpy_row(const CopySpec& spec, uint32_t correlation_id)
+{
+    auto row = gpu_work_row<MemcpyRow>(spec, correlation_id);
     row.copy_kind = spec.kind;
     row.src_kind = spec.src_kind;
     row.dst_kind = spec.dst_kind;
@@ -89,15 +96,8 @@ inline MemcpyRow memcpy_row(const CopySpec& spec, uint32_t correlation_id)
 
 inline MemsetRow memset_row(const MemsetSpec& spec, uint32_t correlation_id)
 {
-    MemsetRow row;
-    row.start_ns = spec.start_ns;
-    row.end_ns = spec.end_ns;
-    row.device_id = spec.device_id;
-    row.context_id = kContextId;
-    row.stream_id = spec.stream_id;
-    row.correlation_id = correlation_id;
+    auto row = gpu_work_row<MemsetRow>(spec, correlation_id);
     row.value = spec.value;
-    row.bytes = spec.bytes;
     row.mem_kind = spec.mem_kind;
     return row;
 }

@@ -1,5 +1,5 @@
-// The fp8scope trace format, version 1: every table, column, enum (schema_enums.hpp), meta key (schema_meta.hpp) and
-// table name (schema_names.hpp), defined once.
+// The fp8scope trace format, version 1: every table (declared once, as schema_table.hpp describes), column, enum
+// (schema_enums.hpp), meta key (schema_meta.hpp) and table name (schema_names.hpp), defined once.
 //
 // Both the writer (format/, linked into the collector) and the loader (analyzer/) compile this header, and
 // docs/trace-format.md is checked against it by a test. Core tables copy the names and columns of the Nsight
@@ -10,6 +10,7 @@
 #include "fp8scope/format/schema_enums.hpp"
 #include "fp8scope/format/schema_meta.hpp"
 #include "fp8scope/format/schema_names.hpp"
+#include "fp8scope/format/schema_table.hpp"
 
 #include <cstdint>
 #include <span>
@@ -39,31 +40,6 @@ inline constexpr int decode_minor(int32_t user_version)
 {
     return user_version & 0xFFFF;
 }
-
-// One column: its SQL type, whether NULL is allowed, and its unit or meaning as documented in
-// docs/trace-format.md (a test checks that the document states it).
-struct Column {
-    std::string_view name;
-    std::string_view sql_type; // INTEGER, REAL, TEXT or BLOB
-    bool nullable;
-    std::string_view unit; // "ns", "bytes", "StringIds.id", "ENUM_CUPTI_SYNC_TYPE", "count", ...
-    // The minor version that added the column to an existing table (0: there from the table's start). A trace of
-    // an earlier 1.x lacks it, and readers take it as NULL.
-    int since_minor = 0;
-};
-
-enum class TableKind { Table, View };
-
-struct Table {
-    std::string_view name;
-    std::span<const Column> columns;
-    // Table: extra clause after the columns (e.g. a primary key). View: the SELECT body.
-    std::string_view extra;
-    TableKind kind = TableKind::Table;
-    // The first minor version whose every trace has the table: a trace of an earlier 1.x may lack it, and readers
-    // take it as empty. Usually the minor version that added it; see FP8SCOPE_CAPTURE_WINDOW for the exception.
-    int since_minor = 0;
-};
 
 namespace detail {
 using C = Column;
@@ -247,7 +223,7 @@ inline constexpr Column kEnum[] = {
     { "label", "TEXT", R, "text" },
 };
 
-// Key/value metadata. Keys are listed in schema::meta below.
+// Key/value metadata. Keys are listed in schema::meta (schema_meta.hpp).
 inline constexpr Column kMeta[] = {
     { "key", "TEXT", R, "text" },
     { "value", "ANY", R, "text or integer, by key" },
@@ -419,36 +395,57 @@ inline constexpr std::string_view kKernelViewSelect
       "c.clusterZ AS clusterZ "
       "FROM FP8SCOPE_KERNEL AS k JOIN FP8SCOPE_KERNEL_CONFIG AS c ON c.id = k.configId";
 
+// One declaration per table: its name, its columns above, what follows them (a primary key, or a view's SELECT),
+// and for a table added after 1.0 the first minor version whose every trace has it. The writer binds, and the loader
+// reads, a table's rows through its declaration (schema_table.hpp).
+namespace tables {
+inline constexpr Table kStringIds { table::kStringIds, detail::kStringIds, "PRIMARY KEY (id)" };
+inline constexpr Table kMeta { table::kMeta, detail::kMeta, "PRIMARY KEY (key)" };
+inline constexpr Table kSessionStart { table::kSessionStart, detail::kSessionStart, "" };
+inline constexpr Table kTargetInfoGpu { table::kTargetInfoGpu, detail::kTargetInfoGpu, "PRIMARY KEY (id)" };
+inline constexpr Table kThreadNames { table::kThreadNames, detail::kThreadNames, "" };
+inline constexpr Table kKernelConfig { table::kKernelConfig, detail::kKernelConfig, "PRIMARY KEY (id)" };
+inline constexpr Table kFp8Kernel { table::kFp8Kernel, detail::kKernel, "PRIMARY KEY (id)" };
+inline constexpr Table kKernel { table::kKernel, detail::kKernelView, kKernelViewSelect, TableKind::View };
+inline constexpr Table kKernelLatency { table::kKernelLatency, detail::kKernelLatency, "PRIMARY KEY (kernelId)" };
+inline constexpr Table kRuntime { table::kRuntime, detail::kRuntime, "" };
+inline constexpr Table kSynchronization { table::kSynchronization, detail::kSynchronization, "" };
+inline constexpr Table kMemcpy { table::kMemcpy, detail::kMemcpy, "" };
+inline constexpr Table kMemset { table::kMemset, detail::kMemset, "" };
+inline constexpr Table kNvtxEvents { table::kNvtxEvents, detail::kNvtxEvents, "" };
+inline constexpr Table kTensorSite { table::kTensorSite, detail::kTensorSite, "PRIMARY KEY (id)" };
+inline constexpr Table kTensorStats { table::kTensorStats, detail::kTensorStats, "PRIMARY KEY (id)" };
+inline constexpr Table kScalar { table::kScalar, detail::kScalar, "" };
+inline constexpr Table kStepMarker { table::kStepMarker, detail::kStepMarker, "" };
+inline constexpr Table kOverhead { table::kOverhead, detail::kOverhead, "" };
+inline constexpr Table kDropped { table::kDropped, detail::kDropped, "" };
+inline constexpr Table kCollectorWork { table::kCollectorWork, detail::kCollectorWork, "", TableKind::Table, 1 };
+// Added in 1.2, but 1.2 was first written (commit fa44e89, row counts) without it: only 1.3 traces all have it.
+// samples/traces/compat/schema-1.2-fa44e89.sqlite is such a trace.
+inline constexpr Table kCaptureWindow { table::kCaptureWindow, detail::kCaptureWindow, "PRIMARY KEY (id)",
+    TableKind::Table, 3 };
+inline constexpr Table kScalarNan { table::kScalarNan, detail::kScalarNan, "", TableKind::Table, 4 };
+inline constexpr Table kBlockStats { table::kBlockStats, detail::kBlockStats, "PRIMARY KEY (id)", TableKind::Table, 6 };
+// The shape of every ENUM_* table (schema_enums.hpp), each created under its own name.
+inline constexpr Table kEnum { "ENUM_*", detail::kEnum, "PRIMARY KEY (id)" };
+} // namespace tables
+
 // Every table and view of a version-1 trace, in creation order. A trace written by fp8scope has all of them,
 // even when empty.
-inline constexpr Table kTables[] = {
-    { table::kStringIds, detail::kStringIds, "PRIMARY KEY (id)" },
-    { table::kMeta, detail::kMeta, "PRIMARY KEY (key)" },
-    { table::kSessionStart, detail::kSessionStart, "" },
-    { table::kTargetInfoGpu, detail::kTargetInfoGpu, "PRIMARY KEY (id)" },
-    { table::kThreadNames, detail::kThreadNames, "" },
-    { table::kKernelConfig, detail::kKernelConfig, "PRIMARY KEY (id)" },
-    { table::kFp8Kernel, detail::kKernel, "PRIMARY KEY (id)" },
-    { table::kKernel, detail::kKernelView, kKernelViewSelect, TableKind::View },
-    { table::kKernelLatency, detail::kKernelLatency, "PRIMARY KEY (kernelId)" },
-    { table::kRuntime, detail::kRuntime, "" },
-    { table::kSynchronization, detail::kSynchronization, "" },
-    { table::kMemcpy, detail::kMemcpy, "" },
-    { table::kMemset, detail::kMemset, "" },
-    { table::kNvtxEvents, detail::kNvtxEvents, "" },
-    { table::kTensorSite, detail::kTensorSite, "PRIMARY KEY (id)" },
-    { table::kTensorStats, detail::kTensorStats, "PRIMARY KEY (id)" },
-    { table::kScalar, detail::kScalar, "" },
-    { table::kStepMarker, detail::kStepMarker, "" },
-    { table::kOverhead, detail::kOverhead, "" },
-    { table::kDropped, detail::kDropped, "" },
-    { table::kCollectorWork, detail::kCollectorWork, "", TableKind::Table, 1 },
-    // Added in 1.2, but 1.2 was first written (commit fa44e89, row counts) without it: only 1.3 traces all have it.
-    // samples/traces/compat/schema-1.2-fa44e89.sqlite is such a trace.
-    { table::kCaptureWindow, detail::kCaptureWindow, "PRIMARY KEY (id)", TableKind::Table, 3 },
-    { table::kScalarNan, detail::kScalarNan, "", TableKind::Table, 4 },
-    { table::kBlockStats, detail::kBlockStats, "PRIMARY KEY (id)", TableKind::Table, 6 },
-};
+inline constexpr Table kTables[] = { tables::kStringIds, tables::kMeta, tables::kSessionStart, tables::kTargetInfoGpu,
+    tables::kThreadNames, tables::kKernelConfig, tables::kFp8Kernel, tables::kKernel, tables::kKernelLatency,
+    tables::kRuntime, tables::kSynchronization, tables::kMemcpy, tables::kMemset, tables::kNvtxEvents,
+    tables::kTensorSite, tables::kTensorStats, tables::kScalar, tables::kStepMarker, tables::kOverhead,
+    tables::kDropped, tables::kCollectorWork, tables::kCaptureWindow, tables::kScalarNan, tables::kBlockStats };
+
+// The position of a declared table in kTables: the writer keeps one prepared INSERT per position.
+consteval size_t table_index(const Table& table)
+{
+    for (size_t i = 0; i < std::size(kTables); ++i)
+        if (kTables[i].name == table.name)
+            return i;
+    throw "the table is not in kTables"; // not a constant expression: the call does not compile
+}
 
 // Indexes for the joins that SQL users and the analyzer make, created when recording ends (building them
 // during recording would slow every insert). Kernel, memcpy, memset and sync rows join to API calls through

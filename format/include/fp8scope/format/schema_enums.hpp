@@ -114,7 +114,7 @@ enum class StepMarkerSource : int32_t { Job = 0, Optimizer = 1, OptimizerSkipped
 std::span<const Enum> enums();
 // The name of an enum value ("CONTEXT_SYNCHRONIZE"), or an empty view if the id is not in the enum.
 std::string_view enum_name(std::string_view enum_table, int32_t id);
-// CREATE TABLE text for an ENUM_* table: detail::kEnum's columns with PRIMARY KEY (id).
+// CREATE TABLE text for an ENUM_* table: tables::kEnum under the enum's table name.
 std::string create_enum_sql(const Enum& e);
 
 } // namespace fp8scope::schema

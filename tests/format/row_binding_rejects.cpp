@@ -1,0 +1,28 @@
+// Compiled by CTest only (tests/format/CMakeLists.txt), once per CASE: each case but 0 is a mistake that one table's
+// declaration (schema.hpp) must stop when the code is compiled, not when a trace is written or read. Case 0 is the
+// same code without the mistake, so that the others fail for their own reason.
+#include "row_binding.hpp"
+
+#include <cstdint>
+#include <optional>
+
+using namespace fp8scope;
+
+void bind_dropped(sqlite3_stmt* stmt)
+{
+    constexpr const schema::Table& kDropped = schema::tables::kDropped; // timestamp, source, count, deviceId (nullable)
+#if CASE == 1 // a value left out: a column added to the declaration that a writer does not bind
+    writer_detail::bind_row<kDropped>(stmt, int64_t { 1 }, schema::DropSource::WriterError, int64_t { 2 });
+#elif CASE == 2 // an optional bound to a NOT NULL column
+    writer_detail::bind_row<kDropped>(
+        stmt, int64_t { 1 }, schema::DropSource::WriterError, std::optional<int64_t> {}, std::nullopt);
+#elif CASE == 3 // a REAL value bound to an INTEGER column
+    writer_detail::bind_row<kDropped>(stmt, int64_t { 1 }, 2.0, int64_t { 2 }, std::nullopt);
+#elif CASE == 4 // a column the table does not declare, named by a reader
+    [[maybe_unused]] constexpr schema::ColumnOf<kDropped> column("deviceID");
+#else
+    writer_detail::bind_row<kDropped>(
+        stmt, int64_t { 1 }, schema::DropSource::WriterError, int64_t { 2 }, std::nullopt);
+    [[maybe_unused]] constexpr schema::ColumnOf<kDropped> column("deviceId");
+#endif
+}
