@@ -80,9 +80,17 @@ TEST_CASE("torch hooks: the job's own fp8scope.step() and log_scalar('loss') win
 {
     const auto run = run_scenario("hooks_job_instrumented", { kBootPath, kPreload });
     CHECK(run.warnings.empty());
-    // No optimizer marker at all (the job marked step 0 before the first optimizer step); the loss of step 0 twice,
-    // the hook's before the job's first log_scalar("loss"), then only the job's.
-    const std::vector<std::string> expected { "step 0", loss("0xa0"), loss("0xa0"), "step 1", loss("0xa1") };
+    // No optimizer marker at all (the job marked step 0 before the first optimizer step), and only the job's loss:
+    // the hook held step 0's from backward and dropped it when the job logged "loss" in that step.
+    const std::vector<std::string> expected { "step 0", loss("0xa0"), "step 1", loss("0xa1") };
+    CHECK(calls_after_lookup(run) == expected);
+}
+
+TEST_CASE("torch hooks: a loss left to the hooks lands in its own step, before the job's next marker, the last at exit")
+{
+    const auto run = run_scenario("hooks_job_marks_steps", { kBootPath, kPreload });
+    CHECK(run.warnings.empty());
+    const std::vector<std::string> expected { "step 0", loss("0xa0"), "step 1", loss("0xa1") };
     CHECK(calls_after_lookup(run) == expected);
 }
 

@@ -90,9 +90,18 @@ def hooks_job_instrumented(fp8scope):
     for n in range(2):
         fp8scope.step()
         value = loss(torch, n)
-        value.backward()  # step 0: before the job's own log_scalar("loss"), the hook logs it too
+        value.backward()  # step 0: the hook holds this loss, and drops it at the job's own log_scalar("loss")
         fp8scope.log_scalar("loss", value)
         opt.step()
+
+
+def hooks_job_marks_steps(fp8scope):
+    """A job that marks its steps but leaves the loss to the hooks, with no optimizer (a hand-written update): each
+    loss is logged at the job's next fp8scope.step(), before its marker, and the last one at exit."""
+    torch = import_torch()
+    for n in range(2):
+        fp8scope.step()
+        loss(torch, n).backward()
 
 
 def hooks_old_collector(fp8scope):
@@ -123,4 +132,7 @@ def hooks_error(fp8scope):
     show("post_hooks", len(torch._training._post_hooks))
 
 
-SCENARIOS = {f.__name__: f for f in (hooks_loop, hooks_job_instrumented, hooks_old_collector, hooks_error)}
+SCENARIOS = {
+    f.__name__: f
+    for f in (hooks_loop, hooks_job_instrumented, hooks_job_marks_steps, hooks_old_collector, hooks_error)
+}

@@ -35,6 +35,9 @@ _next_step = 0
 # (_torch_hooks.py: the optimizer hook stops marking steps, the backward hook stops logging "loss").
 job_marks_steps = False
 job_logs_loss = False
+# Called by step() before it marks the job's step: the torch hooks log the loss they hold (_torch_hooks._flush_loss)
+# in the step it belongs to. Each takes no argument and raises nothing.
+step_boundary_hooks = []
 
 
 def _warn_once(key, message):
@@ -217,6 +220,8 @@ def step(n=None):
             _warn_once("step", f"step({n!r}) ignored: steps are integers >= 0")
             return False
     _next_step = n + 1  # counted even while nothing records, so that a collector found later sees true numbers
+    for hook in list(step_boundary_hooks):
+        hook()
     api = _collector.api()
     return api is not None and api.step(n) == _collector.OK
 

@@ -9,13 +9,15 @@
   the optimizer having stepped (inf or NaN gradients), fp8scope_step_end(n, OPTIMIZER_SKIPPED) names the skip;
 - torch.autograd.backward wrapped (Tensor.backward calls it): a one-element float32/bfloat16/float16 CUDA tensor
   given to it is logged as the scalar "loss" on the device (fp8scope_scalar_device: no .item(), no sync), unscaled
-  when GradScaler.scale (wrapped too) made it.
+  when GradScaler.scale (wrapped too) made it. It is held until the step's end (the optimizer hook, the job's
+  fp8scope.step()), the next backward or exit, and logged then, in the step it belongs to.
 
 The job's own instrumentation wins: once it calls fp8scope.step(), no more optimizer markers; once it logs "loss",
-no more loss from backward. Nothing here may fail the job: the wrappers call what they wrap with the same arguments
+no more loss from backward, and a held one is dropped (so step 0 has the job's loss once, not the hook's too). Nothing here may fail the job: the wrappers call what they wrap with the same arguments
 and return its result or raise its error; an error of our own becomes one Fp8scopeWarning and the hooks go quiet.
 """
 
+import atexit
 import functools
 import sys
 import threading
@@ -39,6 +41,8 @@ _stepped = set()
 _backward_since = True
 _hook_calls = {}  # id(optimizer) -> post hook calls, for GradScaler.step to tell whether its optimizer stepped
 
+# The loss of the last backward, logged at the next step boundary, backward or exit (_flush_loss), under _lock.
+_pending_loss = None
 _scaled = {}  # id(GradScaler.scale's output) -> (weakref to it, the unscaled input)
 _inside = threading.local()  # depth of GradScaler wrappers on this thread (a subclass's method calling the base's)
 
@@ -95,6 +99,7 @@ def _on_optimizer_step(optimizer, args, kwargs):
     if _quiet:
         return
     try:
+        _flush_loss()
         with _lock:
             _hook_calls[id(optimizer)] = _hook_calls.get(id(optimizer), 0) + 1
         step, new = _step_of(optimizer)
@@ -105,6 +110,7 @@ def _on_optimizer_step(optimizer, args, kwargs):
 
 
 def _on_skipped(optimizer):
+    _flush_loss()
     step, new = _step_of(optimizer)
     if new:
         _mark(step, OPTIMIZER_SKIPPED)
@@ -122,13 +128,36 @@ def _loss_of(tensor):
     return tensor
 
 
+def _flush_loss():
+    """Logs the loss held since the last backward, unless the job has logged "loss" itself since: called at every
+    step boundary (the optimizer hook, the job's fp8scope.step()), at the next backward and at exit, so that the
+    value lands in the step it belongs to and a job that starts logging its loss in step 0 gets one value there."""
+    global _pending_loss
+    with _lock:
+        loss, _pending_loss = _pending_loss, None
+    if loss is not None and not _api.job_logs_loss and _api_with_step_end() is not None:
+        _api.log_scalar_from_hook("loss", loss)
+
+
+def _flush_loss_guarded():
+    """_flush_loss for the job's fp8scope.step() and for exit: an error of our own becomes the one warning."""
+    if _quiet:
+        return
+    try:
+        _flush_loss()
+    except Exception as error:
+        _fail(error)
+
+
 def _on_backward(tensors):
-    global _backward_since
+    global _backward_since, _pending_loss
+    _flush_loss()  # gradient accumulation: the previous backward's loss, in this same step
     with _lock:
         _backward_since = True
     loss = _loss_of(tensors)
-    if loss is not None and _api_with_step_end() is not None:
-        _api.log_scalar_from_hook("loss", loss)
+    if loss is not None:
+        with _lock:
+            _pending_loss = loss  # the tensor itself: no torch call here, and it is one element
 
 
 def _wrap_backward(original):
@@ -239,6 +268,8 @@ def install(torch):
                 if "step" in cls.__dict__:
                     _replace(cls, "step", _wrap_scaler_step)
             _optimizer_hook = register(_on_optimizer_step)
+            _api.step_boundary_hooks.append(_flush_loss_guarded)
+            atexit.register(_flush_loss_guarded)  # the last step's loss (before the collector shuts down)
         except Exception:
             uninstall()
             raise
@@ -248,11 +279,15 @@ def install(torch):
 
 def uninstall():
     """Puts back what install() replaced and removes the optimizer hook (tests; an install that failed midway)."""
-    global _installed, _optimizer_hook
+    global _installed, _optimizer_hook, _pending_loss
     with _lock:
         if _optimizer_hook is not None:
             _optimizer_hook.remove()
             _optimizer_hook = None
+        _pending_loss = None
+        if _flush_loss_guarded in _api.step_boundary_hooks:
+            _api.step_boundary_hooks.remove(_flush_loss_guarded)
+        atexit.unregister(_flush_loss_guarded)
         while _restore:
             owner, name, original = _restore.pop()
             setattr(owner, name, original)
