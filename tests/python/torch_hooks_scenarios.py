@@ -91,8 +91,8 @@ def hooks_job_instrumented(fp8scope):
         fp8scope.step()
         value = loss(torch, n)
         value.backward()  # step 0: the hook holds this loss, and drops it at the job's own log_scalar("loss")
+        opt.step()  # the job logs its loss after the optimizer step (samples/torch/train.py does)
         fp8scope.log_scalar("loss", value)
-        opt.step()
 
 
 def hooks_job_marks_steps(fp8scope):

@@ -9,8 +9,8 @@
   the optimizer having stepped (inf or NaN gradients), fp8scope_step_end(n, OPTIMIZER_SKIPPED) names the skip;
 - torch.autograd.backward wrapped (Tensor.backward calls it): a one-element float32/bfloat16/float16 CUDA tensor
   given to it is logged as the scalar "loss" on the device (fp8scope_scalar_device: no .item(), no sync), unscaled
-  when GradScaler.scale (wrapped too) made it. It is held until the step's end (the optimizer hook, the job's
-  fp8scope.step()), the next backward or exit, and logged then, in the step it belongs to.
+  when GradScaler.scale (wrapped too) made it. It is held until the step's end (the job's next fp8scope.step() when
+  the job marks its steps, else the optimizer hook), the next backward or exit, and logged then, in its step.
 
 The job's own instrumentation wins: once it calls fp8scope.step(), no more optimizer markers; once it logs "loss",
 no more loss from backward, and a held one is dropped (so step 0 has the job's loss once, not the hook's too). Nothing here may fail the job: the wrappers call what they wrap with the same arguments
@@ -99,7 +99,8 @@ def _on_optimizer_step(optimizer, args, kwargs):
     if _quiet:
         return
     try:
-        _flush_loss()
+        if not _api.job_marks_steps:  # else the job's next fp8scope.step() ends the step: it may log its loss first
+            _flush_loss()
         with _lock:
             _hook_calls[id(optimizer)] = _hook_calls.get(id(optimizer), 0) + 1
         step, new = _step_of(optimizer)
@@ -110,7 +111,8 @@ def _on_optimizer_step(optimizer, args, kwargs):
 
 
 def _on_skipped(optimizer):
-    _flush_loss()
+    if not _api.job_marks_steps:
+        _flush_loss()
     step, new = _step_of(optimizer)
     if new:
         _mark(step, OPTIMIZER_SKIPPED)
@@ -129,9 +131,10 @@ def _loss_of(tensor):
 
 
 def _flush_loss():
-    """Logs the loss held since the last backward, unless the job has logged "loss" itself since: called at every
-    step boundary (the optimizer hook, the job's fp8scope.step()), at the next backward and at exit, so that the
-    value lands in the step it belongs to and a job that starts logging its loss in step 0 gets one value there."""
+    """Logs the loss held since the last backward, unless the job has logged "loss" itself since: called where the
+    step ends (the job's next fp8scope.step() when it marks its steps, which may log its loss after the optimizer
+    step; else the optimizer hook), at the next backward and at exit, so that the value lands in the step it belongs
+    to and a job that starts logging its loss in step 0 gets one value there."""
     global _pending_loss
     with _lock:
         loss, _pending_loss = _pending_loss, None
