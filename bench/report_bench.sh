@@ -4,7 +4,7 @@
 # last; then SQLite's own scan of the same rows (bench/scan_bench.cpp) and the ratio of the two medians. Goals on 2
 # cores: <= 10 s and <= 2 GB (that section), <= 3 s and <= 1 GB
 # (docs/benchmarks.md "The analyzer at the speed of its storage"), <= 2x the scan at <= 1 GB
-# (docs/benchmarks.md "The report against SQLite's own scan").
+# (docs/benchmarks.md "The report against SQLite's own scan"); then `fp8scope info` against `info --read-rows` (issue 47).
 #
 #   bench/report_bench.sh BUILD_DIR [RUNS] [TRACE]
 #
@@ -52,3 +52,21 @@ rm -f "$sql_log"
 echo "$scan_lines"
 scan=$(head -1 <<< "$scan_lines" | sed -E 's/.*median ([0-9.]+) s.*/\1/')
 printf 'report / scan inside SQLite: %.2fx (goal: <= 2x, issue 26)\n' "$(echo "$(median "${walls[@]}") / $scan" | bc -l)"
+# `fp8scope info` (issue 47): from the finished trace's meta and small tables, against --read-rows (the full load it
+# did before), same trace, interleaved runs.
+info_fast=() info_full=()
+for ((i = 1; i <= runs; i++)); do
+    for mode in fast full; do
+        log=$(mktemp)
+        if [[ $mode == fast ]]; then
+            /usr/bin/time -f '%e' -o "$log" "$fp8scope" info "$trace" > /dev/null
+            info_fast+=("$(cat "$log")")
+        else
+            /usr/bin/time -f '%e' -o "$log" "$fp8scope" info --read-rows "$trace" > /dev/null
+            info_full+=("$(cat "$log")")
+        fi
+        rm -f "$log"
+    done
+done
+printf 'fp8scope info, %d runs: median %s s (goal: <= 0.2 s, issue 47); info --read-rows: median %s s\n' "$runs" \
+    "$(median "${info_fast[@]}")" "$(median "${info_full[@]}")"

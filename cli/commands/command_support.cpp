@@ -124,4 +124,23 @@ CliExpected<analyzer::TraceModel> load_trace_model(const std::string& path, cons
     }
 }
 
+CliExpected<analyzer::TraceSummary> load_trace_summary(
+    const std::string& path, bool read_rows, const analyzer::ProgressHook& progress)
+{
+    if (read_rows) {
+        auto model = load_trace_model(path, progress);
+        if (!model)
+            return std::unexpected(model.error());
+        return analyzer::summarize(*model);
+    }
+    try { // as load_trace_model
+        auto summary = analyzer::load_trace_summary(path, progress);
+        if (summary)
+            return std::move(*summary);
+        return std::unexpected(to_cli_error(std::move(summary.error())));
+    } catch (const std::exception& e) {
+        return cli_failure(kExitBadTrace, fmt::format("{}: cannot load trace: {}", path, e.what()));
+    }
+}
+
 } // namespace fp8scope::cli

@@ -4,6 +4,7 @@
 
 #include "commands/cli_error.hpp"
 
+#include "fp8scope/analyzer/load/trace_summary.hpp"
 #include "fp8scope/analyzer/model/progress.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
 
@@ -15,6 +16,11 @@ namespace fp8scope::cli {
 // The loaded trace, or kExitBadTrace with the loader's one line. `progress`: a CommandProgress stage's hook, or none.
 CliExpected<analyzer::TraceModel> load_trace_model(
     const std::string& path, const analyzer::ProgressHook& progress = {});
+
+// The trace's summary (analyzer::load_trace_summary; with `read_rows`, from a full load that checks every row), or
+// kExitBadTrace with the loader's one line.
+CliExpected<analyzer::TraceSummary> load_trace_summary(
+    const std::string& path, bool read_rows, const analyzer::ProgressHook& progress = {});
 
 // "fp8scope: error: <message>" on stderr, as one line (line breaks become spaces): a trace that cannot be read, or
 // two that cannot be compared.

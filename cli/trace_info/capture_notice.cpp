@@ -27,15 +27,18 @@ std::optional<int64_t> nvtx_step_ranges(const analyzer::TraceMeta& meta)
 
 std::optional<std::string> capture_never_opened(const analyzer::TraceModel& model)
 {
+    return capture_never_opened(analyzer::summarize(model));
+}
+
+std::optional<std::string> capture_never_opened(const analyzer::TraceSummary& model)
+{
     const analyzer::CaptureInfo& capture = model.capture;
     if (!capture.windowed || !capture.windows.empty() || (capture.mode != "steps" && capture.mode != "periodic"))
         return std::nullopt;
     std::optional<StepsSeen> steps;
-    if (!model.step_markers.empty()) {
+    if (model.marked_steps) {
         // Markers are written inside and outside windows, and decide the steps once the job gives one.
-        const auto [low, high]
-            = std::ranges::minmax_element(model.step_markers, {}, [](const analyzer::StepMarker& m) { return m.step; });
-        steps = StepsSeen { low->step, high->step, false };
+        steps = StepsSeen { model.marked_steps->first, model.marked_steps->second, false };
     } else if (const std::optional<int64_t> ranges = nvtx_step_ranges(model.meta); ranges && *ranges > 0) {
         // The k-th range is step k - 1. An unfinished trace holds the count written at the first range only.
         steps = StepsSeen { 0, *ranges - 1, !model.meta.finished };

@@ -5,6 +5,7 @@
 // when they hold no step marker.
 #pragma once
 
+#include "fp8scope/analyzer/load/trace_summary.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
 
 #include <optional>
@@ -14,6 +15,7 @@ namespace fp8scope::cli {
 
 // The sentence (capture_never_opened_text, shared with the collector's exit warning), or nullopt when a window
 // opened or the trace was not recorded by steps.
+std::optional<std::string> capture_never_opened(const analyzer::TraceSummary& summary);
 std::optional<std::string> capture_never_opened(const analyzer::TraceModel& model);
 
 } // namespace fp8scope::cli

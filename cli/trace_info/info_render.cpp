@@ -14,8 +14,8 @@ namespace fp8scope::cli {
 
 namespace {
 
-using analyzer::TraceModel;
 using analyzer::TraceSource;
+using analyzer::TraceSummary;
 using Json = nlohmann::ordered_json;
 
 constexpr int kLabelWidth = 16;
@@ -84,7 +84,7 @@ private:
     std::string out_;
 };
 
-void write_gpus(TextWriter& text, const TraceModel& model)
+void write_gpus(TextWriter& text, const TraceSummary& model)
 {
     text.heading("GPUs");
     if (model.gpus.empty()) {
@@ -100,7 +100,7 @@ void write_gpus(TextWriter& text, const TraceModel& model)
     }
 }
 
-void write_rows(TextWriter& text, const TraceModel& model)
+void write_rows(TextWriter& text, const TraceSummary& model)
 {
     text.heading("Rows");
     size_t name_width = std::max(std::string_view("dropped records").size(), kSkippedLabel.size());
@@ -111,7 +111,7 @@ void write_rows(TextWriter& text, const TraceModel& model)
     }
     for (const auto& [table, rows] : model.row_counts)
         text.line(fmt::format("{:<{}}  {:>{}}", printable(table), name_width, rows, count_width));
-    text.line(fmt::format("{:<{}}  {:>{}}", "dropped records", name_width, model.dropped_records(), count_width));
+    text.line(fmt::format("{:<{}}  {:>{}}", "dropped records", name_width, model.dropped_records, count_width));
     if (model.meta.source == TraceSource::Fp8scope)
         text.line(
             fmt::format("{:<{}}  {:>{}}", kSkippedLabel, name_width, model.meta.tensor_stats_skipped, count_width));
@@ -132,7 +132,7 @@ Json text_or_null(const std::string& value)
 
 } // namespace
 
-std::string render_info_text(const TraceModel& model, TextStyle style)
+std::string render_info_text(const TraceSummary& model, TextStyle style)
 {
     const auto& meta = model.meta;
     TextWriter text(style);
@@ -166,7 +166,7 @@ std::string render_info_text(const TraceModel& model, TextStyle style)
 
     text.heading("Time");
     text.field("session start", format_utc_iso(meta.session_start_utc_ns).value_or("unknown"));
-    if (const auto span = model.time_span_ns()) {
+    if (const auto span = model.time_span_ns) {
         text.field("first activity", format_duration_ns(span->first) + " after session start");
         text.field("last activity", format_duration_ns(span->second) + " after session start");
         text.field("duration", format_duration_ns(span->second - span->first));
@@ -178,7 +178,7 @@ std::string render_info_text(const TraceModel& model, TextStyle style)
     return text.take();
 }
 
-Json render_info_json(const TraceModel& model)
+Json render_info_json(const TraceSummary& model)
 {
     const auto& meta = model.meta;
     Json gpus = Json::array();
@@ -197,7 +197,7 @@ Json render_info_json(const TraceModel& model)
         });
     }
     Json time_span = nullptr;
-    if (const auto span = model.time_span_ns())
+    if (const auto span = model.time_span_ns)
         time_span = { { "first", span->first }, { "last", span->second }, { "duration", span->second - span->first } };
     Json row_counts = Json::object();
     for (const auto& [table, rows] : model.row_counts)
@@ -243,7 +243,7 @@ Json render_info_json(const TraceModel& model)
         { "gpus", gpus },
         { "time_span_ns", time_span },
         { "row_counts", row_counts },
-        { "dropped_records", model.dropped_records() },
+        { "dropped_records", model.dropped_records },
         { "tensor_stats_skipped",
             model.meta.source == TraceSource::Fp8scope ? Json(model.meta.tensor_stats_skipped) : Json(nullptr) },
     };

@@ -1,8 +1,8 @@
-// Renderers for `fp8scope info`: the loaded TraceModel as aligned text or as the versioned JSON object that
-// docs/cli.md documents. They only format; every figure comes from the model.
+// Renderers for `fp8scope info`: the trace's summary as aligned text or as the versioned JSON object that
+// docs/cli.md documents. They only format; every figure comes from the summary.
 #pragma once
 
-#include "fp8scope/analyzer/model/trace_model.hpp"
+#include "fp8scope/analyzer/load/trace_summary.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +17,7 @@ struct TextStyle {
     bool bold_headings = false; // only when stdout is a terminal
 };
 
-std::string render_info_text(const analyzer::TraceModel& model, TextStyle style);
-nlohmann::ordered_json render_info_json(const analyzer::TraceModel& model);
+std::string render_info_text(const analyzer::TraceSummary& model, TextStyle style);
+nlohmann::ordered_json render_info_json(const analyzer::TraceSummary& model);
 
 } // namespace fp8scope::cli

@@ -287,6 +287,44 @@ Expected<void> TraceDb::commit()
     return impl_->commit_and_begin(true);
 }
 
+Expected<std::optional<std::pair<int64_t, int64_t>>> TraceDb::Impl::activity_span()
+{
+    // The loader's rules (analyzer separate_collector_work, TraceModel::time_span_ns): kernels, copies, memsets and
+    // API calls with a correlation id of FP8SCOPE_COLLECTOR_WORK (0 is no id) are the collector's, and so is every
+    // kernel named in its namespace; syncs and NVTX events are the job's; a mark or an unclosed range ends at its
+    // start.
+    namespace t = schema::table;
+    const auto q = [](std::string_view name) { return "\"" + std::string(name) + "\""; };
+    const std::string own = " WHERE correlationId NOT IN own";
+    const std::string sql = "WITH own(id) AS (SELECT correlationId FROM " + q(t::kCollectorWork)
+        + " WHERE correlationId <> 0), probes(id) AS (SELECT c.id FROM " + q(t::kKernelConfig) + " c JOIN "
+        + q(t::kStringIds) + " s ON s.id = c.demangledName WHERE instr(s.value, '"
+        + std::string(schema::meta::kCollectorKernelNamespace) + "') > 0) SELECT min(first), max(last) FROM ("
+        + "SELECT min(start) AS first, max(start + duration) AS last FROM " + q(t::kFp8Kernel) + own
+        + " AND configId NOT IN probes UNION ALL SELECT min(start), max(\"end\") FROM " + q(t::kRuntime) + own
+        + " UNION ALL SELECT min(start), max(\"end\") FROM " + q(t::kSynchronization)
+        + " UNION ALL SELECT min(start), max(\"end\") FROM " + q(t::kMemcpy) + own
+        + " UNION ALL SELECT min(start), max(\"end\") FROM " + q(t::kMemset)
+        + own
+        // The loader's NVTX rule: no end, or nsys's -1 after a start that is not, is a mark or an unclosed range.
+        + " UNION ALL SELECT min(start), max(CASE WHEN \"end\" IS NULL OR (\"end\" = -1 AND start > -1) THEN start "
+          "ELSE \"end\" END) FROM "
+        + q(t::kNvtxEvents) + ")";
+    const std::string what = "cannot find the activity's time span";
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
+        return std::unexpected(sqlite_error(what));
+    const int rc = sqlite3_step(stmt);
+    std::optional<std::pair<int64_t, int64_t>> span;
+    if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) == SQLITE_INTEGER
+        && sqlite3_column_type(stmt, 1) == SQLITE_INTEGER)
+        span.emplace(sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1));
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_ROW)
+        return std::unexpected(sqlite_error(what));
+    return span;
+}
+
 Expected<void> TraceDb::finish(const FinishInfo& info)
 {
     Impl& impl = *impl_;
@@ -330,6 +368,15 @@ Expected<void> TraceDb::finish(const FinishInfo& info)
                 return std::unexpected(rows.error());
             if (auto ok = meta_integer(schema::meta::row_count_key(table.name), *rows); !ok)
                 return ok;
+        }
+        // The activity's span, so that `fp8scope info` reads the meta and not the rows (issue 47). Without it
+        // (a failed query) info reads the rows, as for an older trace: no reason to fail the finish.
+        if (const auto span = impl.activity_span(); span && *span) {
+            for (auto ok : { meta_integer(schema::meta::kActivityFirstNs, (*span)->first),
+                     meta_integer(schema::meta::kActivityLastNs, (*span)->second) }) {
+                if (!ok)
+                    return ok;
+            }
         }
         // The closing meta is committed on its own, so that a failed index build cannot take it along.
         if (auto ok = impl.commit_and_begin(true); !ok)

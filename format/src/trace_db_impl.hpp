@@ -143,6 +143,9 @@ struct TraceDb::Impl {
     Expected<void> exec(const char* sql, std::string_view what);
     // SELECT count(*) of one table.
     Expected<int64_t> count_rows(std::string_view table);
+    // The job's activity from first start to last end without the collector's own work (schema_meta.hpp,
+    // kActivityFirstNs); nullopt when there is none. One scan of each activity table.
+    Expected<std::optional<std::pair<int64_t, int64_t>>> activity_span();
     // Binds one row of T (writer_detail::bind_row: one value per declared column, checked when compiled) and
     // inserts it.
     template <const schema::Table& T, class... Values> Expected<void> write(const Values&... values)

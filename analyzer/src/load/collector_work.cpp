@@ -1,4 +1,5 @@
 #include "fp8scope/analyzer/load/collector_work.hpp"
+#include "fp8scope/format/schema.hpp"
 
 #include <algorithm>
 #include <map>
@@ -10,9 +11,7 @@ namespace fp8scope::analyzer {
 
 namespace {
 
-// The statistics kernels live in this namespace (probes/src/tensor_stats_kernel.cu, hp_stats_kernel.cu); traces
-// written before FP8SCOPE_COLLECTOR_WORK are recognised by it alone.
-constexpr std::string_view kCollectorKernelNamespace = "fp8scope::probes";
+using schema::meta::kCollectorKernelNamespace;
 
 // Keeps the rows of a struct-of-arrays table where keep[i], in order.
 template <class... Columns> void compact(const std::vector<uint8_t>& keep, Columns&... columns)

@@ -13,8 +13,9 @@
 
 namespace fp8scope::analyzer::detail {
 
-// fp8scope_tables.cpp: the FP8SCOPE_* tables that nsys does not have.
+// fp8scope_tables.cpp: the FP8SCOPE_* tables that nsys does not have, and of them those a summary reads.
 Expected<void> read_fp8scope_tables(ReadContext& context);
+Expected<void> read_fp8scope_summary_tables(ReadContext& context);
 
 namespace {
 
@@ -241,24 +242,40 @@ Expected<void> read_kernels(ReadContext& context)
     return {};
 }
 
-} // namespace
-
-Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model, const RowCounts& recorded)
+// The version, the meta and the tables' presence: what every read of an fp8scope trace begins with.
+Expected<void> read_version_and_meta(ReadContext& context)
 {
-    model.meta.source = TraceSource::Fp8scope;
+    context.model.meta.source = TraceSource::Fp8scope;
     // The version comes first: a newer major version may have changed any table, FP8SCOPE_META included.
-    auto encoded = user_version(file);
+    auto encoded = user_version(context.file);
     if (!encoded)
         return std::unexpected(encoded.error());
     const Version file_version { schema::decode_major(*encoded), schema::decode_minor(*encoded) };
     if (file_version.major > schema::kMajorVersion)
-        return std::unexpected(newer_version(file, file_version));
-
-    StringIdMap strings;
-    ReadContext context { file, model, strings, Dialect::Fp8scope, &recorded };
+        return std::unexpected(newer_version(context.file, file_version));
     if (auto ok = read_meta(context, file_version); !ok)
         return ok;
-    if (auto ok = check_tables(file, file_version.minor); !ok)
+    return check_tables(context.file, file_version.minor);
+}
+
+} // namespace
+
+Expected<void> read_fp8scope_summary(const TraceFile& file, TraceModel& model, const RowCounts& recorded)
+{
+    StringIdMap strings;
+    ReadContext context { file, model, strings, Dialect::Fp8scope, &recorded };
+    if (auto ok = read_version_and_meta(context); !ok)
+        return ok;
+    if (auto ok = read_gpus(context); !ok)
+        return ok;
+    return read_fp8scope_summary_tables(context);
+}
+
+Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model, const RowCounts& recorded)
+{
+    StringIdMap strings;
+    ReadContext context { file, model, strings, Dialect::Fp8scope, &recorded };
+    if (auto ok = read_version_and_meta(context); !ok)
         return ok;
     const size_t strings_before = model.strings.size();
     if (auto ok = strings.load(file, model.strings); !ok)

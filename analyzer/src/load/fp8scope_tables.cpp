@@ -375,4 +375,15 @@ Expected<void> read_fp8scope_tables(ReadContext& context)
     return record_count(context, tables::kKernelLatency.name, latency_rows);
 }
 
+// What load_trace_summary() reads beside the meta and the GPUs: the tables of one row per step, per window or per
+// loss, small at any trace size.
+Expected<void> read_fp8scope_summary_tables(ReadContext& context)
+{
+    for (auto read : { read_step_markers, read_dropped, read_capture_windows }) {
+        if (auto ok = read(context); !ok)
+            return ok;
+    }
+    return {};
+}
+
 } // namespace fp8scope::analyzer::detail

@@ -2,6 +2,7 @@
 // Nsight Systems export.
 #pragma once
 
+#include "fp8scope/analyzer/load/trace_summary.hpp"
 #include "fp8scope/analyzer/model/trace_model.hpp"
 #include "load/sqlite_reader.hpp"
 #include "load/string_map.hpp"
@@ -36,6 +37,12 @@ struct ReadContext {
 
 // `recorded`: the file's recorded row counts (possibly empty), which size the columns before they are read.
 Expected<void> read_fp8scope(const TraceFile& file, TraceModel& model, const RowCounts& recorded);
+// What load_trace_summary() reads of an fp8scope trace: the version, the meta, that every table is there, and the
+// GPU, step marker, dropped record and capture window rows.
+Expected<void> read_fp8scope_summary(const TraceFile& file, TraceModel& model, const RowCounts& recorded);
+// The summary of a finished trace from that partial model and the recorded row counts (trace_summary.cpp); nullopt
+// when its meta lacks the activity's span, and the trace must be loaded whole.
+std::optional<TraceSummary> summary_from_meta(const TraceModel& partial, const RowCounts& recorded);
 // Compares the rows read (model.row_counts) with the recorded counts for every table a finished trace counts:
 // an error naming the first table that differs or has no count.
 Expected<void> check_row_counts(const TraceFile& file, const TraceModel& model, const RowCounts& recorded);

@@ -2,6 +2,7 @@
 // hands it to the matching reader.
 #include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/analyzer/load/collector_work.hpp"
+#include "fp8scope/analyzer/load/trace_summary.hpp"
 #include "fp8scope/format/schema.hpp"
 #include "load/readers.hpp"
 
@@ -125,7 +126,67 @@ Expected<TraceModel> load(const std::string& path, ProgressMonitor* monitor)
     return model;
 }
 
+// Whether the file is shorter than its SQLite header says (bytes 28-31: the database's size in pages, valid when the
+// change counter at 24 equals the version-valid-for number at 92; bytes 16-17: the page size, 1 meaning 65536). A
+// full load finds a truncated file as it reads the missing pages; a summary reads too few pages to be sure to.
+bool shorter_than_header(const std::string& path)
+{
+    unsigned char header[100] {};
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    const ssize_t got = ::pread(fd, header, sizeof header, 0);
+    struct stat info { };
+    const bool stated = ::fstat(fd, &info) == 0;
+    ::close(fd);
+    if (got != static_cast<ssize_t>(sizeof header) || !stated)
+        return false;
+    const auto be32 = [&](int at) {
+        return (uint32_t(header[at]) << 24) | (uint32_t(header[at + 1]) << 16) | (uint32_t(header[at + 2]) << 8)
+            | uint32_t(header[at + 3]);
+    };
+    const uint32_t page_field = (uint32_t(header[16]) << 8) | header[17];
+    const uint64_t page_size = page_field == 1 ? 65536 : page_field;
+    if (be32(24) != be32(92))
+        return false; // the size field is stale (an old writer): SQLite itself goes by the file's size
+    return uint64_t(be32(28)) * page_size > static_cast<uint64_t>(info.st_size);
+}
+
 } // namespace
+
+Expected<TraceSummary> load_trace_summary(const std::string& path, const ProgressHook& progress)
+{
+    if (auto ok = check_path(path); !ok)
+        return std::unexpected(ok.error());
+    auto file = detail::TraceFile::open(path);
+    if (!file)
+        return std::unexpected(file.error());
+    if (auto ok = file->load_catalog(); !ok)
+        return std::unexpected(ok.error());
+    if (file->has_table(schema::table::kMeta)) {
+        auto recorded = detail::recorded_row_counts(*file);
+        if (!recorded)
+            return std::unexpected(recorded.error());
+        // Row counts are recorded when a trace is finished, and the activity's span by writers since issue 47 (older
+        // ones are loaded whole).
+        if (!recorded->empty()) {
+            if (shorter_than_header(path))
+                return std::unexpected(Error { ErrorCode::InvalidTrace,
+                    detail::one_line(
+                        fmt::format("trace '{}' is truncated: shorter than its SQLite header says", path)) });
+            TraceModel partial;
+            partial.path = path;
+            if (auto ok = detail::read_fp8scope_summary(*file, partial, *recorded); !ok)
+                return std::unexpected(ok.error());
+            if (auto summary = detail::summary_from_meta(partial, *recorded))
+                return *std::move(summary);
+        }
+    }
+    auto model = load_trace(path, progress);
+    if (!model)
+        return std::unexpected(model.error());
+    return summarize(*model);
+}
 
 Expected<TraceModel> load_trace(const std::string& path)
 {

@@ -38,6 +38,16 @@ inline constexpr std::string_view kCaptureOptions = "capture_options";
 // (so 1 in an unfinished trace means "at least 1"). Absent from whole-run traces and older ones. No version bump:
 // it adds no table or column, and readers that do not know it ignore it.
 inline constexpr std::string_view kNvtxStepRanges = "nvtx_step_ranges";
+// The job's activity from its first start to its last end, relative to session start, as the analyzer counts it
+// (TraceModel::time_span_ns): kernels, API calls, syncs, copies, memsets and NVTX events (a mark or an unclosed range
+// by its start), without the collector's own work (the correlation ids of FP8SCOPE_COLLECTOR_WORK, and kernels named
+// in kCollectorKernelNamespace). Written when the trace is finished and has activity, so that `fp8scope info` need
+// not read the rows; absent from older and unfinished traces. No version bump, as nvtx_step_ranges.
+inline constexpr std::string_view kActivityFirstNs = "activity_first_ns";
+inline constexpr std::string_view kActivityLastNs = "activity_last_ns";
+// The namespace of the collector's statistics kernels (probes/src/tensor_stats_kernel.cu, hp_stats_kernel.cu): traces
+// written before FP8SCOPE_COLLECTOR_WORK tell the collector's kernels by it alone.
+inline constexpr std::string_view kCollectorKernelNamespace = "fp8scope::probes";
 // "row_count.<TABLE>": the rows of every table of kTables (views and FP8SCOPE_META aside), counted when the
 // trace is finished (1.2). A reader compares the rows it reads against them: a damaged b-tree that reads as
 // fewer rows without an error is found without a full integrity check.

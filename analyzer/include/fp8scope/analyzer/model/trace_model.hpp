@@ -118,6 +118,8 @@ struct GpuInfo {
     int64_t clock_rate_hz = 0;
     int32_t sm_count = 0;
     int32_t compute_major = 0, compute_minor = 0;
+
+    friend bool operator==(const GpuInfo&, const GpuInfo&) = default;
 };
 
 struct TensorSite {
@@ -224,6 +226,8 @@ struct CaptureWindow {
     bool open_at_end = false; // the file had no end: the job ended (or was killed) inside the window
     std::optional<int64_t> first_step, last_step;
     int32_t trigger = 0; // schema::CaptureTrigger
+
+    friend bool operator==(const CaptureWindow&, const CaptureWindow&) = default;
 };
 
 // What the recording captured. `windowed` false (older traces, nsys exports, meta capture_mode "full"): the whole
@@ -233,6 +237,8 @@ struct CaptureInfo {
     std::string mode = "full"; // meta capture_mode
     std::string options; // meta capture_options
     std::vector<CaptureWindow> windows; // in start order, not overlapping
+
+    friend bool operator==(const CaptureInfo&, const CaptureInfo&) = default;
 };
 
 // Kernels that started before the previous kernel of their (device, stream) had ended. One stream runs its kernels
@@ -262,6 +268,8 @@ struct TraceMeta {
     int64_t tensor_stats_skipped = 0;
     // Every FP8SCOPE_META key and value as text, for display (`fp8scope info --format json` prints it).
     std::map<std::string, std::string> raw;
+
+    friend bool operator==(const TraceMeta&, const TraceMeta&) = default;
 };
 
 struct TraceModel {
