@@ -213,16 +213,23 @@ def ground_truth(stdout):
 _TIMED_VALUE = re.compile(r"\b(\w+_(?:ns|ms))(\s+)-?[0-9][0-9.e+-]*")
 
 
+# Ground-truth fields that say whether the fp8scope package was importable: under `fp8scope record` it is (record puts
+# it on the job's path), untraced it need not be. They describe the tracer, not the run.
+_TRACER_FIELDS = ("fp8scope_package", "fp8scope_annotate")
+
+
 def _drop_timed(value):
     if isinstance(value, dict):
-        return {k: _drop_timed(v) for k, v in value.items() if not re.search(r"_(ns|ms)$", k)}
+        return {k: _drop_timed(v) for k, v in value.items()
+                if not re.search(r"_(ns|ms)$", k) and k not in _TRACER_FIELDS}
     if isinstance(value, list):
         return [_drop_timed(v) for v in value]
     return value
 
 
 def normalized_stdout(stdout):
-    """stdout with the values that differ from run to run (host times, step times) masked, counts kept."""
+    """stdout with the values that differ from run to run (host times, step times) or between a traced and an untraced
+    run by design (whether the fp8scope package was found) masked, counts kept."""
     lines = []
     for line in stdout.splitlines():
         if line.startswith(GROUND_TRUTH_PREFIX):
