@@ -7,6 +7,7 @@
 //     nullability (format/src/row_binding.hpp);
 //   - the loader's SELECT, whose columns are named by ColumnOf (a name the table lacks does not compile), and the
 //     check that a trace has every column its version promises (since_minor);
+//   - the kernel view's SELECT (schema_view.hpp);
 //   - docs/trace-format.md, which a test checks against schema::kTables.
 #pragma once
 
