@@ -4,7 +4,8 @@
 // Both the writer (format/, linked into the collector) and the loader (analyzer/) compile this header, and
 // docs/trace-format.md is checked against it by a test. Core tables copy the names and columns of the Nsight
 // Systems SQLite export (schema 3.x, see shared/reference/nsys_cupti.md §1.4) as a subset, so SQL written for
-// nsys runs on our traces. Our own tables carry the prefix FP8SCOPE_.
+// nsys runs on our traces; nsys_schema.hpp declares the export's tables from these. Our own tables carry the prefix
+// FP8SCOPE_.
 #pragma once
 
 #include "fp8scope/format/schema_enums.hpp"
