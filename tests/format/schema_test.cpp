@@ -1,7 +1,10 @@
-// The file's tables, views, columns, version and enum tables are exactly those of schema.hpp.
+// The file's tables, views, columns, version and enum tables are exactly those of schema.hpp, and the scenario
+// builder's Nsight export's those of nsys_schema.hpp.
 #include "format_test_support.hpp"
 
+#include "fp8scope/format/nsys_schema.hpp"
 #include "fp8scope/format/trace_db.hpp"
+#include "scenario.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -154,4 +157,37 @@ TEST_CASE("create_sql quotes names and declares ANY columns without a type")
 {
     const std::string sql = schema::create_sql(*schema::find_table("FP8SCOPE_META"));
     CHECK(sql == "CREATE TABLE \"FP8SCOPE_META\" (\"key\" TEXT NOT NULL, \"value\" NOT NULL, PRIMARY KEY (key))");
+}
+
+TEST_CASE("the scenario builder's Nsight export has exactly the columns the export's declarations give")
+{
+    // nsys_schema.hpp makes the export's shared tables from ours: a column added to one of ours reaches this file.
+    testing::Scenario s;
+    const auto host = s.thread(4242, 4243, "main");
+    s.launch(host, { .api_start_ns = 100, .api_end_ns = 105 }, { .start_ns = 110, .end_ns = 150 });
+    s.memcpy(host, { .api_start_ns = 160, .api_end_ns = 170 }, { .start_ns = 165, .end_ns = 180, .bytes = 64 });
+    s.memset(host, { .api_start_ns = 190, .api_end_ns = 195 }, { .start_ns = 196, .end_ns = 199, .bytes = 64 });
+    s.sync(host, 200, 300, schema::SyncType::StreamSynchronize, 7);
+    s.nvtx_range(host, 90, 310, "step");
+    const std::string path = scratch_path("schema_nsight.sqlite");
+    REQUIRE(s.write_nsight(path));
+    SqliteFile file(path);
+    REQUIRE(file.is_open());
+    namespace nsys = schema::nsys::tables;
+    for (const schema::Table* table : { &nsys::kMetaDataExport, &nsys::kSystemEnv, &nsys::kStringIds,
+             &nsys::kThreadNames, &nsys::kSessionStart, &nsys::kTargetInfoGpu, &nsys::kKernel, &nsys::kMemcpy,
+             &nsys::kMemset, &nsys::kSynchronization, &nsys::kRuntime, &nsys::kNvtxEvents }) {
+        INFO("table " << table->name);
+        CHECK(file.integer("SELECT count(*) FROM \"" + std::string(table->name) + "\"") > 0);
+        // table_info: cid, name, type, notnull, dflt_value, pk
+        const auto columns = file.rows("PRAGMA table_info(\"" + std::string(table->name) + "\")");
+        REQUIRE(columns.size() == table->columns.size());
+        for (size_t i = 0; i < columns.size(); ++i) {
+            const schema::Column& column = table->columns[i];
+            INFO("column " << column.name);
+            CHECK(columns[i][1] == column.name);
+            CHECK(columns[i][2] == column.sql_type);
+            CHECK(columns[i][3] == (column.nullable ? "0" : "1"));
+        }
+    }
 }

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <span>
 #include <utility>
+#include <vector>
 
 namespace fp8scope::analyzer::detail {
 
@@ -93,12 +95,32 @@ template <class Sample, const schema::Table& T, class Value = int64_t> struct Fi
 template <class Sample, const schema::Table& T> using CountColumn = FieldColumn<Sample, T>;
 template <class Sample, const schema::Table& T> using RealColumn = FieldColumn<Sample, T, double>;
 
+// The counts of codes that tensor and per-block statistics both have, under the same column names in both tables.
+template <class Sample, const schema::Table& T>
+constexpr CountColumn<Sample, T> kSharedCodes[] = { { &Sample::zeros, "zeros" }, { &Sample::nans, "nans" },
+    { &Sample::infs, "infs" }, { &Sample::subnormals, "subnormals" }, { &Sample::saturated, "saturated" } };
+
 // A tensor or per-block statistics sample, read alike: its site (which must be known), step and time first; its counts
-// of codes (`codes`), none above numel and nans and infs together within it, and its histogram last.
+// of codes (the shared ones, then the table's own `more_codes`), none above numel and nans and infs together within
+// it, and its histogram last.
 template <const schema::Table& T, class Sample> struct SampleReader {
+    using Counts = std::span<const CountColumn<Sample, T>>;
     const TableColumns<T>& c;
     const IdIndex& site_index;
+    Counts more_codes;
 
+    // Reads every row of T into `samples`: each row's site, step and time (read_start), then the rest of it, which
+    // `read_rest(row, sample)` reads.
+    template <class ReadRest>
+    Expected<void> read_rows(ReadContext& context, std::vector<Sample>& samples, ReadRest&& read_rest) const
+    {
+        return read_table(context, c, [&](Columns& row) {
+            Sample s;
+            read_start(row, s);
+            read_rest(row, s);
+            samples.push_back(std::move(s));
+        });
+    }
     void read_start(Columns& row, Sample& s) const
     {
         const int site = c["siteId"];
@@ -108,22 +130,28 @@ template <const schema::Table& T, class Sample> struct SampleReader {
         s.step = row.optional_integer(c["step"]);
         s.timestamp_ns = row.time(c["timestamp"]);
     }
-    template <size_t N> void read_counts(Columns& row, Sample& s, const CountColumn<Sample, T> (&counts)[N]) const
+    void read_counts(Columns& row, Sample& s, Counts counts) const
     {
         for (const auto& [field, column] : counts)
             s.*field = row.count(c[column]);
     }
-    template <size_t N> void read_reals(Columns& row, Sample& s, const RealColumn<Sample, T> (&reals)[N]) const
+    void read_codes(Columns& row, Sample& s) const
+    {
+        read_counts(row, s, kSharedCodes<Sample, T>);
+        read_counts(row, s, more_codes);
+    }
+    void read_reals(Columns& row, Sample& s, std::span<const RealColumn<Sample, T>> reals) const
     {
         for (const auto& [field, column] : reals)
             s.*field = row.real(c[column]);
     }
     // Every count is of the sample's elements, so none can exceed numel: a fraction above 1 is never shown.
-    template <size_t N> void read_end(Columns& row, Sample& s, const CountColumn<Sample, T> (&codes)[N]) const
+    void read_end(Columns& row, Sample& s) const
     {
-        for (const auto& [field, column] : codes)
-            if (s.*field > s.numel) [[unlikely]]
-                row.fail(c[column], fmt::format("count {} above numel {}", s.*field, s.numel));
+        for (const Counts codes : { Counts(kSharedCodes<Sample, T>), more_codes })
+            for (const auto& [field, column] : codes)
+                if (s.*field > s.numel) [[unlikely]]
+                    row.fail(c[column], fmt::format("count {} above numel {}", s.*field, s.numel));
         if (s.nans > s.numel - s.infs) [[unlikely]]
             row.fail_row(fmt::format("nans + infs above numel {}", s.numel));
         s.hist_first_exponent = row.int32(c["histFirstExponent"]);
@@ -165,22 +193,16 @@ Expected<void> read_tensor_sites(ReadContext& context, IdIndex& site_index)
 Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index)
 {
     constexpr const schema::Table& kTable = tables::kTensorStats;
-    using Counts = CountColumn<TensorStats, kTable>;
-    static constexpr Counts kCodes[]
-        = { { &TensorStats::zeros, "zeros" }, { &TensorStats::nans, "nans" }, { &TensorStats::infs, "infs" },
-              { &TensorStats::overflows, "overflows" }, { &TensorStats::underflows, "underflows" },
-              { &TensorStats::subnormals, "subnormals" }, { &TensorStats::saturated, "saturated" } };
+    static constexpr CountColumn<TensorStats, kTable> kMoreCodes[]
+        = { { &TensorStats::overflows, "overflows" }, { &TensorStats::underflows, "underflows" } };
     static constexpr RealColumn<TensorStats, kTable> kSums[]
         = { { &TensorStats::sum, "sum" }, { &TensorStats::sum_squares, "sumSquares" },
               { &TensorStats::sum_cubes, "sumCubes" }, { &TensorStats::sum_fourth, "sumFourth" } };
     // nanColumns (1.4) is absent from older traces: nothing was flagged. check_tables has required the others.
     const TableColumns<kTable> c(context.file, ColumnsFrom::OurTrace, EveryColumn {});
-    const SampleReader<kTable, TensorStats> sample { c, site_index };
+    const SampleReader<kTable, TensorStats> sample { c, site_index, kMoreCodes };
     const int nan_columns = c["nanColumns"];
-    auto& stats = context.model.tensor_stats;
-    return read_table(context, c, [&](Columns& row) {
-        TensorStats s;
-        sample.read_start(row, s);
+    return sample.read_rows(context, context.model.tensor_stats, [&](Columns& row, TensorStats& s) {
         s.device_id = row.id32(c["deviceId"]);
         s.stream_id = row.id32(c["streamId"]);
         s.correlation_id = row.optional_id32(c["correlationId"]);
@@ -191,12 +213,11 @@ Expected<void> read_tensor_stats(ReadContext& context, const IdIndex& site_index
         s.scale_inv = row.optional_real(c["scaleInv"]);
         s.amax = row.real(c["amax"]);
         s.min_nonzero_abs = row.optional_real(c["minNonzeroAbs"]);
-        sample.read_counts(row, s, kCodes);
+        sample.read_codes(row, s);
         sample.read_reals(row, s, kSums);
-        sample.read_end(row, s, kCodes);
+        sample.read_end(row, s);
         if (const int64_t flags = row.integer_or(nan_columns, 0); flags != 0) [[unlikely]]
             set_flagged_nans(row, nan_columns, flags, s);
-        stats.push_back(std::move(s));
     });
 }
 
@@ -210,24 +231,18 @@ Expected<void> read_block_stats(ReadContext& context, const IdIndex& site_index)
     using Counts = CountColumn<BlockStats, kTable>;
     static constexpr Counts kBlocks[] = { { &BlockStats::bad_scale_blocks, "badScaleBlocks" },
         { &BlockStats::saturating_blocks, "saturatingBlocks" }, { &BlockStats::subnormal_blocks, "subnormalBlocks" } };
-    static constexpr Counts kCodes[]
-        = { { &BlockStats::zeros, "zeros" }, { &BlockStats::nans, "nans" }, { &BlockStats::infs, "infs" },
-              { &BlockStats::subnormals, "subnormals" }, { &BlockStats::saturated, "saturated" } };
     static constexpr RealColumn<BlockStats, kTable> kAmax[]
         = { { &BlockStats::amax, "amax" }, { &BlockStats::block_amax_min, "blockAmaxMin" },
               { &BlockStats::block_amax_p50, "blockAmaxP50" }, { &BlockStats::block_amax_p99, "blockAmaxP99" } };
     const TableColumns<kTable> c(context.file, ColumnsFrom::Declaration, EveryColumn {});
-    const SampleReader<kTable, BlockStats> sample { c, site_index };
-    auto& stats = context.model.block_stats;
-    return read_table(context, c, [&](Columns& row) {
-        BlockStats s;
-        sample.read_start(row, s);
+    const SampleReader<kTable, BlockStats> sample { c, site_index, {} };
+    return sample.read_rows(context, context.model.block_stats, [&](Columns& row, BlockStats& s) {
         s.block_rows = row.count(c["blockRows"]);
         s.block_cols = row.count(c["blockCols"]);
         s.blocks = row.count(c["blocks"]);
         sample.read_counts(row, s, kBlocks);
         s.numel = row.count(c["numel"]);
-        sample.read_counts(row, s, kCodes);
+        sample.read_codes(row, s);
         sample.read_reals(row, s, kAmax);
         s.scale_inv_min = row.optional_real(c["scaleInvMin"]);
         s.scale_inv_max = row.optional_real(c["scaleInvMax"]);
@@ -235,8 +250,7 @@ Expected<void> read_block_stats(ReadContext& context, const IdIndex& site_index)
         for (const auto& [field, column] : kBlocks)
             if (s.*field > s.blocks) [[unlikely]]
                 row.fail(c[column], fmt::format("count {} above blocks {}", s.*field, s.blocks));
-        sample.read_end(row, s, kCodes);
-        stats.push_back(std::move(s));
+        sample.read_end(row, s);
     });
 }
 

@@ -1,6 +1,8 @@
 // Reads an Nsight Systems SQLite export (`nsys export --type sqlite`). Column names and nullability follow the
-// nsys AnalysisGuide "SQLite Schema Reference" for schema 3.28.1 (nsys 2026.4); older exports lack some
-// columns (graphId, eventClass, ...) and are read with defaults. Tables exist only when nsys had data for them.
+// nsys AnalysisGuide "SQLite Schema Reference" for schema 3.28.1 (nsys 2026.4), as the export's declarations
+// (fp8scope/format/nsys_schema.hpp) state them; older exports lack some columns (graphId, eventClass, ...) and are read
+// with defaults. Tables exist only when nsys had data for them.
+#include "fp8scope/format/nsys_schema.hpp"
 #include "fp8scope/format/schema.hpp"
 #include "load/readers.hpp"
 
@@ -12,19 +14,23 @@ namespace fp8scope::analyzer::detail {
 
 namespace {
 
-// The value of the first row of `table` whose `key_column` equals `key`, if the table and row exist.
-// Table and column names are constants of this file; the key is bound.
-Expected<std::optional<std::string>> lookup(const TraceFile& file, std::string_view table, std::string_view key_column,
-    std::string_view value_column, std::string_view key)
+namespace nsys = schema::nsys::tables;
+
+// The value of the first row of the key/value table T (META_DATA_EXPORT, TARGET_INFO_SYSTEM_ENV: columns name and
+// value) whose name is `key`, if the table and row exist. Names come from T's declaration; the key is bound.
+template <const schema::Table& T>
+Expected<std::optional<std::string>> lookup(const TraceFile& file, std::string_view key)
 {
-    if (!file.has_table(table))
+    constexpr std::string_view key_column = schema::ColumnOf<T>("name").column().name;
+    constexpr std::string_view value_column = schema::ColumnOf<T>("value").column().name;
+    if (!file.has_table(T.name))
         return std::nullopt;
     const std::string_view columns[] = { key_column, value_column };
-    if (auto ok = require_columns(file, table, columns); !ok)
+    if (auto ok = require_columns(file, T.name, columns); !ok)
         return std::unexpected(ok.error());
     const std::string_view select[] = { value_column };
-    const std::string sql = select_sql(table, select) + " WHERE \"" + std::string(key_column) + "\" = ? LIMIT 1";
-    auto statement = file.prepare(sql, "reading " + std::string(table));
+    const std::string sql = select_sql(T.name, select) + " WHERE \"" + std::string(key_column) + "\" = ? LIMIT 1";
+    auto statement = file.prepare(sql, "reading " + std::string(T.name));
     if (!statement)
         return std::unexpected(statement.error());
     statement->bind_text(1, key);
@@ -45,7 +51,7 @@ Expected<void> read_meta(ReadContext& context)
     meta.finished = true; // an export is written from a complete report
 
     // EXPORT_SCHEMA_VERSION is major.minor.micro; only the producer string and the major/minor fields use it.
-    auto version = lookup(context.file, "META_DATA_EXPORT", "name", "value", "EXPORT_SCHEMA_VERSION");
+    auto version = lookup<nsys::kMetaDataExport>(context.file, "EXPORT_SCHEMA_VERSION");
     if (!version)
         return std::unexpected(version.error());
     meta.producer = fmt::format("Nsight Systems export (schema {})", version->value_or("unknown"));
@@ -58,12 +64,12 @@ Expected<void> read_meta(ReadContext& context)
             std::from_chars(dot + 1, end, meta.schema_minor);
     }
 
-    auto host = lookup(context.file, "TARGET_INFO_SYSTEM_ENV", "name", "value", "Hostname");
+    auto host = lookup<nsys::kSystemEnv>(context.file, "Hostname");
     if (!host)
         return std::unexpected(host.error());
     meta.host = host->value_or("");
 
-    constexpr const schema::Table& kSessionTable = schema::tables::kSessionStart;
+    constexpr const schema::Table& kSessionTable = nsys::kSessionStart;
     if (context.file.has_table(kSessionTable.name)) {
         // Not asked of the file: an export without the column fails in SQLite's words, as it always has.
         const TableColumns<kSessionTable> c(context.file, ColumnsFrom::Declaration, { "utcEpochNs" });
@@ -79,8 +85,8 @@ Expected<void> read_meta(ReadContext& context)
 
 Expected<void> read_kernels(ReadContext& context)
 {
-    // The export's kernel table has the columns of our nsys-shaped view, and more.
-    constexpr const schema::Table& kTable = schema::tables::kKernel;
+    // The export's kernel table: the columns of our nsys-shaped view, and more (nsys_schema.hpp).
+    constexpr const schema::Table& kTable = nsys::kKernel;
     if (!context.file.has_table(kTable.name))
         return {};
     const TableColumns<kTable> c(context.file, ColumnsFrom::NsightExport,

@@ -4,13 +4,15 @@
 // Both the writer (format/, linked into the collector) and the loader (analyzer/) compile this header, and
 // docs/trace-format.md is checked against it by a test. Core tables copy the names and columns of the Nsight
 // Systems SQLite export (schema 3.x, see shared/reference/nsys_cupti.md §1.4) as a subset, so SQL written for
-// nsys runs on our traces. Our own tables carry the prefix FP8SCOPE_.
+// nsys runs on our traces; nsys_schema.hpp declares the export's tables from these. Our own tables carry the prefix
+// FP8SCOPE_.
 #pragma once
 
 #include "fp8scope/format/schema_enums.hpp"
 #include "fp8scope/format/schema_meta.hpp"
 #include "fp8scope/format/schema_names.hpp"
 #include "fp8scope/format/schema_table.hpp"
+#include "fp8scope/format/schema_view.hpp"
 
 #include <cstdint>
 #include <span>
@@ -379,21 +381,22 @@ inline constexpr Column kDropped[] = {
 };
 } // namespace detail
 
-// The SELECT behind the nsys-shaped kernel view. globalPid is the same for every row of a file and lives in
-// FP8SCOPE_META, so the view reads it once instead of storing it per kernel.
-inline constexpr std::string_view kKernelViewSelect
-    = "SELECT k.start AS start, k.start + k.duration AS end, k.deviceId AS deviceId, k.contextId AS contextId, "
-      "k.streamId AS streamId, k.correlationId AS correlationId, "
-      "(SELECT value FROM FP8SCOPE_META WHERE key = 'global_pid') AS globalPid, "
-      "c.demangledName AS demangledName, c.shortName AS shortName, c.mangledName AS mangledName, "
-      "c.launchType AS launchType, c.registersPerThread AS registersPerThread, "
-      "c.gridX AS gridX, c.gridY AS gridY, c.gridZ AS gridZ, c.blockX AS blockX, c.blockY AS blockY, "
-      "c.blockZ AS blockZ, c.staticSharedMemory AS staticSharedMemory, "
-      "c.dynamicSharedMemory AS dynamicSharedMemory, c.localMemoryPerThread AS localMemoryPerThread, "
-      "c.localMemoryTotal AS localMemoryTotal, c.sharedMemoryExecuted AS sharedMemoryExecuted, "
-      "k.graphNodeId AS graphNodeId, k.graphId AS graphId, c.clusterX AS clusterX, c.clusterY AS clusterY, "
-      "c.clusterZ AS clusterZ "
-      "FROM FP8SCOPE_KERNEL AS k JOIN FP8SCOPE_KERNEL_CONFIG AS c ON c.id = k.configId";
+// The nsys-shaped kernel view, made from the declarations above (schema_view.hpp): each of its columns is read from
+// FP8SCOPE_KERNEL (k) or else FP8SCOPE_KERNEL_CONFIG (c) under its own name, but for the two computed here. globalPid
+// is the same for every row of a file and lives in FP8SCOPE_META, so the view reads it once instead of storing it per
+// kernel.
+namespace detail {
+inline constexpr view::Source kKernelViewSources[] = {
+    { table::kFp8Kernel, "k", kKernel, {} },
+    { table::kKernelConfig, "c", kKernelConfig, "c.id = k.configId" },
+};
+inline constexpr view::Computed kKernelViewComputed[] = {
+    { "end", "k.start + k.duration" },
+    { "globalPid", "(SELECT value FROM FP8SCOPE_META WHERE key = 'global_pid')" },
+};
+inline constexpr view::Definition kKernelViewDefinition { kKernelView, kKernelViewSources, kKernelViewComputed };
+} // namespace detail
+inline constexpr std::string_view kKernelViewSelect = view::SelectText<detail::kKernelViewDefinition>::kText;
 
 // One declaration per table: its name, its columns above, what follows them (a primary key, or a view's SELECT),
 // and for a table added after 1.0 the first minor version whose every trace has it. The writer binds, and the loader

@@ -7,6 +7,8 @@
 //     nullability (format/src/row_binding.hpp);
 //   - the loader's SELECT, whose columns are named by ColumnOf (a name the table lacks does not compile), and the
 //     check that a trace has every column its version promises (since_minor);
+//   - the kernel view's SELECT (schema_view.hpp), and the Nsight Systems export's tables that ours share, made from
+//     ours plus what the export adds (nsys_schema.hpp), which the loader's nsys reader and the scenario builder use;
 //   - docs/trace-format.md, which a test checks against schema::kTables.
 #pragma once
 
