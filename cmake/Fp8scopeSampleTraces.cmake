@@ -1,19 +1,48 @@
-# Every sample trace is stored in git as <name>.sqlite.xz, none plain (samples/traces/README.md, "How the traces are
-# stored"; CTest's tree_sample_traces_compressed holds it so): the tracked tree travels to the GPU machine, and plain
-# traces made up most of it. Each configure unpacks every samples/traces/**/*.sqlite.xz to the <name>.sqlite beside
-# it when that file is missing or older than the archive, so the tests, the docs' commands and the scripts keep
-# reading samples/traces/**/*.sqlite. The unpacked files are gitignored (/samples/traces/**/*.sqlite). Runs in every
-# configuration, not only with the tests: scripts/demo.sh's configure unpacks its trace here, and the README's
-# commands after it read the others.
+# Every sample trace is stored in git as an archive, none plain (samples/traces/README.md, "How the traces are stored";
+# CTest's tree_sample_traces_compressed holds it so): the tracked tree travels to the GPU machine, and plain traces
+# made up most of it. An archive is <name>.sqlite.pack (scripts/trace_pack.py: the trace column by column, then xz;
+# about half the size of the other kind) or <name>.sqlite.xz (xz of the file). Each configure unpacks every archive
+# under samples/traces/ to the <name>.sqlite beside it when that file is missing or older than the archive, so the
+# tests, the docs' commands and the scripts keep reading samples/traces/**/*.sqlite. The unpacked files are
+# gitignored (/samples/traces/**/*.sqlite). Runs in every configuration, not only with the tests:
+# scripts/demo.sh's configure unpacks its trace here, and the README's commands after it read the others.
 #
-# xz (Debian: xz-utils, which scripts/install-deps.sh installs) decompresses; where it is missing, Python's lzma
-# module does (the GPU machine guarantees Python, not xz). The glob is re-checked at build time
-# (CONFIGURE_DEPENDS), and the archives are configure dependencies, so a pull that adds or changes an archive
-# re-runs this at the next build.
+# .pack archives need Python 3 (its standard library: scripts/install-deps.sh installs python3), all of them in one
+# call on every core. .xz archives: xz (Debian: xz-utils) or, where it is missing, Python's lzma module (the GPU
+# machine guarantees Python, not xz). The globs are re-checked at build time (CONFIGURE_DEPENDS), and the archives are
+# configure dependencies, so a pull that adds or changes an archive re-runs this at the next build.
 
 file(GLOB_RECURSE fp8scope_trace_archives CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/samples/traces/*.sqlite.xz")
+file(GLOB_RECURSE fp8scope_trace_packs CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/samples/traces/*.sqlite.pack")
 list(SORT fp8scope_trace_archives)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${fp8scope_trace_archives})
+list(SORT fp8scope_trace_packs)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${fp8scope_trace_archives} ${fp8scope_trace_packs})
+
+# The .pack archives whose trace is missing or older, unpacked together by one Python process (trace_pack.py unpacks
+# each to a temporary name of its own and renames it into place, as below).
+set(_fp8scope_stale_packs)
+foreach(archive IN LISTS fp8scope_trace_packs)
+    string(REGEX REPLACE "\\.pack$" "" trace "${archive}")
+    if(NOT EXISTS "${trace}" OR "${archive}" IS_NEWER_THAN "${trace}")
+        list(APPEND _fp8scope_stale_packs "${archive}")
+    endif()
+endforeach()
+if(_fp8scope_stale_packs)
+    find_program(FP8SCOPE_UNPACK_PYTHON NAMES python3 python DOC "Python 3, to unpack samples/traces/**/*.sqlite.pack")
+    if(NOT FP8SCOPE_UNPACK_PYTHON)
+        message(FATAL_ERROR " cannot unpack samples/traces/**/*.sqlite.pack: python3 was not found; install it "
+                            "(scripts/install-deps.sh does) and re-run cmake")
+    endif()
+    execute_process(COMMAND "${FP8SCOPE_UNPACK_PYTHON}" "${PROJECT_SOURCE_DIR}/scripts/trace_pack.py" unpack-all
+        ${_fp8scope_stale_packs} RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+        string(STRIP "${err}" err)
+        string(REGEX REPLACE ".*\n" "" err "${err}")
+        message(FATAL_ERROR " ${err} (exit ${rc}); fix that and re-run cmake, or unpack one by hand: "
+                            "python3 scripts/trace_pack.py unpack samples/traces/DIR/NAME.sqlite.pack")
+    endif()
+endif()
+list(LENGTH _fp8scope_stale_packs _fp8scope_packs_unpacked)
 
 # Two build folders may configure at once from one source tree: each writes its own temporary file beside the target
 # and renames it into place (atomic on one file system), so no reader, and no later configure, sees a half-written
@@ -58,5 +87,6 @@ foreach(archive IN LISTS fp8scope_trace_archives)
     math(EXPR _fp8scope_unpacked "${_fp8scope_unpacked} + 1")
 endforeach()
 list(LENGTH fp8scope_trace_archives _fp8scope_archive_count)
-message(STATUS "Sample traces: ${_fp8scope_archive_count} xz archives in samples/traces, "
-               "${_fp8scope_unpacked} unpacked now")
+list(LENGTH fp8scope_trace_packs _fp8scope_pack_count)
+message(STATUS "Sample traces: ${_fp8scope_pack_count} packed and ${_fp8scope_archive_count} xz archives in "
+               "samples/traces, ${_fp8scope_packs_unpacked} and ${_fp8scope_unpacked} unpacked now")

@@ -28,13 +28,15 @@ if [ ! -x "$build/bin/fuzz_seeds" ]; then
     exit 1
 fi
 
-# Every sample trace is stored as <name>.sqlite.xz; CMake's configure unpacks them (samples/traces/README.md).
+# Every sample trace is stored as <name>.sqlite.pack or <name>.sqlite.xz; CMake's configure unpacks them
+# (samples/traces/README.md).
 while IFS= read -r archive; do
-    if [ ! -f "${archive%.xz}" ] || [ "$archive" -nt "${archive%.xz}" ]; then
-        echo "fuzz_corpus: ${archive%.xz} is not unpacked: configure with cmake first, or xz -dkf $archive" >&2
+    trace=${archive%.*}
+    if [ ! -f "$trace" ] || [ "$archive" -nt "$trace" ]; then
+        echo "fuzz_corpus: $trace is not unpacked: configure with cmake first, or python3 scripts/trace_pack.py unpack $archive (xz -dkf for an .xz)" >&2
         exit 1
     fi
-done < <(find "$repo/samples/traces" -name '*.sqlite.xz')
+done < <(find "$repo/samples/traces" -name '*.sqlite.xz' -o -name '*.sqlite.pack')
 
 "$build/bin/fuzz_seeds" "$out"
 

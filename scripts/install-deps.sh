@@ -17,7 +17,9 @@ packages=(
     zlib1g-dev
     # scripts/check_format.sh, which scripts/test.sh runs first: the sources are formatted with clang-format 14.
     clang-format-14
-    # xz: the configure step unpacks the sample traces stored as samples/traces/**/*.sqlite.xz.
+    # The configure step unpacks the sample traces: samples/traces/**/*.sqlite.pack with Python 3's standard library
+    # (scripts/trace_pack.py; the Python package's tests need it too), *.sqlite.xz with xz.
+    python3
     xz-utils
     # The viewer (gui/): Qt 6 Widgets, Charts and Concurrent. Qt Charts' CMake package needs Qt OpenGL's, which
     # qt6-base-dev only recommends (and recommends are not installed here). xvfb and xauth run it without a

@@ -24,7 +24,7 @@ host start of the first step to drop, from `fp8scope report TRACE --format json`
     same number each sampled step) in proportion to the sampled steps kept, dropped_records to what FP8SCOPE_DROPPED
     still holds; a row `trimmed` says what was cut.
 
-The file is then VACUUMed. Compress it for git with `xz -9e -kf OUT.sqlite` (samples/traces/README.md). Python 3's
+The file is then VACUUMed. Store it in git with `scripts/trace_pack.py pack OUT.sqlite` (samples/traces/README.md). Python 3's
 standard library only.
 """
 import argparse

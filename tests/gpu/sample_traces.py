@@ -1,24 +1,33 @@
 """The committed sample traces for scripts that run without a configure, e.g. on the GPU machine.
 
-Every trace under samples/traces/ is stored in git as <name>.sqlite.xz (samples/traces/README.md), and a CMake
-configure unpacks it to the gitignored <name>.sqlite beside it. The working tree that travels to the GPU machine holds
-only tracked and non-ignored files, so there the unpacked copies are missing until something unpacks them: a script
-asks `sample_trace("scenario-demo.sqlite")` instead of building the path itself. Only the standard library (lzma):
-the GPU machine guarantees Python, not xz.
+Every trace under samples/traces/ is stored in git as <name>.sqlite.pack (scripts/trace_pack.py) or <name>.sqlite.xz
+(samples/traces/README.md), and a CMake configure unpacks it to the gitignored <name>.sqlite beside it. The working
+tree that travels to the GPU machine holds only tracked and non-ignored files, so there the unpacked copies are missing
+until something unpacks them: a script asks `sample_trace("scenario-demo.sqlite")` instead of building the path
+itself. Only the standard library (lzma, sqlite3): the GPU machine guarantees Python, not xz.
 """
 
 import lzma
 import os
 import shutil
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import trace_pack  # noqa: E402  (scripts/trace_pack.py)
 
 TRACES = Path(__file__).resolve().parents[2] / "samples" / "traces"
 
 
 def sample_trace(relative):
-    """The path of samples/traces/<relative> (a .sqlite path), unpacked from <relative>.xz when it is missing or
-    older than the archive, as cmake/Fp8scopeSampleTraces.cmake does at configure time."""
+    """The path of samples/traces/<relative> (a .sqlite path), unpacked from <relative>.pack or <relative>.xz when it
+    is missing or older than the archive, as cmake/Fp8scopeSampleTraces.cmake does at configure time."""
     trace = TRACES / relative
+    pack = trace.with_name(trace.name + ".pack")
+    if pack.is_file():
+        if not trace.is_file() or trace.stat().st_mtime <= pack.stat().st_mtime:
+            trace_pack.unpack(str(pack), str(trace))  # to a name of its own, then renamed, as below
+        return trace
     archive = trace.with_name(trace.name + ".xz")
     if not archive.is_file():
         return trace  # not a committed trace: the caller's open names what is missing

@@ -224,8 +224,9 @@ def main(argv=None):
     for _, traces in jobs:
         for trace in traces:
             if not Path(trace).is_file():
-                # Traces over 1 MiB are stored as <name>.sqlite.xz, unpacked by CMake (samples/traces/README.md).
-                hint = f" (configure with cmake first, or xz -dk {trace}.xz)" if Path(trace + ".xz").is_file() else ""
+                # Traces are stored as <name>.sqlite.pack or .xz, unpacked by CMake (samples/traces/README.md).
+                hint = f" (configure with cmake first, or python3 scripts/trace_pack.py unpack {trace}.pack)" \
+                    if Path(trace + ".pack").is_file() or Path(trace + ".xz").is_file() else ""
                 print(f"hta_check: no such trace: {trace}{hint}", file=sys.stderr)
                 return 2
     if not args.rounded:

@@ -1,7 +1,7 @@
 # cmake -DSOURCE_DIR=<repository> -P check_sample_traces.cmake (tests/tree/CMakeLists.txt): no
-# samples/traces/**/*.sqlite is tracked (every trace is stored as <name>.sqlite.xz, samples/traces/README.md), and
-# every tracked samples/traces/**/*.sqlite.xz has its unpacked .sqlite gitignored (CMake writes it beside the
-# archive). Prints "tree check skipped: ..." (the test's skip pattern) where git cannot say what is tracked.
+# samples/traces/**/*.sqlite is tracked (every trace is stored as <name>.sqlite.pack or <name>.sqlite.xz,
+# samples/traces/README.md), no trace is stored both ways, and every archive's unpacked .sqlite is gitignored (CMake
+# writes it beside the archive). Prints "tree check skipped: ..." (the test's skip pattern) where git cannot say what is tracked.
 include("${CMAKE_CURRENT_LIST_DIR}/tree_git.cmake")
 if(NOT tree_git_ok)
     return()
@@ -9,7 +9,7 @@ endif()
 
 # "*" in a git pathspec matches across "/": these list the whole of samples/traces/.
 execute_process(COMMAND "${GIT}" -C "${SOURCE_DIR}" -c core.quotePath=false ls-files --
-        "samples/traces/*.sqlite" "samples/traces/*.sqlite.xz"
+        "samples/traces/*.sqlite" "samples/traces/*.sqlite.xz" "samples/traces/*.sqlite.pack"
     RESULT_VARIABLE rc OUTPUT_VARIABLE tracked ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
     message(FATAL_ERROR "git ls-files failed: ${err}")
@@ -25,13 +25,18 @@ foreach(path IN LISTS tracked)
     if(path MATCHES "\\.sqlite$")
         # Any size: the small ones added up to 14 MiB of the tree before they were compressed
         # (docs/benchmarks.md "Compressed sample traces: tracked tree size and the configure-time unpack").
-        string(CONCAT problem "${path}: tracked plain: store it as ${path}.xz (xz -9e -k ${path}), then "
-                              "git rm --cached ${path} (samples/traces/README.md)")
+        string(CONCAT problem "${path}: tracked plain: store it as ${path}.pack (scripts/trace_pack.py pack "
+                              "${path}), then git rm --cached ${path} (samples/traces/README.md)")
         list(APPEND problems "${problem}")
         continue()
     endif()
     math(EXPR archives "${archives} + 1")
-    string(REGEX REPLACE "\\.xz$" "" unpacked "${path}")
+    string(REGEX REPLACE "\\.(xz|pack)$" "" unpacked "${path}")
+    # Two archives of one trace: the configure would unpack both to the same file.
+    if(unpacked IN_LIST seen_traces)
+        list(APPEND problems "${path}: ${unpacked} is stored twice (as .pack and .xz): git rm one")
+    endif()
+    list(APPEND seen_traces "${unpacked}")
     # Exit 0 only for an ignored path that is not tracked (check-ignore reports no tracked file as ignored).
     execute_process(COMMAND "${GIT}" -C "${SOURCE_DIR}" check-ignore -q "${unpacked}" RESULT_VARIABLE ignored)
     if(NOT ignored EQUAL 0)
@@ -48,5 +53,5 @@ if(problems)
     list(LENGTH problems count)
     message(FATAL_ERROR " ${count} problem(s) with the tracked sample traces, listed above")
 endif()
-message(STATUS "samples/traces: ${archives} traces tracked, every one as an .sqlite.xz archive whose unpacked "
-               "file is gitignored; no plain .sqlite tracked")
+message(STATUS "samples/traces: ${archives} traces tracked, every one as an .sqlite.pack or .sqlite.xz archive "
+               "whose unpacked file is gitignored; no plain .sqlite tracked")

@@ -66,7 +66,7 @@ if(total_bytes GREATER limit_bytes)
     endforeach()
     message(FATAL_ERROR " the tracked tree is ${whole}.${frac} MiB (${total_bytes} bytes in ${files} files), over "
                         "its limit of ${LIMIT_MIB} MiB: compress or shrink what grew (a sample trace goes in as "
-                        "<name>.sqlite.xz, samples/traces/README.md)")
+                        "<name>.sqlite.pack, samples/traces/README.md)")
 endif()
 message(STATUS "the tracked tree is ${whole}.${frac} MiB (${total_bytes} bytes in ${files} files), within its "
                "limit of ${LIMIT_MIB} MiB")
