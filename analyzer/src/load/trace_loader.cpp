@@ -3,6 +3,7 @@
 #include "fp8scope/analyzer/load/trace_loader.hpp"
 #include "fp8scope/analyzer/load/collector_work.hpp"
 #include "fp8scope/analyzer/load/trace_summary.hpp"
+#include "fp8scope/format/nsys_schema.hpp"
 #include "fp8scope/format/schema.hpp"
 #include "load/readers.hpp"
 
@@ -54,7 +55,7 @@ Error load_cancelled(const std::string& path)
 
 bool looks_like_nsight(const detail::TraceFile& file)
 {
-    return file.has_table("META_DATA_EXPORT") || file.has_table(schema::table::kStringIds)
+    return file.has_table(schema::nsys::tables::kMetaDataExport.name) || file.has_table(schema::table::kStringIds)
         || file.has_table(schema::table::kNvtxEvents) || file.has_table_with_prefix("CUPTI_ACTIVITY_KIND_");
 }
 
