@@ -110,18 +110,27 @@ int write_output(const std::string& path, const std::string& text)
     return write_text_file(path, text) ? kExitOk : kExitOutput;
 }
 
-CliExpected<analyzer::TraceModel> load_trace_model(const std::string& path, const analyzer::ProgressHook& progress)
+namespace {
+
+// The loader returns errors as values; an exception here (std::bad_alloc on a huge or hostile file) is still a trace
+// this build cannot load, so it gets the bad-trace exit code and one line.
+template <class T, class Load> CliExpected<T> guarded_load(const std::string& path, Load load)
 {
-    // The loader returns errors as values; an exception here (std::bad_alloc on a huge or hostile file) is
-    // still a trace this build cannot load, so it gets the bad-trace exit code and one line.
     try {
-        auto model = analyzer::load_trace(path, progress);
-        if (model)
-            return std::move(*model);
-        return std::unexpected(to_cli_error(std::move(model.error())));
+        auto loaded = load();
+        if (loaded)
+            return std::move(*loaded);
+        return std::unexpected(to_cli_error(std::move(loaded.error())));
     } catch (const std::exception& e) {
         return cli_failure(kExitBadTrace, fmt::format("{}: cannot load trace: {}", path, e.what()));
     }
+}
+
+} // namespace
+
+CliExpected<analyzer::TraceModel> load_trace_model(const std::string& path, const analyzer::ProgressHook& progress)
+{
+    return guarded_load<analyzer::TraceModel>(path, [&] { return analyzer::load_trace(path, progress); });
 }
 
 CliExpected<analyzer::TraceSummary> load_trace_summary(
@@ -133,14 +142,7 @@ CliExpected<analyzer::TraceSummary> load_trace_summary(
             return std::unexpected(model.error());
         return analyzer::summarize(*model);
     }
-    try { // as load_trace_model
-        auto summary = analyzer::load_trace_summary(path, progress);
-        if (summary)
-            return std::move(*summary);
-        return std::unexpected(to_cli_error(std::move(summary.error())));
-    } catch (const std::exception& e) {
-        return cli_failure(kExitBadTrace, fmt::format("{}: cannot load trace: {}", path, e.what()));
-    }
+    return guarded_load<analyzer::TraceSummary>(path, [&] { return analyzer::load_trace_summary(path, progress); });
 }
 
 } // namespace fp8scope::cli
