@@ -134,6 +134,10 @@ Expected<void> TraceDb::Impl::write_schema(const SessionInfo& session)
         if (!ok)
             return ok;
     }
+    if (!session.kernel_timestamps.empty()) {
+        if (auto ok = meta_text(schema::meta::kKernelTimestamps, session.kernel_timestamps); !ok)
+            return ok;
+    }
     const std::string utc = iso8601(session.utc_epoch_ns, false);
     const std::string local = iso8601(session.utc_epoch_ns, true);
     if (auto ok = write<schema::tables::kSessionStart>(session.utc_epoch_ns, utc, local); !ok)

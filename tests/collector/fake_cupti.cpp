@@ -74,6 +74,7 @@ CUptiResult fake_result_string(CUptiResult result, const char** text)
 {
     *text = result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
         : result == CUPTI_ERROR_NOT_INITIALIZED                      ? "CUPTI_ERROR_NOT_INITIALIZED"
+        : result == CUPTI_ERROR_NOT_SUPPORTED                        ? "CUPTI_ERROR_NOT_SUPPORTED"
                                                                      : "CUPTI_ERROR_UNKNOWN";
     return CUPTI_SUCCESS;
 }
@@ -119,6 +120,10 @@ CuptiApi fake_cupti()
     api.finalize = [] {
         record("finalize");
         return g_world->finalize_result;
+    };
+    api.activityEnableHWTrace = [](uint8_t on) {
+        record("enableHWTrace " + std::to_string(on));
+        return g_world->hw_trace_result;
     };
     return api;
 }

@@ -29,6 +29,7 @@ struct FakeWorld {
     CUptiResult subscribe_result = CUPTI_SUCCESS;
     std::string holder; // the tool subscribeV2 names when another one holds CUPTI
     CUptiResult finalize_result = CUPTI_SUCCESS;
+    CUptiResult hw_trace_result = CUPTI_ERROR_NOT_SUPPORTED; // cuptiActivityEnableHWTrace: as on Hopper
     bool writer_keeps_up = true; // wait_for_writer
     bool writer_queue_full = false; // start_correlation_generation
     bool owner_process = true;

@@ -73,6 +73,7 @@ bool resolve_all(CuptiApi& api, std::string& missing)
     resolve(api.handle, "cuptiActivityPopExternalCorrelationId", api.popExternalCorrelationId);
     resolve(api.handle, "cuptiEnableDomain", api.enableDomain); // optional: CUPTI stays attached between windows
     resolve(api.handle, "cuptiFinalize", api.finalize);
+    resolve(api.handle, "cuptiActivityEnableHWTrace", api.activityEnableHWTrace); // optional: software timestamps
     return ok;
 }
 

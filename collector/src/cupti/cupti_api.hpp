@@ -46,6 +46,8 @@ struct CuptiApi {
     // Detaching between capture windows (cupti_attachment.hpp); optional: without them CUPTI stays attached.
     CUptiResult (*enableDomain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain) = nullptr;
     CUptiResult (*finalize)() = nullptr;
+    // Kernel timestamps from the Hardware Event System (CUDA 12.8+; supported on Blackwell only); optional.
+    CUptiResult (*activityEnableHWTrace)(uint8_t) = nullptr;
 
     // "CUPTI_ERROR_NOT_INITIALIZED" for a result code, never null.
     const char* result_name(CUptiResult result) const;

@@ -145,6 +145,16 @@ SessionInfo read_settings(Session& s)
     settings.system_thread_ids = env_text("FP8SCOPE_THREAD_IDS", "system") == "system";
     settings.latency_timestamps = env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false);
     settings.reset_callback = env_flag("FP8SCOPE_RESET_CALLBACK", true);
+    // The hardware event trace must be asked for before any context exists, which is now (the driver's cuInit is
+    // injecting us). It has no latency timestamps, and cannot be turned off, so CUPTI stays attached between windows.
+    const KernelTimestamps timestamps = enable_kernel_timestamps(*s.cupti, env_flag("FP8SCOPE_HW_TRACE", true));
+    info.kernel_timestamps = timestamps.meta;
+    if (timestamps.hardware) {
+        if (settings.latency_timestamps)
+            warn("FP8SCOPE_LATENCY_TIMESTAMPS=1 ignored: CUPTI's hardware event trace records no latency timestamps");
+        settings.latency_timestamps = false;
+        settings.detach_between_windows = false;
+    }
     // The diagnostics that leave records out (FP8SCOPE_ACTIVITIES, FP8SCOPE_API, FP8SCOPE_SKIP_KINDS,
     // FP8SCOPE_DISCARD_RECORDS) make the rows no proof of idleness, as windows do.
     s.whole_process_recorded = s.capture_plan.mode == CaptureMode::Full && !s.discard_records

@@ -147,6 +147,7 @@ struct SessionInfo {
     int32_t cupti_version = 0;
     std::string capture_mode = "full"; // meta capture_mode: full, steps, periodic, cudaProfilerApi, time
     std::string capture_options; // meta capture_options: the options as given, empty for "full"
+    std::string kernel_timestamps; // meta kernel_timestamps ("hardware", "software: why"); not written when empty
 };
 
 struct TensorSiteRow {

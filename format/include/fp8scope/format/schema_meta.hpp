@@ -33,6 +33,11 @@ inline constexpr std::string_view kTensorStatsSkipped = "tensor_stats_skipped";
 // ("--capture-steps 20:29"), empty for "full".
 inline constexpr std::string_view kCaptureMode = "capture_mode";
 inline constexpr std::string_view kCaptureOptions = "capture_options";
+// How CUPTI timed the kernels: "hardware" (the Hardware Event System, HES: Blackwell; no latency timestamps, and
+// records of graphs launched from the device carry no correlation id) or "software" (instrumentation, as on Hopper),
+// then ": " and why when the hardware path was asked for and not taken. Written at the start by collectors since
+// issue 47; absent from older traces (software) and the scenario builder's. No version bump, as nvtx_step_ranges.
+inline constexpr std::string_view kKernelTimestamps = "kernel_timestamps";
 // NVTX step ranges (ProfilerStep#N, step, train_step, iteration) the collector saw pushed in a windowed recording,
 // inside and outside its windows, where CUPTI records none: written at the first and when the trace is finished
 // (so 1 in an unfinished trace means "at least 1"). Absent from whole-run traces and older ones. No version bump:
