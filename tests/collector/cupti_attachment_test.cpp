@@ -180,37 +180,33 @@ TEST_CASE("CUPTI attachment: no detach while a window is open or the writer is b
 TEST_CASE("kernel timestamps: CUPTI's hardware event trace where it takes it, else software and why",
     "[collector][cupti_attachment]")
 {
-    Rig rig;
-    rig.world.calls.clear();
-    SECTION("Blackwell: CUPTI takes it")
-    {
-        rig.world.hw_trace_result = CUPTI_SUCCESS;
-        const KernelTimestamps timestamps = enable_kernel_timestamps(rig.cupti, true);
-        CHECK(timestamps.hardware);
-        CHECK(timestamps.meta == "hardware");
-        CHECK(rig.calls() == std::vector<std::string> { "enableHWTrace 1" });
-    }
-    SECTION("Hopper: CUPTI refuses it, and the trace says why")
-    {
-        const KernelTimestamps timestamps = enable_kernel_timestamps(rig.cupti, true);
-        CHECK_FALSE(timestamps.hardware);
-        CHECK(timestamps.meta == "software: cuptiActivityEnableHWTrace: CUPTI_ERROR_NOT_SUPPORTED");
-        CHECK(rig.calls() == std::vector<std::string> { "enableHWTrace 1" });
-    }
-    SECTION("a CUPTI older than 12.8 has no such call")
-    {
-        rig.cupti.activityEnableHWTrace = nullptr;
-        const KernelTimestamps timestamps = enable_kernel_timestamps(rig.cupti, true);
-        CHECK_FALSE(timestamps.hardware);
-        CHECK(timestamps.meta == "software: this CUPTI has no cuptiActivityEnableHWTrace (CUDA 12.8+)");
-        CHECK(rig.calls().empty());
-    }
-    SECTION("FP8SCOPE_HW_TRACE=0: not asked")
-    {
-        rig.world.hw_trace_result = CUPTI_SUCCESS;
-        const KernelTimestamps timestamps = enable_kernel_timestamps(rig.cupti, false);
-        CHECK_FALSE(timestamps.hardware);
-        CHECK(timestamps.meta == "software: FP8SCOPE_HW_TRACE=0");
-        CHECK(rig.calls().empty());
+    struct Case {
+        const char* what;
+        bool has_call;
+        CUptiResult result;
+        bool wanted;
+        bool hardware;
+        std::string meta;
+        std::vector<std::string> calls;
+    };
+    const std::vector<Case> cases {
+        { "Blackwell: CUPTI takes it", true, CUPTI_SUCCESS, true, true, "hardware", { "enableHWTrace 1" } },
+        { "Hopper: CUPTI refuses it, and the trace says why", true, CUPTI_ERROR_NOT_SUPPORTED, true, false,
+            "software: cuptiActivityEnableHWTrace: CUPTI_ERROR_NOT_SUPPORTED", { "enableHWTrace 1" } },
+        { "a CUPTI older than 12.8 has no such call", false, CUPTI_SUCCESS, true, false,
+            "software: this CUPTI has no cuptiActivityEnableHWTrace (CUDA 12.8+)", {} },
+        { "FP8SCOPE_HW_TRACE=0: not asked", true, CUPTI_SUCCESS, false, false, "software: FP8SCOPE_HW_TRACE=0", {} },
+    };
+    for (const Case& c : cases) {
+        INFO(c.what);
+        Rig rig;
+        rig.world.calls.clear();
+        rig.world.hw_trace_result = c.result;
+        if (!c.has_call)
+            rig.cupti.activityEnableHWTrace = nullptr;
+        const KernelTimestamps timestamps = enable_kernel_timestamps(rig.cupti, c.wanted);
+        CHECK(timestamps.hardware == c.hardware);
+        CHECK(timestamps.meta == c.meta);
+        CHECK(rig.calls() == c.calls);
     }
 }
