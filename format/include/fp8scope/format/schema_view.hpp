@@ -81,20 +81,24 @@ constexpr std::string select_sql(const Definition& view)
         const std::string_view name = view.columns[i].name;
         if (i > 0)
             sql += ", ";
-        const Computed* computed = nullptr;
-        for (const Computed& c : view.computed)
-            if (c.column == name)
-                computed = &c;
-        const Source* source = nullptr;
-        for (const Source& s : view.sources)
-            if (!source && detail::declares(s.columns, name))
-                source = &s;
-        if (computed) {
-            if (!detail::references_declared_columns(view, computed->expression))
+        // Indices, not pointers: under UBSan g++ 12 does not treat a pointer into a constant array compared with
+        // null as a constant expression, and the sanitized build would not compile.
+        constexpr size_t kNone = static_cast<size_t>(-1);
+        size_t computed_index = kNone;
+        for (size_t c = 0; c < view.computed.size(); ++c)
+            if (view.computed[c].column == name)
+                computed_index = c;
+        size_t source_index = kNone;
+        for (size_t s = 0; s < view.sources.size() && source_index == kNone; ++s)
+            if (detail::declares(view.sources[s].columns, name))
+                source_index = s;
+        if (computed_index != kNone) {
+            const std::string_view expression = view.computed[computed_index].expression;
+            if (!detail::references_declared_columns(view, expression))
                 throw "a computed column names a column its source does not declare"; // does not compile
-            sql += computed->expression;
-        } else if (source) {
-            sql += source->alias;
+            sql += expression;
+        } else if (source_index != kNone) {
+            sql += view.sources[source_index].alias;
             sql += '.';
             sql += name;
         } else {
