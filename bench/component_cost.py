@@ -21,6 +21,8 @@ K) and mark its steps (fp8scope.step), as samples/torch/train.py and tests/gpu/r
 Modes (the collector's diagnostic switches, docs/collector.md):
   untraced-a, untraced-b   no fp8scope (the A/A pair)
   record                   fp8scope record, defaults (tensor statistics every 10th step)
+  record-before            the same with the build given as --fp8scope-before (a change's before and after,
+                           interleaved in one run)
   stats-every-step         FP8SCOPE_STATS_EVERY=1: every step's GEMMs probed (the price of a sampled step)
   no-gemm-stats            FP8SCOPE_GEMM_STATS=0 (no GEMM interception, no statistics kernels)
   no-nvtx                  FP8SCOPE_NVTX=0
@@ -33,7 +35,7 @@ Modes (the collector's diagnostic switches, docs/collector.md):
   discard                  FP8SCOPE_DISCARD_RECORDS=1 (records handed back undecoded: the writer's share)
   no-subscriber            FP8SCOPE_SUBSCRIBE=0 (no callback subscriber: the sync callbacks' share)
 
-  component_cost.py --fp8scope BIN [--rounds R] [--every E] [--length L] [--skip S] [--modes a,b,...]
+  component_cost.py --fp8scope BIN [--fp8scope-before BIN] [--rounds R] [--every E] [--length L] [--skip S] [--modes a,b,...]
                     [--work-dir DIR] -- python job.py ...
 
 Exit codes: 0 done, 1 a run failed, 2 usage error, 77 the job exited 77 (no CUDA device).
@@ -55,6 +57,7 @@ MODES = {
     "untraced-a": None,
     "untraced-b": None,
     "record": {},
+    "record-before": {},  # record with --fp8scope-before: another build, for a paired before/after
     "stats-every-step": {"FP8SCOPE_STATS_EVERY": "1"},
     "no-gemm-stats": {"FP8SCOPE_GEMM_STATS": "0"},
     "no-nvtx": {"FP8SCOPE_NVTX": "0"},
@@ -76,6 +79,7 @@ def parse_args(argv):
     split = argv.index("--")
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fp8scope", required=True, help="the fp8scope executable")
+    p.add_argument("--fp8scope-before", help="the fp8scope executable of mode record-before")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--every", type=int, default=12, help="a window every E steps (default 12)")
     p.add_argument("--length", type=int, default=5, help="steps per window (default 5)")
@@ -87,6 +91,8 @@ def parse_args(argv):
     args.job = argv[split + 1:]
     args.modes = [m for m in args.modes.split(",") if m]
     unknown = [m for m in args.modes if m not in MODES]
+    if "record-before" in args.modes and not args.fp8scope_before:
+        p.error("mode record-before needs --fp8scope-before")
     if unknown or not args.job or args.rounds < 1 or "untraced-a" not in args.modes:
         p.error(f"unknown modes {unknown}" if unknown else "need a job, --rounds >= 1 and the untraced-a mode")
     if args.length < 2 or args.every < args.length + GRACE + 1:
@@ -123,7 +129,8 @@ def one_run(args, mode, round_index, work):
     argv = list(args.job)
     if MODES[mode] is not None:
         env.update(MODES[mode])
-        argv = [args.fp8scope, "record", "-o", str(directory / "trace-%p.sqlite"), "--capture-every",
+        fp8scope = args.fp8scope_before if mode == "record-before" else args.fp8scope
+        argv = [fp8scope, "record", "-o", str(directory / "trace-%p.sqlite"), "--capture-every",
                 str(args.every), "--capture-length", str(args.length), "--", *argv]
     t0 = time.monotonic()
     try:

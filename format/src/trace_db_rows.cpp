@@ -233,4 +233,11 @@ Expected<void> TraceDb::set_nvtx_step_ranges(int64_t total)
     return impl_->write<tables::kMeta>(schema::meta::kNvtxStepRanges, total);
 }
 
+Expected<void> TraceDb::set_kernel_timestamps(std::string_view text)
+{
+    if (impl_->closed)
+        return impl_->finished_error();
+    return impl_->write<tables::kMeta>(schema::meta::kKernelTimestamps, text);
+}
+
 } // namespace fp8scope

@@ -10,6 +10,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -206,4 +209,21 @@ TEST_CASE("collector: without CUPTI the process is left untraced", "[collector][
     CHECK_FALSE(c.start()); // once
     c.stop("exit");
     CHECK(c.state() == collector::State::Disabled);
+}
+
+// The callbacks ask whether they run in the traced process on every traced call: from a cached pid, which a fork's
+// child must not inherit.
+TEST_CASE("collector: the cached process id is the child's own after a fork", "[collector][collector_object]")
+{
+    REQUIRE(process_id() == ::getpid());
+    const pid_t parent = process_id();
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) // exit code 0 only if the child sees its own pid, not its parent's
+        ::_exit(process_id() == ::getpid() && process_id() != parent ? 0 : 1);
+    int status = -1;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(process_id() == parent);
 }

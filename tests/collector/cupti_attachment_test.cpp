@@ -5,6 +5,8 @@
 // cupti_reattach_test.cpp.
 #include "fake_cupti.hpp"
 
+#include "cupti/kernel_timestamps.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -193,6 +195,8 @@ TEST_CASE("kernel timestamps: CUPTI's hardware event trace where it takes it, el
         { "Blackwell: CUPTI takes it", true, CUPTI_SUCCESS, true, true, "hardware", { "enableHWTrace 1" } },
         { "Hopper: CUPTI refuses it, and the trace says why", true, CUPTI_ERROR_NOT_SUPPORTED, true, false,
             "software: cuptiActivityEnableHWTrace: CUPTI_ERROR_NOT_SUPPORTED", { "enableHWTrace 1" } },
+        { "asked inside cuInit, before the driver is up", true, CUPTI_ERROR_NOT_INITIALIZED, true, false,
+            "software: cuptiActivityEnableHWTrace: CUPTI_ERROR_NOT_INITIALIZED", { "enableHWTrace 1" } },
         { "a CUPTI older than 12.8 has no such call", false, CUPTI_SUCCESS, true, false,
             "software: this CUPTI has no cuptiActivityEnableHWTrace (CUDA 12.8+)", {} },
         { "FP8SCOPE_HW_TRACE=0: not asked", true, CUPTI_SUCCESS, false, false, "software: FP8SCOPE_HW_TRACE=0", {} },
@@ -208,5 +212,80 @@ TEST_CASE("kernel timestamps: CUPTI's hardware event trace where it takes it, el
         CHECK(timestamps.hardware == c.hardware);
         CHECK(timestamps.meta == c.meta);
         CHECK(rig.calls() == c.calls);
+    }
+}
+
+// The choice waits for the first context: its callbacks go on at the start, and off again at the first one's entry.
+TEST_CASE("kernel timestamps: asked at the first context's creation, once", "[collector][cupti_attachment]")
+{
+    const std::vector<CUpti_CallbackId> makes_contexts { CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRetain,
+        CUPTI_DRIVER_TRACE_CBID_cuCtxCreate, CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v2,
+        CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v3, CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v4,
+        CUPTI_DRIVER_TRACE_CBID_cuGreenCtxCreate };
+    for (CUpti_CallbackId cbid : makes_contexts)
+        CHECK(makes_context(cbid));
+    CHECK_FALSE(makes_context(CUPTI_DRIVER_TRACE_CBID_cuInit));
+    CHECK_FALSE(makes_context(kDriverLaunch));
+
+    Rig rig;
+    std::vector<std::string> switched_on;
+    for (CUpti_CallbackId cbid : makes_contexts)
+        switched_on.push_back(callback(1, "DRIVER", cbid));
+
+    SECTION("asked once, at the first context; the callbacks the API rows need stay on")
+    {
+        rig.world.hw_trace_result = CUPTI_SUCCESS;
+        KernelTimestampChoice choice { rig.cupti, true, fake_handle() };
+        CHECK(rig.calls() == switched_on);
+        CHECK(choice.waiting());
+        CHECK(choice.meta_at_start() == "software: no CUDA context was created");
+        rig.clear();
+        std::vector<uint8_t> driver_traced(CUPTI_DRIVER_TRACE_CBID_SIZE, 0);
+        driver_traced[CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v2] = 1; // traced as an API row: its callback stays on
+        const std::optional<KernelTimestamps> chosen = choice.at_context_creation(driver_traced);
+        REQUIRE(chosen);
+        CHECK(chosen->hardware);
+        CHECK(chosen->meta == "hardware");
+        std::vector<std::string> expected;
+        for (CUpti_CallbackId cbid : makes_contexts)
+            if (cbid != CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v2)
+                expected.push_back(callback(0, "DRIVER", cbid));
+        expected.emplace_back("enableHWTrace 1");
+        CHECK(rig.calls() == expected);
+        CHECK_FALSE(choice.waiting());
+        rig.clear();
+        CHECK_FALSE(choice.at_context_creation(driver_traced)); // the second context: nothing asked again
+        CHECK(rig.calls().empty());
+    }
+    SECTION("Hopper: refused at the first context, the trace says why")
+    {
+        KernelTimestampChoice choice { rig.cupti, true, fake_handle() };
+        rig.clear();
+        const std::optional<KernelTimestamps> chosen = choice.at_context_creation({});
+        REQUIRE(chosen);
+        CHECK_FALSE(chosen->hardware);
+        CHECK(chosen->meta == "software: cuptiActivityEnableHWTrace: CUPTI_ERROR_NOT_SUPPORTED");
+        CHECK(rig.calls().size() == makes_contexts.size() + 1); // every callback off, then the one question
+    }
+    SECTION("decided at the start: not wanted, no such call, or no subscriber to wait with")
+    {
+        const KernelTimestampChoice off { rig.cupti, false, fake_handle() };
+        CHECK(off.meta_at_start() == "software: FP8SCOPE_HW_TRACE=0");
+        const KernelTimestampChoice alone { rig.cupti, true, nullptr };
+        CHECK(alone.meta_at_start() == "software: no callback subscriber");
+        rig.cupti.activityEnableHWTrace = nullptr;
+        const KernelTimestampChoice old { rig.cupti, true, fake_handle() };
+        CHECK(old.meta_at_start() == "software: this CUPTI has no cuptiActivityEnableHWTrace (CUDA 12.8+)");
+        for (const KernelTimestampChoice* choice : { &off, &alone, &old })
+            CHECK_FALSE(choice->waiting());
+        CHECK(rig.calls().empty()); // no callback switched on, nothing asked
+    }
+    SECTION("the hardware trace cannot be turned off: no detach after a window")
+    {
+        rig.attachment.keep_attached();
+        CHECK(rig.attachment.detach_ruled_out());
+        rig.open_window();
+        rig.close_window();
+        CHECK_FALSE(rig.attachment.detach_due_ns());
     }
 }

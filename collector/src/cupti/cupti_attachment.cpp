@@ -219,7 +219,7 @@ void CuptiAttachment::arm_detach_when_due()
     const int64_t due = detach_due_ns_.load();
     if (due < 0 || host_.now_ns() < due || host_.window_open())
         return;
-    if (graphs_seen_.load()) {
+    if (must_stay()) {
         detach_due_ns_.store(-1);
         return;
     }
@@ -236,7 +236,7 @@ void CuptiAttachment::arm_detach_when_due()
     std::lock_guard lock(mutex_);
     if (state() != State::Draining)
         return; // a window opened meanwhile
-    if (!waited || graphs_seen_.load()) {
+    if (!waited || must_stay()) {
         state_.store(State::Attached, std::memory_order_release); // the writer is behind: next tick
         return;
     }
@@ -265,7 +265,7 @@ void CuptiAttachment::detach_at_api_exit()
     std::lock_guard lock(mutex_);
     if (state() != State::Armed)
         return;
-    if (graphs_seen_.load()) { // a graph call came while the detach was armed
+    if (must_stay()) { // a graph call (or the hardware trace) came while the detach was armed
         stay_attached();
         return;
     }

@@ -106,8 +106,10 @@ public:
     // A runtime or driver API callback's share (on_callback): a graph call is noted; while a detach is armed, the
     // call's exit detaches CUPTI. True while armed: the callback then does nothing else.
     bool on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site);
-    // CUPTI stays attached for good: cuptiFinalize failed once, or the job uses CUDA graphs.
-    bool detach_ruled_out() const { return detach_failed_.load() || graphs_seen_.load(); }
+    // CUPTI stays attached for good: cuptiFinalize failed once, the job uses CUDA graphs, or keep_attached().
+    bool detach_ruled_out() const { return detach_failed_.load() || must_stay(); }
+    // CUPTI's hardware event trace was taken (kernel_timestamps.hpp): it cannot be turned off, so no detach.
+    void keep_attached() { kept_attached_.store(true); }
 
 private:
     CUptiResult subscribe_as_fp8scope(char (&holder)[256]);
@@ -134,6 +136,8 @@ private:
     // launches fail (CUDA_ERROR_LAUNCH_FAILED) in a PyTorch CUDA-graph step and in JAX, whatever records were on;
     // eager jobs were unharmed. So a graph call seen once rules out detaching for the rest of the session.
     std::atomic<bool> graphs_seen_ { false };
+    std::atomic<bool> kept_attached_ { false }; // keep_attached()
+    bool must_stay() const { return graphs_seen_.load() || kept_attached_.load(); }
     std::atomic<uint64_t> generation_ { 1 };
 };
 

@@ -19,19 +19,6 @@ bool is_graph_call(CUpti_CallbackId cbid)
     return std::ranges::find(kGraphCalls, cbid) != std::end(kGraphCalls);
 }
 
-KernelTimestamps enable_kernel_timestamps(const CuptiApi& cupti, bool wanted)
-{
-    if (!wanted)
-        return { .hardware = false, .meta = "software: FP8SCOPE_HW_TRACE=0" };
-    if (!cupti.activityEnableHWTrace)
-        return { .hardware = false, .meta = "software: this CUPTI has no cuptiActivityEnableHWTrace (CUDA 12.8+)" };
-    const CUptiResult result = cupti.activityEnableHWTrace(1);
-    if (result == CUPTI_SUCCESS)
-        return { .hardware = true, .meta = "hardware" };
-    return { .hardware = false,
-        .meta = std::string("software: cuptiActivityEnableHWTrace: ") + cupti.result_name(result) };
-}
-
 void enable_api_callbacks(const CuptiApi& cupti, const CuptiSettings& settings, CUpti_SubscriberHandle subscriber)
 {
     if (!subscriber || !settings.api_from_callbacks)

@@ -43,17 +43,6 @@ struct CuptiSettings {
     std::vector<CUpti_ActivityKind> start_only_kinds; // DEVICE, CONTEXT: enabled again when CUPTI is attached again
 };
 
-// How the kernels are timed (docs/collector.md "Kernel timestamps: hardware or software"): CUPTI's Hardware Event
-// System (HES, cuptiActivityEnableHWTrace: Blackwell, CUDA 12.8+), asked for once at the start, before any context
-// exists, unless `wanted` is false (FP8SCOPE_HW_TRACE=0); else, or where CUPTI refuses it (Hopper:
-// CUPTI_ERROR_NOT_SUPPORTED) or lacks it, the instrumented ("software") path as before. `meta` is the trace's
-// kernel_timestamps: "hardware", "software", or "software: <why>" when the hardware path was asked for and not taken.
-struct KernelTimestamps {
-    bool hardware = false;
-    std::string meta = "software";
-};
-KernelTimestamps enable_kernel_timestamps(const CuptiApi& cupti, bool wanted);
-
 // The driver calls that instantiate, upload or launch a CUDA graph: one seen rules out detaching
 // (cupti_attachment.hpp).
 bool is_graph_call(CUpti_CallbackId cbid);

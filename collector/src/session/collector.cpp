@@ -57,7 +57,7 @@ void Collector::publish(Collector& collector)
 
 bool Collector::in_owner(const Session& s) const
 {
-    return getpid() == s.owner_pid;
+    return process_id() == s.owner_pid;
 }
 
 uint64_t Collector::timestamp_now(const Session& s)

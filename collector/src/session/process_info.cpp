@@ -4,8 +4,10 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -13,6 +15,30 @@
 #include <iterator>
 
 namespace fp8scope::collector {
+namespace {
+
+std::atomic<pid_t> g_process_id { 0 }; // 0: not read yet
+
+void refresh_process_id()
+{
+    g_process_id.store(::getpid(), std::memory_order_relaxed);
+}
+
+} // namespace
+
+pid_t process_id()
+{
+    pid_t pid = g_process_id.load(std::memory_order_relaxed);
+    if (pid != 0)
+        return pid;
+    // The fork handler is registered (once) before the pid is first kept, so no fork leaves a child with its
+    // parent's pid.
+    static const bool registered = ::pthread_atfork(nullptr, nullptr, refresh_process_id) == 0;
+    pid = ::getpid();
+    if (registered)
+        g_process_id.store(pid, std::memory_order_relaxed);
+    return pid; // without the handler every call asks the kernel
+}
 
 bool env_flag(const char* name, bool fallback)
 {

@@ -2,6 +2,8 @@
 // and the CUDA libraries' versions (the trace's meta), and the clock CUPTI's timestamps equal.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -21,6 +23,10 @@ std::string command_line();
 // Calls `int fn(int*)` (cuDriverGetVersion, cudaRuntimeGetVersion) in an already loaded library whose file
 // name contains `library`; 0 when there is none.
 int loaded_library_version(const char* library, const char* function);
+
+// getpid() without a system call (glibc caches no pid since 2.25, and the callbacks ask on every traced call):
+// read once, and again in a fork's child by a pthread_atfork handler registered before the first read.
+pid_t process_id();
 
 // CLOCK_REALTIME in ns: CUPTI's clock on Linux by default (shared/reference/nsys_cupti.md §4.4).
 int64_t realtime_ns();

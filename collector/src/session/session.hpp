@@ -9,6 +9,7 @@
 #include "cupti/cupti_api.hpp"
 #include "cupti/cupti_attachment.hpp"
 #include "cupti/cupti_settings.hpp"
+#include "cupti/kernel_timestamps.hpp"
 #include "cupti/record_decoder.hpp"
 
 #include "fp8scope/common/capture_plan.hpp"
@@ -44,6 +45,8 @@ struct Session {
     // loaded, with the session as its host.
     std::unique_ptr<AttachmentHost> attachment_host;
     std::unique_ptr<CuptiAttachment> attachment;
+    // Hardware or software kernel timestamps, chosen at the first context's creation (kernel_timestamps.hpp).
+    std::unique_ptr<KernelTimestampChoice> timestamps;
     // Diagnostic for overhead measurements (FP8SCOPE_DISCARD_RECORDS=1): completed buffers are handed back to CUPTI
     // undecoded, so the writer's share of the cost can be told apart. The trace then holds no activity records.
     bool discard_records = false;

@@ -52,7 +52,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 {
     Collector* c = Collector::get();
     Session* s = c ? c->session() : nullptr;
-    if (!s || !buffer || getpid() != s->owner_pid)
+    if (!s || !buffer || process_id() != s->owner_pid)
         return; // a forked child never touches the parent's writer
     size_t dropped = 0;
     if (s->cupti->activityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0)
@@ -89,7 +89,7 @@ thread_local SyncNesting t_sync_nesting;
 void on_sync_call(Collector& c, const SyncCallback& call, const CUpti_CallbackData& info)
 {
     Session* s = c.session();
-    if (!s || c.state() != State::Running || getpid() != s->owner_pid || !info.correlationData)
+    if (!s || c.state() != State::Running || process_id() != s->owner_pid || !info.correlationData)
         return;
     SyncNesting& nesting = t_sync_nesting;
     if (const uint64_t generation = s->attachment->generation(); nesting.generation != generation)
@@ -123,7 +123,7 @@ void on_api_call(
         return;
     const auto& traced
         = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? s.cupti_settings.runtime_traced : s.cupti_settings.driver_traced;
-    if (cbid >= traced.size() || !traced[cbid] || c.state() != State::Running || getpid() != s.owner_pid)
+    if (cbid >= traced.size() || !traced[cbid] || c.state() != State::Running || process_id() != s.owner_pid)
         return;
     const uint64_t generation = s.attachment->generation();
     if (info.callbackSite == CUPTI_API_ENTER)
@@ -131,6 +131,25 @@ void on_api_call(
     else
         api_call_exit(domain, cbid, info, c.timestamp_now(s), generation, c.capture().recording(),
             static_cast<uint32_t>(s.owner_pid));
+}
+
+// The entry of the first driver call that makes a context: the kernels' timing is chosen (kernel_timestamps.hpp).
+void choose_kernel_timestamps(Session& s)
+{
+    const std::optional<KernelTimestamps> chosen = s.timestamps->at_context_creation(s.cupti_settings.driver_traced);
+    if (!chosen)
+        return;
+    if (chosen->hardware) {
+        // The hardware event trace records no latency timestamps, and cannot be turned off: CUPTI stays attached.
+        if (s.cupti_settings.latency_timestamps) {
+            warn("FP8SCOPE_LATENCY_TIMESTAMPS=1 ignored: CUPTI's hardware event trace records no latency timestamps");
+            s.cupti->activityEnableLatencyTimestamps(0);
+        }
+        s.attachment->keep_attached();
+    }
+    const std::string meta = chosen->meta;
+    if (!s.writer->post([meta](TraceDb& db) { [[maybe_unused]] auto written = db.set_kernel_timestamps(meta); }))
+        warn_once("kernel-timestamps", "the trace's meta kernel_timestamps could not be updated to '" + meta + "'");
 }
 
 // `userdata` is the collector (session_cupti_callbacks): the job's hot path reaches the session through it, with no
@@ -143,6 +162,9 @@ void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_Cal
         return; // subscribed, the session not made yet
     const auto* info = static_cast<const CUpti_CallbackData*>(data);
     const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API, driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    if (driver && info->callbackSite == CUPTI_API_ENTER && makes_context(cbid) && s->timestamps
+        && s->timestamps->waiting())
+        choose_kernel_timestamps(*s);
     if (runtime || driver) {
         if (const SyncCallback* call = find_sync_callback(domain, cbid))
             on_sync_call(*c, *call, *info);

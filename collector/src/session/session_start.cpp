@@ -89,7 +89,7 @@ public:
         return s.writer->post([&s](TraceDb&) { s.decoder->start_correlation_generation(); });
     }
     void set_nvtx_forwarding(bool on) override { c_.nvtx().on.store(on, std::memory_order_relaxed); }
-    bool in_owner_process() override { return getpid() == s_.owner_pid; }
+    bool in_owner_process() override { return process_id() == s_.owner_pid; }
     void inform(std::string_view text) override { collector::inform(text); }
     void warn_once(std::string_view key, std::string_view text) override { collector::warn_once(key, text); }
 
@@ -145,16 +145,10 @@ SessionInfo read_settings(Session& s)
     settings.system_thread_ids = env_text("FP8SCOPE_THREAD_IDS", "system") == "system";
     settings.latency_timestamps = env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false);
     settings.reset_callback = env_flag("FP8SCOPE_RESET_CALLBACK", true);
-    // The hardware event trace must be asked for before any context exists, which is now (the driver's cuInit is
-    // injecting us). It has no latency timestamps, and cannot be turned off, so CUPTI stays attached between windows.
-    const KernelTimestamps timestamps = enable_kernel_timestamps(*s.cupti, env_flag("FP8SCOPE_HW_TRACE", true));
-    info.kernel_timestamps = timestamps.meta;
-    if (timestamps.hardware) {
-        if (settings.latency_timestamps)
-            warn("FP8SCOPE_LATENCY_TIMESTAMPS=1 ignored: CUPTI's hardware event trace records no latency timestamps");
-        settings.latency_timestamps = false;
-        settings.detach_between_windows = false;
-    }
+    // The hardware event trace is asked for at the first context's creation (kernel_timestamps.hpp); until then the
+    // trace's meta says no context was made.
+    s.timestamps = std::make_unique<KernelTimestampChoice>(*s.cupti, env_flag("FP8SCOPE_HW_TRACE", true), subscriber);
+    info.kernel_timestamps = s.timestamps->meta_at_start();
     // The diagnostics that leave records out (FP8SCOPE_ACTIVITIES, FP8SCOPE_API, FP8SCOPE_SKIP_KINDS,
     // FP8SCOPE_DISCARD_RECORDS) make the rows no proof of idleness, as windows do.
     s.whole_process_recorded = s.capture_plan.mode == CaptureMode::Full && !s.discard_records
@@ -233,7 +227,7 @@ bool Collector::start_locked()
     if (!subscribe(s))
         return false;
 
-    s.owner_pid = getpid();
+    s.owner_pid = process_id();
     s.cupti->getTimestamp(&s.start_cupti_ns);
     const SessionInfo info = read_settings(s);
     const CUpti_SubscriberHandle subscriber = s.attachment->subscriber();

@@ -83,6 +83,8 @@ public:
     Expected<void> set_tensor_stats_skipped(int64_t total);
     // Meta nvtx_step_ranges: NVTX step ranges seen so far in a windowed recording (a total).
     Expected<void> set_nvtx_step_ranges(int64_t total);
+    // Meta kernel_timestamps, once the collector has chosen how kernels are timed (after the trace was created).
+    Expected<void> set_kernel_timestamps(std::string_view text);
 
     // Commits the open transaction if it is older than the commit interval. Cheap to call often.
     Expected<void> commit_if_due();
