@@ -29,6 +29,7 @@ constexpr const char* kRecordExamples = R"(Examples:
   fp8scope record --capture-every 1000 --capture-length 10 -- python train.py --steps 10000
   fp8scope record --capture-range cudaProfilerApi -- python train.py
   fp8scope record --delay 60 --duration 10 -- ./my_cuda_app
+  fp8scope record --monitor -o 'traces/run-%r.sqlite' -- python train.py --steps 1000000
 
 Every process of the command that initializes CUDA writes its own trace (-o: %h host, %p pid, %r rank from
 RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID, else LOCAL_RANK, else 'norank' (torchrun's launcher), %n counter,
@@ -52,6 +53,12 @@ Capture windows record part of a job: steps A..B (--capture-steps), the steps wh
 Steps are those of fp8scope.step() / fp8scope_step(), else the optimizer step ends the Python hooks mark (unless
 NVTX step ranges came first), else NVTX step ranges: a job with none opens no step window, and the summary says so. Outside a window CUPTI records nothing and tensor statistics are off
 (--stats-outside-windows keeps them on). One kind of window per run.
+
+--monitor is for runs left traced for days: periodic windows (by default 10 steps of every 1000; --capture-every
+and --capture-length change them), tensor statistics in each window (FP8SCOPE_STATS_EVERY, every 10th step), and a
+bounded trace (--max-size, 2048 MiB by default): once the trace's pages in use pass the bound, each new window
+first deletes the oldest ones (meta capture_windows_dropped counts them). Between windows CUPTI is detached where
+it can be (not once the job uses CUDA graphs). --max-size also works with --capture-every alone.
 
 Exit codes: the command's exit code; 128+N when signal N ended it; 127 command not found; 126 command not
 executable; 2 usage error; 69 collector library not found (set FP8SCOPE_LIBRARY); 70 internal error.
@@ -153,10 +160,25 @@ void set_injection_variable(const char* name, const std::string& library)
     set_environment(name, library);
 }
 
+// --monitor's defaults, each replaced by the option when it is given.
+constexpr const char* kMonitorEvery = "1000";
+constexpr const char* kMonitorLength = "10";
+constexpr const char* kMonitorMaxSizeMib = "2048";
+
 CaptureRequest capture_request(const RecordOptions& options)
 {
-    return CaptureRequest { options.capture_steps, options.capture_every, options.capture_length, options.capture_range,
-        options.delay, options.duration, options.stats_outside_windows };
+    CaptureRequest request { options.capture_steps, options.capture_every, options.capture_length,
+        options.capture_range, options.delay, options.duration, options.stats_outside_windows, options.max_size };
+    if (options.monitor) {
+        const auto fill = [](std::string& value, const char* fallback) {
+            if (value.empty())
+                value = fallback;
+        };
+        fill(request.every, kMonitorEvery);
+        fill(request.length, kMonitorLength);
+        fill(request.max_size, kMonitorMaxSizeMib);
+    }
+    return request;
 }
 
 void configure_environment(
@@ -266,6 +288,12 @@ CLI::App* add_record_command(CLI::App& app, RecordOptions& options)
         ->type_name("SECONDS");
     record->add_flag("--stats-outside-windows", options.stats_outside_windows,
         "Take tensor statistics outside capture windows too (default: only inside them)");
+    record
+        ->add_option("--max-size", options.max_size,
+            "With periodic windows: drop the oldest windows to keep the trace under this many MiB (16 to 1048576)")
+        ->type_name("MIB");
+    record->add_flag("--monitor", options.monitor,
+        "Always-on monitoring: --capture-every 1000 --capture-length 10 --max-size 2048 unless given");
     // Never filled by CLI11 (split_record_command takes the command out first); listed so --help shows it.
     static std::vector<std::string> command_for_help;
     record->add_option("COMMAND", command_for_help, "The command to record and its arguments, after '--'")

@@ -25,6 +25,8 @@ struct RecordOptions {
     // Capture windows, as given (checked by parse_capture_plan, passed on as FP8SCOPE_CAPTURE_* variables).
     std::string capture_steps, capture_every, capture_length, capture_range, delay, duration;
     bool stats_outside_windows = false;
+    std::string max_size; // MiB
+    bool monitor = false; // the preset of --capture-every/--capture-length/--max-size (kMonitor* in the .cpp)
     std::vector<std::string> command; // taken out of argv by split_record_command, never parsed by CLI11
 };
 

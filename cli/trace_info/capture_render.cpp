@@ -39,6 +39,9 @@ std::string capture_sentence(const analyzer::CaptureInfo& capture)
     if (capture.windows.empty())
         return line + ": no window was opened, nothing was captured";
     line += fmt::format(": {} {}", capture.windows.size(), capture.windows.size() == 1 ? "window" : "windows");
+    if (capture.windows_dropped > 0)
+        line += fmt::format(" kept ({} older {} dropped to stay under {} MiB)", capture.windows_dropped,
+            capture.windows_dropped == 1 ? "one" : "ones", capture.max_bytes >> 20);
     for (size_t i = 0; i < capture.windows.size() && i < kWindowsInText; ++i) {
         const analyzer::CaptureWindow& w = capture.windows[i];
         line += fmt::format("{} {} to {} ({})", i == 0 ? ":" : ";", format_duration_ns(w.start_ns),
@@ -62,8 +65,13 @@ nlohmann::ordered_json capture_json(const analyzer::CaptureInfo& capture)
                 { "last_step", w.last_step ? json(*w.last_step) : json(nullptr) },
                 { "trigger", trigger_name(w.trigger) } });
     }
-    return { { "mode", capture.windowed ? capture.mode : std::string("full") }, { "options", capture.options },
+    json out { { "mode", capture.windowed ? capture.mode : std::string("full") }, { "options", capture.options },
         { "windows", windows } };
+    if (capture.max_bytes > 0) { // a bounded recording only: other traces' JSON is as before
+        out["max_bytes"] = capture.max_bytes;
+        out["windows_dropped"] = capture.windows_dropped;
+    }
+    return out;
 }
 
 } // namespace fp8scope::cli

@@ -124,6 +124,17 @@ CapturePlanResult parse_capture_plan(const CaptureRequest& r)
         plan.stats_outside_windows = true;
         plan.options += " --stats-outside-windows";
     }
+    if (!r.max_size.empty()) {
+        if (plan.mode != CaptureMode::Periodic)
+            return fail("--max-size needs periodic windows (--capture-every N --capture-length K, or --monitor): "
+                        "it drops the oldest ones");
+        const auto mib = parse_count(r.max_size);
+        if (!mib || *mib < kMinMaxSizeMib || *mib > kMaxMaxSizeMib)
+            return fail(quoted("--max-size", r.max_size) + ": expected MiB from " + std::to_string(kMinMaxSizeMib)
+                + " to " + std::to_string(kMaxMaxSizeMib) + ", e.g. 2048");
+        plan.max_bytes = *mib << 20;
+        plan.options += " --max-size " + r.max_size;
+    }
     return { std::move(plan), {} };
 }
 
@@ -155,7 +166,9 @@ std::string serialize_capture_plan(const CapturePlan& plan)
         + " every=" + std::to_string(plan.every) + " length=" + std::to_string(plan.length)
         + " delay_ns=" + std::to_string(plan.delay_ns)
         + " duration_ns=" + (plan.duration_ns ? std::to_string(*plan.duration_ns) : std::string("-"))
-        + " stats_outside=" + (plan.stats_outside_windows ? "1" : "0") + " options=" + plan.options;
+        + " stats_outside=" + (plan.stats_outside_windows ? "1" : "0")
+        + (plan.max_bytes > 0 ? " max_bytes=" + std::to_string(plan.max_bytes) : std::string())
+        + " options=" + plan.options;
 }
 
 CapturePlanResult deserialize_capture_plan(std::string_view text)
@@ -213,6 +226,17 @@ CapturePlanResult deserialize_capture_plan(std::string_view text)
         else
             plan.duration_ns = *number;
     }
+    if (text.starts_with("max_bytes=")) { // a bounded plan's one optional field
+        text.remove_prefix(10);
+        const size_t space = text.find(' ');
+        const auto bytes = space == std::string_view::npos
+            ? std::nullopt
+            : parse_plan_number(text.substr(0, space), kMaxMaxSizeMib << 20);
+        if (!bytes || *bytes < (kMinMaxSizeMib << 20))
+            return bad("max_bytes is not a size in range");
+        plan.max_bytes = *bytes;
+        text.remove_prefix(space + 1);
+    }
     if (!text.starts_with("options="))
         return bad("expected options=");
     plan.options = std::string(text.substr(8));
@@ -225,6 +249,8 @@ CapturePlanResult deserialize_capture_plan(std::string_view text)
         return bad("a duration of 0");
     if (plan.stats_outside_windows && plan.mode == CaptureMode::Full)
         return bad("statistics outside windows without a window");
+    if (plan.max_bytes > 0 && plan.mode != CaptureMode::Periodic)
+        return bad("a size bound without periodic windows");
     return { std::move(plan), {} };
 }
 
@@ -239,6 +265,7 @@ CaptureRequest capture_request_from_variables(const std::function<std::string(co
     request.duration = lookup("FP8SCOPE_CAPTURE_DURATION");
     const std::string stats = lookup("FP8SCOPE_STATS_OUTSIDE_WINDOWS");
     request.stats_outside_windows = !stats.empty() && stats != "0";
+    request.max_size = lookup("FP8SCOPE_MAX_SIZE_MB");
     return request;
 }
 

@@ -63,19 +63,23 @@ Expected<void> TraceDb::Impl::exec(const char* sql, std::string_view what)
     return {};
 }
 
-Expected<int64_t> TraceDb::Impl::count_rows(std::string_view table)
+Expected<int64_t> TraceDb::Impl::query_integer(const std::string& sql, std::string_view what)
 {
-    const std::string sql = "SELECT count(*) FROM \"" + std::string(table) + "\"";
-    const std::string what = "cannot count the rows of " + std::string(table);
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
         return std::unexpected(sqlite_error(what));
     const int rc = sqlite3_step(stmt);
-    const int64_t rows = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+    const int64_t value = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
     sqlite3_finalize(stmt);
     if (rc != SQLITE_ROW)
         return std::unexpected(sqlite_error(what));
-    return rows;
+    return value;
+}
+
+Expected<int64_t> TraceDb::Impl::count_rows(std::string_view table)
+{
+    return query_integer(
+        "SELECT count(*) FROM \"" + std::string(table) + "\"", "cannot count the rows of " + std::string(table));
 }
 
 Expected<void> TraceDb::Impl::insert(size_t which)

@@ -136,11 +136,21 @@ struct TraceDb::Impl {
     int64_t first_uncommitted_string = 1;
     int64_t first_uncommitted_config = 1;
     int64_t next_kernel_id = 1;
+    // Bounded recordings (trace_db_windows.cpp): at each window's start, the last rowid of every table whose rows
+    // belong to a window, in the order of that file's list; and how many windows were dropped.
+    struct WindowMark {
+        int64_t window_id = 0;
+        std::vector<int64_t> last_rowids;
+    };
+    std::vector<WindowMark> window_marks;
+    int64_t windows_dropped = 0;
 
     ~Impl();
 
     Error sqlite_error(std::string_view what) const;
     Expected<void> exec(const char* sql, std::string_view what);
+    // The single integer a query returns (SELECT count(*), max(rowid), a PRAGMA); NULL reads as 0.
+    Expected<int64_t> query_integer(const std::string& sql, std::string_view what);
     // SELECT count(*) of one table.
     Expected<int64_t> count_rows(std::string_view table);
     // The job's activity from first start to last end without the collector's own work (schema_meta.hpp,

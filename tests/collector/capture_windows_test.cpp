@@ -80,7 +80,7 @@ TEST_CASE("capture plan: record passes the plan as one line that reads back to t
 {
     const CaptureRequest requests[] = { { .steps = "20:29" }, { .every = "1000", .length = "10" },
         { .range = "cudaProfilerApi" }, { .delay = "2.5", .duration = "10" }, { .delay = "3" },
-        { .steps = "1:1", .stats_outside_windows = true }, {} };
+        { .steps = "1:1", .stats_outside_windows = true }, { .every = "100", .length = "5", .max_size = "64" }, {} };
     for (const CaptureRequest& request : requests) {
         const CapturePlan plan = plan_of(request);
         const std::string text = serialize_capture_plan(plan);
@@ -98,6 +98,7 @@ TEST_CASE("capture plan: record passes the plan as one line that reads back to t
         CHECK(back.plan->delay_ns == plan.delay_ns);
         CHECK(back.plan->duration_ns == plan.duration_ns);
         CHECK(back.plan->stats_outside_windows == plan.stats_outside_windows);
+        CHECK(back.plan->max_bytes == plan.max_bytes);
         CHECK(back.plan->options == plan.options);
     }
     CHECK(serialize_capture_plan(plan_of({ .steps = "20:29" }))
@@ -114,7 +115,14 @@ TEST_CASE("capture plan: record passes the plan as one line that reads back to t
              "fp8scope-capture-plan/1 mode=time first=0 last=0 every=0 length=0 delay_ns=-1 duration_ns=- "
              "stats_outside=0 options=",
              "fp8scope-capture-plan/1 mode=steps first=1 last=2 every=0 length=0 delay_ns=0 duration_ns=- "
-             "stats_outside=0" }) {
+             "stats_outside=0",
+             // a size bound: too small, not a number, or without periodic windows
+             "fp8scope-capture-plan/1 mode=periodic first=0 last=0 every=4 length=2 delay_ns=0 duration_ns=- "
+             "stats_outside=0 max_bytes=1024 options=",
+             "fp8scope-capture-plan/1 mode=periodic first=0 last=0 every=4 length=2 delay_ns=0 duration_ns=- "
+             "stats_outside=0 max_bytes=x options=",
+             "fp8scope-capture-plan/1 mode=steps first=1 last=2 every=0 length=0 delay_ns=0 duration_ns=- "
+             "stats_outside=0 max_bytes=67108864 options=" }) {
         const CapturePlanResult result = deserialize_capture_plan(bad);
         INFO(bad);
         CHECK_FALSE(result.plan);

@@ -151,6 +151,8 @@ Expected<void> read_meta(ReadContext& context, Version file_version)
     meta.session_start_utc_ns = integer(schema::meta::kSessionStartUtcNs, 0, kMin64, kMax64);
     meta.finished = integer(schema::meta::kFinished, 0, 0, 1) == 1;
     meta.tensor_stats_skipped = integer(schema::meta::kTensorStatsSkipped, 0, 0, kMax64);
+    context.model.capture.max_bytes = integer(schema::meta::kTraceMaxBytes, 0, 0, kMax64);
+    context.model.capture.windows_dropped = integer(schema::meta::kCaptureWindowsDropped, 0, 0, kMax64);
     if (!problem.empty())
         return std::unexpected(context.file.invalid(problem));
     return {};

@@ -133,7 +133,18 @@ bool Collector::CaptureSide::post_window(const CaptureWindowRow& row)
     const State state = c_.state();
     if (!s || !c_.in_owner(*s) || (state != State::Running && state != State::Stopping))
         return false;
-    return s->writer->post([row](TraceDb& db) { [[maybe_unused]] auto written = db.set_capture_window(row); });
+    // A bounded recording (record --max-size): where each window starts is noted first, and the oldest windows are
+    // dropped while the trace is over its bound (TraceDb::drop_oldest_windows).
+    const int64_t max_bytes = row.end_ns ? 0 : s->capture_plan.max_bytes;
+    return s->writer->post([row, max_bytes](TraceDb& db) {
+        if (max_bytes > 0) {
+            auto marked = db.mark_window_start(row.id);
+            auto kept = marked ? db.drop_oldest_windows(max_bytes) : Expected<int64_t>(std::unexpected(marked.error()));
+            if (!kept)
+                collector::warn_once("max-size", "cannot keep the trace under --max-size: " + kept.error().message);
+        }
+        [[maybe_unused]] auto written = db.set_capture_window(row);
+    });
 }
 
 void Collector::CaptureSide::note_first_nvtx_step_range()

@@ -68,6 +68,16 @@ TEST_CASE(
         { { "--delay", "2.5", "--duration", "10" },
             "fp8scope-capture-plan/1 mode=time first=0 last=0 every=0 length=0 delay_ns=2500000000 "
             "duration_ns=10000000000 stats_outside=0 options=--delay 2.5 --duration 10" },
+        { { "--capture-every", "50", "--capture-length", "5", "--max-size", "64" },
+            "fp8scope-capture-plan/1 mode=periodic first=0 last=0 every=50 length=5 delay_ns=0 duration_ns=- "
+            "stats_outside=0 max_bytes=67108864 options=--capture-every 50 --capture-length 5 --max-size 64" },
+        // --monitor: its defaults, each replaced by the option given.
+        { { "--monitor" },
+            "fp8scope-capture-plan/1 mode=periodic first=0 last=0 every=1000 length=10 delay_ns=0 duration_ns=- "
+            "stats_outside=0 max_bytes=2147483648 options=--capture-every 1000 --capture-length 10 --max-size 2048" },
+        { { "--monitor", "--capture-every", "200", "--max-size", "512" },
+            "fp8scope-capture-plan/1 mode=periodic first=0 last=0 every=200 length=10 delay_ns=0 duration_ns=- "
+            "stats_outside=0 max_bytes=536870912 options=--capture-every 200 --capture-length 10 --max-size 512" },
     };
     for (auto [options, plan] : kinds) {
         options.insert(options.begin(), "-q");
@@ -107,14 +117,21 @@ TEST_CASE("record refuses bad capture values and senseless combinations with one
     check_refused({ "--capture-steps", "1:2", "--capture-every", "5", "--capture-length", "1" }, "choose one kind");
     check_refused({ "--capture-range", "cudaProfilerApi", "--delay", "1" }, "choose one kind");
     check_refused({ "--stats-outside-windows" }, "--stats-outside-windows needs a capture window");
+    check_refused({ "--max-size", "64" }, "--max-size needs periodic windows");
+    check_refused({ "--capture-steps", "1:2", "--max-size", "64" }, "--max-size needs periodic windows");
+    check_refused({ "--capture-every", "10", "--capture-length", "1", "--max-size", "8" }, "--max-size '8'");
+    check_refused({ "--capture-every", "10", "--capture-length", "1", "--max-size", "lots" }, "--max-size 'lots'");
+    check_refused({ "--monitor", "--capture-steps", "1:2" }, "choose one kind");
+    check_refused({ "--monitor", "--capture-length", "2000" }, "--capture-length '2000'");
 }
 
 TEST_CASE("record --help lists the capture options", "[cli][record][capture][usage]")
 {
     const auto result = run_record({ "--help" });
     CHECK(result.exit_code == 0);
-    for (const char* text : { "--capture-steps A:B", "--capture-every N", "--capture-length K", "--capture-range RANGE",
-             "--delay SECONDS", "--duration SECONDS", "--stats-outside-windows", "--capture-steps 100:109" })
+    for (const char* text :
+        { "--capture-steps A:B", "--capture-every N", "--capture-length K", "--capture-range RANGE", "--delay SECONDS",
+            "--duration SECONDS", "--stats-outside-windows", "--capture-steps 100:109", "--max-size MIB", "--monitor" })
         CHECK(result.out.find(text) != std::string::npos);
 }
 

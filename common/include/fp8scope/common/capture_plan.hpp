@@ -22,6 +22,9 @@ struct CapturePlan {
     int64_t delay_ns = 0; // Time: from delay_ns after the collector's start ...
     std::optional<int64_t> duration_ns; // ... for duration_ns (to the end of the run when unset)
     bool stats_outside_windows = false; // tensor statistics also outside the windows
+    // Periodic only: the oldest windows are deleted while the trace's pages in use exceed this (0: no bound;
+    // TraceDb::drop_oldest_windows, docs/collector.md "Monitoring").
+    int64_t max_bytes = 0;
     std::string options; // the options as given, e.g. "--capture-steps 20:29" (meta capture_options)
 
     // Meta capture_mode: "full", "steps", "periodic", "cudaProfilerApi", "time".
@@ -40,6 +43,7 @@ struct CaptureRequest {
     std::string delay = {}; // --delay / FP8SCOPE_CAPTURE_DELAY: seconds
     std::string duration = {}; // --duration / FP8SCOPE_CAPTURE_DURATION: seconds
     bool stats_outside_windows = false; // --stats-outside-windows / FP8SCOPE_STATS_OUTSIDE_WINDOWS=1
+    std::string max_size = {}; // --max-size / FP8SCOPE_MAX_SIZE_MB: MiB, with periodic windows only
 };
 
 // The plan, or one line saying what is wrong (a bad value, or options that make no sense together).
@@ -52,7 +56,8 @@ CapturePlanResult parse_capture_plan(const CaptureRequest& request);
 // The variable `fp8scope record` passes the parsed plan in; the collector reads it before the hand-set variables.
 inline constexpr std::string_view kCapturePlanVariable = "FP8SCOPE_CAPTURE_PLAN";
 // A plan as one line of text: "fp8scope-capture-plan/1 mode=steps first=20 last=29 every=0 length=0 delay_ns=0
-// duration_ns=- stats_outside=0 options=--capture-steps 20:29" (options last: it holds blanks).
+// duration_ns=- stats_outside=0 options=--capture-steps 20:29" (options last: it holds blanks). A bounded plan has
+// " max_bytes=N" before options=.
 std::string serialize_capture_plan(const CapturePlan& plan);
 // The plan from serialize_capture_plan()'s text, every field checked (an environment variable is untrusted); a text
 // that is not one gives the error, which the collector turns into one warning and a full capture.
@@ -75,5 +80,7 @@ std::string capture_never_opened_text(std::string_view options, const std::optio
 // The largest step number and time the options accept (time: 10^6 s, well inside the trace's time range).
 inline constexpr int64_t kMaxCaptureStep = int64_t { 1 } << 48;
 inline constexpr double kMaxCaptureSeconds = 1e6;
+// The size bound --max-size accepts, in MiB: from 16 MiB (a few windows of a large job) to 1 TiB.
+inline constexpr int64_t kMinMaxSizeMib = 16, kMaxMaxSizeMib = int64_t { 1 } << 20;
 
 } // namespace fp8scope

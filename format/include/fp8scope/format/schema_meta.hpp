@@ -50,6 +50,11 @@ inline constexpr std::string_view kNvtxStepRanges = "nvtx_step_ranges";
 // not read the rows; absent from older and unfinished traces. No version bump, as nvtx_step_ranges.
 inline constexpr std::string_view kActivityFirstNs = "activity_first_ns";
 inline constexpr std::string_view kActivityLastNs = "activity_last_ns";
+// A monitoring recording with a size bound (`record --max-size`): the bound in bytes, and how many of the oldest
+// capture windows were deleted to keep the trace's pages in use under it (TraceDb::drop_oldest_windows). Both
+// absent from recordings without a bound. No version bump, as nvtx_step_ranges.
+inline constexpr std::string_view kTraceMaxBytes = "trace_max_bytes";
+inline constexpr std::string_view kCaptureWindowsDropped = "capture_windows_dropped";
 // The namespace of the collector's statistics kernels (probes/src/tensor_stats_kernel.cu, hp_stats_kernel.cu): traces
 // written before FP8SCOPE_COLLECTOR_WORK tell the collector's kernels by it alone.
 inline constexpr std::string_view kCollectorKernelNamespace = "fp8scope::probes";

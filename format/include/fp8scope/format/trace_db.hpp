@@ -83,6 +83,17 @@ public:
     Expected<void> set_tensor_stats_skipped(int64_t total);
     // Meta nvtx_step_ranges: NVTX step ranges seen so far in a windowed recording (a total).
     Expected<void> set_nvtx_step_ranges(int64_t total);
+    // A bounded recording (`record --max-size`, docs/collector.md "Monitoring"). At each capture window's start,
+    // mark_window_start() notes the row every activity table has reached; drop_oldest_windows() then deletes the
+    // rows before the second-oldest mark (the oldest window and whatever preceded it) and that window's
+    // FP8SCOPE_CAPTURE_WINDOW row, as long as the file's pages in use exceed `max_bytes` and a window older than the
+    // newest mark is left. SQLite reuses the freed pages, so the file stays near the bound. GPUs, strings, kernel
+    // configurations, tensor sites, thread names, the collector's own work and dropped-record counts are kept. Meta
+    // trace_max_bytes and capture_windows_dropped say so. Returns the windows dropped by this call.
+    Expected<void> mark_window_start(int64_t window_id);
+    Expected<int64_t> drop_oldest_windows(int64_t max_bytes);
+    // The file's pages in use (page_count - freelist_count, times page_size), uncommitted rows included.
+    Expected<int64_t> used_bytes();
     // Meta kernel_timestamps, once the collector has chosen how kernels are timed (after the trace was created).
     Expected<void> set_kernel_timestamps(std::string_view text);
 

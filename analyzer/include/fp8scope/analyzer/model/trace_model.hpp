@@ -237,6 +237,10 @@ struct CaptureInfo {
     std::string mode = "full"; // meta capture_mode
     std::string options; // meta capture_options
     std::vector<CaptureWindow> windows; // in start order, not overlapping
+    // A bounded recording (record --max-size; meta trace_max_bytes, capture_windows_dropped): its bound, 0 when
+    // none, and how many of the oldest windows the collector deleted to stay under it.
+    int64_t max_bytes = 0;
+    int64_t windows_dropped = 0;
 
     friend bool operator==(const CaptureInfo&, const CaptureInfo&) = default;
 };
