@@ -3,7 +3,7 @@
 #
 #   OUT=/some/folder tests/gpu/tools/monitor_check.sh BUILD [STEPS] [ROUNDS]
 #
-# 1. The bound: windows of 4 steps every 40 under --max-size 16 over 1,500 steps; prints the trace's size, `info`
+# 1. The bound: windows of 10 steps every 20 under --max-size 16 over 1,500 steps; prints the trace's size, `info`
 #    (how many windows were dropped) and the head of `report` on it (the analysis of the kept windows).
 # 2. The cost over a whole run: untraced against `record --monitor` (its defaults), STEPS steps (default 2500) each,
 #    ROUNDS rounds (default 2) in alternating order; a run's time is the sum of its steps' CUDA-event times
@@ -23,8 +23,9 @@ train=(python3 "$PWD/samples/torch/train.py" --precision fp8 --layers 1 --d-mode
 work=$(mktemp -d)
 exec > "$OUT/monitor.txt" 2>&1
 
-echo "== the bound: --capture-every 40 --capture-length 4 --max-size 16, 1500 steps"
-"$build/bin/fp8scope" record -q --monitor --capture-every 40 --capture-length 4 --max-size 16 -o "$work/bounded.sqlite" \
+# Half the steps captured (about 45 KB a step): about twice the bound, so about half the windows are dropped.
+echo "== the bound: --capture-every 20 --capture-length 10 --max-size 16, 1500 steps"
+"$build/bin/fp8scope" record -q --monitor --capture-every 20 --capture-length 10 --max-size 16 -o "$work/bounded.sqlite" \
     -- "${train[@]}" --steps 1500 > "$work/bounded.log" 2>&1
 echo "record exit $?; trace $(stat -c %s "$work/bounded.sqlite") bytes"
 "$build/bin/fp8scope" info "$work/bounded.sqlite"
@@ -33,15 +34,19 @@ echo "report exit $?"
 head -n 40 "$work/report.txt"
 
 echo "== the cost over a whole run: untraced against record --monitor, $steps steps, $rounds rounds"
-total_ms() { python3 -c '
+total_ms() { # the sum of the run's step times and its step count, from its FP8SCOPE_GROUND_TRUTH line
+    python3 - "$1" << 'PY'
 import json, sys
+prefix = "FP8SCOPE_GROUND_TRUTH "
 for line in open(sys.argv[1]):
-    if line.startswith("FP8SCOPE_GROUND_TRUTH "):
-        truth = json.loads(line[len("FP8SCOPE_GROUND_TRUTH "):])
-        print(f"{sum(truth[\"step_ms\"]):.1f} {len(truth[\"step_ms\"])}")
+    if line.startswith(prefix):
+        step_ms = json.loads(line[len(prefix):])["step_ms"]
+        print("%.1f %d" % (sum(step_ms), len(step_ms)))
         break
 else:
-    print("nan 0")' "$1"; }
+    print("nan 0")
+PY
+}
 for ((r = 0; r < rounds; r++)); do
     for mode in untraced monitor; do
         [[ $((r % 2)) == 1 ]] && mode=$([[ $mode == untraced ]] && echo monitor || echo untraced)
