@@ -32,8 +32,8 @@ Expected<void> TraceDb::mark_window_start(int64_t window_id)
         return flushed;
     Impl::WindowMark mark { .window_id = window_id, .last_rowids = {} };
     for (const schema::Table* table : kWindowTables) {
-        auto last = impl.query_integer("SELECT max(rowid) FROM " + quoted(table->name),
-            "cannot read the last row of " + std::string(table->name));
+        auto last = impl.query_integer(
+            "SELECT max(rowid) FROM " + quoted(table->name), "cannot read the last row of " + std::string(table->name));
         if (!last)
             return std::unexpected(last.error());
         mark.last_rowids.push_back(*last);
@@ -75,8 +75,8 @@ Expected<int64_t> TraceDb::drop_oldest_windows(int64_t max_bytes)
             if (auto ok = impl.exec(sql.c_str(), "cannot drop the oldest capture window's rows"); !ok)
                 return std::unexpected(ok.error());
         }
-        const std::string windows = "DELETE FROM " + quoted(tables::kCaptureWindow.name)
-            + " WHERE id < " + std::to_string(keep_from.window_id);
+        const std::string windows = "DELETE FROM " + quoted(tables::kCaptureWindow.name) + " WHERE id < "
+            + std::to_string(keep_from.window_id);
         if (auto ok = impl.exec(windows.c_str(), "cannot drop the oldest capture window"); !ok)
             return std::unexpected(ok.error());
         impl.window_marks.erase(impl.window_marks.begin());

@@ -23,7 +23,11 @@ void record_window(TraceDb& db, int64_t w, StringId kernel_name, StringId launch
     REQUIRE(db.mark_window_start(w).has_value());
     if (max_bytes > 0)
         REQUIRE(db.drop_oldest_windows(max_bytes).has_value());
-    CaptureWindowRow window { .id = w, .start_ns = start, .end_ns = std::nullopt, .first_step = w, .last_step = w,
+    CaptureWindowRow window { .id = w,
+        .start_ns = start,
+        .end_ns = std::nullopt,
+        .first_step = w,
+        .last_step = w,
         .trigger = schema::CaptureTrigger::Periodic };
     REQUIRE(db.set_capture_window(window).has_value());
     StepMarkerRow marker;
