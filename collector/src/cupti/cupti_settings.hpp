@@ -7,7 +7,6 @@
 #include "cupti/cupti_api.hpp"
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace fp8scope::collector {
