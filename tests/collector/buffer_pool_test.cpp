@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -52,8 +53,7 @@ TEST_CASE("concurrent acquire and release never hand one buffer to two owners")
                 uint8_t* b = pool.acquire();
                 if (!b)
                     continue;
-                // The set of buffers held right now: a buffer handed to a second owner is already in it. (Not a
-                // stamp in the buffer itself: pool memory is not zeroed, so a stamp would start at garbage.)
+                // The set of buffers held right now: a buffer handed to a second owner is already in it.
                 {
                     std::lock_guard lock(owned_mutex);
                     if (!owned.insert(b).second)
@@ -74,4 +74,27 @@ TEST_CASE("concurrent acquire and release never hand one buffer to two owners")
     CHECK(got.load() + pool.exhausted() == 80'000);
     CHECK(pool.in_use() == 0);
     CHECK(pool.allocated() <= 8);
+}
+
+TEST_CASE("every buffer handed out is zero-filled: pre-allocated, grown, and given back after CUPTI wrote to it")
+{
+    // CUPTI is told the buffers come zeroed (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER) and then clears
+    // nothing itself: a byte left over from the last use would reach the decoder as part of a record.
+    BufferPool pool(64 * 1024, 1, 2);
+    auto all_zero = [&pool](const uint8_t* b) {
+        return std::all_of(b, b + pool.buffer_bytes(), [](uint8_t byte) { return byte == 0; });
+    };
+    uint8_t* first = pool.acquire();
+    uint8_t* grown = pool.acquire();
+    REQUIRE(first != nullptr);
+    REQUIRE(grown != nullptr);
+    CHECK(pool.allocated() == 2);
+    CHECK(all_zero(first));
+    CHECK(all_zero(grown));
+    std::fill(first, first + pool.buffer_bytes(), uint8_t { 0xAB });
+    first[pool.buffer_bytes() - 1] = 0x5A; // the last byte too, not only a prefix
+    pool.release(first);
+    uint8_t* again = pool.acquire();
+    REQUIRE(again == first);
+    CHECK(all_zero(again));
 }

@@ -21,9 +21,11 @@ TEST_CASE("CUPTI attachment: a window after a detach attaches CUPTI again as the
     rig.open_window();
     CHECK(rig.calls()
         == joined(joined({ "host: new correlation generation", "subscribe_v2 fp8scope", "registerCallbacks",
-                             "host: NVTX forwarding on", "threadIdType SYSTEM", "allSyncRecords 0", "flushPeriod 500" },
+                             "host: NVTX forwarding on", "threadIdType SYSTEM", "allSyncRecords 0", "setAttribute 5 1",
+                             "flushPeriod 500" },
                       session_callbacks()),
             joined({ "enable DEVICE", "enable CONTEXT" }, kKindsOn)));
+    // "setAttribute 5 1": CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER again, since the pool's buffers come zeroed.
     // The API calls' flag goes on once CUPTI is attached again, before the window's kinds: no call is kept while
     // attaching might still fail.
     const std::vector<FakeWorld::Call>& calls = rig.world.calls;

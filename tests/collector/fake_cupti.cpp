@@ -113,6 +113,12 @@ CuptiApi fake_cupti()
         return recorded("registerCallbacks");
     };
     api.activityFlushAll = [](uint32_t flags) { return recorded("flushAll " + std::to_string(flags)); };
+    api.activitySetAttribute = [](CUpti_ActivityAttribute attribute, size_t* size, void* value) {
+        std::string what = "setAttribute " + std::to_string(static_cast<int>(attribute));
+        if (size && value && *size == 1)
+            what += " " + std::to_string(*static_cast<uint8_t*>(value));
+        return recorded(what);
+    };
     api.activityFlushPeriod = [](uint32_t ms) { return recorded("flushPeriod " + std::to_string(ms)); };
     api.setThreadIdType = [](CUpti_ActivityThreadIdType type) {
         return recorded(type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM ? "threadIdType SYSTEM" : "threadIdType DEFAULT");

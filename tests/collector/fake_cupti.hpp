@@ -101,6 +101,7 @@ struct Rig {
         settings.driver_cbids = { kDriverLaunch };
         settings.api_from_callbacks = true;
         settings.detach_between_windows = true;
+        settings.zeroed_buffers = true; // as the session sets it: its pool zero-fills every buffer
         std::string why_not;
         REQUIRE(attachment.subscribe(why_not));
         world.calls.clear();

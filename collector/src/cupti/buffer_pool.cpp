@@ -2,13 +2,18 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace fp8scope::collector {
 namespace {
+// Zero-filled, which also touches every page now rather than when CUPTI first writes to it.
 uint8_t* allocate_buffer(size_t bytes)
 {
-    return static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
+    auto* buffer = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
+    if (buffer)
+        std::memset(buffer, 0, bytes);
+    return buffer;
 }
 } // namespace
 
@@ -85,6 +90,7 @@ void BufferPool::release(uint8_t* buffer)
     const size_t allocated = allocated_.load(std::memory_order_acquire);
     for (size_t i = 0; i < allocated; ++i) {
         if (slots_[i].buffer.load(std::memory_order_acquire) == buffer) {
+            std::memset(buffer, 0, buffer_bytes_);
             in_use_count_.fetch_sub(1, std::memory_order_relaxed);
             slots_[i].in_use.store(false, std::memory_order_release);
             return;

@@ -2,7 +2,9 @@
 // a cap). CUPTI asks for a buffer from whichever thread fills one, which can be an application thread inside a launch,
 // so acquire() and release() take no lock: each slot has an atomic in-use flag. Buffers beyond the pre-allocated ones
 // are allocated on demand up to the cap; after that acquire() fails and CUPTI drops records, which it counts and the
-// collector stores.
+// collector stores. Every buffer handed out is zero-filled: zeroed when allocated and again in release() (on the
+// writer thread, which drains them), so that CUPTI, told so (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+// cupti_settings.hpp), need not clear a 4 MiB buffer on the application thread that asked for it.
 #pragma once
 
 #include <atomic>
@@ -24,7 +26,7 @@ public:
 
     // A free buffer of buffer_bytes(), or null when all `cap` buffers are in use (counted in exhausted()).
     uint8_t* acquire();
-    // Returns a buffer obtained from acquire(). Ignores pointers the pool does not own.
+    // Returns a buffer obtained from acquire(), zero-filled again first. Ignores pointers the pool does not own.
     void release(uint8_t* buffer);
 
     size_t buffer_bytes() const { return buffer_bytes_; }

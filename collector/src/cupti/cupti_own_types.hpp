@@ -44,6 +44,7 @@ enum CUpti_ActivityThreadIdType {
 
 enum CUpti_ActivityAttribute {
     CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE = 0,
+    CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER = 5,
 };
 
 enum CUpti_ExternalCorrelationKind {

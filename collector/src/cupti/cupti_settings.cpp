@@ -56,6 +56,13 @@ void apply_cupti_settings(const CuptiApi& cupti, const CuptiSettings& settings, 
         cupti.activityEnableLatencyTimestamps(1);
     // Query records (cudaStreamQuery/cudaEventQuery on unfinished work) are not host-blocking syncs.
     cupti.activityEnableAllSyncRecords(0);
+    // Our buffers come zeroed (BufferPool), so CUPTI need not clear each on the application thread. A CUPTI that
+    // refuses the attribute clears them itself: nothing is lost.
+    if (settings.zeroed_buffers && cupti.activitySetAttribute) {
+        uint8_t zeroed = 1;
+        size_t size = sizeof zeroed;
+        cupti.activitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &zeroed);
+    }
     // Buffers reach the writer at least every 500 ms, so that a killed job loses at most about a second.
     cupti.activityFlushPeriod(500);
     enable_session_callbacks(cupti, settings, subscriber);

@@ -17,6 +17,9 @@ struct CuptiSettings {
     bool system_thread_ids = true;
     bool latency_timestamps = false;
     bool reset_callback = true;
+    // The activity buffers come zero-filled (BufferPool): CUPTI is told so and does not clear each one itself on the
+    // thread that asked for it (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER). Set by the session with its pool.
+    bool zeroed_buffers = false;
     // What a capture window switches on and off (CuptiAttachment::open_window): every kind enabled at start but
     // DEVICE and CONTEXT (one record per device or context, needed whenever they appear), and the traced API calls.
     std::vector<CUpti_ActivityKind> window_kinds;

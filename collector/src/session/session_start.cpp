@@ -144,6 +144,9 @@ SessionInfo read_settings(Session& s)
     settings.api_from_callbacks = subscriber && env_text("FP8SCOPE_API_SOURCE", "callbacks") != "activity";
     settings.system_thread_ids = env_text("FP8SCOPE_THREAD_IDS", "system") == "system";
     settings.latency_timestamps = env_flag("FP8SCOPE_LATENCY_TIMESTAMPS", false);
+    // The session's BufferPool zero-fills every buffer it hands out; FP8SCOPE_ZEROED_BUFFERS=0 (diagnostic, for A/B
+    // runs) lets CUPTI clear them again as it does by default.
+    settings.zeroed_buffers = env_flag("FP8SCOPE_ZEROED_BUFFERS", true);
     settings.reset_callback = env_flag("FP8SCOPE_RESET_CALLBACK", true);
     // The hardware event trace is asked for at the first context's creation (kernel_timestamps.hpp); until then the
     // trace's meta says no context was made.
