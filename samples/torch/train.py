@@ -60,6 +60,7 @@ except ImportError:
 
 EXIT_NO_DEVICE = 77
 STEP_RANGE = "train_step"  # matched by the analyzer's NVTX step detection (SPEC.md, "Step")
+LOOP_SECONDS = [None]  # set by train(): the training loop's wall time, for the ground truth
 
 
 # The step being trained, for --plant-overflow (set by train()).
@@ -249,10 +250,12 @@ def train(args, device):
     slept_ms = []
     steps_done = 0
     loop_start = time.monotonic()
+    markers = not args.no_markers
     for step, batch in enumerate(loader):
-        torch.cuda.nvtx.range_push(STEP_RANGE)
+        if markers:
+            torch.cuda.nvtx.range_push(STEP_RANGE)
         CURRENT_STEP[0] = step
-        if fp8scope is not None:
+        if fp8scope is not None and markers:
             fp8scope.step(step)
         start, end = events[step]
         start.record()
@@ -274,16 +277,18 @@ def train(args, device):
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         losses[step].copy_(loss.detach())
-        if fp8scope is not None:
+        if fp8scope is not None and markers:
             fp8scope.log_scalar("loss", losses[step])
         end.record()
         if args.distributed:
             torch.cuda.synchronize(device)
-        torch.cuda.nvtx.range_pop()
+        if markers:
+            torch.cuda.nvtx.range_pop()
         steps_done = step + 1
         if args.max_seconds is not None and time.monotonic() - loop_start >= args.max_seconds:
             break
 
+    LOOP_SECONDS[0] = time.monotonic() - loop_start
     if annotation is not None:
         annotation.remove()
     loss_values = losses[:steps_done].tolist()  # the first host sync of the run
@@ -376,6 +381,8 @@ def main(argv=None):
         "steps": len(losses),  # --steps, or fewer when --max-seconds ended the run
         "precision": args.precision,
         "median_step_ms": statistics.median(step_ms),
+        "loop_s": LOOP_SECONDS[0],  # the training loop's wall time, launches and all (soak tests: steps per second)
+        "markers": not args.no_markers,
         "step_ms": step_ms,
         "losses": losses,
         "seed": args.seed,
@@ -393,7 +400,7 @@ def main(argv=None):
         "margin": args.margin if args.precision == "fp8" else None,
         "fp8_final_scales": final_scales,
         "dataloader_workers": args.dataloader_workers,
-        "nvtx_step_range": STEP_RANGE,
+        "nvtx_step_range": None if args.no_markers else STEP_RANGE,
         "fp8scope_package": fp8scope is not None,
         "fp8scope_annotate": fp8scope is not None and not args.no_annotate,
         "planted_overflow": (

@@ -44,6 +44,12 @@ def parse_args(argv, environ=None):
         help="do not call fp8scope.torch.annotate(model) (NVTX module ranges, statistics at FP8 casts)",
     )
     p.add_argument(
+        "--no-markers",
+        action="store_true",
+        help="mark no steps: no fp8scope.step, no NVTX step range, no fp8scope.log_scalar (a job written without "
+        "fp8scope, whose steps and loss come from the optimizer and backward hooks of `fp8scope record`)",
+    )
+    p.add_argument(
         "--plant-overflow",
         metavar="BLOCK:STEP:FACTOR",
         help="test run: multiply block BLOCK's fc2 input by FACTOR in step STEP, so that its delayed FP8 scale "
