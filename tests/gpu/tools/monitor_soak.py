@@ -1,24 +1,24 @@
 #!/usr/bin/env python3
 """`record --monitor` over a long run (issue 47 item 3), on a machine with two GPUs: its whole-run cost on a
-launch-bound step (about 10 ms) and on a GPU-bound step (about 35 ms), each run beside an untraced twin on the other
+launch-bound step (about 10 ms) and on a GPU-bound step (about 35 ms), each against the same job untraced on the same
 GPU, and the analysis of what it captured checked against the job's own truth.
 
-  monitor_soak.py run --build BUILD --dir DIR [--minutes M]   runs in the foreground; start it detached with setsid
+  monitor_soak.py run --build BUILD --dir DIR [--minutes M] [--launch-args A] [--gpu-args A] [--no-checks]
   monitor_soak.py show --dir DIR [--out OUT] [--wait-s S]     prints DIR/monitor_soak.json once it is complete
 
-Every job is the FP8 training sample (samples/torch/train.py) with --no-markers: no fp8scope.step, no NVTX step
+Every soak job is the FP8 training sample (samples/torch/train.py) with --no-markers: no fp8scope.step, no NVTX step
 range, no logged loss, so its steps come from the optimizer hooks of `fp8scope record`, as in a job written without
-fp8scope. Phases, each on both GPUs at once:
-  1. calibration: candidate shapes untraced (60 steps each), the launch-bound one closest to 10 ms a step on GPU 0
-     and the GPU-bound one closest to 35 ms on GPU 1; then each chosen shape untraced on both GPUs at once (the A/A
-     control: how much faster one GPU is than the other on it).
-  2. checks: the bound (windows of 10 steps every 20 under --max-size 16 over 1,500 steps, markers on: older windows
-     must be dropped), and a planted pair: FP8 and BF16 with --plant-drift 1:150:1.5 under --monitor with windows of
-     10 steps every 50 and statistics every step (FP8SCOPE_STATS_EVERY=1), then `fp8scope compare`.
-  3. launch-bound: `record --monitor` on GPU 0 and the untraced twin on GPU 1, M minutes each (--max-seconds).
-  4. GPU-bound: `record --monitor` on GPU 1 and the untraced twin on GPU 0, M minutes each.
-A run's cost is its time per step (the loop's wall time over its steps) against the twin's, divided by the A/A
-ratio of the same GPUs. DIR/monitor_soak.json is rewritten after every phase. The figures are read, not judged.
+fp8scope. Phases:
+  1. calibration (unless --launch-args and --gpu-args give the shapes): candidate shapes untraced (60 steps each),
+     the launch-bound one closest to 10 ms a step on GPU 0 and the GPU-bound one closest to 35 ms on GPU 1.
+  2. checks (unless --no-checks): the bound (windows of 10 steps every 20 under --max-size 16 over 1,500 steps,
+     markers on: older windows must be dropped), and a planted pair: FP8 and BF16 with --plant-drift 1:150:1.5 under
+     --monitor with windows of 10 steps every 50 and statistics every step (FP8SCOPE_STATS_EVERY=1), then `compare`.
+  3. the soak, M minutes a run (--max-seconds), the launch-bound job on GPU 0 and the GPU-bound one on GPU 1 at once:
+     first the launch-bound one under `record --monitor` and the GPU-bound one untraced, then the other way round.
+     Each job's two runs are on the same GPU, one after the other, in opposite orders for the two jobs.
+A run's cost is its time per step (the loop's wall time over its steps) against the untraced run's on the same GPU.
+DIR/monitor_soak.json is rewritten after every phase. The figures are read, not judged.
 Exit codes: 0 done, 1 a phase failed, 2 usage, 77 fewer than two CUDA devices."""
 
 import argparse
@@ -104,18 +104,6 @@ def calibrate(directory, python):
     return chosen
 
 
-def a_a(directory, python, shape, seconds):
-    """The shape untraced on both GPUs at once: GPU 0's time per step over GPU 1's."""
-    argv = [python, TRAIN, *FP8, *shape["args"], "--steps", shape["steps"], "--max-seconds", seconds]
-    procs = [start(argv, gpu, directory / f"aa-{gpu}.log") for gpu in (0, 1)]
-    results = [finish(p, directory / f"aa-{gpu}.log") for gpu, p in enumerate(procs)]
-    per_step = [r[1]["loop_s"] / r[1]["steps"] if r[0] == 0 and r[1] else None for r in results]
-    if None in per_step:
-        return None
-    return {"gpu0_ms_per_step": per_step[0] * 1e3, "gpu1_ms_per_step": per_step[1] * 1e3,
-            "gpu0_over_gpu1": per_step[0] / per_step[1]}
-
-
 def steps_for(step_ms, seconds):
     return max(200, int(seconds * 1000 * 1.4 / step_ms))  # never the end of the run: --max-seconds is
 
@@ -146,29 +134,19 @@ def analysis(build, trace):
     return figures
 
 
-def soak(directory, build, python, kind, shape, monitored_gpu, seconds, aa):
-    argv = [python, TRAIN, *FP8, *shape["args"], "--steps", shape["steps"], "--max-seconds", seconds]
-    trace = directory / f"{kind}-monitor.sqlite"
-    fp8scope = Path(build) / "bin" / "fp8scope"
-    mon = start([fp8scope, "record", "-q", "--monitor", "-o", trace, "--", *argv], monitored_gpu,
-                directory / f"{kind}-monitor.log")
-    twin = start(argv, 1 - monitored_gpu, directory / f"{kind}-untraced.log")
-    rc_m, truth_m, _ = finish(mon, directory / f"{kind}-monitor.log")
-    rc_u, truth_u, _ = finish(twin, directory / f"{kind}-untraced.log")
-    result = {"shape": shape["name"], "monitored_gpu": monitored_gpu, "monitor_rc": rc_m, "untraced_rc": rc_u}
+def cost(build, monitored, untraced, trace):
+    """One job's monitored run against its untraced run on the same GPU."""
+    (rc_m, truth_m), (rc_u, truth_u) = monitored, untraced
+    result = {"monitor_rc": rc_m, "untraced_rc": rc_u}
     if not (truth_m and truth_u):
         return result
     per_m, per_u = truth_m["loop_s"] / truth_m["steps"], truth_u["loop_s"] / truth_u["steps"]
-    # The A/A ratio is GPU 0's time per step over GPU 1's on this shape: the monitored GPU's share of it is taken out.
-    bias = aa["gpu0_over_gpu1"] if monitored_gpu == 0 else 1 / aa["gpu0_over_gpu1"]
     sum_m, sum_u = sum(truth_m["step_ms"]) / truth_m["steps"], sum(truth_u["step_ms"]) / truth_u["steps"]
     result.update({
         "monitor_steps": truth_m["steps"], "untraced_steps": truth_u["steps"],
         "monitor_loop_s": round(truth_m["loop_s"], 2), "untraced_loop_s": round(truth_u["loop_s"], 2),
         "monitor_ms_per_step": round(per_m * 1e3, 4), "untraced_ms_per_step": round(per_u * 1e3, 4),
-        "gpu_bias": round(bias, 5),
-        "cost_raw": round(per_m / per_u - 1, 5), "cost": round(per_m / per_u / bias - 1, 5),
-        "cost_cuda_events": round(sum_m / sum_u / bias - 1, 5),
+        "cost": round(per_m / per_u - 1, 5), "cost_cuda_events": round(sum_m / sum_u - 1, 5),
         "monitor_windows": window_split(truth_m["step_ms"]), "untraced_windows": window_split(truth_u["step_ms"]),
         "monitor_median_step_ms": truth_m["median_step_ms"], "untraced_median_step_ms": truth_u["median_step_ms"],
         "trace_bytes": trace.stat().st_size if trace.exists() else None,
@@ -176,6 +154,34 @@ def soak(directory, build, python, kind, shape, monitored_gpu, seconds, aa):
     if trace.exists():
         result["analysis"] = analysis(build, trace)
     return result
+
+
+def soak(directory, build, python, shapes, seconds, save, result):
+    """Two rounds on both GPUs at once: launch-bound (GPU 0) monitored and GPU-bound (GPU 1) untraced, then the
+    other way round."""
+    fp8scope = Path(build) / "bin" / "fp8scope"
+    runs = {}
+    for monitored_kind in ("launch", "gpu"):
+        procs = {}
+        for kind, gpu in (("launch", 0), ("gpu", 1)):
+            shape = shapes[kind]
+            argv = [python, TRAIN, *FP8, *shape["args"], "--steps", shape["steps"], "--max-seconds", seconds]
+            mode = "monitor" if kind == monitored_kind else "untraced"
+            if mode == "monitor":
+                argv = [fp8scope, "record", "-q", "--monitor", "-o", directory / f"{kind}-monitor.sqlite", "--",
+                        *argv]
+            procs[(kind, mode)] = start(argv, gpu, directory / f"{kind}-{mode}.log")
+        for (kind, mode), proc in procs.items():
+            rc, truth, _ = finish(proc, directory / f"{kind}-{mode}.log")
+            runs[(kind, mode)] = (rc, truth)
+        result["soak_round_done"] = monitored_kind
+        save()
+    for kind, gpu in (("launch", 0), ("gpu", 1)):
+        result[f"soak_{kind}"] = dict(shape=shapes[kind]["name"], gpu=gpu, order="monitored first"
+                                      if kind == "launch" else "untraced first",
+                                      **cost(build, runs[(kind, "monitor")], runs[(kind, "untraced")],
+                                             directory / f"{kind}-monitor.sqlite"))
+        save()
 
 
 def checks(directory, build, python, launch_shape):
@@ -234,7 +240,12 @@ def run(args):
         save()
         return 77
     seconds = args.minutes * 60
-    chosen = calibrate(directory, python)
+    if args.launch_args and args.gpu_args:
+        chosen = {kind: {"name": text, "args": text.split(), "median_step_ms": ms}
+                  for kind, text, ms in (("launch", args.launch_args, TARGET_MS["launch"]),
+                                         ("gpu", args.gpu_args, TARGET_MS["gpu"]))}
+    else:
+        chosen = calibrate(directory, python)
     if not chosen:
         result["error"] = "calibration failed"
         save()
@@ -242,16 +253,11 @@ def run(args):
     for kind in chosen:
         chosen[kind]["steps"] = steps_for(chosen[kind]["median_step_ms"], max(seconds, 60))
     result["shapes"] = chosen
-    result["a_a"] = {kind: a_a(directory, python, dict(chosen[kind], steps=steps_for(
-        chosen[kind]["median_step_ms"], 45)), 45) for kind in chosen}
     save()
-    result["checks"] = checks(directory, args.build, python, chosen["launch"])
-    save()
-    for kind, gpu in (("launch", 0), ("gpu", 1)):
-        if result["a_a"].get(kind):
-            result[f"soak_{kind}"] = soak(directory, args.build, python, kind, chosen[kind], gpu, seconds,
-                                          result["a_a"][kind])
-            save()
+    if not args.no_checks:
+        result["checks"] = checks(directory, args.build, python, chosen["launch"])
+        save()
+    soak(directory, args.build, python, chosen, seconds, save, result)
     result["done"] = time.strftime("%Y-%m-%d %H:%M:%S")
     save()
     return 0
@@ -269,7 +275,7 @@ def show(args):
     for kind in ("launch", "gpu"):
         s = result.get(f"soak_{kind}")
         if s and "cost" in s:
-            print(f"{kind}-bound ({s['shape']}): cost {s['cost']:+.2%} (raw {s['cost_raw']:+.2%}, CUDA events "
+            print(f"{kind}-bound ({s['shape']}): cost {s['cost']:+.2%} (CUDA events "
                   f"{s['cost_cuda_events']:+.2%}), {s['monitor_ms_per_step']} vs {s['untraced_ms_per_step']} ms a step, "
                   f"{s['monitor_steps']} steps, trace {s['trace_bytes']} bytes")
     print(json.dumps({k: v for k, v in result.items() if k not in ("checks",) and not k.startswith("soak_")},
@@ -286,6 +292,9 @@ def main():
     r.add_argument("--build", required=True)
     r.add_argument("--dir", required=True)
     r.add_argument("--minutes", type=float, default=30)
+    r.add_argument("--launch-args", help="the launch-bound shape's train.py arguments (no calibration)")
+    r.add_argument("--gpu-args", help="the GPU-bound shape's train.py arguments (no calibration)")
+    r.add_argument("--no-checks", action="store_true", help="no bound check and no planted pair")
     s = sub.add_parser("show")
     s.add_argument("--dir", required=True)
     s.add_argument("--out")
