@@ -158,6 +158,18 @@ TEST_CASE("collector: a periodic recording detaches CUPTI after its step grace a
     REQUIRE(c.detach_due_ns());
     CHECK(*c.detach_due_ns() <= c.now_ns());
 
+    // No CUDA context made yet: the flusher puts the detach off (CUPTI must see the first context made).
+    c.flush_periodic();
+    CHECK(s->attachment->state() == CuptiAttachment::State::Attached);
+    REQUIRE(c.detach_due_ns());
+    CHECK(*c.detach_due_ns() > c.now_ns());
+    // The job's first context (what on_callback does at cuDevicePrimaryCtxRetain's entry); the detach is brought
+    // forward to now, as the steps' grace did above.
+    REQUIRE(s->timestamps->at_context_creation(s->cupti_settings.driver_traced));
+    c.detach_soon();
+    REQUIRE(c.detach_due_ns());
+    CHECK(*c.detach_due_ns() <= c.now_ns());
+
     // The flusher's next wake-up drains the writer and arms the detach; the job's next CUDA call's exit detaches.
     world.calls.clear();
     c.flush_periodic();

@@ -168,6 +168,26 @@ TEST_CASE("CUPTI attachment: no detach while a window is open or the writer is b
         rig.attachment.arm_detach_when_due();
         CHECK(rig.attachment.state() == State::Armed);
     }
+    SECTION("no CUDA context yet: put off by a grace, no CUPTI call, then armed once the first context is made")
+    {
+        // Detached before the job's first context, CUPTI would never see it made: no hardware-trace question, no
+        // DEVICE records (a monitored trace without its GPUs on the H200).
+        rig.world.context_pending = true;
+        rig.clear();
+        const int64_t now = rig.world.now_ns;
+        rig.attachment.arm_detach_when_due();
+        CHECK(rig.calls().empty());
+        CHECK(rig.attachment.attached());
+        REQUIRE(rig.attachment.detach_due_ns());
+        CHECK(*rig.attachment.detach_due_ns() == now + CuptiAttachment::kDetachGraceNs); // the flusher sleeps, no spin
+        rig.world.now_ns = now + CuptiAttachment::kDetachGraceNs;
+        rig.attachment.arm_detach_when_due();
+        CHECK(rig.attachment.attached()); // still no context
+        rig.world.context_pending = false;
+        rig.world.now_ns += CuptiAttachment::kDetachGraceNs;
+        rig.attachment.arm_detach_when_due();
+        CHECK(rig.attachment.state() == State::Armed);
+    }
     SECTION("a forked child never finalizes the parent's CUPTI")
     {
         rig.attachment.arm_detach_when_due();

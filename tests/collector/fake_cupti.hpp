@@ -33,6 +33,7 @@ struct FakeWorld {
     bool writer_keeps_up = true; // wait_for_writer
     bool writer_queue_full = false; // start_correlation_generation
     bool owner_process = true;
+    bool context_pending = false; // AttachmentHost::context_pending: no CUDA context made yet
     std::function<void()> while_draining; // runs inside wait_for_writer, as another thread would
     int api_ids_off = 0; // cuptiActivityEnableRuntimeApi/DriverApi(cbid, 0): counted, not listed
     std::vector<std::string> informed, warned;
@@ -70,6 +71,7 @@ public:
         record(on ? "host: NVTX forwarding on" : "host: NVTX forwarding off");
     }
     bool in_owner_process() override { return g_world->owner_process; }
+    bool context_pending() override { return g_world->context_pending; }
     void inform(std::string_view text) override { g_world->informed.emplace_back(text); }
     void warn_once(std::string_view key, std::string_view text) override
     {

@@ -216,9 +216,16 @@ void CuptiAttachment::stay_attached()
 
 void CuptiAttachment::arm_detach_when_due()
 {
-    const int64_t due = detach_due_ns_.load();
-    if (due < 0 || host_.now_ns() < due || host_.window_open())
+    int64_t due = detach_due_ns_.load();
+    const int64_t now = host_.now_ns();
+    if (due < 0 || now < due || host_.window_open())
         return;
+    if (host_.context_pending()) {
+        // Not before the first context (AttachmentHost::context_pending): a grace later the flusher looks again,
+        // rather than at once (a detach that is due wakes it).
+        detach_due_ns_.compare_exchange_strong(due, now + kDetachGraceNs);
+        return;
+    }
     if (must_stay()) {
         detach_due_ns_.store(-1);
         return;

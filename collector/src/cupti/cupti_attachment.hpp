@@ -46,6 +46,10 @@ public:
     virtual void set_nvtx_forwarding(bool on) = 0;
     // False in a forked child, which never touches the parent's CUPTI.
     virtual bool in_owner_process() = 0;
+    // True until the process's first CUDA context is being made (KernelTimestampChoice::waiting): no detach before
+    // then, or the context would be made without CUPTI, which then neither asks for the hardware event trace nor
+    // sends the DEVICE records (a windowed trace without its GPUs: H200, 2026-11-30).
+    virtual bool context_pending() = 0;
     virtual void inform(std::string_view text) = 0; // warn.hpp
     virtual void warn_once(std::string_view key, std::string_view text) = 0;
 };

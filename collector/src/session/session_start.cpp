@@ -90,6 +90,7 @@ public:
     }
     void set_nvtx_forwarding(bool on) override { c_.nvtx().on.store(on, std::memory_order_relaxed); }
     bool in_owner_process() override { return process_id() == s_.owner_pid; }
+    bool context_pending() override { return s_.timestamps && s_.timestamps->waiting(); }
     void inform(std::string_view text) override { collector::inform(text); }
     void warn_once(std::string_view key, std::string_view text) override { collector::warn_once(key, text); }
 
