@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 # The single-process truth's fields (samples/README.md, "Ground-truth fields"): its form must not change.
 SINGLE_KEYS = {
-    "sample", "steps", "precision", "median_step_ms", "step_ms", "losses", "seed", "model", "attention",
+    "sample", "steps", "precision", "median_step_ms", "loop_s", "markers", "step_ms", "losses", "seed", "model", "attention",
     "fp8_linears", "amax_history", "margin", "fp8_final_scales", "dataloader_workers", "nvtx_step_range",
     "fp8scope_package", "fp8scope_annotate", "planted_overflow", "planted_drift", "scaling",
     "profiled_with_torch_profiler", "torch_version", "device",
@@ -111,6 +111,11 @@ def main():
     args, _ = parse(train, ["--layers", "2", "--plant-drift", "0:8:1.12:fc2", "--drift-no-sync"], {})
     expect("--plant-drift 0:8:1.12:fc2 --drift-no-sync", args and args.drift == (0, 8, 1.12, "fc2")
            and args.drift_no_sync, args and args.drift)
+
+    args, _ = parse(train, ["--no-markers"], {})
+    expect("--no-markers: no step markers", args and args.no_markers)
+    args, _ = parse(train, [], {})
+    expect("markers by default", args and not args.no_markers)
 
     usage_errors = [
         ("drift at an unknown site", ["--plant-drift", "1:14:1.5:lm_head"], {}),

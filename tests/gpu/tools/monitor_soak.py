@@ -21,7 +21,6 @@ A run's cost is its time per step (the loop's wall time over its steps) against 
 DIR/monitor_soak.json is rewritten after every phase. The figures are read, not judged.
 Exit codes: 0 done, 1 a phase failed, 2 usage, 77 fewer than two CUDA devices."""
 
-import argparse
 import json
 import os
 import shutil
@@ -30,6 +29,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import soak as collector_soak  # its run/show command line is shared
 
 REPO = Path(__file__).resolve().parents[3]
 TRAIN = REPO / "samples" / "torch" / "train.py"
@@ -285,21 +286,14 @@ def show(args):
     return 0 if "done" in result else 1
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run")
-    r.add_argument("--build", required=True)
-    r.add_argument("--dir", required=True)
-    r.add_argument("--minutes", type=float, default=30)
+def add_run_arguments(r):
     r.add_argument("--launch-args", help="the launch-bound shape's train.py arguments (no calibration)")
     r.add_argument("--gpu-args", help="the GPU-bound shape's train.py arguments (no calibration)")
     r.add_argument("--no-checks", action="store_true", help="no bound check and no planted pair")
-    s = sub.add_parser("show")
-    s.add_argument("--dir", required=True)
-    s.add_argument("--out")
-    s.add_argument("--wait-s", type=float, help="first wait up to this long for the run to end")
-    args = p.parse_args()
+
+
+def main():
+    args = collector_soak.parse_run_show(__doc__, add_run_arguments)
     return run(args) if args.command == "run" else show(args)
 
 

@@ -146,18 +146,26 @@ def show(args):
     return 0 if result.get("passed") else 1
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_run_show(doc, add_run_arguments=None):
+    """The `run --build --dir --minutes` / `show --dir --out --wait-s` command line of this soak and of
+    monitor_soak.py; add_run_arguments(parser) adds a soak's own options to `run`."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run")
     r.add_argument("--build", required=True)
     r.add_argument("--dir", required=True)
     r.add_argument("--minutes", type=float, default=30)
+    if add_run_arguments:
+        add_run_arguments(r)
     s = sub.add_parser("show")
     s.add_argument("--dir", required=True)
     s.add_argument("--out")
     s.add_argument("--wait-s", type=float, help="first wait up to this long for the soak to end")
-    args = p.parse_args()
+    return p.parse_args()
+
+
+def main():
+    args = parse_run_show(__doc__)
     return run(args) if args.command == "run" else show(args)
 
 
