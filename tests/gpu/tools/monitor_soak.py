@@ -4,6 +4,7 @@ launch-bound step (about 10 ms) and on a GPU-bound step (about 35 ms), each agai
 GPU, and the analysis of what it captured checked against the job's own truth.
 
   monitor_soak.py run --build BUILD --dir DIR [--minutes M] [--launch-args A] [--gpu-args A] [--no-checks]
+                      [--one-gpu]
   monitor_soak.py show --dir DIR [--out OUT] [--wait-s S]     prints DIR/monitor_soak.json once it is complete
 
 Every soak job is the FP8 training sample (samples/torch/train.py) with --no-markers: no fp8scope.step, no NVTX step
@@ -16,10 +17,11 @@ fp8scope. Phases:
      --monitor with windows of 10 steps every 50 and statistics every step (FP8SCOPE_STATS_EVERY=1), then `compare`.
   3. the soak, M minutes a run (--max-seconds), the launch-bound job on GPU 0 and the GPU-bound one on GPU 1 at once:
      first the launch-bound one under `record --monitor` and the GPU-bound one untraced, then the other way round.
-     Each job's two runs are on the same GPU, one after the other, in opposite orders for the two jobs.
+     Each job's two runs are on the same GPU, one after the other, in opposite orders for the two jobs. Side by
+     side the jobs slowed each other (docs/benchmarks.md); --one-gpu runs the four one at a time on GPU 0 instead.
 A run's cost is its time per step (the loop's wall time over its steps) against the untraced run's on the same GPU.
 DIR/monitor_soak.json is rewritten after every phase. The figures are read, not judged.
-Exit codes: 0 done, 1 a phase failed, 2 usage, 77 fewer than two CUDA devices."""
+Exit codes: 0 done, 1 a phase failed, 2 usage, 77 fewer CUDA devices than asked for."""
 
 import json
 import os
@@ -157,29 +159,33 @@ def cost(build, monitored, untraced, trace):
     return result
 
 
-def soak(directory, build, python, shapes, seconds, save, result):
+def soak(directory, build, python, shapes, seconds, save, result, one_gpu):
     """Two rounds on both GPUs at once: launch-bound (GPU 0) monitored and GPU-bound (GPU 1) untraced, then the
-    other way round."""
+    other way round. With one_gpu (--one-gpu), the four runs one at a time on GPU 0, no neighbour: launch-bound
+    monitored then untraced, GPU-bound untraced then monitored."""
     fp8scope = Path(build) / "bin" / "fp8scope"
+    gpus = {"launch": 0, "gpu": 0 if one_gpu else 1}
+    rounds = ([[("launch", "monitor")], [("launch", "untraced")], [("gpu", "untraced")], [("gpu", "monitor")]]
+              if one_gpu else [[("launch", "monitor"), ("gpu", "untraced")], [("launch", "untraced"), ("gpu", "monitor")]])
     runs = {}
-    for monitored_kind in ("launch", "gpu"):
+    for together in rounds:
         procs = {}
-        for kind, gpu in (("launch", 0), ("gpu", 1)):
+        for kind, mode in together:
             shape = shapes[kind]
             argv = [python, TRAIN, *FP8, *shape["args"], "--steps", shape["steps"], "--max-seconds", seconds]
-            mode = "monitor" if kind == monitored_kind else "untraced"
             if mode == "monitor":
                 argv = [fp8scope, "record", "-q", "--monitor", "-o", directory / f"{kind}-monitor.sqlite", "--",
                         *argv]
-            procs[(kind, mode)] = start(argv, gpu, directory / f"{kind}-{mode}.log")
+            procs[(kind, mode)] = start(argv, gpus[kind], directory / f"{kind}-{mode}.log")
         for (kind, mode), proc in procs.items():
             rc, truth, _ = finish(proc, directory / f"{kind}-{mode}.log")
             runs[(kind, mode)] = (rc, truth)
-        result["soak_round_done"] = monitored_kind
+        result["soak_runs_done"] = [f"{kind} {mode}" for kind, mode in runs]
         save()
-    for kind, gpu in (("launch", 0), ("gpu", 1)):
-        result[f"soak_{kind}"] = dict(shape=shapes[kind]["name"], gpu=gpu, order="monitored first"
+    for kind in ("launch", "gpu"):
+        result[f"soak_{kind}"] = dict(shape=shapes[kind]["name"], gpu=gpus[kind], order="monitored first"
                                       if kind == "launch" else "untraced first",
+                                      neighbour=None if one_gpu else "the other job, on the other GPU",
                                       **cost(build, runs[(kind, "monitor")], runs[(kind, "untraced")],
                                              directory / f"{kind}-monitor.sqlite"))
         save()
@@ -234,10 +240,13 @@ def run(args):
         tmp.write_text(json.dumps(result, indent=1))
         tmp.replace(out_json)
 
+    if args.one_gpu and not (args.launch_args and args.gpu_args and args.no_checks):
+        print("monitor_soak.py: --one-gpu needs --launch-args, --gpu-args and --no-checks", file=sys.stderr)
+        return 2
     count = subprocess.run([python, "-c", "import torch; print(torch.cuda.device_count())"], capture_output=True,
                            text=True)
-    if count.returncode != 0 or int(count.stdout.strip() or 0) < 2:
-        result["error"] = "needs two CUDA devices"
+    if count.returncode != 0 or int(count.stdout.strip() or 0) < (1 if args.one_gpu else 2):
+        result["error"] = "needs one CUDA device with --one-gpu, else two"
         save()
         return 77
     seconds = args.minutes * 60
@@ -258,7 +267,7 @@ def run(args):
     if not args.no_checks:
         result["checks"] = checks(directory, args.build, python, chosen["launch"])
         save()
-    soak(directory, args.build, python, chosen, seconds, save, result)
+    soak(directory, args.build, python, chosen, seconds, save, result, args.one_gpu)
     result["done"] = time.strftime("%Y-%m-%d %H:%M:%S")
     save()
     return 0
@@ -290,6 +299,9 @@ def add_run_arguments(r):
     r.add_argument("--launch-args", help="the launch-bound shape's train.py arguments (no calibration)")
     r.add_argument("--gpu-args", help="the GPU-bound shape's train.py arguments (no calibration)")
     r.add_argument("--no-checks", action="store_true", help="no bound check and no planted pair")
+    r.add_argument("--one-gpu", action="store_true",
+                   help="the soak's four runs one at a time on GPU 0 (no neighbouring job); needs --launch-args and "
+                   "--gpu-args, and --no-checks")
 
 
 def main():
