@@ -153,6 +153,18 @@ int fp8scope_api_version(void);
  * absence as 1. */
 int fp8scope_stats_wanted(void);
 
+/* The step boundary a caller of fp8scope_stats_wanted_in_step() stands at: just after its fp8scope_step(), or just
+ * after its fp8scope_step_end(). */
+enum fp8scope_step_boundary { FP8SCOPE_BOUNDARY_MARKER = 0, FP8SCOPE_BOUNDARY_OPTIMIZER = 1 };
+
+/* Asked just after a step began by `boundary`'s call: 0 when tensor statistics surely cannot be wanted before the
+ * next such call (that call's kind begins the steps, the capture windows open and close only on steps, and this step
+ * is outside them or not sampled); 1 when they may be (or when that cannot be told: NVTX step ranges, time or
+ * cudaProfilerApi windows, nothing recording); FP8SCOPE_E_INVALID_ARGUMENT for another `boundary`. No CUDA call. The
+ * Python package removes its torch._scaled_mm wrapper while this is 0 (docs/python.md, "Scaled GEMMs"). Absent
+ * from older collectors; callers look it up and take its absence as 1. */
+int fp8scope_stats_wanted_in_step(int32_t boundary);
+
 /* 1 while the collector records activities (kernels, API calls, NVTX ranges): a session runs and, with
  * `fp8scope record --capture-*`, a capture window is open; 0 otherwise. One atomic load, no CUDA call:
  * instrumentation that only names work for the trace (fp8scope.torch.annotate's module hooks) asks it to stay out

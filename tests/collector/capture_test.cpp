@@ -90,6 +90,7 @@ TEST_CASE("capture: a full capture records throughout and follows no step", "[co
     capture.begin(CapturePlan {}, 0);
     CHECK(capture.recording());
     CHECK(capture.allows_stats());
+    CHECK(capture.edges_on_steps());
     steps.mark(3);
     capture.on_marker_step(3, 10);
     capture.on_nvtx_step(0);
@@ -187,6 +188,14 @@ TEST_CASE("capture: a window opening during the grace calls the step grace off",
     for (int64_t step = 0; step <= 9; ++step)
         rig.marker(step);
     CHECK(rig.host.detach_soon_calls == 0);
+}
+
+TEST_CASE("capture: windows by steps change only on steps; time and profiler windows do not", "[collector][capture]")
+{
+    CHECK(Rig({ .steps = "2:3" }).capture.edges_on_steps());
+    CHECK(Rig({ .every = "10", .length = "2" }).capture.edges_on_steps());
+    CHECK_FALSE(Rig({ .range = "cudaProfilerApi" }).capture.edges_on_steps());
+    CHECK_FALSE(Rig({ .delay = "1", .duration = "1" }).capture.edges_on_steps());
 }
 
 TEST_CASE("capture: time and profiler windows have no step grace", "[collector][capture]")

@@ -48,7 +48,7 @@ TEST_CASE("the C API is exported and, in a process that is not recording, does n
     REQUIRE(lib != nullptr);
     for (const char* name : { "fp8scope_probe", "fp8scope_step", "fp8scope_step_end", "fp8scope_scalar",
              "fp8scope_scalar_device", "fp8scope_api_version", "fp8scope_stats_wanted", "fp8scope_recording",
-             "cublasLtMatmul", "cublasGemmEx", "cublasGemmStridedBatchedEx" }) {
+             "fp8scope_stats_wanted_in_step", "cublasLtMatmul", "cublasGemmEx", "cublasGemmStridedBatchedEx" }) {
         INFO(name);
         CHECK(dlsym(lib, name) != nullptr);
     }
@@ -60,6 +60,11 @@ TEST_CASE("the C API is exported and, in a process that is not recording, does n
     CHECK(reinterpret_cast<Version>(dlsym(lib, "fp8scope_api_version"))() == FP8SCOPE_C_API_VERSION);
     CHECK(reinterpret_cast<Version>(dlsym(lib, "fp8scope_stats_wanted"))() == 0); // nothing records
     CHECK(reinterpret_cast<Version>(dlsym(lib, "fp8scope_recording"))() == 0);
+    using InStep = int (*)(int32_t);
+    const auto in_step = reinterpret_cast<InStep>(dlsym(lib, "fp8scope_stats_wanted_in_step"));
+    CHECK(in_step(FP8SCOPE_BOUNDARY_MARKER) == 1); // nothing records: unsure, so the wrappers stay
+    CHECK(in_step(FP8SCOPE_BOUNDARY_OPTIMIZER) == 1);
+    CHECK(in_step(2) == FP8SCOPE_E_INVALID_ARGUMENT);
     CHECK(reinterpret_cast<Step>(dlsym(lib, "fp8scope_step"))(3) == FP8SCOPE_E_NOT_RECORDING);
     CHECK(reinterpret_cast<Step>(dlsym(lib, "fp8scope_step"))(-1) == FP8SCOPE_E_INVALID_ARGUMENT);
     using StepEnd = int (*)(int64_t, int32_t);

@@ -15,6 +15,8 @@ TEST_CASE("steps: none is known before any source speaks", "[collector][steps]")
     CHECK_FALSE(steps.marked());
     CHECK_FALSE(steps.optimizer_driven());
     CHECK(steps.nvtx_ranges_seen() == 0);
+    CHECK_FALSE(steps.begun_by(true));
+    CHECK_FALSE(steps.begun_by(false));
 }
 
 TEST_CASE("steps: the k-th NVTX step range is step k-1", "[collector][steps]")
@@ -41,6 +43,8 @@ TEST_CASE("steps: the job's markers win over NVTX ranges and optimizer step ends
     CHECK_FALSE(steps.begin_optimizer_step(7));
     CHECK_FALSE(steps.optimizer_driven());
     CHECK(steps.current() == 40);
+    CHECK(steps.begun_by(false));
+    CHECK_FALSE(steps.begun_by(true));
     steps.mark(41);
     CHECK(steps.current() == 41);
 }
@@ -50,6 +54,8 @@ TEST_CASE("steps: optimizer step ends begin the next step when nothing else mark
     Steps steps;
     CHECK(steps.begin_optimizer_step(1)); // fp8scope_step_end(0): step 1 begins; step 0 is never told
     CHECK(steps.optimizer_driven());
+    CHECK(steps.begun_by(true));
+    CHECK_FALSE(steps.begun_by(false));
     CHECK(steps.current() == 1);
     // NVTX step ranges after the first optimizer step end do not take over.
     steps.count_nvtx_range();
@@ -58,6 +64,8 @@ TEST_CASE("steps: optimizer step ends begin the next step when nothing else mark
     // The job's first marker does.
     steps.mark(9);
     CHECK(steps.current() == 9);
+    CHECK_FALSE(steps.begun_by(true)); // an optimizer step end is no longer a step's beginning
+    CHECK(steps.begun_by(false));
     CHECK_FALSE(steps.begin_optimizer_step(3));
     CHECK(steps.current() == 9);
 }
@@ -69,6 +77,8 @@ TEST_CASE("steps: NVTX step ranges before the first optimizer step end keep the 
     CHECK_FALSE(steps.begin_optimizer_step(1));
     CHECK_FALSE(steps.optimizer_driven());
     CHECK(steps.current() == 0);
+    CHECK_FALSE(steps.begun_by(true)); // the ranges begin the steps, at no call the caller can stand at
+    CHECK_FALSE(steps.begun_by(false));
 }
 
 TEST_CASE("steps: step ranges are the analyzer's default step names", "[collector][steps]")

@@ -76,6 +76,10 @@ def extras():
         Job("train fp8 delayed, statistics every step", registry._train("fp8", 30), env=stats),
         Job("train fp8 current, statistics every step", registry._train("fp8", 30, ["--scaling", "current"]),
             env=stats),
+        # Statistics every 10th step (the default): the torch._scaled_mm wrappers leave at each other step's beginning
+        # and come back (_scaled_gemm.follow), at the job's markers and, without them, at the optimizer's step ends.
+        Job("train fp8 delayed, statistics every 10th step", registry._train("fp8", 30)),
+        Job("train fp8 delayed, statistics every 10th step, no markers", registry._train("fp8", 30, ["--no-markers"])),
     ]
 
 

@@ -50,6 +50,15 @@ int fp8scope_recording(void)
     return env_int("FAKE_FP8SCOPE_RECORDING", 1);
 }
 
+/* Not logged either; FAKE_FP8SCOPE_WANTED_IN_STEP=0 answers 0, also read at every call. A bad boundary is refused
+ * as the collector refuses it. */
+int fp8scope_stats_wanted_in_step(int32_t boundary)
+{
+    if (boundary != FP8SCOPE_BOUNDARY_MARKER && boundary != FP8SCOPE_BOUNDARY_OPTIMIZER)
+        return FP8SCOPE_E_INVALID_ARGUMENT;
+    return env_int("FAKE_FP8SCOPE_WANTED_IN_STEP", 1);
+}
+
 int fp8scope_api_version(void)
 {
     const int version = env_int("FAKE_FP8SCOPE_API_VERSION", FP8SCOPE_C_API_VERSION);

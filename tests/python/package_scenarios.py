@@ -331,6 +331,46 @@ def scaled_mm(fp8scope):
     show("kernel_calls", len(kernels))
 
 
+def scaled_mm_follow(fp8scope):
+    """The wrappers removed at a step's beginning while the collector says no statistics are wanted before the next
+    one (FAKE_FP8SCOPE_WANTED_IN_STEP, read at every call), put back when they are; then a PyTorch whose Library
+    cannot remove them."""
+    torch = use_fake_torch()
+    from fp8scope import _scaled_gemm
+
+    fp8scope.torch.intercept_scaled_mm()
+    seen = []
+
+    def at(label):
+        seen.append(f"{label}:{len(torch.Library.registered)}")
+
+    at("installed")
+    os.environ["FAKE_FP8SCOPE_WANTED_IN_STEP"] = "0"
+    fp8scope.step(0)  # outside a window: removed
+    at("step0")
+    fp8scope.step(1)  # still outside: nothing to do
+    at("step1")
+    os.environ["FAKE_FP8SCOPE_WANTED_IN_STEP"] = "1"
+    fp8scope.step(2)  # a sampled step in a window: back
+    at("step2")
+    _scaled_gemm.follow(_scaled_gemm.OPTIMIZER)  # wanted still: nothing to do
+    at("optimizer")
+    show("seen", seen)
+    show("destroyed", torch.Library.destroyed)
+    show("get_kernel_calls", len([c for c in torch.calls if c[0] == "get_kernel"]))
+    # The wrapper put back calls the kernel and reports as before.
+    a = torch.Matrix(256, 512, torch.float8_e4m3fn, ptr=0xA0000)
+    b = torch.Matrix(384, 512, torch.float8_e4m3fn, ptr=0xB0000).t()
+    one = torch.Matrix(1, 1, torch.float32, ptr=0x51)
+    show("after", torch.Library.registered["_scaled_mm"][0]("keys", a, b, one, one).shape)
+    # A Library without _destroy: one warning, and the wrappers stay from then on.
+    del torch.Library._destroy
+    os.environ["FAKE_FP8SCOPE_WANTED_IN_STEP"] = "0"
+    fp8scope.step(3)
+    fp8scope.step(4)
+    show("kept", len(torch.Library.registered))
+
+
 def old_torch(fp8scope):
     """A PyTorch without torch.library.get_kernel: annotate installs nothing silently, the explicit call warns once."""
     torch = use_fake_torch()
@@ -354,7 +394,7 @@ def boot(fp8scope):
 SCENARIOS = {f.__name__: f for f in (nothing_loaded, preload_calls, not_recording, injection_loaded_later,
                                      injection_never_loaded, version_mismatch, annotate, annotate_unwanted,
                                      annotate_windows, annotate_without_collector, annotate_pending, scaled_mm,
-                                     old_torch, boot)}
+                                     scaled_mm_follow, old_torch, boot)}
 SCENARIOS.update(torch_hooks_scenarios.SCENARIOS)  # the step and loss hooks (python_torch_hooks_test.cpp)
 
 

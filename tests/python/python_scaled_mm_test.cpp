@@ -89,6 +89,23 @@ TEST_CASE("torch._scaled_mm: wrapped once, each GEMM reported with its operands'
         == 5);
 }
 
+TEST_CASE("torch._scaled_mm: the wrappers leave at a step that takes no statistics and come back at one that does")
+{
+    const auto run = run_scenario("scaled_mm_follow", { "LD_PRELOAD=" + kFakeCollector });
+    // Three ops wrapped; removed at step 0, left removed at step 1, back at step 2, kept at an optimizer step end.
+    CHECK(run.values.at("seen") == "['installed:3', 'step0:0', 'step1:0', 'step2:3', 'optimizer:3']");
+    CHECK(run.values.at("destroyed") == "1");
+    CHECK(run.values.at("get_kernel_calls") == "6"); // the kernels looked up again when put back
+    CHECK(run.values.at("after") == "(256, 384)");
+    // Put back, the GEMM is reported again; the pointer cuBLAS(Lt) may have left on this thread was forgotten first.
+    CHECK(std::ranges::count(run.calls, std::string("library_gemm 0x0")) == 1);
+    CHECK(std::ranges::count_if(run.calls, [](const std::string& c) { return c.starts_with("scaled_gemm "); }) == 1);
+    // A Library that cannot remove its registrations: one warning, and the wrappers stay.
+    CHECK(run.values.at("kept") == "3");
+    REQUIRE(run.warnings.size() == 1);
+    CHECK(warnings_containing(run, "could not be removed at a step's beginning") == 1);
+}
+
 TEST_CASE("torch._scaled_mm on a PyTorch without torch.library.get_kernel: annotate is silent, the explicit call warns")
 {
     const auto run = run_scenario("old_torch", { "LD_PRELOAD=" + kFakeCollector });

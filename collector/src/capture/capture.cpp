@@ -66,6 +66,8 @@ void Capture::begin(const CapturePlan& plan, int64_t now_ns)
         return;
     windows_.emplace(plan);
     stats_outside_.store(plan.stats_outside_windows, std::memory_order_relaxed);
+    edges_on_steps_.store(
+        plan.mode == CaptureMode::Steps || plan.mode == CaptureMode::Periodic, std::memory_order_relaxed);
     const CaptureChange change = windows_->start(now_ns);
     if (change.kind == CaptureChange::Kind::None) {
         // No window yet: the activities enabled at start go off until one opens.

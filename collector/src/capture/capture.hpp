@@ -83,6 +83,9 @@ public:
     std::optional<std::string> never_opened() const;
     // Whether activities are being recorded now (always, for a full capture). One acquire load.
     bool recording() const { return recording_.load(std::memory_order_acquire); }
+    // Whether windows open and close only on steps (a full capture, or windows by steps), not on the clock or
+    // cuProfilerStart/Stop: then nothing changes between two steps' beginnings.
+    bool edges_on_steps() const { return edges_on_steps_.load(std::memory_order_relaxed); }
     // Whether tensor statistics may be taken now: inside a window, or always with --stats-outside-windows.
     bool allows_stats() const
     {
@@ -107,6 +110,7 @@ private:
     std::atomic<bool> windowed_ { false }; // windows_ is made: NVTX step ranges are followed
     std::atomic<bool> recording_ { true };
     std::atomic<bool> stats_outside_ { false };
+    std::atomic<bool> edges_on_steps_ { true };
     // Steps begun since a window closed on a step, while its detach is pending (-1: none pending). Under mutex_.
     int64_t steps_since_close_ = -1;
 };

@@ -28,6 +28,8 @@ public:
     int64_t nvtx_ranges_seen() const { return nvtx_ranges_.load(std::memory_order_relaxed); }
     bool marked() const { return marked_.load(std::memory_order_relaxed) >= 0; }
     bool optimizer_driven() const { return optimizer_.load(std::memory_order_relaxed) >= 0; }
+    // Whether the optimizer's step ends (`optimizer`), else the job's markers, begin the steps now.
+    bool begun_by(bool optimizer) const { return optimizer ? !marked() && optimizer_driven() : marked(); }
 
 private:
     std::atomic<int64_t> marked_ { -1 };

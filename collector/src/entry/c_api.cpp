@@ -167,6 +167,15 @@ FP8SCOPE_EXPORT int fp8scope_stats_wanted(void)
     return guarded([] { return stats_wanted() ? 1 : 0; });
 }
 
+FP8SCOPE_EXPORT int fp8scope_stats_wanted_in_step(int32_t boundary)
+{
+    return guarded([&] {
+        if (boundary != FP8SCOPE_BOUNDARY_MARKER && boundary != FP8SCOPE_BOUNDARY_OPTIMIZER)
+            return int(FP8SCOPE_E_INVALID_ARGUMENT);
+        return stats_wanted_in_step(boundary == FP8SCOPE_BOUNDARY_OPTIMIZER) ? 1 : 0;
+    });
+}
+
 FP8SCOPE_EXPORT int fp8scope_recording(void)
 {
     return guarded([] {

@@ -363,6 +363,11 @@ bool stats_wanted()
     return !step || step_sampled(*step);
 }
 
+bool stats_wanted_in_step(bool optimizer)
+{
+    return !stats_recording() || !steps_begin_at(optimizer) || stats_wanted();
+}
+
 int enqueue_probe(const ProbeRequest& request)
 {
     if (!stats_recording())

@@ -50,6 +50,10 @@ int enqueue_block_probe(
 // fp8scope_stats_wanted(): whether enqueue_probe, called now, would get past the capture window and the step
 // sampling (probes/include/fp8scope.h).
 bool stats_wanted();
+// fp8scope_stats_wanted_in_step(boundary): false only when statistics surely cannot be wanted before the next call
+// of the same kind (`optimizer`: fp8scope_step_end, else fp8scope_step): that call begins the steps, the capture
+// windows change only on steps, and the step now is outside them or not sampled. True when unsure.
+bool stats_wanted_in_step(bool optimizer);
 
 // The collector's state as tensor statistics see it, through the collector's one pointer (session/collector.hpp):
 // whether a session records in this process; whether the capture windows allow statistics now (inside a window, or
@@ -59,6 +63,9 @@ bool stats_wanted();
 bool stats_recording();
 bool stats_allowed();
 std::optional<int64_t> current_step();
+// Whether the steps are begun by the optimizer's step ends (`optimizer`) or by the job's markers, and the capture
+// windows change only on steps (Capture::edges_on_steps).
+bool steps_begin_at(bool optimizer);
 bool post_stats_rows(std::function<void(TraceDb&)> task);
 
 // Sampling (FP8SCOPE_STATS_EVERY, FP8SCOPE_STATS_CAP; docs/collector.md "Tensor statistics"). With steps known:

@@ -73,6 +73,12 @@ std::optional<int64_t> current_step()
     return c ? c->steps().current() : std::nullopt;
 }
 
+bool steps_begin_at(bool optimizer)
+{
+    Collector* c = Collector::get();
+    return c && c->capture().edges_on_steps() && c->steps().begun_by(optimizer);
+}
+
 bool post_stats_rows(std::function<void(TraceDb&)> task)
 {
     Collector* c = Collector::get();

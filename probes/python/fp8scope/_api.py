@@ -13,7 +13,7 @@ import sys
 import threading
 import warnings
 
-from . import _collector
+from . import _collector, _scaled_gemm
 
 # enum fp8scope_dtype, keyed by the dtype's name without "torch."
 _DTYPES = {"float32": 0, "bfloat16": 1, "float16": 2, "float8_e4m3fn": 3, "float8_e5m2": 4}
@@ -223,7 +223,11 @@ def step(n=None):
     for hook in list(step_boundary_hooks):
         hook()
     api = _collector.api()
-    return api is not None and api.step(n) == _collector.OK
+    if api is None:
+        return False
+    marked = api.step(n) == _collector.OK
+    _scaled_gemm.follow(_scaled_gemm.MARKER)
+    return marked
 
 
 def log_scalar(name, value, stream=None):

@@ -122,6 +122,12 @@ class Api:
             self.stats_wanted.restype = ctypes.c_int
         except AttributeError:
             self.stats_wanted = None
+        try:  # absent from older collectors: then statistics are taken to be wanted in every step
+            self.stats_wanted_in_step = lib.fp8scope_stats_wanted_in_step
+            self.stats_wanted_in_step.argtypes = [ctypes.c_int32]
+            self.stats_wanted_in_step.restype = ctypes.c_int
+        except AttributeError:
+            self.stats_wanted_in_step = None
         try:  # absent from older collectors too: then the collector is taken to record all the time
             self.recording = lib.fp8scope_recording
             self.recording.argtypes = []

@@ -8,7 +8,9 @@ the same arguments and returns its result unchanged. Then, on the same thread, i
 of its scale. The collector measures the GEMM itself only when no cuBLAS(Lt) interception saw it on this thread.
 
 This is what it touches in the job: one Python call around every `_scaled_mm` on a CUDA device (eager calls, and the
-calls compiled code makes through the dispatcher); no tensor is allocated, copied or synchronized, and nothing is
+calls compiled code makes through the dispatcher), in the steps whose statistics are taken: where the collector can
+tell that a step takes none (outside capture windows, in steps the sampling skips), `follow` removes the wrappers at
+the step's beginning and puts them back at the beginning of one that does; no tensor is allocated, copied or synchronized, and nothing is
 read from the device. Needs PyTorch 2.9 or newer (`torch.library.get_kernel`); older versions are left alone, with
 one warning.
 """
@@ -33,6 +35,10 @@ _SCALING_TYPES = {"TensorWise": TENSORWISE, "RowWise": ROWWISE, "BlockWise1x16":
 _lock = threading.Lock()
 _libraries = []  # the torch.library.Library objects holding the wrappers (dropping them removes the wrappers)
 _warned = set()
+_torch = None  # the torch module once install() wrapped its ops
+_paused = False  # follow() removed the wrappers: statistics cannot be wanted before the next step
+_following = True  # follow() may remove them (False once removing or restoring them failed)
+MARKER, OPTIMIZER = 0, 1  # enum fp8scope_step_boundary
 
 
 def _warn_once(key, message):
@@ -196,11 +202,38 @@ def _wrap(kernel, reporter, name):
     return wrapper
 
 
+def _register(torch):
+    """Registers the wrappers (the kernels they call: those registered now); returns how many ops were wrapped. Under
+    _lock."""
+    ops = [("_scaled_mm", "default", _report_v1), ("_scaled_mm", "out", _report_v1),
+           ("_scaled_mm_v2", "default", _report_v2), ("_scaled_mm_v2", "out", _report_v2),
+           ("_scaled_grouped_mm", "default", _report_grouped)]
+    library = torch.library.Library("aten", "IMPL")
+    wrapped = 0
+    for op, overload, reporter in ops:
+        packet = getattr(torch.ops.aten, op, None)
+        if packet is None or overload not in packet.overloads():
+            continue
+        qualified = f"aten::{op}" + ("" if overload == "default" else f".{overload}")
+        name = op if overload == "default" else f"{op}.{overload}"
+        try:
+            kernel = torch.library.get_kernel(qualified, "CUDA")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "Overriding a previously registered kernel": that is the point
+                library.impl(name, _wrap(kernel, reporter, qualified), "CUDA", with_keyset=True)
+            wrapped += 1
+        except Exception as error:
+            _warn_once(("install", name), f"{qualified} was not wrapped ({type(error).__name__}: {error})")
+    _libraries.append(library)
+    return wrapped
+
+
 def install(torch, warn=True):
     """Wraps the scaled-matmul CUDA kernels once per process; returns True when they are (now or already) wrapped.
     warn=False: a PyTorch too old for it is left alone without a warning."""
+    global _torch
     with _lock:
-        if _libraries:
+        if _torch is not None:
             return True
         if not hasattr(torch, "library") or not hasattr(torch.library, "get_kernel"):
             if warn:
@@ -208,24 +241,37 @@ def install(torch, warn=True):
                 _warn_once("version", f"PyTorch {version} has no torch.library.get_kernel (2.9 or newer): scaled "
                            "matmuls are seen only where cuBLASLt runs them")
             return False
-        ops = [("_scaled_mm", "default", _report_v1), ("_scaled_mm", "out", _report_v1),
-               ("_scaled_mm_v2", "default", _report_v2), ("_scaled_mm_v2", "out", _report_v2),
-               ("_scaled_grouped_mm", "default", _report_grouped)]
-        library = torch.library.Library("aten", "IMPL")
-        wrapped = 0
-        for op, overload, reporter in ops:
-            packet = getattr(torch.ops.aten, op, None)
-            if packet is None or overload not in packet.overloads():
-                continue
-            qualified = f"aten::{op}" + ("" if overload == "default" else f".{overload}")
-            name = op if overload == "default" else f"{op}.{overload}"
-            try:
-                kernel = torch.library.get_kernel(qualified, "CUDA")
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # "Overriding a previously registered kernel": that is the point
-                    library.impl(name, _wrap(kernel, reporter, qualified), "CUDA", with_keyset=True)
-                wrapped += 1
-            except Exception as error:
-                _warn_once(("install", name), f"{qualified} was not wrapped ({type(error).__name__}: {error})")
-        _libraries.append(library)
-        return wrapped > 0
+        _torch = torch
+        return _register(torch) > 0
+
+
+def follow(boundary):
+    """Called just after a step began by `boundary`'s call (MARKER: fp8scope.step; OPTIMIZER: the optimizer hook's
+    step end). Removes the wrappers while the collector says statistics cannot be wanted before the next such call
+    (fp8scope_stats_wanted_in_step: outside capture windows, in steps the sampling skips), and puts them back when they
+    can: there, a scaled matmul costs what it costs untraced (docs/python.md, "Scaled GEMMs"). One ctypes call."""
+    global _paused, _following
+    if _torch is None or not _following:
+        return
+    api = _collector.api()
+    if api is None or api.stats_wanted_in_step is None:
+        return
+    wanted = api.stats_wanted_in_step(boundary) != 0
+    if wanted != _paused:
+        return  # wrapped and wanted, or removed and not wanted
+    with _lock:
+        try:
+            if wanted:
+                if api.library_gemm is not None:
+                    api.library_gemm(None)  # forgets a GEMM cuBLAS(Lt) ran on this thread while removed
+                _register(_torch)
+            else:
+                for library in _libraries:
+                    library._destroy()  # the kernel each wrapper replaced is the op's again
+                _libraries.clear()
+            _paused = not wanted
+        except Exception as error:  # e.g. a PyTorch whose Library has no _destroy: the wrappers stay as they are
+            _following = False
+            what = "put back" if wanted else "removed"
+            _warn_once("follow", f"the scaled-matmul wrappers could not be {what} at a step's beginning "
+                       f"({type(error).__name__}: {error}); they are left as they are from now on")

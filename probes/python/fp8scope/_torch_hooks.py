@@ -23,7 +23,7 @@ import sys
 import threading
 import weakref
 
-from . import _api, _collector
+from . import _api, _collector, _scaled_gemm
 
 OPTIMIZER, OPTIMIZER_SKIPPED = 1, 2  # enum fp8scope_step_end_source
 _LOSS_DTYPES = ("float32", "bfloat16", "float16")
@@ -79,6 +79,7 @@ def _mark(step, source):
     api = _api_with_step_end()
     if api is not None and not _api.job_marks_steps:
         api.step_end(step, source)  # FP8SCOPE_E_NOT_RECORDING (a forked worker, another tool) is silent
+        _scaled_gemm.follow(_scaled_gemm.OPTIMIZER)
 
 
 def _step_of(optimizer):

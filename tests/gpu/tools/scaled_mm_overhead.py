@@ -7,6 +7,9 @@ call, the collector's check that cuBLASLt already saw the GEMM).
 
   scaled_mm_overhead.py eager    host microseconds per torch._scaled_mm, tensorwise and rowwise, 256x256x256
   scaled_mm_overhead.py compiled a torch.compile'd rowwise matmul, 10 steps: prints the wrapper's report count
+  scaled_mm_overhead.py windows  40 marked steps of 500 tensorwise calls each (eager) and 20 of a compiled rowwise
+                                 matmul, under `record --capture-every 10 --capture-length 2`: per step, whether the
+                                 wrappers are on, the reports made and the host microseconds per call (_scaled_gemm.follow)
 """
 
 import json
@@ -44,7 +47,8 @@ def eager():
     print("RESULT " + json.dumps({"mode": "eager", "host_us_per_call": out}), flush=True)
 
 
-def compiled():
+def count_reports():
+    """Counts the wrapper's reports from now on: a one-element list, or None without the fp8scope package."""
     reports = [0]
     try:
         from fp8scope import _scaled_gemm
@@ -57,7 +61,12 @@ def compiled():
 
         _scaled_gemm.report = counted
     except ImportError:
-        pass
+        return None
+    return reports
+
+
+def compiled():
+    reports = count_reports() or [0]
     a, b, sa, sb = operands(True)
     f = torch.compile(lambda a, b, sa, sb: torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16).relu())
     for _ in range(10):
@@ -66,5 +75,50 @@ def compiled():
     print("RESULT " + json.dumps({"mode": "compiled", "calls": 10, "reports": reports[0]}), flush=True)
 
 
+def windows():
+    import fp8scope
+    from fp8scope import _scaled_gemm
+
+    reports = count_reports()
+    api = fp8scope._collector.api(cuda_is_up=True)
+    rows = []
+
+    def run(label, steps, first, call, calls):
+        for n in range(first, first + steps):
+            fp8scope.step(n)
+            before = reports[0]
+            wrapped = bool(_scaled_gemm._libraries)
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                call()
+            per_call = (time.perf_counter() - t0) / calls * 1e6
+            torch.cuda.synchronize()
+            rows.append({"kind": label, "step": n, "window": api.recording() if api else None,
+                         "stats_wanted": api.stats_wanted() if api else None, "wrapped": wrapped,
+                         "reports": reports[0] - before, "us_per_call": round(per_call, 2)})
+
+    a, b, sa, sb = operands(False)
+    run("eager", 40, 0, lambda: torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16), 500)
+    ra, rb, rsa, rsb = operands(True)
+    f = torch.compile(lambda a, b, sa, sb: torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16).relu())
+    f(ra, rb, rsa, rsb)  # compiled before the steps
+    run("compiled", 20, 40, lambda: f(ra, rb, rsa, rsb), 50)
+    for row in rows:
+        print("STEP " + json.dumps(row))
+    eager_rows = [r for r in rows if r["kind"] == "eager" and r["step"] >= 2]  # past the warm-up
+
+    def median(selected):
+        return statistics.median([r["us_per_call"] for r in selected]) if selected else None
+
+    print("RESULT " + json.dumps({
+        "mode": "windows",
+        "us_per_call_wrapped": median([r for r in eager_rows if r["wrapped"]]),
+        "us_per_call_removed": median([r for r in eager_rows if not r["wrapped"]]),
+        # each step that takes statistics has the wrappers on and reports every call; each other one reports none
+        "wanted_steps_reported": all(r["wrapped"] and r["reports"] > 0 for r in rows if r["stats_wanted"]),
+        "other_steps_silent": all(r["reports"] == 0 for r in rows if not r["stats_wanted"] and not r["wrapped"]),
+        "steps_removed": sum(1 for r in rows if not r["wrapped"]), "steps": len(rows)}), flush=True)
+
+
 if __name__ == "__main__":
-    {"eager": eager, "compiled": compiled}[sys.argv[1]]()
+    {"eager": eager, "compiled": compiled, "windows": windows}[sys.argv[1]]()

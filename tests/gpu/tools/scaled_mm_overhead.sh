@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The interception's host cost per torch._scaled_mm (tests/gpu/tools/scaled_mm_overhead.py), three ways in turn, three
-# rounds; then the compiled check. Prints the RESULT lines; docs/benchmarks.md keeps the figures.
+# rounds; then the compiled check, and the wrappers following capture windows and sampled steps. Prints the RESULT
+# lines; docs/benchmarks.md keeps the figures.
 #   tests/gpu/tools/scaled_mm_overhead.sh BUILD_DIR
 set -u
 build=$1
@@ -20,4 +21,7 @@ for round in 1 2 3; do
 done
 echo "== compiled, traced"
 "$build/bin/fp8scope" record -q -o "$work/compiled-%p.sqlite" -- python3 "$script" compiled | grep RESULT
+echo "== windows, traced (the wrappers removed in steps without statistics)"
+"$build/bin/fp8scope" record -q --capture-every 10 --capture-length 2 -o "$work/windows-%p.sqlite" -- \
+    python3 "$script" windows | grep -E "RESULT|STEP"
 rm -rf "$work"

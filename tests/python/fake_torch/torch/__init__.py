@@ -286,15 +286,25 @@ class _Kernel:
 
 
 class Library:
-    """torch.library.Library("aten", "IMPL"): impl() records the wrapper; registered[name] = (fn, key, with_keyset)."""
+    """torch.library.Library("aten", "IMPL"): impl() records the wrapper; registered[name] = (fn, key, with_keyset).
+    _destroy() takes this library's wrappers out again (the op's own kernel is its CUDA kernel once more)."""
 
     registered = {}
+    destroyed = 0
 
     def __init__(self, ns, kind):
         self.ns, self.kind = ns, kind
+        self._names = []
 
     def impl(self, name, fn, dispatch_key, with_keyset=False):
         Library.registered[name] = (fn, dispatch_key, with_keyset)
+        self._names.append(name)
+
+    def _destroy(self):
+        Library.destroyed += 1
+        for name in self._names:
+            Library.registered.pop(name, None)
+        self._names = []
 
 
 def _get_kernel(op, dispatch_key):
