@@ -10,9 +10,9 @@ of its scale. The collector measures the GEMM itself only when no cuBLAS(Lt) int
 This is what it touches in the job: one Python call around every `_scaled_mm` on a CUDA device (eager calls, and the
 calls compiled code makes through the dispatcher), in the steps whose statistics are taken: where the collector can
 tell that a step takes none (outside capture windows, in steps the sampling skips), `follow` removes the wrappers at
-the step's beginning and puts them back at the beginning of one that does; no tensor is allocated, copied or synchronized, and nothing is
-read from the device. Needs PyTorch 2.9 or newer (`torch.library.get_kernel`); older versions are left alone, with
-one warning.
+the step's beginning and puts them back at the beginning of one that does; no tensor is allocated, copied or
+synchronized, and nothing is read from the device. Needs PyTorch 2.9 or newer (`torch.library.get_kernel`); older
+versions are left alone, with one warning.
 """
 
 import ctypes

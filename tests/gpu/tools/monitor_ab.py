@@ -4,7 +4,10 @@ whole-run cost when runs minutes apart differ by more than the cost (docs/benchm
 long run"). The pairs alternate their order (monitored first, then untraced first, ...), so that a drift of the
 machine's speed over the pairs weighs on both modes alike; the figure is the median of the pairs' ratios.
 
-  monitor_ab.py --build BUILD [--pairs N] [--seconds S] [--shape "train.py args"]
+  monitor_ab.py --build BUILD [--pairs N] [--seconds S] [--shape "train.py args"] [--together]
+
+--together runs each pair's two jobs at once on the same GPU instead: both see the same minute of the machine, and
+each other (they share the GPU and the host).
 
 Each run is the FP8 training sample without markers (samples/torch/train.py --no-markers, as monitor_soak.py runs
 it) for S seconds (--max-seconds); its time per step is the loop's wall time over its steps. Prints one line per run,
@@ -20,12 +23,17 @@ from pathlib import Path
 import monitor_soak
 
 
-def run(build, python, shape, seconds, monitored, trace):
-    argv = [python, monitor_soak.TRAIN, *monitor_soak.FP8, *shape, "--steps", int(seconds * 250), "--max-seconds", seconds]  # steps of 4 ms or more
+def start(build, python, shape, seconds, monitored, trace):
+    steps = int(seconds * 250)  # enough for steps of 4 ms or more: --max-seconds ends the run
+    argv = [python, monitor_soak.TRAIN, *monitor_soak.FP8, *shape, "--steps", steps, "--max-seconds", seconds]
     if monitored:
         argv = [Path(build) / "bin" / "fp8scope", "record", "-q", "--monitor", "-o", trace, "--", *argv]
     log = Path(str(trace) + ".log")
-    rc, truth, _ = monitor_soak.finish(monitor_soak.start(argv, 0, log), log)
+    return monitor_soak.start(argv, 0, log), log
+
+
+def ms_per_step(proc, log):
+    rc, truth, _ = monitor_soak.finish(proc, log)
     if rc != 0 or not truth or not truth.get("loop_s") or not truth.get("steps"):
         print(f"run failed (rc {rc}): {log}", file=sys.stderr)
         return None
@@ -38,6 +46,7 @@ def main():
     p.add_argument("--pairs", type=int, default=4)
     p.add_argument("--seconds", type=float, default=40)
     p.add_argument("--shape", default="--layers 1", help="train.py's model arguments (default: the launch-bound one)")
+    p.add_argument("--together", action="store_true", help="each pair's two jobs at once on the same GPU")
     args = p.parse_args()
     shape = shlex.split(args.shape)
     ratios = []
@@ -45,17 +54,23 @@ def main():
         for pair in range(args.pairs):
             order = (True, False) if pair % 2 == 0 else (False, True)
             ms = {}
-            for monitored in order:
-                value = run(args.build, sys.executable, shape, args.seconds, monitored,
-                            Path(work) / f"pair{pair}-{'monitor' if monitored else 'untraced'}.sqlite")
-                if value is None:
-                    return 1
-                ms[monitored] = value
-                print(f"pair {pair} {'monitored' if monitored else 'untraced '}: {value:.4f} ms a step", flush=True)
+            batches = [order] if args.together else [[monitored] for monitored in order]
+            for batch in batches:
+                procs = {monitored: start(args.build, sys.executable, shape, args.seconds, monitored,
+                                          Path(work) / f"pair{pair}-{'monitor' if monitored else 'untraced'}.sqlite")
+                         for monitored in batch}
+                for monitored, (proc, log) in procs.items():
+                    value = ms_per_step(proc, log)
+                    if value is None:
+                        return 1
+                    ms[monitored] = value
+                    print(f"pair {pair} {'monitored' if monitored else 'untraced '}: {value:.4f} ms a step",
+                          flush=True)
             ratios.append(ms[True] / ms[False])
             print(f"pair {pair}: cost {100 * (ratios[-1] - 1):+.2f}%", flush=True)
     costs = sorted(100 * (r - 1) for r in ratios)
-    print(f"RESULT shape '{args.shape}', {args.pairs} pairs of {args.seconds:g} s: median cost "
+    together = ", together" if args.together else ""
+    print(f"RESULT shape '{args.shape}', {args.pairs} pairs of {args.seconds:g} s{together}: median cost "
           f"{100 * (statistics.median(ratios) - 1):+.2f}%, pairs {', '.join(f'{c:+.2f}%' for c in costs)}")
     return 0
 

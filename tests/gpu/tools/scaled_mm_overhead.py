@@ -9,7 +9,8 @@ call, the collector's check that cuBLASLt already saw the GEMM).
   scaled_mm_overhead.py compiled a torch.compile'd rowwise matmul, 10 steps: prints the wrapper's report count
   scaled_mm_overhead.py windows  40 marked steps of 500 tensorwise calls each (eager) and 20 of a compiled rowwise
                                  matmul, under `record --capture-every 10 --capture-length 2`: per step, whether the
-                                 wrappers are on, the reports made and the host microseconds per call (_scaled_gemm.follow)
+                                 wrappers are on, the reports made and the host microseconds per call
+                                 (_scaled_gemm.follow)
 """
 
 import json
