@@ -190,7 +190,7 @@ TEST_CASE("capture: a window opening during the grace calls the step grace off",
     CHECK(rig.host.detach_soon_calls == 0);
 }
 
-TEST_CASE("capture: windows by steps change only on steps; time and profiler windows do not", "[collector][capture]")
+TEST_CASE("capture: windows by steps change only on steps, time and profiler windows do not", "[collector][capture]")
 {
     CHECK(Rig({ .steps = "2:3" }).capture.edges_on_steps());
     CHECK(Rig({ .every = "10", .length = "2" }).capture.edges_on_steps());
